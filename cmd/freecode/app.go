@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/freecode/freecode/schema"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// app is one invocation's environment: streams, variables and the config
+// location. Nothing here is package-level, so tests run many in one process.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	lookupEnv      func(string) (string, bool)
+	configFlag     string
+	validator      *schema.Validator
+}
+
+// usageError marks an error caused by how the command was invoked.
+type usageError struct{ error }
+
+// silentError carries an exit code whose message was already printed.
+type silentError struct{ code int }
+
+func (e silentError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: lookupEnv}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var se silentError
+	if errors.As(err, &se) {
+		return se.code
+	}
+	fmt.Fprintln(stderr, "Error:", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitError
+}
+
+func (a *app) getenv(k string) string {
+	v, _ := a.lookupEnv(k)
+	return v
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "freecode",
+		Short:         "FreeCode's MCP client host",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&a.configFlag, "config", "", "config `FILE` (default $FREECODE_HOME/config.json, $FREECODE_HOME defaults to ~/.freecode)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage", err, c.CommandPath())}
+	})
+	mcp := &cobra.Command{
+		Use:   "mcp",
+		Short: "Configure, start and inspect MCP servers",
+	}
+	mcp.AddCommand(a.addCmd(), a.removeCmd(), a.enableCmd(true), a.enableCmd(false),
+		a.listCmd(), a.getCmd(), a.validateCmd())
+	root.AddCommand(mcp)
+	return root
+}
+
+// configPath is --config, else $FREECODE_HOME/config.json.
+func (a *app) configPath() (string, error) {
+	if a.configFlag != "" {
+		return a.configFlag, nil
+	}
+	home, err := schema.Home(a.getenv)
+	if err != nil {
+		return "", err
+	}
+	return schema.ConfigPath(home), nil
+}
+
+func (a *app) schema() (*schema.Validator, error) {
+	if a.validator == nil {
+		v, err := schema.NewValidator()
+		if err != nil {
+			return nil, err
+		}
+		a.validator = v
+	}
+	return a.validator, nil
+}
+
+// load reads the config. expand resolves ${VAR}; display commands pass false
+// so that an unset variable does not hide the rest of the file.
+func (a *app) load(expand bool) (*schema.Config, error) {
+	path, err := a.configPath()
+	if err != nil {
+		return nil, err
+	}
+	v, err := a.schema()
+	if err != nil {
+		return nil, err
+	}
+	return v.Load(path, schema.LoadOptions{LookupEnv: a.lookupEnv, NoExpand: !expand})
+}
+
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// exactArgs is cobra.ExactArgs with a usage error.
+func exactArgs(n int, names string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError{fmt.Errorf("%s needs %s (got %d argument(s))\nUsage: %s", c.CommandPath(), names, len(args), c.UseLine())}
+		}
+		return nil
+	}
+}

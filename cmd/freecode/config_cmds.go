@@ -1,0 +1,403 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/google/shlex"
+	"github.com/spf13/cobra"
+
+	"github.com/freecode/freecode/schema"
+)
+
+func (a *app) addCmd() *cobra.Command {
+	var (
+		envs, headers []string
+		timeout       int64
+		disabled      bool
+		transport     string
+	)
+	c := &cobra.Command{
+		Use:   "add <name> <local|remote> <command-or-url> | add <name> local -- <command> [args...]",
+		Short: "Add a server to the config (nothing connects yet)",
+		Long: `Add a server to the config file. Only the file changes: nothing connects yet.
+
+For a local server the command is split like a shell does (quotes respected),
+or given word by word after --:
+  freecode mcp add fs local "npx -y @modelcontextprotocol/server-filesystem /tmp"
+  freecode mcp add fs local -- npx -y @modelcontextprotocol/server-filesystem /tmp
+For a remote server give its URL:
+  freecode mcp add gh remote https://api.example.com/mcp --header 'Authorization=Bearer ${GH_TOKEN}'`,
+		RunE: func(c *cobra.Command, args []string) error {
+			dash := c.ArgsLenAtDash()
+			var command []string
+			if dash >= 0 {
+				if dash != 2 || len(args) < 3 {
+					return usageError{errors.New("with --, give the name and type before it and the command after it: add <name> local -- <command> [args...]")}
+				}
+				command = args[2:]
+				args = args[:2]
+			} else if len(args) != 3 {
+				return usageError{fmt.Errorf("add needs <name> <local|remote> <command-or-url> (got %d argument(s))", len(args))}
+			}
+			name, typ := args[0], schema.ServerType(args[1])
+			fields := []schema.Field{{Key: "name", Value: name}, {Key: "type", Value: string(typ)}}
+			switch typ {
+			case schema.Local:
+				if command == nil {
+					var err error
+					if command, err = shlex.Split(args[2]); err != nil {
+						return usageError{fmt.Errorf("split command %q: %w", args[2], err)}
+					}
+					if len(command) == 0 {
+						return usageError{errors.New("the command is empty")}
+					}
+				}
+				if len(headers) > 0 || transport != "" {
+					return usageError{errors.New("--header and --transport are for remote servers")}
+				}
+				fields = append(fields, schema.Field{Key: "command", Value: command})
+			case schema.Remote:
+				if command != nil {
+					return usageError{errors.New("a remote server takes a URL, not a command after --")}
+				}
+				fields = append(fields, schema.Field{Key: "url", Value: args[2]})
+				if transport != "" {
+					fields = append(fields, schema.Field{Key: "transport", Value: transport})
+				}
+				if len(headers) > 0 {
+					m, err := keyValues("--header", headers)
+					if err != nil {
+						return err
+					}
+					fields = append(fields, schema.Field{Key: "headers", Value: m})
+				}
+			default:
+				return usageError{fmt.Errorf("type must be local or remote, not %q", typ)}
+			}
+			if len(envs) > 0 {
+				m, err := keyValues("--env", envs)
+				if err != nil {
+					return err
+				}
+				fields = append(fields, schema.Field{Key: "env", Value: m})
+			}
+			fields = append(fields, schema.Field{Key: "enabled", Value: !disabled})
+			if c.Flags().Changed("timeout") {
+				fields = append(fields, schema.Field{Key: "timeout", Value: timeout})
+			}
+			path, err := a.edit(c, func(d *schema.Doc) error { return d.AddServer(fields) })
+			if err != nil {
+				return err
+			}
+			state := ""
+			if disabled {
+				state = "disabled "
+			}
+			fmt.Fprintf(a.stdout, "Added %s%s server %q to %s\n", state, typ, name, path)
+			fmt.Fprintf(a.stdout, "Nothing connects yet; try `freecode mcp start %s`.\n", name)
+			return nil
+		},
+	}
+	c.Flags().StringArrayVar(&envs, "env", nil, "environment variable `K=V` for the server (repeatable; ${VAR} allowed)")
+	c.Flags().StringArrayVar(&headers, "header", nil, "HTTP header `K=V` for a remote server (repeatable; ${VAR} allowed)")
+	c.Flags().Int64Var(&timeout, "timeout", 5000, "milliseconds to connect, initialize and list tools")
+	c.Flags().BoolVar(&disabled, "disabled", false, "add the server disabled")
+	c.Flags().StringVar(&transport, "transport", "", "remote transport: auto, streamable-http or sse (default auto)")
+	return c
+}
+
+func keyValues(flag string, kvs []string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usageError{fmt.Errorf("%s %q: want KEY=VALUE", flag, kv)}
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+// edit runs fn on the config file and returns the file's path.
+func (a *app) edit(c *cobra.Command, fn func(*schema.Doc) error) (string, error) {
+	path, err := a.configPath()
+	if err != nil {
+		return "", err
+	}
+	v, err := a.schema()
+	if err != nil {
+		return "", err
+	}
+	return path, v.Edit(c.Context(), path, fn)
+}
+
+func (a *app) removeCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "remove <name>",
+		Aliases: []string{"rm"},
+		Short:   "Remove a server from the config",
+		Args:    exactArgs(1, "<name>"),
+		RunE: func(c *cobra.Command, args []string) error {
+			path, err := a.edit(c, func(d *schema.Doc) error { return d.RemoveServer(args[0]) })
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "Removed server %q from %s\n", args[0], path)
+			return nil
+		},
+	}
+}
+
+func (a *app) enableCmd(enable bool) *cobra.Command {
+	verb, past := "enable", "enabled"
+	if !enable {
+		verb, past = "disable", "disabled"
+	}
+	return &cobra.Command{
+		Use:   verb + " <name>",
+		Short: strings.ToUpper(verb[:1]) + verb[1:] + " a configured server",
+		Args:  exactArgs(1, "<name>"),
+		RunE: func(c *cobra.Command, args []string) error {
+			changed := false
+			path, err := a.edit(c, func(d *schema.Doc) error {
+				var err error
+				changed, err = d.SetEnabled(args[0], enable)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if !changed {
+				fmt.Fprintf(a.stdout, "Server %q is already %s in %s\n", args[0], past, path)
+				return nil
+			}
+			fmt.Fprintf(a.stdout, "Server %q %s in %s\n", args[0], past, path)
+			return nil
+		},
+	}
+}
+
+// serverView is how list and get show a server; secrets are masked unless
+// asked for.
+type serverView struct {
+	Name      string            `json:"name"`
+	Type      schema.ServerType `json:"type"`
+	Enabled   bool              `json:"enabled"`
+	Command   []string          `json:"command,omitempty"`
+	URL       string            `json:"url,omitempty"`
+	Transport schema.Transport  `json:"transport,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`
+	TimeoutMS int64             `json:"timeout"`
+	Source    string            `json:"source"`
+}
+
+func view(s schema.Server, showSecrets bool) serverView {
+	mask := func(m map[string]string) map[string]string {
+		if m == nil || showSecrets {
+			return m
+		}
+		out := make(map[string]string, len(m))
+		for k := range m {
+			out[k] = "***"
+		}
+		return out
+	}
+	return serverView{Name: s.Name, Type: s.Type, Enabled: s.Enabled, Command: s.Command, URL: s.URL,
+		Transport: s.Transport, Headers: mask(s.Headers), Env: mask(s.Env), TimeoutMS: s.Timeout.Milliseconds(), Source: s.Source}
+}
+
+func (v serverView) target() string {
+	if v.Type == schema.Remote {
+		return v.URL
+	}
+	parts := make([]string, len(v.Command))
+	for i, p := range v.Command {
+		parts[i] = shellQuote(p)
+	}
+	return strings.Join(parts, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`|&;<>()*?[]#~!{}") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func (a *app) listCmd() *cobra.Command {
+	var asJSON, showSecrets bool
+	c := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List configured servers",
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(c *cobra.Command, args []string) error {
+			cfg, err := a.load(false)
+			if err != nil {
+				return err
+			}
+			views := make([]serverView, 0, len(cfg.MCP.Servers))
+			for _, s := range cfg.MCP.Servers {
+				views = append(views, view(s, showSecrets))
+			}
+			if asJSON {
+				return a.printJSON(views)
+			}
+			if len(views) == 0 {
+				fmt.Fprintf(a.stdout, "No MCP servers configured in %s.\nAdd one with `freecode mcp add <name> local \"<command>\"`.\n", cfg.Path)
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tTYPE\tENABLED\tCOMMAND / URL")
+			for _, v := range views {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Name, v.Type, yesNo(v.Enabled), v.target())
+			}
+			return tw.Flush()
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.Flags().BoolVar(&showSecrets, "show-secrets", false, "show header and env values instead of ***")
+	return c
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func (a *app) getCmd() *cobra.Command {
+	var asJSON, showSecrets bool
+	c := &cobra.Command{
+		Use:   "get <name>",
+		Short: "Show one configured server",
+		Args:  exactArgs(1, "<name>"),
+		RunE: func(c *cobra.Command, args []string) error {
+			cfg, err := a.load(false)
+			if err != nil {
+				return err
+			}
+			s, ok := cfg.Server(args[0])
+			if !ok {
+				return fmt.Errorf("server %q: %w in %s (see `freecode mcp list`)", args[0], schema.ErrNoServer, cfg.Path)
+			}
+			v := view(s, showSecrets)
+			if asJSON {
+				return a.printJSON(v)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(tw, "name:\t%s\n", v.Name)
+			fmt.Fprintf(tw, "type:\t%s\n", v.Type)
+			fmt.Fprintf(tw, "enabled:\t%t\n", v.Enabled)
+			if v.Type == schema.Remote {
+				fmt.Fprintf(tw, "url:\t%s\n", v.URL)
+				fmt.Fprintf(tw, "transport:\t%s\n", v.Transport)
+			} else {
+				fmt.Fprintf(tw, "command:\t%s\n", v.target())
+			}
+			for _, m := range []struct {
+				label string
+				kv    map[string]string
+			}{{"headers", v.Headers}, {"env", v.Env}} {
+				for i, k := range slices.Sorted(maps.Keys(m.kv)) {
+					label := ""
+					if i == 0 {
+						label = m.label + ":"
+					}
+					fmt.Fprintf(tw, "%s\t%s=%s\n", label, k, m.kv[k])
+				}
+			}
+			fmt.Fprintf(tw, "timeout:\t%dms\n", v.TimeoutMS)
+			fmt.Fprintf(tw, "source:\t%s (%s)\n", v.Source, cfg.Path)
+			return tw.Flush()
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.Flags().BoolVar(&showSecrets, "show-secrets", false, "show header and env values instead of ***")
+	return c
+}
+
+// errorView is a positioned config error for --json output.
+type errorView struct {
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Server  string `json:"server,omitempty"`
+	Message string `json:"message"`
+}
+
+func (a *app) validateCmd() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "validate [FILE]",
+		Short: "Check a config file (default: the user config); exit 1 with every error",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			path, err := a.configPath()
+			if err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				path = args[0]
+			}
+			v, err := a.schema()
+			if err != nil {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return fmt.Errorf("read config: %w", err)
+			}
+			cfg, err := v.Parse(path, data, schema.LoadOptions{LookupEnv: a.lookupEnv})
+			var errs schema.Errors
+			if err != nil && !errors.As(err, &errs) {
+				return err
+			}
+			if asJSON {
+				out := struct {
+					File    string      `json:"file"`
+					Valid   bool        `json:"valid"`
+					Servers int         `json:"servers"`
+					Errors  []errorView `json:"errors"`
+				}{File: path, Valid: err == nil, Errors: []errorView{}}
+				if cfg != nil {
+					out.Servers = len(cfg.MCP.Servers)
+				}
+				for _, e := range errs {
+					out.Errors = append(out.Errors, errorView{e.File, e.Line, e.Col, schema.FormatPath(e.Path), e.Server, e.Msg})
+				}
+				if err := a.printJSON(out); err != nil {
+					return err
+				}
+			} else if err != nil {
+				fmt.Fprintln(a.stderr, err)
+				fmt.Fprintf(a.stderr, "%s: %d error%s\n", path, len(errs), plural(len(errs)))
+			} else {
+				fmt.Fprintf(a.stdout, "%s: valid (%d server%s)\n", path, len(cfg.MCP.Servers), plural(len(cfg.MCP.Servers)))
+			}
+			if err != nil {
+				return silentError{exitError}
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+

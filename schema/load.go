@@ -1,0 +1,244 @@
+package schema
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Home returns the FreeCode home: $FREECODE_HOME, else ~/.freecode.
+func Home(getenv func(string) string) (string, error) {
+	if h := getenv("FREECODE_HOME"); h != "" {
+		return filepath.Abs(h)
+	}
+	home := getenv("HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil {
+			return "", fmt.Errorf("find home directory: %w (set FREECODE_HOME)", err)
+		}
+	}
+	return filepath.Join(home, ".freecode"), nil
+}
+
+// ConfigPath returns the user config file inside home.
+func ConfigPath(home string) string { return filepath.Join(home, "config.json") }
+
+// LoadOptions tune Parse and Load.
+type LoadOptions struct {
+	// LookupEnv resolves ${VAR} references; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// NoExpand leaves ${VAR} references as written (for display and edits).
+	NoExpand bool
+	// Source is stored in each Server.Source; "" means SourceUser.
+	Source string
+}
+
+// ErrNotExist is returned (wrapped) by Load when the file does not exist.
+var ErrNotExist = os.ErrNotExist
+
+// Load reads and parses the config file at path. A missing file is not an
+// error: it yields an empty config (nothing configured yet).
+func (v *Validator) Load(path string, opts LoadOptions) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return &Config{Path: path, MCP: MCP{PollInterval: DefaultPollInterval}}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return v.Parse(path, data, opts)
+}
+
+// Validate checks data (the contents of file) against the schema and, unless
+// opts.NoExpand, that every ${VAR} resolves. It returns Errors or nil.
+func (v *Validator) Validate(file string, data []byte, opts LoadOptions) error {
+	_, err := v.Parse(file, data, opts)
+	return err
+}
+
+// Parse validates data (the contents of file) and returns the typed config
+// with defaults applied and ${VAR} references expanded. Problems are
+// returned together as Errors.
+func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, error) {
+	root, errs := v.check(file, data)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	var raw struct {
+		MCP *struct {
+			Servers []struct {
+				Name      string            `json:"name"`
+				Type      ServerType        `json:"type"`
+				Command   []string          `json:"command"`
+				URL       string            `json:"url"`
+				Headers   map[string]string `json:"headers"`
+				Env       map[string]string `json:"env"`
+				Transport Transport         `json:"transport"`
+				Enabled   *bool             `json:"enabled"`
+				Timeout   *int64            `json:"timeout"`
+			} `json:"servers"`
+			PollInterval *int64 `json:"pollInterval"`
+		} `json:"mcp"`
+		Permission Permission `json:"permission"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, Errors{{File: file, Msg: "invalid JSON: " + err.Error()}}
+	}
+	cfg := &Config{Path: file, Permission: raw.Permission, MCP: MCP{PollInterval: DefaultPollInterval}}
+	if raw.MCP == nil {
+		return cfg, nil
+	}
+	if raw.MCP.PollInterval != nil {
+		cfg.MCP.PollInterval = time.Duration(*raw.MCP.PollInterval) * time.Millisecond
+	}
+	source := opts.Source
+	if source == "" {
+		source = SourceUser
+	}
+	x := expander{file: file, data: data, root: root, lookup: opts.LookupEnv}
+	if x.lookup == nil {
+		x.lookup = os.LookupEnv
+	}
+	for i, rs := range raw.MCP.Servers {
+		s := Server{
+			Name: rs.Name, Type: rs.Type, Command: rs.Command, URL: rs.URL,
+			Headers: rs.Headers, Env: rs.Env, Transport: rs.Transport,
+			Enabled: true, Timeout: DefaultTimeout, Source: source,
+		}
+		if rs.Enabled != nil {
+			s.Enabled = *rs.Enabled
+		}
+		if rs.Timeout != nil {
+			s.Timeout = time.Duration(*rs.Timeout) * time.Millisecond
+		}
+		if s.Type == Remote && s.Transport == "" {
+			s.Transport = TransportAuto
+		}
+		// A disabled server is not started, so its unset variables are not an
+		// error yet; they are reported once it is enabled.
+		if !opts.NoExpand && s.Enabled {
+			x.server(i, &s)
+		}
+		cfg.MCP.Servers = append(cfg.MCP.Servers, s)
+	}
+	if len(x.errs) > 0 {
+		sortErrors(x.errs)
+		return nil, x.errs
+	}
+	return cfg, nil
+}
+
+// expander resolves ${VAR} and ${VAR:-default} in a server's strings and
+// collects an Error for every unset variable without a default. "$$" is a
+// literal "$".
+type expander struct {
+	file   string
+	data   []byte
+	root   *node
+	lookup func(string) (string, bool)
+	errs   Errors
+}
+
+func (x *expander) server(i int, s *Server) {
+	base := []string{"mcp", "servers", strconv.Itoa(i)}
+	path := func(p ...string) []string { return append(append([]string{}, base...), p...) }
+	for j := range s.Command {
+		s.Command[j] = x.expand(s.Command[j], path("command", strconv.Itoa(j)))
+	}
+	s.URL = x.expand(s.URL, path("url"))
+	for k, val := range s.Headers {
+		s.Headers[k] = x.expand(val, path("headers", k))
+	}
+	for k, val := range s.Env {
+		s.Env[k] = x.expand(val, path("env", k))
+	}
+}
+
+func (x *expander) expand(s string, path []string) string {
+	if !strings.Contains(s, "$") {
+		return s
+	}
+	out, missing, bad := Expand(s, x.lookup)
+	for _, name := range missing {
+		e := &Error{File: x.file, Path: path,
+			Msg: fmt.Sprintf("environment variable %s is not set (set it, or write ${%s:-default})", name, name)}
+		locate(e, x.data, x.root)
+		x.errs = append(x.errs, e)
+	}
+	if bad != "" {
+		e := &Error{File: x.file, Path: path, Msg: fmt.Sprintf("malformed variable reference %q: write ${NAME} or ${NAME:-default}, and $$ for a literal $", bad)}
+		locate(e, x.data, x.root)
+		x.errs = append(x.errs, e)
+	}
+	return out
+}
+
+// Expand replaces ${NAME} and ${NAME:-default} in s. It returns the result,
+// the names that were unset without a default, and the first malformed
+// reference ("" if none). A "$" not followed by "{" or "$" is kept as is.
+func Expand(s string, lookup func(string) (string, bool)) (out string, missing []string, malformed string) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '$' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			i++
+			continue
+		case '{':
+		default:
+			b.WriteByte(c)
+			continue
+		}
+		end := strings.IndexByte(s[i:], '}')
+		if end < 0 {
+			if malformed == "" {
+				malformed = s[i:]
+			}
+			b.WriteString(s[i:])
+			break
+		}
+		ref := s[i+2 : i+end]
+		name, def, hasDef := strings.Cut(ref, ":-")
+		if !validVarName(name) {
+			if malformed == "" {
+				malformed = s[i : i+end+1]
+			}
+			b.WriteString(s[i : i+end+1])
+			i += end
+			continue
+		}
+		if val, ok := lookup(name); ok && (val != "" || !hasDef) {
+			b.WriteString(val)
+		} else if hasDef {
+			b.WriteString(def)
+		} else {
+			missing = append(missing, name)
+		}
+		i += end
+	}
+	return b.String(), missing, malformed
+}
+
+func validVarName(n string) bool {
+	if n == "" {
+		return false
+	}
+	for i, r := range n {
+		if r == '_' || (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z') || (i > 0 && r >= '0' && r <= '9') {
+			continue
+		}
+		return false
+	}
+	return true
+}
