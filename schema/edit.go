@@ -63,7 +63,7 @@ func (v *Validator) Edit(ctx context.Context, path string, fn func(*Doc) error) 
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		data = []byte("{}\n")
+		data = []byte("{\n}\n") // multi-line, so new files get two-space indentation
 	case err != nil:
 		return fmt.Errorf("read config: %w", err)
 	default:
@@ -260,10 +260,10 @@ func detectIndent(data []byte) indentStyle {
 		}
 		return indentStyle(line[:len(line)-len(trimmed)])
 	}
-	if strings.Contains(string(data), "\n") {
-		return "  "
+	if strings.Contains(strings.TrimSpace(string(data)), "\n") {
+		return "  " // multi-line but nothing indented: use two spaces
 	}
-	return ""
+	return "" // one line: stay compact
 }
 
 // lineIndent returns the whitespace that starts the line containing off.

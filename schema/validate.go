@@ -76,9 +76,10 @@ func FormatPath(path []string) string {
 // Validator checks documents against the embedded config.cue. It is safe for
 // concurrent use; the CUE runtime behind it is not, so mu serializes it.
 type Validator struct {
-	mu  sync.Mutex
-	ctx *cue.Context
-	def cue.Value // #Config
+	mu     sync.Mutex
+	ctx    *cue.Context
+	def    cue.Value // #Config
+	server cue.Value // #Server
 }
 
 // NewValidator compiles the embedded schema.
@@ -92,7 +93,7 @@ func NewValidator() (*Validator, error) {
 	if err := def.Err(); err != nil {
 		return nil, fmt.Errorf("config.cue: #Config: %w", err)
 	}
-	return &Validator{ctx: ctx, def: def}, nil
+	return &Validator{ctx: ctx, def: def, server: v.LookupPath(cue.ParsePath("#Server"))}, nil
 }
 
 // check parses data and validates it against the schema. It returns the
@@ -118,21 +119,41 @@ func (v *Validator) check(file string, data []byte) (*node, Errors) {
 	if err != nil {
 		return nil, Errors{{File: file, Msg: "invalid JSON: " + err.Error()}}
 	}
+	type located struct {
+		prefix []string
+		err    cueerrors.Error
+	}
+	var cerrs []located
 	v.mu.Lock()
-	val := v.def.Unify(v.ctx.BuildExpr(expr))
-	verr := val.Validate(cue.Concrete(true), cue.All())
-	var cerrs []cueerrors.Error
-	if verr != nil {
-		cerrs = cueerrors.Errors(verr)
+	doc := v.ctx.BuildExpr(expr)
+	if err := v.def.Unify(doc).Validate(cue.Concrete(true), cue.All()); err != nil {
+		for _, ce := range cueerrors.Errors(err) {
+			cerrs = append(cerrs, located{nil, ce})
+		}
+	}
+	// CUE stops at some errors per struct; checking each server on its own
+	// as well finds the rest. Duplicates are dropped below.
+	if servers := root.member("mcp").member("servers"); servers != nil && servers.kind == '[' {
+		for i := range servers.elems {
+			prefix := []string{"mcp", "servers", strconv.Itoa(i)}
+			el := doc.LookupPath(cue.MakePath(cue.Str("mcp"), cue.Str("servers"), cue.Index(i)))
+			if err := v.server.Unify(el).Validate(cue.Concrete(true), cue.All()); err != nil {
+				for _, ce := range cueerrors.Errors(err) {
+					cerrs = append(cerrs, located{prefix, ce})
+				}
+			}
+		}
 	}
 	v.mu.Unlock()
 
 	seen := map[string]bool{}
-	for _, ce := range cerrs {
+	for _, lc := range cerrs {
+		ce := lc.err
 		path := ce.Path()
-		if len(path) > 0 && path[0] == "#Config" {
+		if len(path) > 0 && (path[0] == "#Config" || path[0] == "#Server") {
 			path = path[1:]
 		}
+		path = append(slices.Clone(lc.prefix), path...)
 		if slices.Contains(path, "_byName") {
 			continue // reported by duplicateServers
 		}

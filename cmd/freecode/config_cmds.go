@@ -400,4 +400,3 @@ func plural(n int) string {
 	}
 	return "s"
 }
-

@@ -1,0 +1,70 @@
+# FreeCode MCP. `make demo` runs the host on an embedded example; `make test`
+# installs what the tests need (pinned) and runs every check.
+
+GO          ?= go
+TOOLS       := $(CURDIR)/.cache/bin
+CUE         := $(TOOLS)/cue
+STATICCHECK := $(TOOLS)/staticcheck
+NPM_DIR     := testdata/npm
+NPM_STAMP   := $(NPM_DIR)/node_modules/.installed
+CUE_VERSION := v0.17.1
+STATICCHECK_VERSION := v0.8.2
+
+.PHONY: all build test deps lint fmt-check vet staticcheck cue-vet go-test demo bench clean FORCE
+
+all: build
+
+build: bin/freecode bin/mcp-testserver
+
+bin/freecode: FORCE
+	$(GO) build -o $@ ./cmd/freecode
+
+bin/mcp-testserver: FORCE
+	$(GO) build -o $@ ./cmd/mcp-testserver
+
+## deps: pinned tools and the real MCP servers from npm (testdata/npm/package-lock.json)
+deps: $(NPM_STAMP) $(CUE) $(STATICCHECK)
+
+$(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
+	cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(CUE):
+	GOBIN=$(TOOLS) $(GO) install cuelang.org/go/cmd/cue@$(CUE_VERSION)
+
+$(STATICCHECK):
+	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+## test: every check CI runs
+test: deps lint cue-vet go-test
+
+lint: fmt-check vet staticcheck
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+staticcheck: $(STATICCHECK)
+	$(STATICCHECK) ./...
+
+## cue-vet: config.cue accepts every example and rejects the bad ones
+cue-vet: $(CUE)
+	@for f in examples/*.json; do \
+		$(CUE) vet -d '#Config' config.cue $$f || { echo "FAIL: $$f should be valid"; exit 1; }; \
+		echo "cue vet ok: $$f"; \
+	done
+	@for f in examples/bad/*.json; do \
+		if $(CUE) vet -d '#Config' config.cue $$f >/dev/null 2>&1; then echo "FAIL: $$f should be rejected"; exit 1; fi; \
+		echo "cue vet rejects (as expected): $$f"; \
+	done
+
+go-test: $(NPM_STAMP)
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+clean:
+	rm -rf bin .cache
+
+FORCE:
