@@ -1,0 +1,126 @@
+package testserver
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Schema styles for generated tools.
+const (
+	SchemasSimple = "simple"
+	SchemasRef    = "ref"
+	SchemasMixed  = "mixed"
+)
+
+// HTTP modes for [Server.ServeHTTP].
+const (
+	ModeStreamable = "streamable"
+	ModeSSE        = "sse"
+)
+
+// Config describes one test server. The zero value plus [Config.defaults] is a
+// stdio server with the fixed tools only. Fields map one to one onto the flags
+// listed in the package documentation.
+type Config struct {
+	Name          string
+	Version       string
+	Tools         int
+	Schemas       string
+	ReadOnlyEvery int
+	PageSize      int
+
+	InitDelay     time.Duration
+	HangInit      bool
+	CrashAfter    int
+	ExitAtStart   *int // nil: disabled
+	GarbageStdout bool
+	StderrFlood   int
+	Grandchild    bool
+	GrandchildPID string
+	Hold          bool
+	Modern        bool
+
+	CallLog string
+	PIDFile string
+	HTTP    string
+	SSE     bool
+
+	// Exit ends the process; nil means os.Exit. crash, --crash-after and
+	// --exit-at-start call it and expect it not to return. If it returns, the
+	// interrupted tools/call is never answered: its handler waits until the
+	// serving context ends, and Run returns an error for --exit-at-start.
+	Exit func(code int)
+	// Stderr receives diagnostics from the server; nil means os.Stderr.
+	Stderr io.Writer
+}
+
+// Flags registers every flag on fs and returns the Config they fill in.
+// Call fs.Parse before using it.
+func Flags(fs *flag.FlagSet) *Config {
+	c := &Config{}
+	fs.StringVar(&c.Name, "name", "testserver", "server name reported by initialize")
+	fs.IntVar(&c.Tools, "tools", 0, "number of generated tools tool_000..")
+	fs.StringVar(&c.Schemas, "schemas", SchemasSimple, "input schemas of generated tools: simple|ref|mixed")
+	fs.IntVar(&c.ReadOnlyEvery, "readonly-every", 0, "every K-th generated tool has readOnlyHint true")
+	fs.IntVar(&c.PageSize, "page-size", 0, "tools/list page size (0: one page)")
+	fs.DurationVar(&c.InitDelay, "init-delay", 0, "delay before answering initialize")
+	fs.BoolVar(&c.HangInit, "hang-init", false, "never answer initialize")
+	fs.IntVar(&c.CrashAfter, "crash-after", 0, "exit with status 3 on the N-th tools/call")
+	fs.Func("exit-at-start", "write a line to stderr and exit with `CODE` at start", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("exit code: %w", err)
+		}
+		c.ExitAtStart = &n
+		return nil
+	})
+	fs.BoolVar(&c.GarbageStdout, "garbage-stdout", false, "write non-JSON lines to stdout")
+	fs.IntVar(&c.StderrFlood, "stderr-flood", 0, "write N lines to stderr at start")
+	fs.BoolVar(&c.Grandchild, "grandchild", false, "start a child process that inherits stdout and blocks")
+	fs.StringVar(&c.GrandchildPID, "grandchild-pid-file", "", "write the grandchild's pid to FILE")
+	fs.BoolVar(&c.Hold, "hold", false, "internal: block until killed")
+	fs.BoolVar(&c.Modern, "modern", false, "answer server/discover instead of method-not-found")
+	fs.StringVar(&c.CallLog, "call-log", "", "append JSON lines for every tools/call to FILE")
+	fs.StringVar(&c.PIDFile, "pid-file", "", "write the server pid to FILE")
+	fs.StringVar(&c.HTTP, "http", "", "serve streamable HTTP on ADDR instead of stdio")
+	fs.BoolVar(&c.SSE, "sse", false, "with --http: serve legacy SSE")
+	return c
+}
+
+// withDefaults returns a copy of c with empty fields defaulted, or an error
+// naming the first invalid field.
+func (c Config) withDefaults() (Config, error) {
+	if c.Name == "" {
+		c.Name = "testserver"
+	}
+	if c.Version == "" {
+		c.Version = "1.0.0"
+	}
+	if c.Schemas == "" {
+		c.Schemas = SchemasSimple
+	}
+	switch c.Schemas {
+	case SchemasSimple, SchemasRef, SchemasMixed:
+	default:
+		return c, fmt.Errorf("--schemas %q: want simple, ref or mixed", c.Schemas)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"--tools", c.Tools}, {"--readonly-every", c.ReadOnlyEvery}, {"--page-size", c.PageSize}, {"--crash-after", c.CrashAfter}, {"--stderr-flood", c.StderrFlood}} {
+		if f.v < 0 {
+			return c, fmt.Errorf("%s %d: must not be negative", f.name, f.v)
+		}
+	}
+	if c.Exit == nil {
+		c.Exit = os.Exit
+	}
+	if c.Stderr == nil {
+		c.Stderr = os.Stderr
+	}
+	return c, nil
+}

@@ -1,0 +1,70 @@
+// Package testserver is a configurable MCP server used by the host's tests,
+// benchmarks and demo. It is built on github.com/mark3labs/mcp-go/server and
+// speaks stdio, streamable HTTP or legacy SSE. The binary lives in
+// cmd/mcp-testserver; build it with
+//
+//	go build -o bin/mcp-testserver ./cmd/mcp-testserver
+//
+// # Tools
+//
+// Always present (input schemas are sent as raw JSON, byte for byte):
+//
+//	echo        {text: string}  returns text                          readOnlyHint true
+//	sleep       {ms: integer}   sleeps ms (stops early on cancel)     readOnlyHint true
+//	note        {text: string}  appends to an in-memory list, returns the count   readOnlyHint false
+//	add_tool    {name: string}  registers tool name, sends notifications/tools/list_changed
+//	remove_tool {name: string}  removes tool name, sends notifications/tools/list_changed
+//	fail        {message?}      returns a result with isError true
+//	crash       {}              exits the process with status 3 before answering
+//
+// Generated tools tool_000, tool_001, ... (--tools N) answer "<name> ok: <args>".
+// SIGUSR1 (wired by Run) adds a tool dyn_<n> (n = 1, 2, ...) and notifies list_changed.
+//
+// # Flags
+//
+//	--name NAME               server name reported by initialize (default "testserver")
+//	--tools N                 generated tools tool_000.. (default 0)
+//	--schemas simple|ref|mixed
+//	                          input schemas of generated tools: simple = object with a required
+//	                          string and optional integer/enum/array/nested object; ref = top-level
+//	                          description, oneOf, $defs, definitions, allOf and a recursive tree
+//	                          via $ref; mixed = simple for even, ref for odd indexes (default simple)
+//	--readonly-every K        every K-th generated tool (tool index i with (i+1)%K == 0) has
+//	                          annotations.readOnlyHint true; the others carry no readOnlyHint
+//	--page-size N             tools/list pages of N tools; clients must follow nextCursor
+//	--init-delay DURATION     wait before answering initialize
+//	--hang-init               never answer initialize
+//	--crash-after N           exit with status 3 on the N-th tools/call, before replying
+//	--exit-at-start CODE      write one line to stderr and exit with CODE before reading anything
+//	--garbage-stdout          write non-JSON lines to stdout before serving and after each message (stdio)
+//	--stderr-flood N          write N lines "flood line <i>" to stderr at start
+//	--grandchild              start a child process (this binary with --hold) that inherits stdout
+//	                          and stderr and blocks until killed; its pid goes to stderr as
+//	                          "grandchild pid <pid>" and to --grandchild-pid-file
+//	--grandchild-pid-file FILE
+//	--hold                    internal: block until killed (the grandchild's mode)
+//	--call-log FILE           append JSON lines describing every tools/call (format below)
+//	--pid-file FILE           write the server's pid (decimal, newline) once started
+//	--http ADDR               serve streamable HTTP on ADDR (e.g. 127.0.0.1:0) instead of stdio and
+//	                          print "listening on http://HOST:PORT/mcp" to stdout once listening;
+//	                          list_changed reaches clients on the standalone GET stream
+//	--sse                     with --http: serve legacy SSE instead and print
+//	                          "listening on http://HOST:PORT/sse"
+//	--modern                  answer server/discover (protocol 2026-07-28); by default it gets
+//	                          method-not-found like servers of the 2025 protocol revisions
+//
+// initialize is answered for every legacy protocol revision, including
+// 2025-06-18 and 2025-11-25. Unknown methods get a method-not-found error.
+//
+// # Call log
+//
+// Each tools/call that reaches the server appends two JSON lines (one write
+// each, O_APPEND) to the --call-log file, tied together by seq:
+//
+//	{"seq":1,"phase":"start","tool":"echo","args":{"text":"hi"},"start":"<RFC3339Nano>","pid":123}
+//	{"seq":1,"phase":"end","tool":"echo","args":{"text":"hi"},"start":"<RFC3339Nano>","end":"<RFC3339Nano>","pid":123,"isError":false}
+//
+// A call that makes the process exit (crash, --crash-after) leaves only its
+// start line. A call that never reached the server leaves no line. seq counts
+// from 1 per server process.
+package testserver

@@ -1,0 +1,309 @@
+package testserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// crashExitCode is the status crash and --crash-after exit with.
+const crashExitCode = 3
+
+// Server is one configured MCP server: its tools, notes and call log. It can
+// serve any number of stdio and HTTP sessions, also at once; tools added by
+// add_tool, remove_tool and AddDynamicTool are shared by all of them.
+type Server struct {
+	cfg Config
+	mcp *server.MCPServer
+	log *callLog // nil without --call-log
+
+	mu      sync.Mutex // mu guards notes, calls, dynamic and seq
+	notes   []string
+	calls   int // tools/call requests seen, for --crash-after
+	dynamic int // dyn_<n> tools added so far
+	seq     int // call-log sequence number
+}
+
+// New builds a server from cfg. Close releases the call log.
+func New(cfg Config) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg}
+	if cfg.CallLog != "" {
+		f, err := os.OpenFile(cfg.CallLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("open call log: %w", err)
+		}
+		s.log = &callLog{f: f}
+	}
+
+	hooks := &server.Hooks{}
+	hooks.AddBeforeInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest) {
+		s.delayInitialize(ctx)
+	})
+	opts := []server.ServerOption{
+		server.WithToolCapabilities(true),
+		server.WithHooks(hooks),
+		server.WithToolHandlerMiddleware(s.middleware),
+	}
+	if cfg.PageSize > 0 {
+		opts = append(opts, server.WithPaginationLimit(cfg.PageSize))
+	}
+	s.mcp = server.NewMCPServer(cfg.Name, cfg.Version, opts...)
+	s.mcp.AddTools(s.fixedTools()...)
+	s.mcp.AddTools(s.generatedTools()...)
+	return s, nil
+}
+
+// Close releases the call log. It is safe to call more than once.
+func (s *Server) Close() error {
+	if s.log == nil {
+		return nil
+	}
+	return s.log.close()
+}
+
+// MCPServer returns the underlying mcp-go server, for in-process transports.
+func (s *Server) MCPServer() *server.MCPServer { return s.mcp }
+
+// AddDynamicTool registers the next dyn_<n> tool and notifies initialized
+// sessions with notifications/tools/list_changed. It returns the tool's name.
+func (s *Server) AddDynamicTool() string {
+	s.mu.Lock()
+	s.dynamic++
+	name := "dyn_" + strconv.Itoa(s.dynamic)
+	s.mu.Unlock()
+	s.mcp.AddTools(s.namedTool(name, "Tool added at run time by SIGUSR1."))
+	return name
+}
+
+// delayInitialize implements --hang-init and --init-delay. It returns early
+// when ctx ends so that a stopping transport is not held up.
+func (s *Server) delayInitialize(ctx context.Context) {
+	switch {
+	case s.cfg.HangInit:
+		<-ctx.Done()
+	case s.cfg.InitDelay > 0:
+		t := time.NewTimer(s.cfg.InitDelay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// middleware wraps every tool: call log, --crash-after, and the crash tool.
+func (s *Server) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := time.Now()
+		args := rawArguments(req)
+		s.mu.Lock()
+		s.seq++
+		s.calls++
+		seq, calls := s.seq, s.calls
+		s.mu.Unlock()
+
+		if s.log != nil {
+			s.log.write(callRecord{Seq: seq, Phase: "start", Tool: req.Params.Name, Args: args, Start: start.Format(time.RFC3339Nano), PID: os.Getpid()})
+		}
+		if req.Params.Name == "crash" || (s.cfg.CrashAfter > 0 && calls == s.cfg.CrashAfter) {
+			fmt.Fprintf(s.cfg.Stderr, "crashing on tools/call %d (%s)\n", calls, req.Params.Name)
+			s.cfg.Exit(crashExitCode)
+			// Exit returned (an in-process Exit): never answer, like a dead process.
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+
+		res, err := next(ctx, req)
+
+		if s.log != nil {
+			end := time.Now()
+			isError := err != nil || (res != nil && res.IsError)
+			s.log.write(callRecord{Seq: seq, Phase: "end", Tool: req.Params.Name, Args: args, Start: start.Format(time.RFC3339Nano), End: end.Format(time.RFC3339Nano), PID: os.Getpid(), IsError: &isError})
+		}
+		return res, err
+	}
+}
+
+func rawArguments(req mcp.CallToolRequest) json.RawMessage {
+	if req.Params.Arguments == nil {
+		return json.RawMessage("{}")
+	}
+	b, err := json.Marshal(req.Params.Arguments)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+func readOnly(v bool) mcp.ToolAnnotation {
+	return mcp.ToolAnnotation{ReadOnlyHint: mcp.ToBoolPtr(v)}
+}
+
+func rawTool(name, description, schema string, ann mcp.ToolAnnotation) mcp.Tool {
+	t := mcp.NewToolWithRawSchema(name, description, compact(schema))
+	t.Annotations = ann
+	return t
+}
+
+func (s *Server) fixedTools() []server.ServerTool {
+	return []server.ServerTool{
+		{Tool: rawTool("echo", "Returns its text argument.", echoSchema, readOnly(true)), Handler: handleEcho},
+		{Tool: rawTool("sleep", "Sleeps for ms milliseconds, then returns.", sleepSchema, readOnly(true)), Handler: handleSleep},
+		{Tool: rawTool("note", "Appends text to the server's notes and returns how many there are.", noteSchema, readOnly(false)), Handler: s.handleNote},
+		{Tool: rawTool("add_tool", "Registers a tool with the given name and announces the change.", nameSchema, readOnly(false)), Handler: s.handleAddTool},
+		{Tool: rawTool("remove_tool", "Removes the named tool and announces the change.", nameSchema, readOnly(false)), Handler: s.handleRemoveTool},
+		{Tool: rawTool("fail", "Returns a tool result with isError true.", failSchema, readOnly(true)), Handler: handleFail},
+		{Tool: rawTool("crash", "Ends the server process with status 3 before answering.", emptySchema, readOnly(false)), Handler: handleCrash},
+	}
+}
+
+func (s *Server) generatedTools() []server.ServerTool {
+	tools := make([]server.ServerTool, 0, s.cfg.Tools)
+	for i := range s.cfg.Tools {
+		name := generatedToolName(i)
+		t := mcp.NewToolWithRawSchema(name, fmt.Sprintf("Generated tool number %d.", i), generatedSchema(s.cfg.Schemas, i))
+		if s.cfg.ReadOnlyEvery > 0 && (i+1)%s.cfg.ReadOnlyEvery == 0 {
+			t.Annotations = readOnly(true)
+		}
+		tools = append(tools, server.ServerTool{Tool: t, Handler: handleNamed})
+	}
+	return tools
+}
+
+// namedTool is a tool added at run time; it accepts any object.
+func (s *Server) namedTool(name, description string) server.ServerTool {
+	return server.ServerTool{
+		Tool:    rawTool(name, description, `{"type":"object","properties":{"text":{"type":"string"}}}`, readOnly(true)),
+		Handler: handleNamed,
+	}
+}
+
+func handleEcho(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	text, err := req.RequireString("text")
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	return mcp.NewToolResultText(text), nil
+}
+
+func handleSleep(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ms, err := req.RequireInt("ms")
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return mcp.NewToolResultText(fmt.Sprintf("slept %d ms", ms)), nil
+	case <-ctx.Done():
+		return mcp.NewToolResultError("sleep cancelled"), nil
+	}
+}
+
+func (s *Server) handleNote(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	text, err := req.RequireString("text")
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	s.mu.Lock()
+	s.notes = append(s.notes, text)
+	n := len(s.notes)
+	s.mu.Unlock()
+	return mcp.NewToolResultText(strconv.Itoa(n)), nil
+}
+
+func (s *Server) handleAddTool(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	name, err := req.RequireString("name")
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	if name == "" {
+		return mcp.NewToolResultError("name must not be empty"), nil
+	}
+	s.mcp.AddTools(s.namedTool(name, "Tool added at run time by add_tool."))
+	return mcp.NewToolResultText("added " + name), nil
+}
+
+func (s *Server) handleRemoveTool(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	name, err := req.RequireString("name")
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	if s.mcp.GetTool(name) == nil {
+		return mcp.NewToolResultError("no tool " + name), nil
+	}
+	s.mcp.DeleteTools(name)
+	return mcp.NewToolResultText("removed " + name), nil
+}
+
+func handleFail(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return mcp.NewToolResultError(req.GetString("message", "failed on purpose")), nil
+}
+
+// handleCrash is never reached: the middleware exits first.
+func handleCrash(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return nil, errors.New("crash did not exit")
+}
+
+func handleNamed(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return mcp.NewToolResultText(fmt.Sprintf("%s ok: %s", req.Params.Name, rawArguments(req))), nil
+}
+
+// callRecord is one line of the call log; see the package documentation.
+type callRecord struct {
+	Seq     int             `json:"seq"`
+	Phase   string          `json:"phase"`
+	Tool    string          `json:"tool"`
+	Args    json.RawMessage `json:"args"`
+	Start   string          `json:"start"`
+	End     string          `json:"end,omitempty"`
+	PID     int             `json:"pid"`
+	IsError *bool           `json:"isError,omitempty"`
+}
+
+// callLog appends records to a file, one write per line so that lines from
+// one process never interleave and survive an abrupt exit.
+type callLog struct {
+	mu     sync.Mutex // mu guards f and closed
+	f      *os.File
+	closed bool
+}
+
+func (l *callLog) write(r callRecord) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return
+	}
+	b = append(b, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closed {
+		_, _ = l.f.Write(b)
+	}
+}
+
+func (l *callLog) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	if err := l.f.Close(); err != nil {
+		return fmt.Errorf("close call log: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,191 @@
+package testserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// maxLine bounds one incoming JSON-RPC message.
+const maxLine = 16 << 20
+
+// ServeStdio serves one client on newline-delimited JSON-RPC: requests from
+// in, responses and notifications to out. Requests are handled concurrently.
+// It returns nil when in reaches EOF and every request read so far has been
+// answered, or ctx.Err() when ctx ends (handlers see the cancellation); either
+// way every handler has returned. A goroutine blocked reading in after ctx ended
+// stays until in yields or closes, so close in to release it.
+//
+// ServeStdio does not use mcp-go's StdioServer, whose session is shared by
+// the whole process: here every call has its own session.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	w := &lineWriter{out: out, garbage: s.cfg.GarbageStdout}
+	if s.cfg.GarbageStdout {
+		if err := w.writeGarbage("garbage before serving: this is not JSON"); err != nil {
+			return fmt.Errorf("write stdout: %w", err)
+		}
+	}
+
+	sess := &stdioSession{notifications: make(chan mcp.JSONRPCNotification, 100)}
+	sess.id = fmt.Sprintf("stdio-%p", sess)
+	if err := s.mcp.RegisterSession(ctx, sess); err != nil {
+		return fmt.Errorf("register session: %w", err)
+	}
+	defer s.mcp.UnregisterSession(context.WithoutCancel(ctx), sess.id)
+	ctx = s.mcp.WithContext(ctx, sess)
+
+	// requests holds in-flight request handlers; notifier forwards
+	// notifications until stopNotifier. Both are waited for before returning,
+	// so nothing writes to out afterwards.
+	var requests, notifier sync.WaitGroup
+	notifyCtx, stopNotifier := context.WithCancel(context.WithoutCancel(ctx))
+	defer func() {
+		requests.Wait()
+		stopNotifier()
+		notifier.Wait()
+	}()
+	notifier.Go(func() {
+		for {
+			select {
+			case n := <-sess.notifications:
+				_ = w.writeJSON(n)
+			case <-notifyCtx.Done():
+				return
+			}
+		}
+	})
+
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		readErr <- readLines(ctx, in, lines)
+	}()
+
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-readErr:
+			// EOF: answer what was asked before returning.
+			if err != nil {
+				return fmt.Errorf("read stdin: %w", err)
+			}
+			return nil
+		case line := <-lines:
+			s.dispatch(ctx, line, w, &requests)
+		}
+	}
+}
+
+// readLines sends every non-empty line of in to lines until EOF (nil), a read
+// error, or ctx ending (nil).
+func readLines(ctx context.Context, in io.Reader, lines chan<- []byte) error {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	for sc.Scan() {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		line := append([]byte(nil), sc.Bytes()...)
+		select {
+		case lines <- line:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	return sc.Err()
+}
+
+// dispatch handles one incoming message. Requests run on their own goroutine
+// so that a slow tool or a delayed initialize does not block the others;
+// notifications (cancellation among them) are handled inline, in order.
+func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, handlers *sync.WaitGroup) {
+	var base struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal(line, &base); err != nil {
+		_ = w.writeJSON(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.PARSE_ERROR, "parse error", nil))
+		return
+	}
+	isRequest := len(base.ID) > 0 && string(base.ID) != "null" && base.Method != ""
+	if !isRequest {
+		if resp := s.mcp.HandleMessage(ctx, line); resp != nil {
+			_ = w.writeJSON(resp)
+		}
+		return
+	}
+	if base.Method == string(mcp.MethodServerDiscover) && !s.cfg.Modern {
+		var id any
+		_ = json.Unmarshal(base.ID, &id)
+		_ = w.writeJSON(mcp.NewJSONRPCError(mcp.NewRequestId(id), mcp.METHOD_NOT_FOUND, "Method server/discover not found", nil))
+		return
+	}
+	handlers.Go(func() {
+		if resp := s.mcp.HandleMessage(ctx, line); resp != nil {
+			_ = w.writeJSON(resp)
+		}
+	})
+}
+
+// lineWriter writes one JSON message per line; mu serialises writers.
+type lineWriter struct {
+	mu      sync.Mutex // mu guards out and n
+	out     io.Writer
+	garbage bool
+	n       int
+}
+
+func (w *lineWriter) writeJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	b = append(b, '\n')
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, err := w.out.Write(b); err != nil {
+		return fmt.Errorf("write message: %w", err)
+	}
+	if w.garbage {
+		w.n++
+		if _, err := fmt.Fprintf(w.out, "garbage line %d after a message\n", w.n); err != nil {
+			return fmt.Errorf("write garbage: %w", err)
+		}
+	}
+	return nil
+}
+
+func (w *lineWriter) writeGarbage(text string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range 3 {
+		if _, err := fmt.Fprintf(w.out, "%s (%d)\n", text, i+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stdioSession is the mcp-go session of one ServeStdio call.
+type stdioSession struct {
+	id            string
+	notifications chan mcp.JSONRPCNotification
+	initialized   atomic.Bool
+}
+
+func (s *stdioSession) SessionID() string { return s.id }
+func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
+	return s.notifications
+}
+func (s *stdioSession) Initialize()       { s.initialized.Store(true) }
+func (s *stdioSession) Initialized() bool { return s.initialized.Load() }
