@@ -1,0 +1,206 @@
+package mcp
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/freecode/freecode/mcp/jschema"
+)
+
+// MaxToolIDLen is the longest tool id ConvertTool produces; model providers
+// reject longer function names.
+const MaxToolIDLen = 64
+
+// toolIDHashLen is how many hex digits of the hash end a shortened id.
+const toolIDHashLen = 8
+
+// Tool is one tool of one server, converted from the raw tools/list JSON.
+type Tool struct {
+	// ID is mcp__<server>__<tool>, sanitised and at most MaxToolIDLen long
+	// (see ToolID).
+	ID     string
+	Server string
+	// Name is the server's own tool name, the one CallTool needs.
+	Name string
+	// Title is the tool's top-level title, or annotations.title.
+	Title       string
+	Description string
+	// InputSchema is the resolved, self-contained schema (jschema.Resolve).
+	InputSchema json.RawMessage
+	// Annotations is the server's annotations object verbatim, nil if none.
+	Annotations json.RawMessage
+	// ReadOnly is true only when annotations.readOnlyHint is JSON true.
+	ReadOnly  bool
+	Validator *jschema.Validator
+}
+
+// ConvertError says why one tool of a server was not converted.
+type ConvertError struct {
+	Server string
+	// Tool is the server's name for the tool, "" if it had none.
+	Tool string
+	// Index is the tool's position in the list given to ConvertTools, -1
+	// from ConvertTool.
+	Index int
+	Err   error
+}
+
+func (e *ConvertError) Error() string {
+	if e.Tool == "" {
+		if e.Index < 0 {
+			return fmt.Sprintf("server %q: %v", e.Server, e.Err)
+		}
+		return fmt.Sprintf("server %q: tool #%d: %v", e.Server, e.Index, e.Err)
+	}
+	return fmt.Sprintf("server %q: tool %q: %v", e.Server, e.Tool, e.Err)
+}
+
+func (e *ConvertError) Unwrap() error { return e.Err }
+
+// ToolID returns mcp__<server>__<tool> with every character outside
+// [A-Za-z0-9_-] replaced by "_". An id longer than MaxToolIDLen keeps its
+// first MaxToolIDLen-9 characters and ends with "_" and the first 8 hex
+// digits of the SHA-256 of the unsanitised "mcp__<server>__<tool>", so it is
+// stable and distinct names stay distinct with high probability. Distinct
+// names can still sanitise to the same short id; ConvertTools reports that.
+func ToolID(server, tool string) string {
+	full := "mcp__" + server + "__" + tool
+	var b strings.Builder
+	for _, c := range full {
+		if c == '_' || c == '-' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') {
+			b.WriteRune(c)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	id := b.String()
+	if len(id) <= MaxToolIDLen {
+		return id
+	}
+	sum := sha256.Sum256([]byte(full))
+	return id[:MaxToolIDLen-toolIDHashLen-1] + "_" + hex.EncodeToString(sum[:])[:toolIDHashLen]
+}
+
+// rawTool is the part of a tools/list entry a Tool is built from.
+type rawTool struct {
+	Name        *string         `json:"name"`
+	Title       *string         `json:"title"`
+	Description *string         `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Annotations json.RawMessage `json:"annotations"`
+}
+
+// ConvertTool converts raw, one element of a tools/list result's "tools"
+// array as the server sent it. The raw JSON is used rather than a decoded
+// SDK type so that nothing in the input schema is lost (top-level oneOf,
+// description, $defs …). The tool needs a non-empty string name and a schema
+// that jschema.Resolve accepts (which implies jschema.Compile does); a missing schema means
+// "no arguments". Errors name the server and the tool.
+func ConvertTool(server string, raw json.RawMessage) (Tool, error) {
+	var rt rawTool
+	if err := json.Unmarshal(raw, &rt); err != nil {
+		return Tool{}, &ConvertError{Server: server, Index: -1, Err: fmt.Errorf("parse tool: %w", err)}
+	}
+	if rt.Name == nil || *rt.Name == "" {
+		return Tool{}, &ConvertError{Server: server, Index: -1, Err: errors.New("tool has no name")}
+	}
+	name := *rt.Name
+	fail := func(err error) (Tool, error) {
+		return Tool{}, &ConvertError{Server: server, Tool: name, Index: -1, Err: err}
+	}
+	schema, validator, err := jschema.Prepare(rt.InputSchema)
+	if err != nil {
+		return fail(fmt.Errorf("inputSchema: %w", err))
+	}
+	t := Tool{
+		ID:          ToolID(server, name),
+		Server:      server,
+		Name:        name,
+		InputSchema: schema,
+		Validator:   validator,
+	}
+	if rt.Description != nil {
+		t.Description = *rt.Description
+	}
+	if rt.Title != nil {
+		t.Title = *rt.Title
+	}
+	if ann := bytes.TrimSpace(rt.Annotations); len(ann) > 0 && ann[0] == '{' {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(ann, &fields); err == nil {
+			var title string
+			if t.Title == "" && json.Unmarshal(fields["title"], &title) == nil {
+				t.Title = title
+			}
+			t.ReadOnly = string(bytes.TrimSpace(fields["readOnlyHint"])) == "true"
+		}
+		t.Annotations = slices.Clone(ann)
+	}
+	return t, nil
+}
+
+// ConvertTools converts every raw tool of one server. Tools are returned
+// sorted by ID; each failure is a *ConvertError, in input order. When two or
+// more tools map to the same ID none of them is kept and each gets an error
+// naming the others, so a tool is never silently replaced by another.
+func ConvertTools(server string, raws []json.RawMessage) ([]Tool, []error) {
+	converted := make([]*Tool, len(raws))
+	errs := make([]error, len(raws))
+	byID := map[string][]int{}
+	for i, raw := range raws {
+		t, err := ConvertTool(server, raw)
+		if err != nil {
+			var ce *ConvertError
+			if !errors.As(err, &ce) {
+				ce = &ConvertError{Server: server, Err: err}
+			}
+			ce.Index = i
+			errs[i] = ce
+			continue
+		}
+		converted[i] = &t
+		byID[t.ID] = append(byID[t.ID], i)
+	}
+	for id, idx := range byID {
+		if len(idx) < 2 {
+			continue
+		}
+		for _, i := range idx {
+			var others []string
+			for _, j := range idx {
+				if j != i {
+					others = append(others, fmt.Sprintf("%q (#%d)", converted[j].Name, j))
+				}
+			}
+			errs[i] = &ConvertError{
+				Server: server,
+				Tool:   converted[i].Name,
+				Index:  i,
+				Err:    fmt.Errorf("id %q is also the id of tool %s; none of them is kept", id, strings.Join(others, ", ")),
+			}
+		}
+		for _, i := range idx {
+			converted[i] = nil
+		}
+	}
+	var tools []Tool
+	for _, t := range converted {
+		if t != nil {
+			tools = append(tools, *t)
+		}
+	}
+	slices.SortFunc(tools, func(a, b Tool) int { return strings.Compare(a.ID, b.ID) })
+	var out []error
+	for _, err := range errs {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return tools, out
+}

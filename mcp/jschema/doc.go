@@ -1,0 +1,86 @@
+// Package jschema turns an MCP tool's raw inputSchema into a self-contained
+// JSON Schema and validates tool arguments against it.
+//
+// # Resolution
+//
+// [Resolve] rewrites a schema so that it needs nothing outside itself. The
+// rules, applied in this order:
+//
+//   - Input. An absent, empty or null schema, `true` and `{}` all become
+//     {"type":"object","properties":{}}. Anything else must be a JSON object of
+//     at most [MaxSchemaBytes] bytes.
+//   - Local references are inlined. A reference is local when it is "", "#",
+//     "#/json/pointer" or "#anchor", optionally prefixed by the root's own $id.
+//     Pointers are percent-decoded first, then split on "/", then "~1" → "/"
+//     and "~0" → "~" (RFC 6901 §6). Anchors are $anchor values and, for older
+//     drafts, $id values of the form "#name". All references resolve against
+//     the document root; a nested $id does not start a new base.
+//   - Everything else ("http://…", "file:…", "other.json#…") is never fetched:
+//     Resolve fails with [ErrExternalRef] naming the reference. A pointer or
+//     anchor that names nothing fails with [ErrUnresolvedRef].
+//   - $ref with siblings. The target is resolved, the siblings are resolved,
+//     and the two are combined. When either side has no validation keywords
+//     (only annotations such as description, title, default, examples), the
+//     two objects are merged and the siblings' annotations win. Otherwise the
+//     result is {<sibling annotations>, "allOf": [<target>, <sibling
+//     constraints>]}, and the allOf rule below may merge it again. Siblings of
+//     $ref are honoured whatever the declared draft (the draft 2019-09 rule).
+//   - allOf merge. An allOf is folded into the schema that holds it when all
+//     of the following hold, and is otherwise kept as it is:
+//     every member is `true` or an object using only type, properties,
+//     required, title, description and $comment; every type present (in the
+//     holder or a member) is the string "object"; the holder has neither
+//     additionalProperties nor unevaluatedProperties; a property named in two
+//     places has deep-equal schemas in both; and no two members disagree on
+//     title, description or $comment unless the holder sets it (the holder's
+//     value wins). The result takes the union of properties, the union of
+//     required (in first-seen order, no duplicates) and type "object" when any
+//     part had a type.
+//   - oneOf, anyOf, not, if/then/else and every other applicator are kept;
+//     their subschemas are resolved.
+//   - Recursion. A reference target that can reach itself through references
+//     cannot be inlined. Each such target is emitted once under the root's
+//     "$defs" ("definitions" for draft-04/06/07 schemas), named after the last
+//     token of its pointer (sanitised, with _2, _3… on clashes), and every
+//     occurrence becomes {"$ref":"#/$defs/<name>"}. A cycle through the root
+//     uses {"$ref":"#"}. The output therefore stays valid and finite while
+//     still describing unbounded data. A cycle made only of in-place
+//     applicators ($ref, allOf, anyOf, oneOf, not, if/then/else,
+//     dependentSchemas) would never consume any of the instance and is
+//     rejected with [ErrRefCycle].
+//   - Clean-up. The input's own $defs/definitions are dropped (whatever was
+//     used has been inlined). $id, $anchor, $dynamicAnchor and
+//     $recursiveAnchor are dropped everywhere because inlining can duplicate
+//     subschemas. $schema is kept at the root only, and only when it names a
+//     draft known to the validator (draft-04, -06, -07, 2019-09, 2020-12);
+//     otherwise it is dropped and 2020-12 applies. $dynamicRef and
+//     $recursiveRef are rejected ([ErrUnsupported]). Unknown keywords and
+//     non-schema values (enum, const, default, examples, …) are copied
+//     verbatim.
+//   - Top level. A root without "type" gets "type":"object" when it has
+//     object keywords (properties, required, additionalProperties, …) or no
+//     validation keywords at all; a root without validation keywords also
+//     gets "properties":{}. A root whose type cannot be "object" is an error,
+//     because tool arguments are always an object.
+//   - Bounds. Schema nesting deeper than [MaxDepth], more than [MaxRefTargets]
+//     distinct reference targets, or an output larger than about
+//     [MaxOutputBytes] (what exponential reference fan-out produces) fail with
+//     [ErrTooComplex].
+//
+// The output is deterministic: object keys are sorted and HTML characters are
+// not escaped.
+//
+// # Validation
+//
+// [Compile] builds a [Validator] with github.com/santhosh-tekuri/jsonschema/v6
+// and no URL loaders at all, so nothing is read from disk or network. A
+// missing $schema means draft 2020-12. Formats are annotations only, in every
+// draft: servers declare them loosely and check their own input, so a
+// "format" never rejects arguments (the one exception is "regex" under
+// draft-07 and older, which the library always checks).
+//
+// [Prepare] does both and compiles once; Resolve's output always compiles.
+//
+// [Validator.Validate] reports every violation at once as a [ValidationError]
+// whose message is written for a language model to act on.
+package jschema

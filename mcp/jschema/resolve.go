@@ -1,0 +1,1021 @@
+package jschema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Bounds on the work Resolve does for one schema.
+const (
+	// MaxSchemaBytes is the largest raw schema Resolve accepts.
+	MaxSchemaBytes = 2 << 20
+	// MaxOutputBytes approximates the largest resolved schema Resolve produces.
+	MaxOutputBytes = 4 << 20
+	// MaxDepth bounds the nesting of schemas, in the input and in the output.
+	MaxDepth = 128
+	// MaxRefTargets bounds the number of distinct locations references point to.
+	MaxRefTargets = 1000
+)
+
+// Sentinel errors; Resolve wraps them with the reference or location concerned.
+var (
+	ErrExternalRef   = errors.New("reference outside the schema is not fetched")
+	ErrUnresolvedRef = errors.New("reference target not found")
+	ErrRefCycle      = errors.New("reference cycle never reaches a nested value")
+	ErrUnsupported   = errors.New("unsupported keyword")
+	ErrTooComplex    = errors.New("schema too complex")
+)
+
+// Keyword classes. A keyword missing from every class is copied verbatim.
+var (
+	// schemaKeywords take one subschema.
+	schemaKeywords = map[string]bool{
+		"not": true, "if": true, "then": true, "else": true,
+		"additionalItems": true, "contains": true, "propertyNames": true,
+		"additionalProperties": true, "unevaluatedItems": true,
+		"unevaluatedProperties": true, "contentSchema": true,
+		"items": true, // or an array of subschemas before 2020-12
+	}
+	// arrayKeywords take an array of subschemas.
+	arrayKeywords = map[string]bool{"allOf": true, "anyOf": true, "oneOf": true, "prefixItems": true}
+	// mapKeywords take an object whose values are subschemas.
+	mapKeywords = map[string]bool{
+		"properties": true, "patternProperties": true, "dependentSchemas": true,
+		"dependencies": true, // values may also be arrays of names (draft-07)
+		"$defs":        true, "definitions": true,
+	}
+	// inPlaceKeywords apply their subschemas to the same instance.
+	inPlaceKeywords = map[string]bool{
+		"allOf": true, "anyOf": true, "oneOf": true, "not": true,
+		"if": true, "then": true, "else": true,
+		"dependentSchemas": true, "dependencies": true,
+	}
+	// droppedKeywords never reach the output (see the package doc).
+	droppedKeywords = map[string]bool{
+		"$defs": true, "definitions": true, "$id": true, "$anchor": true,
+		"$dynamicAnchor": true, "$recursiveAnchor": true, "$schema": true,
+	}
+	// constraintKeywords are the keywords that can reject an instance. The rest
+	// are annotations for the purpose of combining $ref with its siblings.
+	constraintKeywords = map[string]bool{
+		"$ref": true, "type": true, "enum": true, "const": true,
+		"multipleOf": true, "maximum": true, "exclusiveMaximum": true,
+		"minimum": true, "exclusiveMinimum": true, "maxLength": true,
+		"minLength": true, "pattern": true, "format": true,
+		"maxItems": true, "minItems": true, "uniqueItems": true,
+		"maxContains": true, "minContains": true, "maxProperties": true,
+		"minProperties": true, "required": true, "dependentRequired": true,
+		"dependencies": true, "properties": true, "patternProperties": true,
+		"additionalProperties": true, "propertyNames": true, "items": true,
+		"prefixItems": true, "additionalItems": true, "contains": true,
+		"unevaluatedItems": true, "unevaluatedProperties": true,
+		"allOf": true, "anyOf": true, "oneOf": true, "not": true,
+		"if": true, "then": true, "else": true, "dependentSchemas": true,
+		"contentEncoding": true, "contentMediaType": true, "contentSchema": true,
+	}
+	// objectKeywords imply an object instance at the root.
+	objectKeywords = []string{
+		"properties", "required", "additionalProperties", "patternProperties",
+		"propertyNames", "minProperties", "maxProperties", "dependentRequired",
+		"dependentSchemas", "unevaluatedProperties",
+	}
+	// plainKeywords are the only keywords an allOf member may use to be merged.
+	plainKeywords = map[string]bool{
+		"type": true, "properties": true, "required": true,
+		"title": true, "description": true, "$comment": true,
+	}
+	mergedAnnotations = []string{"title", "description", "$comment"}
+)
+
+// defsKeyword reports whether the validator knows the draft named by a
+// $schema value, and which keyword holds definitions in that draft.
+func defsKeyword(schemaURL string) (string, bool) {
+	u := strings.TrimSuffix(schemaURL, "#")
+	u, ok := strings.CutPrefix(u, "http://")
+	if !ok {
+		u, _ = strings.CutPrefix(u, "https://")
+	}
+	switch u {
+	case "json-schema.org/draft-04/schema", "json-schema.org/draft-06/schema", "json-schema.org/draft-07/schema":
+		return "definitions", true
+	case "json-schema.org/draft/2019-09/schema", "json-schema.org/draft/2020-12/schema", "json-schema.org/schema":
+		return "$defs", true
+	}
+	return "", false
+}
+
+// Resolve returns raw as a self-contained schema, following the rules in the
+// package documentation. It never fetches anything. The result always
+// compiles: a schema that the validator rejects (e.g. "minLength": -1) is an
+// error here.
+func Resolve(raw json.RawMessage) (json.RawMessage, error) {
+	resolved, _, err := Prepare(raw)
+	return resolved, err
+}
+
+// Prepare is Resolve followed by Compile of its result, compiling only once.
+func Prepare(raw json.RawMessage) (json.RawMessage, *Validator, error) {
+	if len(raw) > MaxSchemaBytes {
+		return nil, nil, fmt.Errorf("schema is %d bytes, more than %d: %w", len(raw), MaxSchemaBytes, ErrTooComplex)
+	}
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		trimmed = []byte("{}")
+	}
+	doc, err := decode(trimmed)
+	if err != nil {
+		return nil, nil, fmt.Errorf("parse schema: %w", err)
+	}
+	if b, ok := doc.(bool); ok && b {
+		doc = map[string]any{}
+	}
+	root, ok := doc.(map[string]any)
+	if !ok {
+		return nil, nil, fmt.Errorf("schema must be a JSON object, got %s", jsonKind(doc))
+	}
+	r := &resolver{
+		root:     root,
+		anchors:  map[string]string{},
+		targets:  map[string]int{"": 0},
+		keys:     []string{""},
+		defsKey:  "$defs",
+		budget:   MaxOutputBytes,
+		defNames: map[string]string{},
+		used:     map[string]bool{},
+	}
+	if s, ok := root["$schema"].(string); ok {
+		if k, known := defsKeyword(s); known {
+			r.schemaURL, r.defsKey = s, k
+		}
+	}
+	if id, ok := root["$id"].(string); ok {
+		r.rootID = strings.TrimSuffix(id, "#")
+	}
+	out, err := r.run()
+	if err != nil {
+		return nil, nil, err
+	}
+	resolved, err := encode(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Keywords are copied, not checked; the validator's metaschema decides
+	// whether the result is a schema at all.
+	v, err := Compile(resolved)
+	if err != nil {
+		return nil, nil, err
+	}
+	return resolved, v, nil
+}
+
+type resolver struct {
+	root      map[string]any
+	rootID    string
+	schemaURL string // known $schema of the root, "" if none
+	defsKey   string // "$defs" or "definitions"
+
+	anchors map[string]string // anchor name -> canonical pointer
+	refs    []string          // every $ref value seen, in walk order
+	targets map[string]int    // canonical pointer -> graph node; the root is 0
+	keys    []string          // graph node -> canonical pointer
+	edges   []map[int]bool    // node -> nodes referenced from its subtree
+	inPlace []map[int]bool    // the subset of edges reached through in-place keywords only
+
+	recursive map[string]bool   // pointers that must stay references
+	defNames  map[string]string // recursive pointer -> name under defsKey
+	used      map[string]bool   // recursive pointers referenced by the output
+	stack     []string          // pointers being inlined, for a last-resort guard
+	budget    int               // output bytes left
+}
+
+func (r *resolver) run() (any, error) {
+	// Pass 1: anchors and reference targets, with the input depth bound.
+	if err := r.index(r.root, "", 0); err != nil {
+		return nil, err
+	}
+	for _, ref := range r.refs {
+		key, _, err := r.lookup(ref)
+		if err != nil {
+			continue // reported if the output needs this reference
+		}
+		if _, ok := r.targets[key]; !ok {
+			if len(r.keys) > MaxRefTargets {
+				return nil, fmt.Errorf("more than %d distinct $ref targets: %w", MaxRefTargets, ErrTooComplex)
+			}
+			r.targets[key] = len(r.keys)
+			r.keys = append(r.keys, key)
+		}
+	}
+	// Pass 2: which targets reach which.
+	r.edges = make([]map[int]bool, len(r.keys))
+	r.inPlace = make([]map[int]bool, len(r.keys))
+	for i := range r.keys {
+		r.edges[i], r.inPlace[i] = map[int]bool{}, map[int]bool{}
+	}
+	r.walkEdges(r.root, "", nil)
+	if cyc := cyclic(r.inPlace); len(cyc) > 0 {
+		return nil, fmt.Errorf("$ref %q: %w", "#"+pointerFragment(r.keys[cyc[0]]), ErrRefCycle)
+	}
+	r.recursive = map[string]bool{}
+	var named []string
+	for _, n := range cyclic(r.edges) {
+		r.recursive[r.keys[n]] = true
+		if n != 0 {
+			named = append(named, r.keys[n])
+		}
+	}
+	slices.Sort(named)
+	taken := map[string]bool{}
+	for _, key := range named {
+		base := defName(key)
+		name := base
+		for i := 2; taken[name]; i++ {
+			name = base + "_" + strconv.Itoa(i)
+		}
+		taken[name] = true
+		r.defNames[key] = name
+	}
+
+	// Pass 3: emit.
+	r.stack = []string{""}
+	out, err := r.node(r.root, "", 0)
+	if err != nil {
+		return nil, err
+	}
+	defs := map[string]any{}
+	for len(defs) < len(r.used) {
+		var pending []string
+		for key := range r.used {
+			if _, done := defs[r.defNames[key]]; !done {
+				pending = append(pending, key)
+			}
+		}
+		slices.Sort(pending)
+		for _, key := range pending {
+			_, target, err := r.lookup("#" + pointerFragment(key))
+			if err != nil {
+				return nil, err
+			}
+			r.stack = []string{key}
+			def, err := r.node(target, key, 0)
+			if err != nil {
+				return nil, err
+			}
+			defs[r.defNames[key]] = def
+		}
+	}
+	return r.finishRoot(out, defs)
+}
+
+// index records anchors and $ref values, and enforces MaxDepth on the input.
+func (r *resolver) index(v any, ptr string, depth int) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	if depth > MaxDepth {
+		return fmt.Errorf("at %q: schemas nested more than %d deep: %w", "#"+pointerFragment(ptr), MaxDepth, ErrTooComplex)
+	}
+	if a, ok := m["$anchor"].(string); ok {
+		if err := r.addAnchor(a, ptr); err != nil {
+			return err
+		}
+	}
+	if id, ok := m["$id"].(string); ok && strings.HasPrefix(id, "#") && len(id) > 1 {
+		if err := r.addAnchor(id[1:], ptr); err != nil {
+			return err
+		}
+	}
+	if ref, ok := m["$ref"].(string); ok {
+		r.refs = append(r.refs, ref)
+	}
+	return eachSubschema(m, ptr, func(_ string, child any, childPtr string) error {
+		return r.index(child, childPtr, depth+1)
+	})
+}
+
+func (r *resolver) addAnchor(name, ptr string) error {
+	if prev, ok := r.anchors[name]; ok && prev != ptr {
+		return fmt.Errorf("anchor %q defined at %q and %q", name, "#"+pointerFragment(prev), "#"+pointerFragment(ptr))
+	}
+	r.anchors[name] = ptr
+	return nil
+}
+
+// frame is a reference target enclosing the walk's current position.
+type frame struct {
+	node    int
+	inPlace bool // reached from the target through in-place keywords only
+}
+
+// walkEdges adds an edge from every enclosing target to each target
+// referenced below it. Subschemas under $defs/definitions are not part of
+// their holder's output, so the enclosing targets are forgotten there.
+func (r *resolver) walkEdges(v any, ptr string, enclosing []frame) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return
+	}
+	if n, ok := r.targets[ptr]; ok {
+		enclosing = append(slices.Clip(enclosing), frame{node: n, inPlace: true})
+	}
+	if ref, ok := m["$ref"].(string); ok {
+		if key, _, err := r.lookup(ref); err == nil {
+			to := r.targets[key]
+			for _, f := range enclosing {
+				r.edges[f.node][to] = true
+				if f.inPlace {
+					r.inPlace[f.node][to] = true
+				}
+			}
+		}
+	}
+	_ = eachSubschema(m, ptr, func(kw string, child any, childPtr string) error {
+		next := enclosing
+		switch {
+		case kw == "$defs" || kw == "definitions":
+			next = nil
+		case !inPlaceKeywords[kw]:
+			next = make([]frame, len(enclosing))
+			for i, f := range enclosing {
+				next[i] = frame{node: f.node}
+			}
+		}
+		r.walkEdges(child, childPtr, next)
+		return nil
+	})
+}
+
+// eachSubschema calls fn for every subschema position directly inside m, in
+// sorted keyword order.
+func eachSubschema(m map[string]any, ptr string, fn func(kw string, child any, childPtr string) error) error {
+	for _, kw := range sortedKeys(m) {
+		v := m[kw]
+		kwPtr := ptr + "/" + escapeToken(kw)
+		switch {
+		case schemaKeywords[kw]:
+			if arr, ok := v.([]any); ok && kw == "items" {
+				for i, c := range arr {
+					if err := fn(kw, c, kwPtr+"/"+strconv.Itoa(i)); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if err := fn(kw, v, kwPtr); err != nil {
+				return err
+			}
+		case arrayKeywords[kw]:
+			arr, _ := v.([]any)
+			for i, c := range arr {
+				if err := fn(kw, c, kwPtr+"/"+strconv.Itoa(i)); err != nil {
+					return err
+				}
+			}
+		case mapKeywords[kw]:
+			obj, _ := v.(map[string]any)
+			for _, name := range sortedKeys(obj) {
+				if err := fn(kw, obj[name], kwPtr+"/"+escapeToken(name)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// cyclic returns the nodes that lie on a cycle of g (including self-loops),
+// in ascending order, using Tarjan's strongly connected components.
+func cyclic(g []map[int]bool) []int {
+	n := len(g)
+	index := make([]int, n)
+	low := make([]int, n)
+	onStack := make([]bool, n)
+	for i := range index {
+		index[i] = -1
+	}
+	var stack, out []int
+	next := 0
+	var visit func(v int)
+	visit = func(v int) {
+		index[v], low[v] = next, next
+		next++
+		stack = append(stack, v)
+		onStack[v] = true
+		for _, w := range sortedInts(g[v]) {
+			if index[w] < 0 {
+				visit(w)
+				low[v] = min(low[v], low[w])
+			} else if onStack[w] {
+				low[v] = min(low[v], index[w])
+			}
+		}
+		if low[v] != index[v] {
+			return
+		}
+		var scc []int
+		for {
+			w := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			onStack[w] = false
+			scc = append(scc, w)
+			if w == v {
+				break
+			}
+		}
+		if len(scc) > 1 || g[v][v] {
+			out = append(out, scc...)
+		}
+	}
+	for v := range n {
+		if index[v] < 0 {
+			visit(v)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// lookup resolves a local reference to its canonical pointer and target.
+func (r *resolver) lookup(ref string) (string, any, error) {
+	rest := ref
+	if r.rootID != "" {
+		if after, ok := strings.CutPrefix(ref, r.rootID); ok && (after == "" || after[0] == '#') {
+			rest = after
+		}
+	}
+	if rest != "" && rest[0] != '#' {
+		return "", nil, fmt.Errorf("$ref %q: %w", ref, ErrExternalRef)
+	}
+	frag, err := url.PathUnescape(strings.TrimPrefix(rest, "#"))
+	if err != nil {
+		return "", nil, fmt.Errorf("$ref %q: bad percent-encoding: %w", ref, ErrUnresolvedRef)
+	}
+	if frag != "" && frag[0] != '/' {
+		key, ok := r.anchors[frag]
+		if !ok {
+			return "", nil, fmt.Errorf("$ref %q: no anchor %q: %w", ref, frag, ErrUnresolvedRef)
+		}
+		frag = key
+	}
+	var cur any = r.root
+	var canon strings.Builder
+	if frag != "" {
+		for _, tok := range strings.Split(frag[1:], "/") {
+			tok, err := unescapeToken(tok)
+			if err != nil {
+				return "", nil, fmt.Errorf("$ref %q: %w: %w", ref, err, ErrUnresolvedRef)
+			}
+			switch c := cur.(type) {
+			case map[string]any:
+				next, ok := c[tok]
+				if !ok {
+					return "", nil, fmt.Errorf("$ref %q: no %q at %q: %w", ref, tok, "#"+pointerFragment(canon.String()), ErrUnresolvedRef)
+				}
+				cur = next
+			case []any:
+				i, err := strconv.Atoi(tok)
+				if err != nil || i < 0 || i >= len(c) || strconv.Itoa(i) != tok {
+					return "", nil, fmt.Errorf("$ref %q: no index %q at %q: %w", ref, tok, "#"+pointerFragment(canon.String()), ErrUnresolvedRef)
+				}
+				cur = c[i]
+			default:
+				return "", nil, fmt.Errorf("$ref %q: %q is not an object or array: %w", ref, "#"+pointerFragment(canon.String()), ErrUnresolvedRef)
+			}
+			canon.WriteString("/" + escapeToken(tok))
+		}
+	}
+	return canon.String(), cur, nil
+}
+
+// node resolves the subschema v found at pointer ptr.
+func (r *resolver) node(v any, ptr string, depth int) (any, error) {
+	if depth > 4*MaxDepth {
+		return nil, fmt.Errorf("at %q: resolved schema nested more than %d deep: %w", "#"+pointerFragment(ptr), 4*MaxDepth, ErrTooComplex)
+	}
+	if err := r.spend(1); err != nil {
+		return nil, err
+	}
+	switch s := v.(type) {
+	case bool:
+		return s, nil
+	case map[string]any:
+		refVal, isRef := s["$ref"]
+		if !isRef {
+			out, err := r.keywords(s, ptr, depth)
+			if err != nil {
+				return nil, err
+			}
+			return mergeAllOf(out), nil
+		}
+		ref, ok := refVal.(string)
+		if !ok {
+			return nil, fmt.Errorf("at %q: $ref must be a string, got %s", "#"+pointerFragment(ptr), jsonKind(refVal))
+		}
+		return r.ref(s, ref, ptr, depth)
+	default:
+		return nil, fmt.Errorf("at %q: a schema must be an object or a boolean, got %s", "#"+pointerFragment(ptr), jsonKind(v))
+	}
+}
+
+// ref resolves a schema object holding $ref.
+func (r *resolver) ref(s map[string]any, ref, ptr string, depth int) (any, error) {
+	key, target, err := r.lookup(ref)
+	if err != nil {
+		return nil, fmt.Errorf("at %q: %w", "#"+pointerFragment(ptr), err)
+	}
+	var resolved any
+	switch {
+	case key == "" && r.recursive[key]:
+		resolved = map[string]any{"$ref": "#"}
+	case r.recursive[key]:
+		r.used[key] = true
+		resolved = map[string]any{"$ref": "#/" + r.defsKey + "/" + r.defNames[key]}
+	case slices.Contains(r.stack, key):
+		// The cycle analysis marks every self-reaching target recursive, so
+		// this is unreachable; it guards against unbounded inlining.
+		return nil, fmt.Errorf("$ref %q: %w", ref, ErrRefCycle)
+	default:
+		r.stack = append(r.stack, key)
+		resolved, err = r.node(target, key, depth+1)
+		r.stack = r.stack[:len(r.stack)-1]
+		if err != nil {
+			return nil, err
+		}
+	}
+	siblings := make(map[string]any, len(s))
+	for k, v := range s {
+		if k != "$ref" {
+			siblings[k] = v
+		}
+	}
+	sib, err := r.keywords(siblings, ptr, depth)
+	if err != nil {
+		return nil, err
+	}
+	sib = mergeAllOf(sib)
+	if len(sib) == 0 {
+		return resolved, nil
+	}
+	return combineRef(resolved, sib), nil
+}
+
+// combineRef joins a resolved $ref target with its resolved siblings.
+func combineRef(resolved any, sib map[string]any) any {
+	resMap, isMap := resolved.(map[string]any)
+	if resolved == true {
+		resMap, isMap = map[string]any{}, true
+	}
+	if isMap && (!hasConstraints(resMap) || !hasConstraints(sib)) {
+		merged := make(map[string]any, len(resMap)+len(sib))
+		for k, v := range resMap {
+			merged[k] = v
+		}
+		for k, v := range sib {
+			merged[k] = v
+		}
+		return mergeAllOf(merged)
+	}
+	outer := map[string]any{}
+	cons := map[string]any{}
+	for k, v := range sib {
+		if constraintKeywords[k] {
+			cons[k] = v
+		} else {
+			outer[k] = v
+		}
+	}
+	if len(cons) == 0 {
+		cons = nil
+	}
+	members := []any{resolved}
+	if cons != nil {
+		members = append(members, cons)
+	}
+	outer["allOf"] = members
+	return mergeAllOf(outer)
+}
+
+func hasConstraints(m map[string]any) bool {
+	for k := range m {
+		if constraintKeywords[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// keywords resolves every keyword of the schema object s except $ref.
+func (r *resolver) keywords(s map[string]any, ptr string, depth int) (map[string]any, error) {
+	out := make(map[string]any, len(s))
+	for _, kw := range sortedKeys(s) {
+		v := s[kw]
+		kwPtr := ptr + "/" + escapeToken(kw)
+		if err := r.spend(len(kw) + 3); err != nil {
+			return nil, err
+		}
+		switch {
+		case kw == "$ref" || droppedKeywords[kw]:
+			continue
+		case kw == "$dynamicRef" || kw == "$recursiveRef":
+			return nil, fmt.Errorf("at %q: %s: %w", "#"+pointerFragment(kwPtr), kw, ErrUnsupported)
+		case kw == "items" || kw == "dependencies":
+			// Either subschemas or, for these two, an array (tuple items /
+			// property dependencies) handled below.
+			if arr, ok := v.([]any); ok && kw == "items" {
+				res, err := r.nodes(arr, kwPtr, depth)
+				if err != nil {
+					return nil, err
+				}
+				out[kw] = res
+				continue
+			}
+			if kw == "dependencies" {
+				obj, ok := v.(map[string]any)
+				if !ok {
+					return nil, fmt.Errorf("at %q: want an object, got %s", "#"+pointerFragment(kwPtr), jsonKind(v))
+				}
+				res := make(map[string]any, len(obj))
+				for _, name := range sortedKeys(obj) {
+					if _, isNames := obj[name].([]any); isNames {
+						if err := r.spendValue(obj[name]); err != nil {
+							return nil, err
+						}
+						res[name] = obj[name]
+						continue
+					}
+					c, err := r.node(obj[name], kwPtr+"/"+escapeToken(name), depth+1)
+					if err != nil {
+						return nil, err
+					}
+					res[name] = c
+				}
+				out[kw] = res
+				continue
+			}
+			c, err := r.node(v, kwPtr, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[kw] = c
+		case schemaKeywords[kw]:
+			c, err := r.node(v, kwPtr, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[kw] = c
+		case arrayKeywords[kw]:
+			arr, ok := v.([]any)
+			if !ok {
+				return nil, fmt.Errorf("at %q: want an array of schemas, got %s", "#"+pointerFragment(kwPtr), jsonKind(v))
+			}
+			res, err := r.nodes(arr, kwPtr, depth)
+			if err != nil {
+				return nil, err
+			}
+			out[kw] = res
+		case mapKeywords[kw]:
+			obj, ok := v.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("at %q: want an object of schemas, got %s", "#"+pointerFragment(kwPtr), jsonKind(v))
+			}
+			res := make(map[string]any, len(obj))
+			for _, name := range sortedKeys(obj) {
+				if err := r.spend(len(name) + 3); err != nil {
+					return nil, err
+				}
+				c, err := r.node(obj[name], kwPtr+"/"+escapeToken(name), depth+1)
+				if err != nil {
+					return nil, err
+				}
+				res[name] = c
+			}
+			out[kw] = res
+		default:
+			if err := r.spendValue(v); err != nil {
+				return nil, err
+			}
+			out[kw] = v
+		}
+	}
+	return out, nil
+}
+
+func (r *resolver) nodes(arr []any, ptr string, depth int) ([]any, error) {
+	res := make([]any, len(arr))
+	for i, c := range arr {
+		v, err := r.node(c, ptr+"/"+strconv.Itoa(i), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		res[i] = v
+	}
+	return res, nil
+}
+
+// mergeAllOf folds the allOf of m into m when the package's allOf rule allows,
+// and returns m unchanged otherwise. m is not modified.
+func mergeAllOf(m map[string]any) map[string]any {
+	members, ok := m["allOf"].([]any)
+	if !ok || len(members) == 0 {
+		return m
+	}
+	if _, ok := m["additionalProperties"]; ok {
+		return m
+	}
+	if _, ok := m["unevaluatedProperties"]; ok {
+		return m
+	}
+	parts := []map[string]any{}
+	for _, member := range members {
+		if member == true {
+			continue
+		}
+		mm, ok := member.(map[string]any)
+		if !ok {
+			return m
+		}
+		for k := range mm {
+			if !plainKeywords[k] {
+				return m
+			}
+		}
+		parts = append(parts, mm)
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if k != "allOf" {
+			out[k] = v
+		}
+	}
+	all := append([]map[string]any{out}, parts...)
+	typed := false
+	for _, p := range all {
+		if t, ok := p["type"]; ok {
+			if t != "object" {
+				return m
+			}
+			typed = true
+		}
+	}
+	for _, a := range mergedAnnotations {
+		if _, ok := out[a]; ok {
+			continue
+		}
+		var val any
+		for _, p := range parts {
+			if v, ok := p[a]; ok {
+				if val != nil && !reflect.DeepEqual(val, v) {
+					return m
+				}
+				val = v
+			}
+		}
+		if val != nil {
+			out[a] = val
+		}
+	}
+	props := map[string]any{}
+	var required []any
+	seen := map[string]bool{}
+	anyProps, anyRequired := false, false
+	for _, p := range all {
+		if pv, ok := p["properties"]; ok {
+			pm, ok := pv.(map[string]any)
+			if !ok {
+				return m
+			}
+			anyProps = true
+			for name, schema := range pm {
+				if prev, ok := props[name]; ok && !reflect.DeepEqual(prev, schema) {
+					return m
+				}
+				props[name] = schema
+			}
+		}
+		if rv, ok := p["required"]; ok {
+			rl, ok := rv.([]any)
+			if !ok {
+				return m
+			}
+			anyRequired = true
+			for _, n := range rl {
+				s, ok := n.(string)
+				if !ok {
+					return m
+				}
+				if !seen[s] {
+					seen[s] = true
+					required = append(required, s)
+				}
+			}
+		}
+	}
+	if anyProps {
+		out["properties"] = props
+	}
+	if anyRequired {
+		if required == nil {
+			required = []any{}
+		}
+		out["required"] = required
+	}
+	if typed {
+		out["type"] = "object"
+	}
+	return out
+}
+
+// finishRoot attaches the recursive definitions and applies the top-level rules.
+func (r *resolver) finishRoot(out any, defs map[string]any) (any, error) {
+	if out == true {
+		out = map[string]any{}
+	}
+	root, ok := out.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("schema accepts nothing (false): tool arguments can never be valid")
+	}
+	if len(defs) > 0 {
+		root[r.defsKey] = defs
+	}
+	if r.schemaURL != "" {
+		root["$schema"] = r.schemaURL
+	}
+	t, typed := root["type"]
+	if !typed {
+		objectish := !hasConstraints(root)
+		for _, k := range objectKeywords {
+			if _, ok := root[k]; ok {
+				objectish = true
+			}
+		}
+		if !hasConstraints(root) {
+			if _, ok := root["properties"]; !ok {
+				root["properties"] = map[string]any{}
+			}
+		}
+		if objectish {
+			root["type"] = "object"
+		}
+		return root, nil
+	}
+	switch t := t.(type) {
+	case string:
+		if t != "object" {
+			return nil, fmt.Errorf(`schema "type" must be "object", got %q: tool arguments are always an object`, t)
+		}
+	case []any:
+		if !slices.Contains(t, any("object")) {
+			return nil, fmt.Errorf(`schema "type" must include "object": tool arguments are always an object`)
+		}
+	default:
+		return nil, fmt.Errorf(`schema "type" must be "object", got %s`, jsonKind(t))
+	}
+	return root, nil
+}
+
+// spend charges n bytes of output against the budget.
+func (r *resolver) spend(n int) error {
+	r.budget -= n
+	if r.budget < 0 {
+		return fmt.Errorf("resolved schema would exceed %d bytes: %w", MaxOutputBytes, ErrTooComplex)
+	}
+	return nil
+}
+
+// spendValue charges a verbatim value by its approximate encoded size.
+func (r *resolver) spendValue(v any) error {
+	switch x := v.(type) {
+	case string:
+		return r.spend(len(x) + 2)
+	case json.Number:
+		return r.spend(len(x))
+	case []any:
+		if err := r.spend(2); err != nil {
+			return err
+		}
+		for _, e := range x {
+			if err := r.spendValue(e); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		if err := r.spend(2); err != nil {
+			return err
+		}
+		for k, e := range x {
+			if err := r.spend(len(k) + 3); err != nil {
+				return err
+			}
+			if err := r.spendValue(e); err != nil {
+				return err
+			}
+		}
+	default:
+		return r.spend(5)
+	}
+	return nil
+}
+
+// defName derives a definition name from the last token of a pointer.
+func defName(ptr string) string {
+	tok := ptr[strings.LastIndexByte(ptr, '/')+1:]
+	tok, _ = unescapeToken(tok)
+	var b strings.Builder
+	for _, c := range tok {
+		if c == '_' || c == '-' || c == '.' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') {
+			b.WriteRune(c)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 {
+		return "schema"
+	}
+	return b.String()
+}
+
+func escapeToken(tok string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
+}
+
+func unescapeToken(tok string) (string, error) {
+	for i := 0; i < len(tok); i++ {
+		if tok[i] == '~' && (i+1 == len(tok) || (tok[i+1] != '0' && tok[i+1] != '1')) {
+			return "", fmt.Errorf("bad JSON pointer escape in %q", tok)
+		}
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~"), nil
+}
+
+// pointerFragment renders a canonical pointer as a URI fragment.
+func pointerFragment(ptr string) string {
+	return (&url.URL{Fragment: ptr}).EscapedFragment()
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func sortedInts(m map[int]bool) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func decode(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, errors.New("unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+func encode(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encode schema: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
