@@ -1,0 +1,20 @@
+// Package mcp connects FreeCode to Model Context Protocol servers.
+//
+// A [Session] is one running connection to one configured server: a local
+// child process that the session owns (its own process group, an explicit
+// environment, stderr captured into a bounded ring buffer, reaped the moment
+// it exits, stopped by close-stdin → SIGTERM → SIGKILL to the whole group), or
+// a remote endpoint reached over streamable HTTP with a fallback to the older
+// HTTP+SSE transport.
+//
+// [Connect] initializes the server and lists all of its tools within the
+// server's timeout. The raw tools/list JSON is kept and converted with
+// [ConvertTools]; a tools/list_changed notification makes the session list
+// again and signal [Session.ToolsChanged] when the converted set changed.
+// [Session.Done] and [Session.Err] report how the session ended: process exit
+// (with the exit status and the tail of stderr), transport loss, or Close.
+//
+// Lines a local server writes to stdout that are not JSON are skipped (some
+// servers print a banner there); a server that never answers in JSON fails
+// with a timeout that quotes its stderr.
+package mcp

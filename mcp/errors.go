@@ -1,0 +1,103 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+var (
+	// ErrTransport is wrapped by every error caused by the connection to a
+	// server failing or being lost (process exit, closed pipe, network error,
+	// expired HTTP session), as opposed to an error the server reported. A
+	// call that failed this way may or may not have reached the server.
+	ErrTransport = errors.New("connection to MCP server lost")
+
+	// ErrClosed is wrapped by the errors of calls made after the session
+	// ended. If it ended because of a failure, the error also wraps that
+	// failure (see [Session.Err]).
+	ErrClosed = errors.New("MCP session closed")
+)
+
+// stderrLinesInErrors bounds how many stderr lines an error message quotes.
+const stderrLinesInErrors = 10
+
+// ExitError reports that a local server's process ended on its own. It wraps
+// [ErrTransport].
+type ExitError struct {
+	Server string
+	// When says at which point the process ended: "before initialize",
+	// "while listing tools", or "" once the session was running.
+	When string
+	// State is the reaped process's state (exit code or signal).
+	State *os.ProcessState
+	// Stderr is the tail of what the process wrote to stderr.
+	Stderr []string
+}
+
+func (e *ExitError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "server %q %s", e.Server, describeExit(e.State))
+	if e.When != "" {
+		b.WriteString(" " + e.When)
+	}
+	b.WriteString(formatStderr(e.Stderr))
+	return b.String()
+}
+
+func (e *ExitError) Unwrap() error { return ErrTransport }
+
+// ExitCode is the process's exit status, or -1 if a signal ended it.
+func (e *ExitError) ExitCode() int {
+	if e.State == nil {
+		return -1
+	}
+	return e.State.ExitCode()
+}
+
+func describeExit(st *os.ProcessState) string {
+	if st == nil {
+		return "exited"
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		name := unix.SignalName(ws.Signal())
+		if name == "" {
+			name = ws.Signal().String()
+		}
+		return "was killed by " + name
+	}
+	return fmt.Sprintf("exited with status %d", st.ExitCode())
+}
+
+// formatStderr renders the last lines of stderr for an error message, or ""
+// when there are none.
+func formatStderr(lines []string) string {
+	if len(lines) > stderrLinesInErrors {
+		lines = lines[len(lines)-stderrLinesInErrors:]
+	}
+	switch len(lines) {
+	case 0:
+		return ""
+	case 1:
+		return "; stderr: " + lines[0]
+	}
+	return "; stderr:\n  " + strings.Join(lines, "\n  ")
+}
+
+// sessionError is an error with a message written for users and any number
+// of wrapped causes, e.g. ErrTransport plus the transport's own error.
+type sessionError struct {
+	msg    string
+	causes []error
+}
+
+func (e *sessionError) Error() string   { return e.msg }
+func (e *sessionError) Unwrap() []error { return e.causes }
+
+func newError(msg string, causes ...error) error {
+	return &sessionError{msg: msg, causes: causes}
+}

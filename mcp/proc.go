@@ -1,0 +1,269 @@
+package mcp
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"golang.org/x/sys/unix"
+)
+
+// Stop timings for a local server: after stdin is closed the server gets
+// stdinGrace to exit by itself, then SIGTERM and termGrace, then SIGKILL.
+const (
+	stdinGrace = 500 * time.Millisecond
+	termGrace  = 2 * time.Second
+	// killWait bounds the wait after SIGKILL (a process in uninterruptible
+	// sleep cannot be reaped until it leaves it).
+	killWait = 5 * time.Second
+	// stderrDrainWait bounds how long the exit of a server waits for the rest
+	// of its stderr, which an escaped descendant may keep open.
+	stderrDrainWait = time.Second
+)
+
+// inheritedEnv lists the parent's environment variables a local server sees
+// (besides its own configured env): what programs need to find executables,
+// files, the locale, the terminal type, and a proxy or a corporate CA. All
+// other variables, such as provider API keys, stay with FreeCode; a server
+// that needs one must name it in its "env".
+var inheritedEnv = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL",
+	"LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "XDG_RUNTIME_DIR",
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+	"SSL_CERT_FILE", "SSL_CERT_DIR",
+}
+
+// childEnv builds a server's environment: the allow-listed variables of
+// parent (in os.Environ form) overlaid with the server's env. The result is
+// sorted.
+func childEnv(parent []string, env map[string]string) []string {
+	m := make(map[string]string, len(inheritedEnv)+len(env))
+	for _, kv := range parent {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && slices.Contains(inheritedEnv, k) {
+			m[k] = v
+		}
+	}
+	maps.Copy(m, env)
+	out := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, k+"="+m[k])
+	}
+	return out
+}
+
+// process is a local server's child process, the leader of its own process
+// group. Its waiter goroutine reaps it the moment it exits, kills whatever
+// is left of its group, and then closes exited.
+type process struct {
+	cmd  *exec.Cmd
+	pid  int // also the process group id
+	log  logr.Logger
+	ring *lineRing
+
+	stdin  *os.File // write end of the child's stdin
+	stdout *os.File // read end of the child's stdout
+	stderr *os.File // read end of the child's stderr
+
+	stderrDone chan struct{} // closed when the stderr reader returned
+	exited     chan struct{} // closed after the leader was reaped and its group killed
+	state      *os.ProcessState
+	waitErr    error // set before exited is closed
+
+	closeOnce sync.Once
+}
+
+// startProcess starts argv in a new process group with an explicit
+// environment and pipes for stdin, stdout and stderr. Stderr goes line by
+// line into ring and to log at V(1).
+//
+// The child also gets SIGKILL (Pdeathsig) when the OS thread that started it
+// exits. The Go runtime only ends a thread when a goroutine exits while
+// locked to it (runtime.LockOSThread), so startProcess must not be called
+// from such a goroutine; from ordinary goroutines it means the child dies
+// with FreeCode even when FreeCode is killed without a chance to clean up.
+func startProcess(argv []string, env map[string]string, ring *lineRing, log logr.Logger) (_ *process, err error) {
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, errors.New("no command configured")
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if cmd.Err != nil {
+		return nil, cmd.Err
+	}
+	cmd.Env = childEnv(os.Environ(), env)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+
+	var parentEnds, childEnds []*os.File
+	defer func() {
+		for _, f := range childEnds {
+			f.Close()
+		}
+		if err != nil {
+			for _, f := range parentEnds {
+				f.Close()
+			}
+		}
+	}()
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err != nil {
+			return nil, nil, fmt.Errorf("create pipe: %w", err)
+		}
+		return r, w, nil
+	}
+	inR, inW, err := pipe()
+	if err != nil {
+		return nil, err
+	}
+	childEnds, parentEnds = append(childEnds, inR), append(parentEnds, inW)
+	outR, outW, err := pipe()
+	if err != nil {
+		return nil, err
+	}
+	childEnds, parentEnds = append(childEnds, outW), append(parentEnds, outR)
+	errR, errW, err := pipe()
+	if err != nil {
+		return nil, err
+	}
+	childEnds, parentEnds = append(childEnds, errW), append(parentEnds, errR)
+	// *os.File streams are handed to the child as they are: exec starts no
+	// copying goroutines and Wait closes nothing we read from.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &process{
+		cmd:        cmd,
+		pid:        cmd.Process.Pid,
+		log:        log,
+		ring:       ring,
+		stdin:      inW,
+		stdout:     outR,
+		stderr:     errR,
+		stderrDone: make(chan struct{}),
+		exited:     make(chan struct{}),
+	}
+	go p.readStderr()
+	go p.wait()
+	return p, nil
+}
+
+// readStderr copies the child's stderr into the ring until EOF.
+func (p *process) readStderr() {
+	defer close(p.stderrDone)
+	r := bufio.NewReaderSize(p.stderr, maxLineBytes)
+	var line []byte
+	for {
+		chunk, isPrefix, err := r.ReadLine()
+		if len(line) < maxLineBytes+1 {
+			line = append(line, chunk...)
+		}
+		if err != nil {
+			if len(line) > 0 {
+				p.addStderr(string(line))
+			}
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				p.log.V(1).Info("reading stderr failed", "err", err)
+			}
+			return
+		}
+		if !isPrefix {
+			p.addStderr(string(line))
+			line = line[:0]
+		}
+	}
+}
+
+func (p *process) addStderr(line string) {
+	p.ring.add(line)
+	p.log.V(1).Info("stderr", "line", line)
+}
+
+// wait reaps the leader, kills what is left of its process group, and
+// collects the last of stderr before closing exited.
+func (p *process) wait() {
+	// Wait for the exit without reaping: while the leader is a zombie its
+	// pid, which is the group id, cannot be reused, so the group kill below
+	// cannot hit an unrelated process.
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	// Descendants (the real server behind `npx` or `sh -c`) may hold stdout
+	// open; with the leader gone they are orphans.
+	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+	p.waitErr = p.cmd.Wait()
+	p.state = p.cmd.ProcessState
+
+	timer := time.NewTimer(stderrDrainWait)
+	defer timer.Stop()
+	select {
+	case <-p.stderrDone:
+	case <-timer.C:
+		// A descendant that left the group still holds stderr.
+		p.stderr.Close()
+		<-p.stderrDone
+	}
+	p.log.V(1).Info("server process exited", "pid", p.pid, "state", p.state.String())
+	close(p.exited)
+}
+
+// stop ends the process: close stdin, then SIGTERM to the group, then
+// SIGKILL, each after a grace period; it returns once the leader was reaped.
+// A server that never got going (graceful false) gets SIGTERM at once.
+// It reports an error only if even SIGKILL did not end the process in time.
+func (p *process) stop(graceful bool) error {
+	p.stdin.Close()
+	if graceful {
+		if p.waitFor(stdinGrace) {
+			return p.release()
+		}
+		p.log.V(1).Info("server did not exit after stdin closed; sending SIGTERM", "pid", p.pid)
+	}
+	_ = syscall.Kill(-p.pid, syscall.SIGTERM)
+	if p.waitFor(termGrace) {
+		return p.release()
+	}
+	p.log.Info("server did not exit after SIGTERM; sending SIGKILL", "pid", p.pid)
+	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+	if p.waitFor(killWait) {
+		return p.release()
+	}
+	return fmt.Errorf("process %d did not exit %s after SIGKILL", p.pid, killWait)
+}
+
+func (p *process) waitFor(d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-timer.C:
+		return false
+	}
+}
+
+// release closes the parent's pipe ends once the process is gone, which
+// also ends a transport reader blocked on stdout should a descendant that
+// left the group still hold it.
+func (p *process) release() error {
+	p.closeOnce.Do(func() {
+		p.stdin.Close()
+		p.stdout.Close()
+	})
+	return nil
+}

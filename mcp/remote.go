@@ -1,0 +1,276 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/freecode/freecode/schema"
+)
+
+// cancelNoticeWait bounds sending notifications/cancelled for an abandoned
+// remote call.
+const cancelNoticeWait = 2 * time.Second
+
+// remoteConn is what a remote session keeps besides its client.
+type remoteConn struct {
+	url  string
+	rec  *statusRecorder
+	base *http.Transport // closed with the session
+}
+
+func (s *Session) connectRemote(cctx context.Context) error {
+	u, err := url.Parse(s.srv.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("server %q: url %q is not an http(s) URL", s.srv.Name, s.srv.URL)
+	}
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	rec := &statusRecorder{base: base, server: s.srv.Name, lost: s.reportLost}
+	s.remote = &remoteConn{url: s.srv.URL, rec: rec, base: base}
+	httpClient := &http.Client{Transport: rec}
+	// mcp-go's transports log through slog; route that into our logger.
+	slogger := slog.New(logr.ToSlogHandler(s.log.V(1)))
+
+	switch s.srv.Transport {
+	case schema.TransportStreamableHTTP:
+		err = s.connectStreamable(cctx, httpClient, slogger)
+	case schema.TransportSSE:
+		err = s.connectSSE(cctx, httpClient, slogger)
+	case schema.TransportAuto, "":
+		err = s.connectStreamable(cctx, httpClient, slogger)
+		// The MCP spec's backwards compatibility rule: a 4xx answer to
+		// POST initialize means a server of the older HTTP+SSE transport.
+		if errors.Is(err, transport.ErrLegacySSEServer) {
+			s.log.V(1).Info("endpoint refused streamable HTTP; trying SSE", "status", rec.lastStatus())
+			if cerr := s.client.Close(); cerr != nil {
+				s.log.V(1).Info("closing streamable HTTP transport", "err", cerr.Error())
+			}
+			s.client = nil
+			rec.reset()
+			err = s.connectSSE(cctx, httpClient, slogger)
+		}
+	default:
+		return fmt.Errorf("server %q: unknown transport %q", s.srv.Name, s.srv.Transport)
+	}
+	if err == nil {
+		rec.established.Store(true)
+	}
+	return err
+}
+
+func (s *Session) connectStreamable(cctx context.Context, hc *http.Client, slogger *slog.Logger) error {
+	tr, err := transport.NewStreamableHTTP(s.srv.URL,
+		transport.WithHTTPHeaders(s.srv.Headers),
+		transport.WithHTTPBasicClient(hc),
+		// The standalone GET stream carries tools/list_changed on the
+		// protocol revision we pin. No WithHTTPTimeout: it would cut that
+		// stream.
+		//lint:ignore SA1019 deprecated only for protocol 2026-07-28, which we do not speak yet.
+		transport.WithContinuousListening(),
+		transport.WithHTTPLogger(slogger),
+	)
+	if err != nil {
+		return fmt.Errorf("server %q: %w", s.srv.Name, err)
+	}
+	s.client = client.NewClient(&remoteTransport{Interface: tr}, client.WithProtocolVersion(ProtocolVersion))
+	return s.handshake(cctx)
+}
+
+func (s *Session) connectSSE(cctx context.Context, hc *http.Client, slogger *slog.Logger) error {
+	wait := time.Until(deadlineOf(cctx))
+	if wait <= 0 {
+		return s.connectError(cctx, "initialize", context.Cause(cctx))
+	}
+	tr, err := transport.NewSSE(s.srv.URL,
+		transport.WithHeaders(s.srv.Headers),
+		transport.WithHTTPClient(hc),
+		transport.WithEndpointTimeout(wait),
+		transport.WithSSELogger(slogger),
+	)
+	if err != nil {
+		return fmt.Errorf("server %q: %w", s.srv.Name, err)
+	}
+	s.client = client.NewClient(&remoteTransport{Interface: tr}, client.WithProtocolVersion(ProtocolVersion))
+	s.client.OnConnectionLost(func(err error) {
+		s.reportLost(newError(fmt.Sprintf("server %q: SSE stream lost: %s", s.srv.Name, err), ErrTransport, err))
+	})
+	return s.handshake(cctx)
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return time.Now().Add(schema.DefaultTimeout)
+	}
+	return d
+}
+
+// isConnectionLoss reports whether err means the remote connection is gone
+// for good, as opposed to one failed request.
+func isConnectionLoss(err error) bool {
+	var opErr *net.OpError
+	return errors.Is(err, transport.ErrSessionTerminated) ||
+		errors.Is(err, transport.ErrTransportClosed) ||
+		errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.As(err, &opErr)
+}
+
+// httpStatus is an HTTP error answer seen by a remote session.
+type httpStatus struct {
+	method, url, status string
+	code                int
+}
+
+// statusRecorder is the remote session's http.RoundTripper. It remembers
+// the last HTTP error status, for error messages, and once the session is
+// established reports its loss: a network error, or 404 for a request that
+// carried the session id.
+type statusRecorder struct {
+	base        http.RoundTripper
+	server      string
+	lost        func(error)
+	established atomic.Bool
+	last        atomic.Pointer[httpStatus]
+}
+
+func (r *statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.base.RoundTrip(req)
+	if err != nil {
+		if r.established.Load() && req.Context().Err() == nil {
+			r.lost(newError(fmt.Sprintf("server %q: connection lost: %s", r.server, err), ErrTransport, err))
+		}
+		return nil, err
+	}
+	if resp.StatusCode >= 400 {
+		r.last.Store(&httpStatus{method: req.Method, url: redactURL(req.URL), status: resp.Status, code: resp.StatusCode})
+		// A 404 for the GET stream may only mean the server offers none.
+		if resp.StatusCode == http.StatusNotFound && r.established.Load() &&
+			req.Method == http.MethodPost && req.Header.Get(transport.HeaderKeySessionID) != "" {
+			r.lost(newError(fmt.Sprintf("server %q: the server ended the session (HTTP 404)", r.server), ErrTransport, transport.ErrSessionTerminated))
+		}
+	}
+	return resp, nil
+}
+
+func (r *statusRecorder) lastStatus() *httpStatus { return r.last.Load() }
+
+func (r *statusRecorder) reset() { r.last.Store(nil) }
+
+// redactURL drops userinfo and the query (SSE endpoints carry session ids
+// there, some servers take keys) from a URL shown to users.
+func redactURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	c.RawQuery = ""
+	c.ForceQuery = false
+	return c.String()
+}
+
+// requestIDSlotKey keys the context value through which remoteTransport
+// tells CallTool the JSON-RPC id of its tools/call request.
+type requestIDSlotKey struct{}
+
+type requestIDSlot struct {
+	mu sync.Mutex // guards id, set
+	id mcpgo.RequestId
+	ok bool
+}
+
+func (s *requestIDSlot) store(id mcpgo.RequestId) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.id, s.ok = id, true
+}
+
+func (s *requestIDSlot) load() (mcpgo.RequestId, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id, s.ok
+}
+
+// remoteTransport wraps mcp-go's HTTP transports to learn request ids: over
+// HTTP mcp-go sends no notifications/cancelled, which the 2025 revisions of
+// the spec still ask for (a dropped connection is not a cancellation), so
+// CallTool sends it itself. It forwards the optional interfaces mcp-go looks
+// for.
+type remoteTransport struct {
+	transport.Interface
+}
+
+var (
+	_ transport.BidirectionalInterface = (*remoteTransport)(nil)
+	_ transport.HTTPConnection         = (*remoteTransport)(nil)
+)
+
+func (t *remoteTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	if slot, ok := ctx.Value(requestIDSlotKey{}).(*requestIDSlot); ok && req.Method == string(mcpgo.MethodToolsCall) {
+		slot.store(req.ID)
+	}
+	return t.Interface.SendRequest(ctx, req)
+}
+
+func (t *remoteTransport) SetRequestHandler(h transport.RequestHandler) {
+	if b, ok := t.Interface.(transport.BidirectionalInterface); ok {
+		b.SetRequestHandler(h)
+	}
+}
+
+func (t *remoteTransport) SetProtocolVersion(v string) {
+	if h, ok := t.Interface.(transport.HTTPConnection); ok {
+		h.SetProtocolVersion(v)
+	}
+}
+
+func (t *remoteTransport) SetConnectionLostHandler(f func(error)) {
+	if c, ok := t.Interface.(interface{ SetConnectionLostHandler(func(error)) }); ok {
+		c.SetConnectionLostHandler(f)
+	}
+}
+
+func (t *remoteTransport) RequiresLegacyProtocol() bool {
+	l, ok := t.Interface.(interface{ RequiresLegacyProtocol() bool })
+	return ok && l.RequiresLegacyProtocol()
+}
+
+// sendCancelled tells a remote server that the call whose id slot holds was
+// abandoned. It does not wait: the notice is best effort, bounded by
+// cancelNoticeWait and the session's end.
+func (s *Session) sendCancelled(slot *requestIDSlot, reason error) {
+	id, ok := slot.load()
+	if !ok {
+		return
+	}
+	n := mcpgo.JSONRPCNotification{
+		JSONRPC: mcpgo.JSONRPC_VERSION,
+		Notification: mcpgo.Notification{
+			Method: string(mcpgo.MethodNotificationCancelled),
+			Params: mcpgo.NotificationParams{
+				AdditionalFields: map[string]any{"requestId": id, "reason": reason.Error()},
+			},
+		},
+	}
+	if !s.startBackground() {
+		return
+	}
+	go func() {
+		defer s.bg.Done()
+		ctx, cancel := context.WithTimeout(s.ctx, cancelNoticeWait)
+		defer cancel()
+		if err := s.client.GetTransport().SendNotification(ctx, n); err != nil {
+			s.log.V(1).Info("sending notifications/cancelled failed", "err", err.Error())
+		}
+	}()
+}

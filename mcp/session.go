@@ -1,0 +1,638 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/freecode/freecode/schema"
+)
+
+// ProtocolVersion is the MCP revision a session asks for. Pinning a revision
+// that uses the initialize handshake keeps mcp-go from first probing with
+// server/discover, which servers of this revision do not know and which
+// costs up to five seconds against servers that ignore unknown methods. A
+// server that only speaks an older revision answers with that one.
+const ProtocolVersion = mcpgo.LATEST_LEGACY_PROTOCOL_VERSION
+
+const (
+	defaultStderrLines   = 200
+	defaultClientName    = "freecode"
+	defaultClientVersion = "dev"
+	// exitWait bounds how long a failed request waits for the local
+	// process's exit to explain the failure.
+	exitWait = 2 * time.Second
+)
+
+// Options configure a Session.
+type Options struct {
+	// Logger receives the session's diagnostics; a local server's stderr
+	// lines go to it at V(1). The zero value discards everything.
+	Logger logr.Logger
+	// StderrLines is how many of a local server's last stderr lines are
+	// kept for StderrTail and error messages; 0 means 200.
+	StderrLines int
+	// ClientName and ClientVersion identify FreeCode in initialize; they
+	// default to "freecode" and "dev".
+	ClientName, ClientVersion string
+}
+
+// errConnectTimeout is the cancellation cause of Connect's deadline.
+var errConnectTimeout = errors.New("connect timeout")
+
+// errProcessExited is the cancellation cause of Connect's context when the
+// local process exits during the handshake.
+var errProcessExited = errors.New("server process exited")
+
+// Session is one running connection to one MCP server. All methods are safe
+// for concurrent use.
+//
+// One owner goroutine, started by Connect, runs the session until it ends:
+// it re-lists tools after tools/list_changed, and notices the local
+// process's exit, the loss of a remote connection, or Close. Done is closed
+// when it has stopped everything the session started.
+type Session struct {
+	srv     schema.Server
+	timeout time.Duration
+	opts    Options
+	log     logr.Logger
+	stderr  *lineRing
+
+	// Set while connecting, read-only afterwards.
+	proc   *process // nil for a remote server
+	client *client.Client
+	remote *remoteConn // nil for a local server
+
+	// ctx lives as long as the session; mcp-go's Start gets it, and the
+	// owner goroutine's re-lists derive from it. cancel ends it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	relist       chan struct{} // cap 1: coalesced "list tools again"
+	toolsChanged chan struct{} // cap 1: ToolsChanged
+	lost         chan error    // cap 1: the first transport loss reported
+	closing      chan struct{} // closed by Close
+	closeOnce    sync.Once
+	done         chan struct{}  // closed once the session has ended
+	bgMu         sync.Mutex     // guards bgEnded and the zero-crossing Adds of bg
+	bgEnded      bool           // set by finish: no more background work
+	bg           sync.WaitGroup // background work to wait for in finish
+
+	listSeq atomic.Uint64 // numbers our own tools/list requests
+	running atomic.Bool   // set once Connect succeeded
+
+	mu       sync.Mutex // guards raw, tools, convErrs, err and stopErr
+	raw      []json.RawMessage
+	tools    []Tool
+	convErrs []error
+	err      error
+	stopErr  error
+}
+
+// Connect starts (local) or reaches (remote) the server, initializes it and
+// lists all its tools, all within srv.Timeout (schema.DefaultTimeout if
+// zero). On failure nothing is left running and the error says why in terms
+// a user can act on: the command that could not start, the exit status and
+// the tail of stderr, the step that got no answer in time, or the HTTP
+// status of a remote endpoint.
+//
+// The session outlives ctx, which only bounds connecting; end it with Close.
+// A local server also gets SIGKILL if the OS thread that called Connect
+// exits, which Go only lets happen to a goroutine that called
+// runtime.LockOSThread and returned without unlocking: do not call Connect
+// from such a goroutine.
+func Connect(ctx context.Context, srv schema.Server, opts Options) (*Session, error) {
+	if opts.StderrLines <= 0 {
+		opts.StderrLines = defaultStderrLines
+	}
+	if opts.ClientName == "" {
+		opts.ClientName = defaultClientName
+	}
+	if opts.ClientVersion == "" {
+		opts.ClientVersion = defaultClientVersion
+	}
+	timeout := srv.Timeout
+	if timeout <= 0 {
+		timeout = schema.DefaultTimeout
+	}
+	s := &Session{
+		srv:          srv,
+		timeout:      timeout,
+		opts:         opts,
+		log:          opts.Logger.WithValues("server", srv.Name),
+		stderr:       newLineRing(opts.StderrLines),
+		relist:       make(chan struct{}, 1),
+		toolsChanged: make(chan struct{}, 1),
+		lost:         make(chan error, 1),
+		closing:      make(chan struct{}),
+		done:         make(chan struct{}),
+	}
+	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+
+	cctx, cancel := context.WithTimeoutCause(ctx, timeout, errConnectTimeout)
+	defer cancel()
+	// Until Connect succeeds, a timeout also ends the session's own context,
+	// which is what mcp-go's transports were started with (an SSE stream
+	// being opened, for one).
+	stopAfter := context.AfterFunc(cctx, s.cancel)
+
+	err := s.connect(cctx)
+	if err == nil && !stopAfter() {
+		err = s.connectError(cctx, "initialize", context.Cause(cctx))
+	}
+	stopAfter()
+	if err != nil {
+		s.finish(err)
+		return nil, err
+	}
+	s.log.V(1).Info("connected", "tools", len(s.Tools()), "protocol", s.client.ProtocolVersion())
+	s.running.Store(true)
+	go s.run()
+	return s, nil
+}
+
+func (s *Session) connect(cctx context.Context) error {
+	switch s.srv.Type {
+	case schema.Local:
+		return s.connectLocal(cctx)
+	case schema.Remote:
+		return s.connectRemote(cctx)
+	default:
+		return fmt.Errorf("server %q: unknown server type %q", s.srv.Name, s.srv.Type)
+	}
+}
+
+func (s *Session) connectLocal(cctx context.Context) error {
+	if len(s.srv.Command) == 0 || s.srv.Command[0] == "" {
+		return fmt.Errorf("server %q: no command configured", s.srv.Name)
+	}
+	proc, err := startProcess(s.srv.Command, s.srv.Env, s.stderr, s.log)
+	if err != nil {
+		return fmt.Errorf("server %q: cannot start %q: %w", s.srv.Name, s.srv.Command[0], err)
+	}
+	s.proc = proc
+	s.log.V(1).Info("started server process", "pid", proc.pid, "command", s.srv.Command)
+
+	// Requests of the handshake also end when the process does.
+	cctx, cancel := context.WithCancelCause(cctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-proc.exited:
+			cancel(errProcessExited)
+		case <-cctx.Done():
+		}
+	}()
+
+	s.client = client.NewClient(transport.NewIO(proc.stdout, proc.stdin, nil), client.WithProtocolVersion(ProtocolVersion))
+	return s.handshake(cctx)
+}
+
+// handshake starts the client, initializes the server and lists its tools.
+func (s *Session) handshake(cctx context.Context) error {
+	s.client.OnNotification(s.onNotification)
+	if err := s.client.Start(s.ctx); err != nil {
+		return s.connectError(cctx, "initialize", transport.NewError(err))
+	}
+	req := mcpgo.InitializeRequest{}
+	req.Params.ProtocolVersion = ProtocolVersion
+	req.Params.ClientInfo = mcpgo.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion}
+	res, err := s.client.Initialize(cctx, req)
+	if err != nil {
+		return s.connectError(cctx, "initialize", err)
+	}
+	if res.Capabilities.Tools == nil {
+		s.log.V(1).Info("server declares no tools capability")
+		return nil
+	}
+	raws, err := s.listTools(cctx)
+	if err != nil {
+		return s.connectError(cctx, "tools/list", err)
+	}
+	s.setTools(raws)
+	return nil
+}
+
+// connectError explains why step failed while connecting.
+func (s *Session) connectError(cctx context.Context, step string, err error) error {
+	name := s.srv.Name
+	if s.proc != nil && s.awaitExit(cctx, err) {
+		when := "before initialize"
+		if step != "initialize" {
+			when = "while listing tools"
+		}
+		return s.exitError(when)
+	}
+	cause := context.Cause(cctx)
+	switch {
+	case errors.Is(cause, errConnectTimeout):
+		return newError(fmt.Sprintf("server %q: no answer to %s within %s%s", name, step, s.timeout, formatStderr(s.stderr.tail())),
+			ErrTransport, context.DeadlineExceeded)
+	case cctx.Err() != nil && !errors.Is(cause, errProcessExited):
+		return fmt.Errorf("server %q: %s canceled: %w", name, step, cause)
+	}
+	if s.remote != nil {
+		if st := s.remote.rec.lastStatus(); st != nil {
+			return newError(fmt.Sprintf("server %q: %s: HTTP %s from %s", name, step, st.status, st.url), ErrTransport, err)
+		}
+		var opErr *net.OpError
+		if errors.As(err, &opErr) {
+			return newError(fmt.Sprintf("server %q: %s: cannot reach %s: %s", name, step, s.remote.url, opErr), ErrTransport, err)
+		}
+	}
+	if isTransportError(err) {
+		return newError(fmt.Sprintf("server %q: %s: %s", name, step, err), ErrTransport, err)
+	}
+	return fmt.Errorf("server %q: %s: %w", name, step, err)
+}
+
+// awaitExit reports whether the local process has exited, waiting a moment
+// for it when err looks like the result of an exit (closed pipes).
+func (s *Session) awaitExit(cctx context.Context, err error) bool {
+	select {
+	case <-s.proc.exited:
+		return true
+	default:
+	}
+	if (cctx.Err() != nil && !errors.Is(context.Cause(cctx), errProcessExited)) || !isTransportError(err) {
+		return false
+	}
+	timer := time.NewTimer(exitWait)
+	defer timer.Stop()
+	select {
+	case <-s.proc.exited:
+		return true
+	case <-cctx.Done():
+		// Cancelled because of the exit (exited is closed by then), or out
+		// of time.
+		select {
+		case <-s.proc.exited:
+			return true
+		default:
+			return false
+		}
+	case <-timer.C:
+		return false
+	}
+}
+
+// exitError describes the local process's exit; call it after exited is
+// closed.
+func (s *Session) exitError(when string) error {
+	return &ExitError{Server: s.srv.Name, When: when, State: s.proc.state, Stderr: s.stderr.tail()}
+}
+
+// isTransportError reports whether err came from the transport (mcp-go
+// wraps those in *transport.Error) rather than from the server's answer.
+func isTransportError(err error) bool {
+	var te *transport.Error
+	return errors.As(err, &te) || errors.Is(err, ErrTransport)
+}
+
+// listTools issues tools/list itself, page by page, to keep each tool's raw
+// JSON: mcp-go's own types drop parts of input schemas.
+func (s *Session) listTools(ctx context.Context) ([]json.RawMessage, error) {
+	var raws []json.RawMessage
+	seen := map[string]bool{}
+	cursor := ""
+	for {
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		resp, err := s.client.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
+			JSONRPC: mcpgo.JSONRPC_VERSION,
+			ID:      mcpgo.NewRequestId(fmt.Sprintf("freecode-tools-list-%d", s.listSeq.Add(1))),
+			Method:  string(mcpgo.MethodToolsList),
+			Params:  params,
+		})
+		if err != nil {
+			return nil, transport.NewError(err)
+		}
+		if resp.Error != nil {
+			return nil, resp.Error.AsError()
+		}
+		var page struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor string            `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(resp.Result, &page); err != nil {
+			return nil, fmt.Errorf("decode tools/list result: %w", err)
+		}
+		raws = append(raws, page.Tools...)
+		if page.NextCursor == "" {
+			return raws, nil
+		}
+		if seen[page.NextCursor] {
+			return nil, fmt.Errorf("tools/list: server repeated cursor %q", page.NextCursor)
+		}
+		seen[page.NextCursor] = true
+		cursor = page.NextCursor
+	}
+}
+
+// setTools converts raws and makes them the current set; it reports whether
+// the converted tools differ from the previous set.
+func (s *Session) setTools(raws []json.RawMessage) bool {
+	tools, errs := ConvertTools(s.srv.Name, raws)
+	for _, err := range errs {
+		s.log.Info("tool skipped", "err", err.Error())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	changed := !slices.EqualFunc(s.tools, tools, sameTool)
+	s.raw, s.tools, s.convErrs = raws, tools, errs
+	return changed
+}
+
+// sameTool compares everything a user or model sees of a tool.
+func sameTool(a, b Tool) bool {
+	return a.ID == b.ID && a.Server == b.Server && a.Name == b.Name && a.Title == b.Title &&
+		a.Description == b.Description && a.ReadOnly == b.ReadOnly &&
+		bytes.Equal(a.InputSchema, b.InputSchema) && bytes.Equal(a.Annotations, b.Annotations)
+}
+
+// onNotification runs on mcp-go's read goroutine: it must not make
+// requests, so it only asks the owner goroutine to list again.
+func (s *Session) onNotification(n mcpgo.JSONRPCNotification) {
+	if n.Method == mcpgo.MethodNotificationToolsListChanged {
+		select {
+		case s.relist <- struct{}{}:
+		default: // a re-list is already pending
+		}
+	}
+}
+
+// reportLost ends the session because its connection failed. Only the
+// first report counts.
+func (s *Session) reportLost(err error) {
+	select {
+	case s.lost <- err:
+	default:
+	}
+}
+
+// run is the owner goroutine.
+func (s *Session) run() {
+	var exited <-chan struct{}
+	if s.proc != nil {
+		exited = s.proc.exited
+	}
+	for {
+		select {
+		case <-s.closing:
+			s.finish(nil)
+			return
+		case <-exited:
+			s.finish(s.unlessClosing(s.exitError("")))
+			return
+		case err := <-s.lost:
+			s.finish(s.unlessClosing(err))
+			return
+		case <-s.relist:
+			s.refresh()
+		}
+	}
+}
+
+// unlessClosing returns err, or nil if Close was called: a server that
+// exits or drops the connection while being closed ended cleanly.
+func (s *Session) unlessClosing(err error) error {
+	select {
+	case <-s.closing:
+		return nil
+	default:
+		return err
+	}
+}
+
+// refresh lists the tools again after tools/list_changed.
+func (s *Session) refresh() {
+	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
+	defer cancel()
+	raws, err := s.listTools(ctx)
+	if err != nil {
+		if s.ctx.Err() != nil {
+			return // closing
+		}
+		s.log.Error(err, "listing tools again after tools/list_changed failed")
+		if s.remote != nil && isConnectionLoss(err) {
+			s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, err), ErrTransport, err))
+		}
+		return
+	}
+	if s.setTools(raws) {
+		s.log.V(1).Info("tool set changed", "tools", len(raws))
+		select {
+		case s.toolsChanged <- struct{}{}:
+		default: // the previous signal has not been taken yet
+		}
+	}
+}
+
+// finish stops everything the session started, records why it ended and
+// closes done. Only one goroutine calls it: Connect on failure, or run.
+func (s *Session) finish(why error) {
+	s.cancel()
+	if s.client != nil {
+		// Closes the local server's stdin, or ends the remote HTTP session.
+		if err := s.client.Close(); err != nil {
+			s.log.V(1).Info("closing transport", "err", err.Error())
+		}
+	}
+	var stopErr error
+	if s.proc != nil {
+		stopErr = s.proc.stop(s.running.Load())
+	}
+	s.bgMu.Lock()
+	s.bgEnded = true
+	s.bgMu.Unlock()
+	s.bg.Wait()
+	if s.remote != nil {
+		s.remote.base.CloseIdleConnections()
+	}
+	s.mu.Lock()
+	s.err, s.stopErr = why, stopErr
+	s.mu.Unlock()
+	if why != nil {
+		s.log.Info("session ended", "err", why.Error())
+	} else {
+		s.log.V(1).Info("session closed")
+	}
+	close(s.done)
+}
+
+// startBackground registers a background goroutine that finish waits for;
+// it reports false once the session is ending.
+func (s *Session) startBackground() bool {
+	s.bgMu.Lock()
+	defer s.bgMu.Unlock()
+	if s.bgEnded {
+		return false
+	}
+	s.bg.Add(1)
+	return true
+}
+
+// Name is the server's configured name.
+func (s *Session) Name() string { return s.srv.Name }
+
+// PID is the local server's process id (also its process group id), or 0
+// for a remote server.
+func (s *Session) PID() int {
+	if s.proc == nil {
+		return 0
+	}
+	return s.proc.pid
+}
+
+// Tools returns the current converted tool set, sorted by ID.
+func (s *Session) Tools() []Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.tools)
+}
+
+// ConvertErrors returns why tools of the current set were left out.
+func (s *Session) ConvertErrors() []error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.convErrs)
+}
+
+// RawTools returns the current tools/list elements as the server sent them.
+func (s *Session) RawTools() []json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.raw)
+}
+
+// ToolsChanged is signalled (buffered, capacity one) after a re-list that
+// changed Tools. Several changes may collapse into one signal, so a receiver
+// reads Tools afresh; none is lost.
+func (s *Session) ToolsChanged() <-chan struct{} { return s.toolsChanged }
+
+// Done is closed when the session has ended and everything it started has
+// stopped.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Err says why the session ended: nil while it runs and after Close, an
+// *ExitError when the local process exited, an error wrapping ErrTransport
+// when a remote connection was lost.
+func (s *Session) Err() error {
+	select {
+	case <-s.done:
+	default:
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// StderrTail returns the last lines the local server wrote to stderr
+// (Options.StderrLines of them at most); nil for a remote server.
+func (s *Session) StderrTail() []string {
+	if s.proc == nil {
+		return nil
+	}
+	return s.stderr.tail()
+}
+
+// Close ends the session: a local server's stdin is closed, then its process
+// group gets SIGTERM and finally SIGKILL, each after a grace period; a remote
+// session is ended with DELETE. It returns when everything has stopped. It is
+// idempotent; the error is non-nil only if the process could not be reaped.
+func (s *Session) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		// Abort a re-list in progress.
+		s.cancel()
+	})
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopErr
+}
+
+// CallTool calls the server's tool name (the server's own name, Tool.Name)
+// with args, a JSON object (nil means {}). Cancelling ctx abandons the call
+// and tells the server with notifications/cancelled. A failure of the
+// connection wraps ErrTransport (and, when the local process exited, is an
+// *ExitError); a call after the session ended wraps ErrClosed. A tool that
+// reports a failure is not an error: see CallToolResult.IsError.
+func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage) (*mcpgo.CallToolResult, error) {
+	if err := s.endedError(name); err != nil {
+		return nil, err
+	}
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	req := mcpgo.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+
+	var slot *requestIDSlot
+	if s.remote != nil {
+		slot = &requestIDSlot{}
+		ctx = context.WithValue(ctx, requestIDSlotKey{}, slot)
+	}
+	res, err := s.client.CallTool(ctx, req)
+	if err == nil {
+		return res, nil
+	}
+	if ctx.Err() != nil {
+		if slot != nil {
+			s.sendCancelled(slot, context.Cause(ctx))
+		}
+		return nil, fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, context.Cause(ctx))
+	}
+	if !isTransportError(err) {
+		return nil, fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, err)
+	}
+	return nil, s.callFailure(name, err)
+}
+
+// callFailure explains a transport failure of a call. A local failure
+// almost always means the process exited: wait a moment for the owner
+// goroutine to see it, and report the exit.
+func (s *Session) callFailure(name string, err error) error {
+	if s.remote != nil && isConnectionLoss(err) {
+		s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, err), ErrTransport, err))
+	}
+	timer := time.NewTimer(exitWait)
+	defer timer.Stop()
+	select {
+	case <-s.done:
+		if endErr := s.Err(); endErr != nil {
+			return newError(fmt.Sprintf("tools/call %q failed: %s", name, endErr), endErr, err)
+		}
+	case <-timer.C:
+	}
+	return newError(fmt.Sprintf("server %q: tools/call %q: %s", s.srv.Name, name, err), ErrTransport, err)
+}
+
+// endedError is the error of a call made after the session ended, or nil.
+func (s *Session) endedError(name string) error {
+	select {
+	case <-s.done:
+	default:
+		return nil
+	}
+	if endErr := s.Err(); endErr != nil {
+		return newError(fmt.Sprintf("tools/call %q: session ended: %s", name, endErr), ErrClosed, endErr)
+	}
+	return fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, ErrClosed)
+}
