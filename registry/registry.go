@@ -1,0 +1,218 @@
+package registry
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Registry holds tools keyed by id and grouped by source. It is safe for
+// concurrent use.
+//
+// Change detection compares ids, titles, descriptions, input schemas and
+// annotations (as canonical JSON: key order and spacing do not matter) and
+// the ReadOnly flag — never the Validate or Call functions, so re-registering
+// the same tools with fresh closures is not a change.
+type Registry struct {
+	bus *Bus
+
+	mu       sync.RWMutex // guards tools, bySource and gen
+	tools    map[string]entry
+	bySource map[string][]string // sorted ids
+	gen      uint64              // bumped on every real change
+}
+
+// entry is a registered tool with its canonical JSON forms.
+type entry struct {
+	tool        Tool
+	schemaCanon []byte
+	annotCanon  []byte
+}
+
+// NewRegistry returns an empty registry that publishes ToolsChanged on bus
+// (nil: no events).
+func NewRegistry(bus *Bus) *Registry {
+	return &Registry{
+		bus:      bus,
+		tools:    make(map[string]entry),
+		bySource: make(map[string][]string),
+	}
+}
+
+// Bus returns the bus the registry publishes on (may be nil).
+func (r *Registry) Bus() *Bus { return r.bus }
+
+// ReplaceSource makes tools the complete tool set of source, replacing what
+// it had. It fails, changing nothing, when source is empty, a tool has no id
+// or no Call, a tool's Source names another source, an id appears twice in
+// tools, an id is already owned by another source, or a schema or
+// annotations object is not valid JSON. changed reports whether the source's
+// set differs from before (see Registry); only then is ToolsChanged
+// published, after the lock is released. An empty tools list removes the
+// source.
+func (r *Registry) ReplaceSource(source string, tools []Tool) (changed bool, err error) {
+	if source == "" {
+		return false, fmt.Errorf("replace tools: empty source name")
+	}
+	next := make(map[string]entry, len(tools))
+	for _, t := range tools {
+		if t.ID == "" {
+			return false, fmt.Errorf("replace tools of %s: a tool has no id", source)
+		}
+		if t.Source != "" && t.Source != source {
+			return false, fmt.Errorf("replace tools of %s: tool %q says its source is %q", source, t.ID, t.Source)
+		}
+		if t.Call == nil {
+			return false, fmt.Errorf("replace tools of %s: tool %q has no Call function", source, t.ID)
+		}
+		if _, dup := next[t.ID]; dup {
+			return false, fmt.Errorf("replace tools of %s: duplicate tool id %q", source, t.ID)
+		}
+		sc, err := canonicalJSON(t.InputSchema)
+		if err != nil {
+			return false, fmt.Errorf("replace tools of %s: input schema of %q: %w", source, t.ID, err)
+		}
+		ac, err := canonicalJSON(t.Annotations)
+		if err != nil {
+			return false, fmt.Errorf("replace tools of %s: annotations of %q: %w", source, t.ID, err)
+		}
+		t.Source = source
+		next[t.ID] = entry{tool: t, schemaCanon: sc, annotCanon: ac}
+	}
+
+	r.mu.Lock()
+	for id := range next {
+		if e, ok := r.tools[id]; ok && e.tool.Source != source {
+			r.mu.Unlock()
+			return false, fmt.Errorf("replace tools of %s: tool id %q is already provided by %s", source, id, e.tool.Source)
+		}
+	}
+	changed = !r.sameLocked(source, next)
+	for _, id := range r.bySource[source] {
+		delete(r.tools, id)
+	}
+	delete(r.bySource, source)
+	if len(next) > 0 {
+		ids := make([]string, 0, len(next))
+		for id, e := range next {
+			r.tools[id] = e
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		r.bySource[source] = ids
+	}
+	if changed {
+		r.gen++
+	}
+	r.mu.Unlock()
+
+	if changed {
+		r.bus.Publish(ToolsChanged{Source: source})
+	}
+	return changed, nil
+}
+
+// sameLocked reports whether source's current set equals next. r.mu held.
+func (r *Registry) sameLocked(source string, next map[string]entry) bool {
+	cur := r.bySource[source]
+	if len(cur) != len(next) {
+		return false
+	}
+	for _, id := range cur {
+		n, ok := next[id]
+		if !ok || !sameEntry(r.tools[id], n) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameEntry(a, b entry) bool {
+	return a.tool.ID == b.tool.ID &&
+		a.tool.Title == b.tool.Title &&
+		a.tool.Description == b.tool.Description &&
+		a.tool.ReadOnly == b.tool.ReadOnly &&
+		bytes.Equal(a.schemaCanon, b.schemaCanon) &&
+		bytes.Equal(a.annotCanon, b.annotCanon)
+}
+
+// RemoveSource removes every tool of source and reports whether there were
+// any; ToolsChanged is published only then.
+func (r *Registry) RemoveSource(source string) (changed bool) {
+	r.mu.Lock()
+	ids := r.bySource[source]
+	for _, id := range ids {
+		delete(r.tools, id)
+	}
+	delete(r.bySource, source)
+	changed = len(ids) > 0
+	if changed {
+		r.gen++
+	}
+	r.mu.Unlock()
+	if changed {
+		r.bus.Publish(ToolsChanged{Source: source})
+	}
+	return changed
+}
+
+// Get returns the tool with id.
+func (r *Registry) Get(id string) (Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.tools[id]
+	return e.tool, ok
+}
+
+// List returns every tool sorted by id.
+func (r *Registry) List() []Tool {
+	_, tools := r.snapshot()
+	return tools
+}
+
+// SourceTools returns the tools of one source sorted by id.
+func (r *Registry) SourceTools(source string) []Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	ids := r.bySource[source]
+	out := make([]Tool, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, r.tools[id].tool)
+	}
+	return out
+}
+
+// Sources returns the names of sources that have at least one tool, sorted.
+func (r *Registry) Sources() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.bySource))
+	for s := range r.bySource {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Generation returns a counter bumped on every real change of the tool set.
+// Equal generations mean an identical tool set.
+func (r *Registry) Generation() uint64 {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.gen
+}
+
+// snapshot returns the generation and the sorted tools, consistently.
+func (r *Registry) snapshot() (uint64, []Tool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Tool, 0, len(r.tools))
+	for _, e := range r.tools {
+		out = append(out, e.tool)
+	}
+	slices.SortFunc(out, func(a, b Tool) int { return strings.Compare(a.ID, b.ID) })
+	return r.gen, out
+}

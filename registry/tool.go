@@ -1,0 +1,101 @@
+// Package registry holds every tool FreeCode can call — built-ins and MCP
+// tools alike — and the machinery around them: the event bus that announces
+// tool-set changes, the provider-facing definitions cache, permission rules
+// and the orchestrator that runs a model's batch of calls.
+//
+// The package does not know where a tool came from beyond its source name
+// ("builtin" or an MCP server's name); adapters build Tool values and hand
+// them to Registry.ReplaceSource.
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+)
+
+// SourceBuiltin is the source name of FreeCode's own tools.
+const SourceBuiltin = "builtin"
+
+// ErrTransport marks a call that failed in transport (connection lost,
+// process exited, malformed response) rather than in the tool itself.
+// Adapters wrap their own transport errors so that
+// errors.Is(err, ErrTransport) holds; the orchestrator retries a read-only
+// call once on such an error and never retries anything else.
+var ErrTransport = errors.New("transport failure")
+
+// Tool is one callable tool. Tools are values: the registry copies them,
+// and the function fields must be safe for concurrent use.
+type Tool struct {
+	// ID is the provider-facing name, unique across all sources:
+	// "read", "write", or mcp__<server>__<tool>.
+	ID string
+	// Source is "builtin" or the MCP server's name; ReplaceSource sets it.
+	Source      string
+	Title       string
+	Description string
+	// InputSchema is a self-contained JSON Schema object describing the
+	// arguments. nil means "no arguments" ({"type":"object"}).
+	InputSchema json.RawMessage
+	// Annotations is the source's annotations object verbatim (nil if none).
+	Annotations json.RawMessage
+	// ReadOnly is true only when the source says the tool does not change
+	// anything; everything else is treated as mutating: it runs alone and
+	// is never retried.
+	ReadOnly bool
+	// Validate checks arguments before any call; nil means no validation.
+	// Its error text is shown to the model, so it should say what is wrong.
+	Validate func(args json.RawMessage) error
+	// Call runs the tool. It must honour ctx (cancellation and deadline).
+	// A tool-level failure is a Result with IsError; a non-nil error means
+	// the call could not be completed (wrap ErrTransport for transport
+	// failures).
+	Call func(ctx context.Context, args json.RawMessage) (Result, error)
+}
+
+// Content is one piece of a tool's output, modelled on MCP content blocks.
+type Content struct {
+	// Type is "text", "image", "audio", "resource", "resource_link", ...
+	Type string `json:"type"`
+	// Text holds text content, or the text of an embedded text resource.
+	Text string `json:"text,omitempty"`
+	// Data holds base64 data for image/audio content and blob resources.
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+	// URI names the resource for resource and resource_link content.
+	URI string `json:"uri,omitempty"`
+	// Raw is the source's block verbatim, for anything the fields above
+	// do not carry (annotations, _meta, unknown types).
+	Raw json.RawMessage `json:"raw,omitempty"`
+}
+
+// Result is a provider-neutral tool outcome.
+type Result struct {
+	Content []Content `json:"content"`
+	// IsError says the tool ran and reports a failure the model should see.
+	IsError bool `json:"isError,omitempty"`
+	// Structured is the tool's structured output, if any.
+	Structured json.RawMessage `json:"structuredContent,omitempty"`
+}
+
+// TextResult returns a successful result with one text block.
+func TextResult(text string) Result {
+	return Result{Content: []Content{{Type: "text", Text: text}}}
+}
+
+// ErrorResult returns an IsError result with one text block.
+func ErrorResult(text string) Result {
+	return Result{Content: []Content{{Type: "text", Text: text}}, IsError: true}
+}
+
+// Text returns the concatenated text blocks of r, separated by newlines.
+func (r Result) Text() string {
+	var parts []string
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			parts = append(parts, c.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}

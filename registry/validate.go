@@ -1,0 +1,17 @@
+package registry
+
+import (
+	"encoding/json"
+
+	"github.com/freecode/freecode/mcp/jschema"
+)
+
+// compileValidator returns a Validate function for a self-contained JSON
+// Schema, using the same validator as MCP tools.
+func compileValidator(schema json.RawMessage) (func(json.RawMessage) error, error) {
+	v, err := jschema.Compile(schema)
+	if err != nil {
+		return nil, err
+	}
+	return v.Validate, nil
+}
