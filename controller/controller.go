@@ -1,0 +1,536 @@
+// Package controller keeps the running MCP servers in line with the
+// configuration.
+//
+// It is level-triggered: every trigger — a new desired set (SetDesired), a
+// server's session ending, a backoff timer, a restart request, the periodic
+// resync — only says "look again". One loop goroutine (Start) then reads the
+// desired set and each server's actual state afresh, lets the pure function
+// plan decide what to do, and applies the result. Running it twice changes
+// nothing.
+//
+// Each running server has one owner goroutine that holds its session: it
+// connects, registers the session's tools with the registry
+// (registry.ReplaceSource, which publishes ToolsChanged only when the set
+// really changed), re-registers them after the session reports a changed
+// tool set, and removes them when the session ends or is stopped. A session
+// that fails to start or ends on its own is restarted after an exponential
+// backoff with jitter (see Backoff).
+//
+// A server's identity is its name plus schema.Server.SpecHash: a changed
+// hash restarts it, an unchanged one leaves it alone across any number of
+// reloads. An invalid configuration (SetConfigError) tears nothing down: the
+// last good desired set stays applied.
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/schema"
+)
+
+var (
+	// ErrUnknownServer: no server of that name is configured or known.
+	ErrUnknownServer = errors.New("unknown server")
+	// ErrDisabled: the server is configured with enabled: false.
+	ErrDisabled = errors.New("server is disabled")
+)
+
+// Conn is a running session with one server; *mcp.Session satisfies it.
+// Close must be idempotent and return once everything the session started
+// has stopped; Done is closed when the session ended, for whatever reason,
+// and Err then says why (nil after Close).
+type Conn interface {
+	Tools() []mcp.Tool
+	ToolsChanged() <-chan struct{}
+	Done() <-chan struct{}
+	Err() error
+	Close() error
+	PID() int
+	StderrTail() []string
+	CallTool(ctx context.Context, name string, args json.RawMessage) (*mcpgo.CallToolResult, error)
+}
+
+// Dialer starts or reaches srv and returns its session once it is
+// initialized and its tools are listed. It must give up within srv.Timeout
+// and when ctx ends, leaving nothing running on failure.
+type Dialer func(ctx context.Context, srv schema.Server) (Conn, error)
+
+// MCPDialer dials with mcp.Connect.
+func MCPDialer(opts mcp.Options) Dialer {
+	return func(ctx context.Context, srv schema.Server) (Conn, error) {
+		s, err := mcp.Connect(ctx, srv, opts)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+}
+
+// DefaultMaxParallelStarts is used when Options.MaxParallelStarts is below 1.
+const DefaultMaxParallelStarts = 8
+
+// Options configure a Controller.
+type Options struct {
+	// Registry receives every server's tools; events (ToolsChanged,
+	// PhaseChanged) go to its Bus. nil: a private registry without a bus.
+	Registry *registry.Registry
+	// Dial connects a server; nil means MCPDialer with Logger.
+	Dial Dialer
+	// Logger gets one line per start, stop, failure and config error.
+	Logger logr.Logger
+	// MaxParallelStarts bounds how many servers connect at the same time
+	// (default 8); the others wait in PhasePending.
+	MaxParallelStarts int
+	// Backoff between restarts; zero fields take DefaultBackoff's values.
+	Backoff Backoff
+}
+
+// Controller reconciles the desired servers with the running ones. Its
+// methods are safe for concurrent use; SetDesired, SetConfigError and
+// Restart may be called before Start.
+type Controller struct {
+	reg     *registry.Registry
+	bus     *registry.Bus
+	dial    Dialer
+	log     logr.Logger
+	backoff Backoff
+	slots   chan struct{} // one token per connect in progress
+	kick    chan struct{} // cap 1: "look again", coalesced
+	started atomic.Bool
+	owners  sync.WaitGroup // one per owner goroutine
+
+	// pubMu keeps events in the order of the changes they report: it is
+	// taken while mu is still held and released after publishing, so
+	// publishing itself happens outside mu. Never take mu while holding it.
+	pubMu sync.Mutex
+
+	mu           sync.Mutex // guards desired, pollInterval, configErr, servers and every *serverState in it
+	desired      []schema.Server
+	pollInterval time.Duration
+	configErr    string
+	servers      map[string]*serverState
+}
+
+// serverState is everything known about one server's actual state. All
+// fields are guarded by Controller.mu.
+type serverState struct {
+	name  string
+	phase Phase
+	since time.Time // of the last phase change
+	// gen is bumped on every start; observedGen is the generation whose
+	// outcome (ready or failed) the status reflects.
+	gen, observedGen int64
+	inst             *instance // the current owner goroutine; nil if none
+	lastHash         string    // spec hash of inst, else of the last attempt
+	restartRequested bool
+	failures         int // consecutive failures, for the backoff
+	nextRetry        time.Time
+	starts           int
+	lastErr          string
+	pid, tools       int
+	conn             Conn     // the connected session while inst has one
+	tail             []string // stderr tail of the last session or failed start
+}
+
+// instance is one owner goroutine's handle.
+type instance struct {
+	gen      int64
+	spec     schema.Server
+	cancel   context.CancelFunc
+	stopping bool // cancel was called: the owner is closing the session
+}
+
+// New returns a controller; Start runs it.
+func New(opts Options) *Controller {
+	if opts.Registry == nil {
+		opts.Registry = registry.NewRegistry(nil)
+	}
+	if opts.Dial == nil {
+		opts.Dial = MCPDialer(mcp.Options{Logger: opts.Logger})
+	}
+	if opts.MaxParallelStarts < 1 {
+		opts.MaxParallelStarts = DefaultMaxParallelStarts
+	}
+	return &Controller{
+		reg:          opts.Registry,
+		bus:          opts.Registry.Bus(),
+		dial:         opts.Dial,
+		log:          opts.Logger,
+		backoff:      opts.Backoff.withDefaults(),
+		slots:        make(chan struct{}, opts.MaxParallelStarts),
+		kick:         make(chan struct{}, 1),
+		pollInterval: schema.DefaultPollInterval,
+		servers:      make(map[string]*serverState),
+	}
+}
+
+// trigger asks the loop to look again. It never blocks; triggers that
+// arrive while one is pending are merged into it.
+func (c *Controller) trigger() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Start runs the reconcile loop until ctx ends; then it stops every server,
+// waits for all of them to be gone (processes reaped, tools removed from the
+// registry) and returns nil. It can be called once.
+func (c *Controller) Start(ctx context.Context) error {
+	if !c.started.CompareAndSwap(false, true) {
+		return errors.New("controller: Start called twice")
+	}
+	root, cancelOwners := context.WithCancel(context.Background())
+	defer cancelOwners()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		wake := c.reconcile(root, time.Now())
+		timer.Reset(time.Until(wake))
+		select {
+		case <-ctx.Done():
+			c.shutdown(cancelOwners)
+			return nil
+		case <-c.kick:
+		case <-timer.C:
+		}
+	}
+}
+
+// reconcile runs plan on a fresh snapshot and applies it. It returns when
+// the loop must look again even without a trigger: the earliest NextRetry,
+// or the periodic resync.
+func (c *Controller) reconcile(root context.Context, now time.Time) time.Time {
+	c.mu.Lock()
+	desired := c.desired // replaced, never modified, by SetDesired
+	actual := make(map[string]observed, len(c.servers))
+	for name, st := range c.servers {
+		actual[name] = st.observe()
+	}
+	c.mu.Unlock()
+
+	for _, a := range plan(desired, actual, now) {
+		c.apply(root, a)
+	}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	wake := now.Add(c.pollInterval)
+	for _, st := range c.servers {
+		if st.phase == PhaseBackoff && st.inst == nil && st.nextRetry.After(now) && st.nextRetry.Before(wake) {
+			wake = st.nextRetry
+		}
+	}
+	return wake
+}
+
+func (st *serverState) observe() observed {
+	o := observed{Phase: st.phase, SpecHash: st.lastHash, NextRetry: st.nextRetry, RestartRequested: st.restartRequested}
+	if st.inst != nil {
+		o.Running, o.Stopping = true, st.inst.stopping
+	}
+	return o
+}
+
+// apply carries out one action. Owners may have changed the state since the
+// snapshot plan saw; each step re-checks under the lock and does nothing
+// when it no longer fits — the trigger that change sent makes the loop look
+// again.
+func (c *Controller) apply(root context.Context, a action) {
+	switch a.Kind {
+	case actStart:
+		c.start(root, a.Spec)
+	case actStop:
+		c.stop(a.Name, a.Reason)
+	case actDisable:
+		c.mu.Lock()
+		var evs []PhaseChanged
+		if st := c.servers[a.Name]; st != nil && st.inst == nil {
+			st.failures, st.nextRetry, st.restartRequested = 0, time.Time{}, false
+			evs = st.setPhase(PhaseDisabled, evs)
+		}
+		c.unlockPublish(evs)
+	case actForget:
+		c.mu.Lock()
+		if st := c.servers[a.Name]; st != nil && st.inst == nil {
+			delete(c.servers, a.Name)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// setPhase moves st to p and appends the event to evs if that is a change.
+func (st *serverState) setPhase(p Phase, evs []PhaseChanged) []PhaseChanged {
+	if st.phase == p {
+		return evs
+	}
+	st.phase, st.since = p, time.Now()
+	ev := PhaseChanged{Server: st.name, Phase: p}
+	if p == PhaseBackoff {
+		ev.Err, ev.NextRetry = st.lastErr, st.nextRetry
+	}
+	return append(evs, ev)
+}
+
+// unlockPublish releases c.mu and publishes evs in order (see pubMu).
+func (c *Controller) unlockPublish(evs []PhaseChanged) {
+	if len(evs) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	c.pubMu.Lock()
+	c.mu.Unlock()
+	for _, e := range evs {
+		c.bus.Publish(e)
+	}
+	c.pubMu.Unlock()
+}
+
+// shutdown stops every owner and waits for all of them.
+func (c *Controller) shutdown(cancelOwners context.CancelFunc) {
+	c.mu.Lock()
+	names := make([]string, 0, len(c.servers))
+	for name := range c.servers {
+		names = append(names, name)
+	}
+	c.mu.Unlock()
+	slices.Sort(names)
+	for _, name := range names {
+		c.stop(name, "shutting down")
+	}
+	cancelOwners()
+	c.owners.Wait()
+	// Nothing retries any more.
+	c.mu.Lock()
+	var evs []PhaseChanged
+	for _, name := range slices.Sorted(maps.Keys(c.servers)) {
+		st := c.servers[name]
+		if st.phase == PhaseBackoff || st.phase == PhasePending {
+			st.nextRetry = time.Time{}
+			evs = st.setPhase(PhaseStopped, evs)
+		}
+	}
+	c.unlockPublish(evs)
+}
+
+// SetDesired makes servers (from a valid configuration) the desired set and
+// triggers a reconcile. pollInterval is how often the loop looks again
+// without a trigger (default schema.DefaultPollInterval). Passing the same
+// set again changes nothing: servers whose SpecHash is unchanged are left
+// running.
+func (c *Controller) SetDesired(servers []schema.Server, pollInterval time.Duration) {
+	if pollInterval <= 0 {
+		pollInterval = schema.DefaultPollInterval
+	}
+	servers = slices.Clone(servers)
+	c.mu.Lock()
+	c.desired, c.pollInterval = servers, pollInterval
+	var evs []PhaseChanged
+	for _, s := range servers {
+		if c.servers[s.Name] != nil {
+			continue
+		}
+		st := &serverState{name: s.Name, phase: PhasePending, since: time.Now()}
+		if !s.Enabled {
+			st.phase = PhaseDisabled
+		}
+		c.servers[s.Name] = st
+		evs = append(evs, PhaseChanged{Server: s.Name, Phase: st.phase})
+	}
+	c.unlockPublish(evs)
+	c.trigger()
+}
+
+// ConfigErrorChanged is published on the registry's Bus when the
+// configuration error shown in Status appears, changes or clears ("").
+type ConfigErrorChanged struct {
+	Err string `json:"err,omitempty"`
+}
+
+// Kind implements registry.Event.
+func (ConfigErrorChanged) Kind() string { return "config_error" }
+
+// SetConfigError records that the configuration on disk is invalid (err
+// should name file:line:col); nil clears it. Nothing is stopped or started:
+// the last desired set stays applied.
+func (c *Controller) SetConfigError(err error) {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	c.mu.Lock()
+	if c.configErr == msg {
+		c.mu.Unlock()
+		return
+	}
+	c.configErr = msg
+	c.pubMu.Lock()
+	c.mu.Unlock()
+	c.bus.Publish(ConfigErrorChanged{Err: msg})
+	c.pubMu.Unlock()
+	if err != nil {
+		c.log.Error(err, "configuration is invalid; keeping the last valid one")
+	} else {
+		c.log.Info("configuration is valid again")
+	}
+}
+
+// Restart stops the server if it runs and starts it again now, skipping any
+// backoff wait and resetting the failure count. It returns an error wrapping
+// ErrUnknownServer if no such server is configured and ErrDisabled if it is
+// disabled.
+func (c *Controller) Restart(name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.desiredLocked(name)
+	st := c.servers[name]
+	switch {
+	case !ok || st == nil:
+		return fmt.Errorf("restart %q: %w", name, ErrUnknownServer)
+	case !d.Enabled:
+		return fmt.Errorf("restart %q: %w (enable it first)", name, ErrDisabled)
+	}
+	st.restartRequested, st.failures = true, 0
+	c.trigger()
+	return nil
+}
+
+func (c *Controller) desiredLocked(name string) (schema.Server, bool) {
+	for _, s := range c.desired {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return schema.Server{}, false
+}
+
+// Logs returns the last stderr lines of the server's current session, or of
+// its last one (or of its last failed start) when none is running; nil for
+// a remote server. It returns an error wrapping ErrUnknownServer for a name
+// it does not know.
+func (c *Controller) Logs(name string) ([]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.servers[name]
+	if st == nil {
+		return nil, fmt.Errorf("logs of %q: %w", name, ErrUnknownServer)
+	}
+	if st.conn != nil {
+		return st.conn.StderrTail(), nil
+	}
+	return slices.Clone(st.tail), nil
+}
+
+// Status is a snapshot of the desired and actual state.
+type Status struct {
+	// ConfigError is the error of the last configuration that failed to
+	// validate, "" when the file on disk is valid.
+	ConfigError string `json:"configError,omitempty"`
+	// Servers: one entry per desired or still known server, sorted by name.
+	Servers    []ServerStatus `json:"servers"`
+	ObservedAt time.Time      `json:"observedAt"`
+}
+
+// DesiredStatus is the configured side of a server.
+type DesiredStatus struct {
+	Enabled  bool   `json:"enabled"`
+	SpecHash string `json:"specHash"`
+	Type     string `json:"type"`
+	// Target is the command line (local) or the URL (remote).
+	Target string `json:"target"`
+}
+
+// ServerStatus is one server, desired next to actual.
+type ServerStatus struct {
+	Name string `json:"name"`
+	// Source says which configuration file defines it ("user" or
+	// "project:<dir>"); "" once it is no longer configured.
+	Source  string        `json:"source,omitempty"`
+	Desired DesiredStatus `json:"desired"`
+	Phase   Phase         `json:"phase"`
+	// SpecHash is the hash of the spec running now ("" if none).
+	SpecHash string `json:"specHash,omitempty"`
+	// Generation counts starts; ObservedGeneration is the start whose
+	// outcome (ready or failure) the rest of the status reflects.
+	Generation         int64 `json:"generation"`
+	ObservedGeneration int64 `json:"observedGeneration"`
+	PID                int   `json:"pid,omitempty"`
+	Tools              int   `json:"tools"`
+	// Restarts counts starts after the first one (after a crash or failed
+	// start, a changed spec, or Restart).
+	Restarts int       `json:"restarts"`
+	Since    time.Time `json:"since"`
+	// LastError is the last failure (exit status and stderr tail, timeout,
+	// HTTP status...); it is kept after the server recovers.
+	LastError  string    `json:"lastError,omitempty"`
+	StderrTail []string  `json:"stderrTail,omitempty"`
+	NextRetry  time.Time `json:"nextRetry,omitzero"`
+}
+
+// Status returns a snapshot; servers are sorted by name.
+func (c *Controller) Status() Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := Status{ConfigError: c.configErr, ObservedAt: time.Now(), Servers: []ServerStatus{}}
+	want := make(map[string]schema.Server, len(c.desired))
+	names := make([]string, 0, len(c.servers))
+	for _, s := range c.desired {
+		if _, dup := want[s.Name]; !dup {
+			want[s.Name] = s
+			names = append(names, s.Name)
+		}
+	}
+	for name := range c.servers {
+		if _, ok := want[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		ss := ServerStatus{Name: name}
+		if d, ok := want[name]; ok {
+			ss.Source = d.Source
+			ss.Desired = DesiredStatus{Enabled: d.Enabled, SpecHash: d.SpecHash(), Type: string(d.Type), Target: target(d)}
+		}
+		if st := c.servers[name]; st != nil {
+			ss.Phase, ss.Since = st.phase, st.since
+			ss.Generation, ss.ObservedGeneration = st.gen, st.observedGen
+			ss.PID, ss.Tools, ss.LastError, ss.NextRetry = st.pid, st.tools, st.lastErr, st.nextRetry
+			ss.Restarts = max(st.starts-1, 0)
+			if st.inst != nil {
+				ss.SpecHash = st.inst.spec.SpecHash()
+			}
+			if st.conn != nil {
+				ss.StderrTail = st.conn.StderrTail()
+			} else {
+				ss.StderrTail = slices.Clone(st.tail)
+			}
+		} else {
+			ss.Phase = PhasePending
+		}
+		out.Servers = append(out.Servers, ss)
+	}
+	return out
+}
+
+// target is what a user recognizes a server by: its command line or URL.
+func target(s schema.Server) string {
+	if s.Type == schema.Remote {
+		return s.URL
+	}
+	return strings.Join(s.Command, " ")
+}

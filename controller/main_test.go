@@ -1,0 +1,355 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/schema"
+)
+
+// testServerBin is the mcp-testserver binary built by TestMain.
+var testServerBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "controller-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testServerBin = filepath.Join(dir, "mcp-testserver")
+	_, file, _, _ := runtime.Caller(0)
+	build := exec.Command("go", "build", "-o", testServerBin, "./cmd/mcp-testserver")
+	build.Dir = filepath.Dir(filepath.Dir(file))
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building mcp-testserver:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}))
+}
+
+// testServer is a local server config running the test server with flags.
+func testServer(name string, flags ...string) schema.Server {
+	return schema.Server{
+		Name:    name,
+		Type:    schema.Local,
+		Command: append([]string{testServerBin}, flags...),
+		Enabled: true,
+		Timeout: 10 * time.Second,
+		Source:  schema.SourceUser,
+	}
+}
+
+// testLogger logs to t; verbose lines too.
+func testLogger(t *testing.T) logr.Logger {
+	return funcr.New(func(prefix, args string) { t.Log(prefix, args) }, funcr.Options{Verbosity: 1})
+}
+
+// harness runs a controller for one test and checks at cleanup that it
+// stopped everything it started.
+type harness struct {
+	t      *testing.T
+	reg    *registry.Registry
+	bus    *registry.Bus
+	c      *Controller
+	events <-chan registry.Message
+	cancel context.CancelFunc
+	done   chan error
+
+	mu   sync.Mutex // guards pids and log
+	pids map[int]bool
+	log  []registry.Event // every event seen by drain
+}
+
+type harnessOpt func(*Options)
+
+func newHarness(t *testing.T, opts ...harnessOpt) *harness {
+	t.Helper()
+	bus := registry.NewBus()
+	h := &harness{t: t, bus: bus, reg: registry.NewRegistry(bus), pids: map[int]bool{}, done: make(chan error, 1)}
+	o := Options{
+		Registry: h.reg,
+		Logger:   testLogger(t),
+		Dial:     MCPDialer(mcp.Options{Logger: testLogger(t)}),
+		Backoff:  Backoff{Initial: 50 * time.Millisecond, Max: 2 * time.Second, Factor: 2, Jitter: 0.2, StableAfter: time.Minute},
+	}
+	for _, f := range opts {
+		f(&o)
+	}
+	h.c = New(o)
+	ch, unsubscribe := bus.Subscribe(1024)
+	h.events = ch
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go func() { h.done <- h.c.Start(ctx) }()
+	t.Cleanup(func() {
+		h.stop()
+		unsubscribe()
+		require.Empty(t, h.reg.List(), "tools left in the registry")
+		h.mu.Lock()
+		pids := slices.Sorted(func(yield func(int) bool) {
+			for p := range h.pids {
+				if !yield(p) {
+					return
+				}
+			}
+		})
+		h.mu.Unlock()
+		for _, pid := range pids {
+			require.False(t, alive(pid), "process %d outlived the controller", pid)
+		}
+		require.Eventually(t, func() bool { return len(children()) == 0 }, 5*time.Second, 10*time.Millisecond,
+			"child processes left: %v", children())
+	})
+	return h
+}
+
+// stop ends Start and waits for it; idempotent.
+func (h *harness) stop() {
+	h.cancel()
+	select {
+	case err, ok := <-h.done:
+		if ok {
+			require.NoError(h.t, err)
+			close(h.done)
+		}
+	case <-time.After(30 * time.Second):
+		h.t.Fatal("Start did not return after its context ended")
+	}
+}
+
+// server returns name's status, failing if it is not listed.
+func (h *harness) server(name string) ServerStatus {
+	h.t.Helper()
+	for _, s := range h.c.Status().Servers {
+		if s.Name == name {
+			if s.PID != 0 {
+				h.mu.Lock()
+				h.pids[s.PID] = true
+				h.mu.Unlock()
+			}
+			return s
+		}
+	}
+	h.t.Fatalf("server %q not in status", name)
+	return ServerStatus{}
+}
+
+func (h *harness) listed(name string) bool {
+	for _, s := range h.c.Status().Servers {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// waitPhase waits until name is in phase p (and, for ready, has a pid if
+// local) and returns its status.
+func (h *harness) waitPhase(name string, p Phase) ServerStatus {
+	h.t.Helper()
+	var last ServerStatus
+	require.Eventually(h.t, func() bool {
+		last = h.server(name)
+		return last.Phase == p
+	}, 30*time.Second, 5*time.Millisecond, "server %s never reached %s; last status %+v", name, p, &last)
+	return last
+}
+
+// drain moves every event published so far into h.log and returns the
+// ones of the given kind for server/source name.
+func (h *harness) drain() {
+	for {
+		select {
+		case m := <-h.events:
+			require.Zero(h.t, m.Missed, "events were dropped")
+			h.mu.Lock()
+			h.log = append(h.log, m.Event)
+			h.mu.Unlock()
+		default:
+			return
+		}
+	}
+}
+
+// toolsChanged counts ToolsChanged events for source seen so far.
+func (h *harness) toolsChanged(source string) int {
+	h.drain()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, e := range h.log {
+		if tc, ok := e.(registry.ToolsChanged); ok && tc.Source == source {
+			n++
+		}
+	}
+	return n
+}
+
+// phases lists the PhaseChanged events for server seen so far.
+func (h *harness) phases(server string) []PhaseChanged {
+	h.drain()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []PhaseChanged
+	for _, e := range h.log {
+		if pc, ok := e.(PhaseChanged); ok && pc.Server == server {
+			out = append(out, pc)
+		}
+	}
+	return out
+}
+
+// toolNames returns the server's own names of the registered tools of source.
+func (h *harness) toolIDs(source string) []string {
+	var ids []string
+	for _, t := range h.reg.SourceTools(source) {
+		ids = append(ids, t.ID)
+	}
+	return ids
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	st, ok := procStat(pid)
+	return ok && st.state != "Z" && st.state != "X"
+}
+
+type stat struct {
+	state string
+	ppid  int
+}
+
+func procStat(pid int) (stat, bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return stat{}, false
+	}
+	// pid (comm) state ppid ...; comm may hold spaces and parens.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 2 {
+		return stat{}, false
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return stat{state: f[0], ppid: ppid}, true
+}
+
+// children lists live processes whose parent is this test process.
+func children() []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	me := os.Getpid()
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := procStat(pid); ok && st.ppid == me && st.state != "Z" && st.state != "X" {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// fakeConn is a Conn without a process, for tests of the loop itself.
+type fakeConn struct {
+	name         string
+	pid          int
+	toolsChanged chan struct{}
+	done         chan struct{}
+	closeOnce    sync.Once
+
+	mu     sync.Mutex // guards tools, err, closed
+	tools  []mcp.Tool
+	err    error
+	closed bool
+}
+
+func newFakeConn(t *testing.T, name string, pid int, toolNames ...string) *fakeConn {
+	f := &fakeConn{name: name, pid: pid, toolsChanged: make(chan struct{}, 1), done: make(chan struct{})}
+	f.setTools(t, toolNames...)
+	return f
+}
+
+func (f *fakeConn) setTools(t *testing.T, names ...string) {
+	var tools []mcp.Tool
+	for _, n := range names {
+		tool, err := mcp.ConvertTool(f.name, json.RawMessage(`{"name":"`+n+`","inputSchema":{"type":"object"}}`))
+		require.NoError(t, err)
+		tools = append(tools, tool)
+	}
+	f.mu.Lock()
+	f.tools = tools
+	f.mu.Unlock()
+}
+
+// changeTools sets the tools and signals ToolsChanged.
+func (f *fakeConn) changeTools(t *testing.T, names ...string) {
+	f.setTools(t, names...)
+	select {
+	case f.toolsChanged <- struct{}{}:
+	default:
+	}
+}
+
+// crash ends the session with err.
+func (f *fakeConn) crash(err error) {
+	f.mu.Lock()
+	f.err = err
+	f.mu.Unlock()
+	f.closeOnce.Do(func() { close(f.done) })
+}
+
+func (f *fakeConn) Tools() []mcp.Tool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.tools)
+}
+func (f *fakeConn) ToolsChanged() <-chan struct{} { return f.toolsChanged }
+func (f *fakeConn) Done() <-chan struct{}         { return f.done }
+func (f *fakeConn) Err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+func (f *fakeConn) Close() error {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	f.closeOnce.Do(func() { close(f.done) })
+	return nil
+}
+func (f *fakeConn) isClosed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
+}
+func (f *fakeConn) PID() int             { return f.pid }
+func (f *fakeConn) StderrTail() []string { return []string{"fake stderr of " + f.name} }
+func (f *fakeConn) CallTool(context.Context, string, json.RawMessage) (*mcpgo.CallToolResult, error) {
+	return mcpgo.NewToolResultText("ok"), nil
+}

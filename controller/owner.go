@@ -1,0 +1,221 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/freecode/freecode/bridge"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/schema"
+)
+
+// errSessionEnded stands in for a session that ended on its own without
+// saying why.
+var errSessionEnded = errors.New("session ended")
+
+// start launches the owner goroutine of a new generation for spec.
+func (c *Controller) start(root context.Context, spec schema.Server) {
+	c.mu.Lock()
+	st := c.servers[spec.Name]
+	if st == nil {
+		st = &serverState{name: spec.Name, phase: PhasePending, since: time.Now()}
+		c.servers[spec.Name] = st
+	}
+	if st.inst != nil {
+		c.mu.Unlock() // an owner appeared since the snapshot; look again later
+		return
+	}
+	ctx, cancel := context.WithCancel(root)
+	st.gen++
+	st.starts++
+	st.inst = &instance{gen: st.gen, spec: spec, cancel: cancel}
+	if h := spec.SpecHash(); h != st.lastHash {
+		st.lastHash, st.failures = h, 0 // a new spec starts a new failure count
+	}
+	st.restartRequested = false
+	st.nextRetry = time.Time{}
+	evs := st.setPhase(PhasePending, nil)
+	gen := st.gen
+	c.owners.Add(1)
+	c.unlockPublish(evs)
+	go c.own(ctx, gen, spec)
+}
+
+// stop tells the owner of name to stop; it returns at once. The owner
+// closes the session, removes the tools and reports PhaseStopped.
+func (c *Controller) stop(name, reason string) {
+	c.mu.Lock()
+	st := c.servers[name]
+	if st == nil || st.inst == nil || st.inst.stopping {
+		c.mu.Unlock()
+		return
+	}
+	st.inst.stopping = true
+	cancel, gen := st.inst.cancel, st.inst.gen
+	evs := st.setPhase(PhaseStopping, nil)
+	c.unlockPublish(evs)
+	c.log.Info("stopping server", "server", name, "generation", gen, "reason", reason)
+	cancel()
+}
+
+// own is the owner goroutine of one generation of one server: the only
+// goroutine that touches its session. It returns once the session is closed
+// and its tools are removed, after reporting how it ended (ended).
+func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
+	defer c.owners.Done()
+	name := spec.Name
+	log := c.log.WithValues("server", name, "generation", gen)
+
+	select {
+	case c.slots <- struct{}{}:
+	case <-ctx.Done():
+		c.ended(name, gen, nil, nil, time.Time{})
+		return
+	}
+	c.transition(name, gen, PhaseStarting)
+	log.V(1).Info("connecting", "target", target(spec))
+	conn, err := c.dial(ctx, spec)
+	<-c.slots
+	if err != nil {
+		if ctx.Err() != nil {
+			err = nil // stopped while connecting: not a failure
+		}
+		c.ended(name, gen, err, stderrOf(err), time.Time{})
+		return
+	}
+	if !c.adopt(ctx, name, gen, conn) {
+		// Superseded while connecting: this result is stale.
+		_ = conn.Close()
+		c.ended(name, gen, nil, conn.StderrTail(), time.Time{})
+		return
+	}
+	readyAt := time.Now()
+	c.register(name, gen, conn)
+	c.transition(name, gen, PhaseReady)
+	log.Info("server ready", "pid", conn.PID(), "tools", len(conn.Tools()))
+
+	for {
+		select {
+		case <-ctx.Done():
+			// Tools go first, so nothing new is routed to a closing session.
+			c.reg.RemoveSource(name)
+			if err := conn.Close(); err != nil {
+				log.Error(err, "closing session")
+			}
+			c.ended(name, gen, nil, conn.StderrTail(), readyAt)
+			return
+		case <-conn.Done():
+			c.reg.RemoveSource(name)
+			err := conn.Err()
+			_ = conn.Close() // already ended; releases what is left
+			if ctx.Err() != nil {
+				err = nil
+			} else if err == nil {
+				err = errSessionEnded
+			}
+			c.ended(name, gen, err, conn.StderrTail(), readyAt)
+			return
+		case <-conn.ToolsChanged():
+			c.register(name, gen, conn)
+		}
+	}
+}
+
+// adopt records conn as gen's session, unless gen is no longer current or
+// is being stopped.
+func (c *Controller) adopt(ctx context.Context, name string, gen int64, conn Conn) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.servers[name]
+	if st == nil || st.inst == nil || st.inst.gen != gen || st.inst.stopping || ctx.Err() != nil {
+		return false
+	}
+	st.conn, st.pid, st.observedGen = conn, conn.PID(), gen
+	return true
+}
+
+// register makes the session's current tools the registry's set for name.
+// A rejected set (an id already taken by another source) leaves the server
+// running without tools and shows the error in its status.
+func (c *Controller) register(name string, gen int64, conn Conn) {
+	tools := conn.Tools()
+	n := len(tools)
+	if _, err := c.reg.ReplaceSource(name, bridge.Tools(conn, tools)); err != nil {
+		c.log.Error(err, "registering tools", "server", name)
+		c.reg.RemoveSource(name)
+		c.mu.Lock()
+		if st := c.servers[name]; st != nil && st.gen == gen {
+			st.lastErr = err.Error()
+		}
+		c.mu.Unlock()
+		n = 0
+	}
+	c.mu.Lock()
+	if st := c.servers[name]; st != nil && st.gen == gen {
+		st.tools = n
+	}
+	c.mu.Unlock()
+}
+
+// transition moves name to p if gen is still its current generation.
+func (c *Controller) transition(name string, gen int64, p Phase) {
+	c.mu.Lock()
+	var evs []PhaseChanged
+	if st := c.servers[name]; st != nil && st.inst != nil && st.inst.gen == gen && !st.inst.stopping {
+		evs = st.setPhase(p, evs)
+	}
+	c.unlockPublish(evs)
+}
+
+// ended records that gen's owner is done: stopped on request (err nil) or
+// failed (err non-nil: backoff). readyAt is when the session became ready
+// (zero if it never did); a run of at least StableAfter resets the failure
+// count. It triggers the loop, which decides what comes next.
+func (c *Controller) ended(name string, gen int64, err error, tail []string, readyAt time.Time) {
+	now := time.Now()
+	c.mu.Lock()
+	st := c.servers[name]
+	if st == nil || st.inst == nil || st.inst.gen != gen {
+		c.mu.Unlock()
+		return
+	}
+	st.inst.cancel()
+	st.inst, st.conn, st.pid, st.tools = nil, nil, 0, 0
+	if tail != nil {
+		st.tail = slices.Clone(tail)
+	}
+	var evs []PhaseChanged
+	var delay time.Duration
+	if err == nil {
+		evs = st.setPhase(PhaseStopped, evs)
+	} else {
+		st.observedGen = gen
+		st.lastErr = err.Error()
+		if !readyAt.IsZero() && now.Sub(readyAt) >= c.backoff.StableAfter {
+			st.failures = 0
+		}
+		st.failures++
+		delay = c.backoff.delay(st.failures, rand.Float64())
+		st.nextRetry = now.Add(delay)
+		evs = st.setPhase(PhaseBackoff, evs)
+	}
+	c.unlockPublish(evs)
+	if err != nil {
+		c.log.Error(err, "server failed; retrying after backoff", "server", name, "generation", gen, "retryIn", delay)
+	} else {
+		c.log.V(1).Info("server stopped", "server", name, "generation", gen)
+	}
+	c.trigger()
+}
+
+// stderrOf returns the stderr tail carried by a failed start's error.
+func stderrOf(err error) []string {
+	var ee *mcp.ExitError
+	if errors.As(err, &ee) {
+		return ee.Stderr
+	}
+	return nil
+}

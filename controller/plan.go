@@ -1,0 +1,123 @@
+package controller
+
+import (
+	"slices"
+	"time"
+
+	"github.com/freecode/freecode/schema"
+)
+
+// observed is what plan needs to know of one server's actual state.
+type observed struct {
+	Phase Phase
+	// Running: an owner goroutine exists (pending for a slot, starting,
+	// ready or stopping).
+	Running bool
+	// Stopping: the owner was told to stop and has not finished yet.
+	Stopping bool
+	// SpecHash of the current owner's spec, or of the last attempt when
+	// not running ("" if never started).
+	SpecHash string
+	// NextRetry is when a server in PhaseBackoff may start again.
+	NextRetry time.Time
+	// RestartRequested by Controller.Restart, cleared by the next start.
+	RestartRequested bool
+}
+
+type actionKind int
+
+const (
+	// actStart starts an owner goroutine for spec.
+	actStart actionKind = iota
+	// actStop tells the running owner to stop; what follows (nothing,
+	// disabled, a new start) is decided by a later plan once it has.
+	actStop
+	// actDisable marks a stopped server disabled and forgets its backoff.
+	actDisable
+	// actForget drops the state of a server that is neither desired nor
+	// running.
+	actForget
+)
+
+func (k actionKind) String() string {
+	return [...]string{"start", "stop", "disable", "forget"}[k]
+}
+
+// action is one step of a plan. Spec is set for actStart.
+type action struct {
+	Kind   actionKind
+	Name   string
+	Spec   schema.Server
+	Reason string
+}
+
+// plan decides what to do to make actual match desired at time now. It is
+// pure: it reads its arguments only. Servers are visited in name order, so
+// the result is deterministic. Running plan again on an unchanged world
+// yields the same actions, and applying them converges: a stop is followed
+// (once the owner has finished) by a start, a disable, a forget or nothing.
+//
+//   - not desired: stop it if running, else forget it;
+//   - desired but disabled: stop it if running, else mark it disabled;
+//   - enabled and being stopped: wait for the owner to finish;
+//   - enabled and running: stop it (to restart) if its spec hash changed
+//     or a restart was requested, else leave it alone;
+//   - enabled and not running: start it, unless it is in backoff for the
+//     same spec and NextRetry is still ahead (a changed spec or a restart
+//     request starts it now).
+//
+// If desired holds a name twice, the first entry counts.
+func plan(desired []schema.Server, actual map[string]observed, now time.Time) []action {
+	want := make(map[string]schema.Server, len(desired))
+	names := make([]string, 0, len(desired)+len(actual))
+	for _, s := range desired {
+		if _, dup := want[s.Name]; dup {
+			continue
+		}
+		want[s.Name] = s
+		names = append(names, s.Name)
+	}
+	for name := range actual {
+		if _, ok := want[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+
+	var acts []action
+	for _, name := range names {
+		d, isDesired := want[name]
+		a, known := actual[name]
+		switch {
+		case !isDesired:
+			switch {
+			case a.Stopping:
+			case a.Running:
+				acts = append(acts, action{Kind: actStop, Name: name, Reason: "removed from the configuration"})
+			case known:
+				acts = append(acts, action{Kind: actForget, Name: name})
+			}
+		case !d.Enabled:
+			switch {
+			case a.Stopping:
+			case a.Running:
+				acts = append(acts, action{Kind: actStop, Name: name, Reason: "disabled"})
+			case !known || a.Phase != PhaseDisabled:
+				acts = append(acts, action{Kind: actDisable, Name: name})
+			}
+		case a.Stopping:
+		case a.Running:
+			if a.SpecHash != d.SpecHash() {
+				acts = append(acts, action{Kind: actStop, Name: name, Reason: "configuration changed"})
+			} else if a.RestartRequested {
+				acts = append(acts, action{Kind: actStop, Name: name, Reason: "restart requested"})
+			}
+		default:
+			if a.Phase == PhaseBackoff && a.SpecHash == d.SpecHash() && !a.RestartRequested && now.Before(a.NextRetry) {
+				continue
+			}
+			acts = append(acts, action{Kind: actStart, Name: name, Spec: d})
+		}
+	}
+	return acts
+}

@@ -1,0 +1,225 @@
+package controller
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/freecode/freecode/schema"
+)
+
+func srv(name string, args ...string) schema.Server {
+	return schema.Server{Name: name, Type: schema.Local, Command: append([]string{"/bin/" + name}, args...), Enabled: true, Timeout: time.Second}
+}
+
+func disabled(s schema.Server) schema.Server { s.Enabled = false; return s }
+
+func TestPlan(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	a, b, c := srv("a"), srv("b"), srv("c")
+	a2 := srv("a", "--changed")
+	running := func(s schema.Server) observed {
+		return observed{Phase: PhaseReady, Running: true, SpecHash: s.SpecHash()}
+	}
+	type step struct {
+		Kind actionKind
+		Name string
+	}
+	cases := []struct {
+		name    string
+		desired []schema.Server
+		actual  map[string]observed
+		want    []step
+	}{
+		{name: "nothing desired, nothing running"},
+		{
+			name:    "start enabled servers that are not running, in name order",
+			desired: []schema.Server{c, a, b},
+			actual:  map[string]observed{"a": {Phase: PhasePending}},
+			want:    []step{{actStart, "a"}, {actStart, "b"}, {actStart, "c"}},
+		},
+		{
+			name:    "leave running servers with an unchanged spec alone",
+			desired: []schema.Server{a, b},
+			actual:  map[string]observed{"a": running(a), "b": running(b)},
+		},
+		{
+			name:    "stop a removed server",
+			desired: []schema.Server{a},
+			actual:  map[string]observed{"a": running(a), "b": running(b)},
+			want:    []step{{actStop, "b"}},
+		},
+		{
+			name:   "forget a removed server once it has stopped",
+			actual: map[string]observed{"b": {Phase: PhaseStopped, SpecHash: b.SpecHash()}},
+			want:   []step{{actForget, "b"}},
+		},
+		{
+			name:   "forget a removed server waiting in backoff",
+			actual: map[string]observed{"b": {Phase: PhaseBackoff, SpecHash: b.SpecHash(), NextRetry: now.Add(time.Hour)}},
+			want:   []step{{actForget, "b"}},
+		},
+		{
+			name:    "stop a disabled server",
+			desired: []schema.Server{disabled(a)},
+			actual:  map[string]observed{"a": running(a)},
+			want:    []step{{actStop, "a"}},
+		},
+		{
+			name:    "mark a stopped disabled server disabled",
+			desired: []schema.Server{disabled(a)},
+			actual:  map[string]observed{"a": {Phase: PhaseStopped, SpecHash: a.SpecHash()}},
+			want:    []step{{actDisable, "a"}},
+		},
+		{
+			name:    "a disabled server in backoff is disabled, not retried",
+			desired: []schema.Server{disabled(a)},
+			actual:  map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now.Add(-time.Second)}},
+			want:    []step{{actDisable, "a"}},
+		},
+		{
+			name:    "a disabled server already marked disabled is left alone",
+			desired: []schema.Server{disabled(a)},
+			actual:  map[string]observed{"a": {Phase: PhaseDisabled}},
+		},
+		{
+			name:    "a new disabled server is marked disabled",
+			desired: []schema.Server{disabled(a)},
+			want:    []step{{actDisable, "a"}},
+		},
+		{
+			name:    "restart a server whose spec hash changed: stop first",
+			desired: []schema.Server{a2},
+			actual:  map[string]observed{"a": running(a)},
+			want:    []step{{actStop, "a"}},
+		},
+		{
+			name:    "then start the new spec once stopped",
+			desired: []schema.Server{a2},
+			actual:  map[string]observed{"a": {Phase: PhaseStopped, SpecHash: a.SpecHash()}},
+			want:    []step{{actStart, "a"}},
+		},
+		{
+			name:    "wait while a server is stopping",
+			desired: []schema.Server{a2, disabled(b)},
+			actual: map[string]observed{
+				"a": {Phase: PhaseStopping, Running: true, Stopping: true, SpecHash: a.SpecHash()},
+				"b": {Phase: PhaseStopping, Running: true, Stopping: true, SpecHash: b.SpecHash()},
+				"c": {Phase: PhaseStopping, Running: true, Stopping: true, SpecHash: c.SpecHash()},
+			},
+		},
+		{
+			name:    "a starting server with the same spec is left alone",
+			desired: []schema.Server{a},
+			actual:  map[string]observed{"a": {Phase: PhaseStarting, Running: true, SpecHash: a.SpecHash()}},
+		},
+		{
+			name:    "a starting server whose spec changed is stopped",
+			desired: []schema.Server{a2},
+			actual:  map[string]observed{"a": {Phase: PhaseStarting, Running: true, SpecHash: a.SpecHash()}},
+			want:    []step{{actStop, "a"}},
+		},
+		{
+			name:    "respect backoff: NextRetry ahead",
+			desired: []schema.Server{a},
+			actual:  map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now.Add(time.Millisecond)}},
+		},
+		{
+			name:    "backoff over: start again",
+			desired: []schema.Server{a},
+			actual:  map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now}},
+			want:    []step{{actStart, "a"}},
+		},
+		{
+			name:    "a changed spec ends the backoff wait",
+			desired: []schema.Server{a2},
+			actual:  map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now.Add(time.Hour)}},
+			want:    []step{{actStart, "a"}},
+		},
+		{
+			name:    "a restart request ends the backoff wait",
+			desired: []schema.Server{a},
+			actual:  map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now.Add(time.Hour), RestartRequested: true}},
+			want:    []step{{actStart, "a"}},
+		},
+		{
+			name:    "a restart request stops a running server",
+			desired: []schema.Server{a},
+			actual:  map[string]observed{"a": {Phase: PhaseReady, Running: true, SpecHash: a.SpecHash(), RestartRequested: true}},
+			want:    []step{{actStop, "a"}},
+		},
+		{
+			name:    "a disabled server is started once enabled",
+			desired: []schema.Server{a},
+			actual:  map[string]observed{"a": {Phase: PhaseDisabled, SpecHash: a.SpecHash()}},
+			want:    []step{{actStart, "a"}},
+		},
+		{
+			name:    "a duplicated name counts once, first entry wins",
+			desired: []schema.Server{a, a2},
+			actual:  map[string]observed{"a": running(a)},
+		},
+		{
+			name:    "mixed",
+			desired: []schema.Server{a2, disabled(b), srv("d")},
+			actual:  map[string]observed{"a": running(a), "b": running(b), "c": running(c), "d": {Phase: PhaseBackoff, SpecHash: srv("d").SpecHash(), NextRetry: now.Add(time.Second)}},
+			want:    []step{{actStop, "a"}, {actStop, "b"}, {actStop, "c"}},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			acts := plan(tc.desired, tc.actual, now)
+			var got []step
+			for _, a := range acts {
+				got = append(got, step{a.Kind, a.Name})
+				if a.Kind == actStart {
+					require.Equal(t, a.Name, a.Spec.Name)
+					for _, d := range tc.desired {
+						if d.Name == a.Name {
+							require.Equal(t, d.SpecHash(), a.Spec.SpecHash(), "start uses the desired spec")
+							break
+						}
+					}
+				}
+			}
+			require.Equal(t, tc.want, got)
+			// Pure: same input, same output.
+			require.Equal(t, acts, plan(tc.desired, tc.actual, now))
+		})
+	}
+}
+
+func TestPhaseText(t *testing.T) {
+	for p := PhasePending; p <= PhaseDisabled; p++ {
+		b, err := p.MarshalText()
+		require.NoError(t, err)
+		require.Equal(t, p.String(), string(b))
+		var q Phase
+		require.NoError(t, q.UnmarshalText(b))
+		require.Equal(t, p, q)
+	}
+	require.Equal(t, "ready", PhaseReady.String())
+	_, err := Phase(42).MarshalText()
+	require.Error(t, err)
+	var q Phase
+	require.Error(t, q.UnmarshalText([]byte("bogus")))
+}
+
+func TestStatusJSON(t *testing.T) {
+	st := Status{Servers: []ServerStatus{{Name: "a", Phase: PhaseBackoff, NextRetry: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, {Name: "b", Phase: PhaseReady}}}
+	b, err := json.Marshal(st)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"phase":"backoff"`)
+	require.Contains(t, string(b), `"nextRetry":"2026-01-01T00:00:00Z"`)
+	require.Equal(t, 1, strings.Count(string(b), "nextRetry"), "zero NextRetry omitted")
+	var back Status
+	require.NoError(t, json.Unmarshal(b, &back))
+	require.Equal(t, st.Servers, back.Servers)
+
+	empty, err := json.Marshal(New(Options{}).Status())
+	require.NoError(t, err)
+	require.Contains(t, string(empty), `"servers":[]`)
+}

@@ -1,0 +1,274 @@
+package controller
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	"github.com/stretchr/testify/require"
+
+	"github.com/freecode/freecode/schema"
+)
+
+// logLines records log lines (and passes them to t) so tests can see what
+// the watcher decided.
+type logLines struct {
+	mu    sync.Mutex // guards lines
+	lines []string
+}
+
+func (l *logLines) logger(t *testing.T) logr.Logger {
+	return funcr.New(func(prefix, args string) {
+		l.mu.Lock()
+		l.lines = append(l.lines, args)
+		l.mu.Unlock()
+		t.Log(prefix, args)
+	}, funcr.Options{Verbosity: 1})
+}
+
+// count returns how many lines contain every one of subs.
+func (l *logLines) count(subs ...string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+next:
+	for _, line := range l.lines {
+		for _, s := range subs {
+			if !strings.Contains(line, s) {
+				continue next
+			}
+		}
+		n++
+	}
+	return n
+}
+
+// watchHarness runs a controller with a fake dialer and a watcher on path.
+type watchHarness struct {
+	t    *testing.T
+	c    *Controller
+	d    *fakeDialer
+	logs *logLines
+	path string
+}
+
+func newWatchHarness(t *testing.T, path string) *watchHarness {
+	t.Helper()
+	v, err := schema.NewValidator()
+	require.NoError(t, err)
+	w := &watchHarness{t: t, d: newFakeDialer(t), logs: &logLines{}, path: path}
+	w.c = New(Options{Dial: w.d.dial, Logger: testLogger(t)})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		require.NoError(t, w.c.Start(ctx))
+	}()
+	go func() {
+		defer wg.Done()
+		require.NoError(t, Watch(ctx, WatchOptions{
+			Path:       path,
+			Validator:  v,
+			LookupEnv:  func(string) (string, bool) { return "", false },
+			Controller: w.c,
+			Logger:     w.logs.logger(t),
+		}))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
+	return w
+}
+
+// config renders a config file with one fake local server per name; a
+// name "x=arg" adds an argument.
+func config(names ...string) string {
+	var parts []string
+	for _, n := range names {
+		name, arg, _ := strings.Cut(n, "=")
+		cmd := `["/fake/` + name + `"`
+		if arg != "" {
+			cmd += `, "` + arg + `"`
+		}
+		cmd += "]"
+		parts = append(parts, `{"name": "`+name+`", "type": "local", "command": `+cmd+`}`)
+	}
+	return "{\n  \"mcp\": {\n    \"pollInterval\": 600000,\n    \"servers\": [\n      " + strings.Join(parts, ",\n      ") + "\n    ]\n  }\n}\n"
+}
+
+func writeInPlace(t *testing.T, path, content string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|os.O_CREATE, 0o600)
+	require.NoError(t, err)
+	_, err = f.WriteString(content)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}
+
+func writeRename(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), ".config.json.tmp")
+	require.NoError(t, os.WriteFile(tmp, []byte(content), 0o600))
+	require.NoError(t, os.Rename(tmp, path))
+}
+
+func (w *watchHarness) waitReady(name string) ServerStatus {
+	w.t.Helper()
+	var st ServerStatus
+	require.Eventually(w.t, func() bool {
+		st = statusOf(w.c, name)
+		return st.Phase == PhaseReady
+	}, 30*time.Second, 5*time.Millisecond, "%s never ready: %+v", name, &st)
+	return st
+}
+
+func (w *watchHarness) names() []string {
+	var out []string
+	for _, s := range w.c.Status().Servers {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// waitUnchanged waits until the watcher has read the file after an event
+// and found it unchanged, n times in all.
+func (w *watchHarness) waitUnchanged(n int) {
+	w.t.Helper()
+	require.Eventually(w.t, func() bool {
+		return w.logs.count("config unchanged", "file event") >= n
+	}, 30*time.Second, 5*time.Millisecond)
+}
+
+func TestWatchEdits(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	writeInPlace(t, path, config("a"))
+	w := newWatchHarness(t, path)
+	w.waitReady("a")
+	hashA := statusOf(w.c, "a").SpecHash
+
+	// In-place write adds b.
+	writeInPlace(t, path, config("a", "b"))
+	w.waitReady("b")
+	require.Equal(t, 1, w.d.count("a"), "a untouched")
+
+	// Rename-replace changes a's arguments: a restarts.
+	writeRename(t, path, config("a=--v2", "b"))
+	require.Eventually(t, func() bool {
+		s := statusOf(w.c, "a")
+		return s.Phase == PhaseReady && s.SpecHash != hashA
+	}, 30*time.Second, 5*time.Millisecond)
+	require.Equal(t, 2, w.d.count("a"))
+	require.Equal(t, 1, w.d.count("b"))
+
+	// Identical rewrites, in place and by rename: read, found unchanged,
+	// nothing applied, nothing restarted.
+	applied := w.logs.count("config applied")
+	writeInPlace(t, path, config("a=--v2", "b"))
+	w.waitUnchanged(1)
+	writeRename(t, path, config("a=--v2", "b"))
+	w.waitUnchanged(2)
+	require.Equal(t, applied, w.logs.count("config applied"))
+	require.Equal(t, 2, w.d.count("a"))
+	require.Equal(t, 1, w.d.count("b"))
+
+	// An invalid edit: error with position in status, nothing stopped.
+	writeInPlace(t, path, "{\n  \"mcp\": {\n    \"servers\": [\n      {\"name\": \"a\", \"type\": \"local\", \"comand\": [\"x\"]}\n    ]\n  }\n}\n")
+	require.Eventually(t, func() bool { return w.c.Status().ConfigError != "" }, 30*time.Second, 5*time.Millisecond)
+	cfgErr := w.c.Status().ConfigError
+	require.Contains(t, cfgErr, path+":4:")
+	require.Contains(t, cfgErr, "comand")
+	require.Equal(t, []string{"a", "b"}, w.names())
+	require.Equal(t, PhaseReady, statusOf(w.c, "a").Phase)
+	require.Equal(t, PhaseReady, statusOf(w.c, "b").Phase)
+	require.Equal(t, applied, w.logs.count("config applied"))
+
+	// Then a valid one: error cleared, b removed, a kept.
+	writeRename(t, path, config("a=--v2"))
+	require.Eventually(t, func() bool {
+		st := w.c.Status()
+		return st.ConfigError == "" && len(st.Servers) == 1
+	}, 30*time.Second, 5*time.Millisecond)
+	require.Equal(t, 2, w.d.count("a"), "a kept running through the invalid edit")
+	require.True(t, w.d.last("b").isClosed())
+
+	// Deleting the file means no servers.
+	require.NoError(t, os.Remove(path))
+	require.Eventually(t, func() bool { return len(w.c.Status().Servers) == 0 }, 30*time.Second, 5*time.Millisecond)
+	require.True(t, w.d.last("a").isClosed())
+	require.Empty(t, w.c.Status().ConfigError)
+
+	// And recreating it starts them again.
+	writeRename(t, path, config("a"))
+	w.waitReady("a")
+}
+
+func TestWatchSymlinkSwap(t *testing.T) {
+	// The layout of a Kubernetes ConfigMap volume: config.json ->
+	// ..data/config.json, ..data -> ..v1; an update swaps ..data.
+	dir := t.TempDir()
+	for _, v := range []string{"..v1", "..v2"} {
+		require.NoError(t, os.Mkdir(filepath.Join(dir, v), 0o700))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "..v1", "config.json"), []byte(config("a")), 0o600))
+	require.NoError(t, os.Symlink("..v1", filepath.Join(dir, "..data")))
+	path := filepath.Join(dir, "config.json")
+	require.NoError(t, os.Symlink(filepath.Join("..data", "config.json"), path))
+
+	w := newWatchHarness(t, path)
+	w.waitReady("a")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "..v2", "config.json"), []byte(config("a", "b")), 0o600))
+	require.NoError(t, os.Symlink("..v2", filepath.Join(dir, "..data_tmp")))
+	require.NoError(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
+	w.waitReady("b")
+	require.Equal(t, 1, w.d.count("a"))
+}
+
+func TestWatchSymlinkToAnotherDirectory(t *testing.T) {
+	home, dotfiles := t.TempDir(), t.TempDir()
+	real := filepath.Join(dotfiles, "freecode.json")
+	require.NoError(t, os.WriteFile(real, []byte(config("a")), 0o600))
+	path := filepath.Join(home, "config.json")
+	require.NoError(t, os.Symlink(real, path))
+
+	w := newWatchHarness(t, path)
+	w.waitReady("a")
+	writeInPlace(t, real, config("a", "b"))
+	w.waitReady("b")
+}
+
+func TestWatchMissingFileAtStart(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	w := newWatchHarness(t, path)
+	require.Eventually(t, func() bool { return w.logs.count("config applied") == 1 }, 30*time.Second, 5*time.Millisecond)
+	require.Empty(t, w.c.Status().Servers)
+	writeRename(t, path, config("a"))
+	w.waitReady("a")
+}
+
+func TestWatchOptionsRequired(t *testing.T) {
+	require.Error(t, Watch(context.Background(), WatchOptions{Path: "x"}))
+}
+
+func TestWatchPollsAtTheConfiguredInterval(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	writeInPlace(t, path, strings.Replace(config("a"), "600000", "100", 1))
+	w := newWatchHarness(t, path)
+	w.waitReady("a")
+	// Two polls that found nothing new: the safety net runs, at the
+	// file's pollInterval, and changes nothing.
+	require.Eventually(t, func() bool { return w.logs.count("config unchanged", "poll") >= 2 }, 30*time.Second, 5*time.Millisecond)
+	require.Equal(t, 1, w.d.count("a"))
+	require.Equal(t, 1, w.logs.count("config applied"))
+}
