@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/schema"
+)
+
+// scenario is what the client does for one of the suite's client scenarios.
+// Every scenario connects (initialize, then tools/list when the server has
+// tools), makes Calls in order, and closes the session.
+type scenario struct {
+	Name string
+	// What the suite checks, for the reader.
+	Checks string
+	Calls  []toolCall
+}
+
+// toolCall is one tools/call the scenario's test server expects, and the
+// text its result must contain.
+type toolCall struct {
+	Tool     string
+	Args     json.RawMessage
+	WantText string
+}
+
+// scenarios lists the client scenarios of @modelcontextprotocol/conformance
+// this client implements, as that suite's test servers define them.
+func scenarios() []scenario {
+	return []scenario{
+		{
+			Name:   "initialize",
+			Checks: "initialize carries a supported protocolVersion and clientInfo name and version",
+		},
+		{
+			Name:   "tools_call",
+			Checks: "add_numbers is called with numbers a and b over streamable HTTP",
+			Calls: []toolCall{{
+				Tool:     "add_numbers",
+				Args:     json.RawMessage(`{"a":5,"b":3}`),
+				WantText: "The sum of 5 and 3 is 8",
+			}},
+		},
+		{
+			Name: "sse-retry",
+			Checks: "the server ends the tools/call SSE stream after a primed event id and retry: 500; " +
+				"the client resumes with GET and Last-Event-ID after 450-700 ms and gets the result there (SEP-1699)",
+			Calls: []toolCall{{
+				Tool:     "test_reconnection",
+				Args:     json.RawMessage(`{}`),
+				WantText: "Reconnection test completed successfully",
+			}},
+		},
+	}
+}
+
+func scenarioNames() []string {
+	var names []string
+	for _, sc := range scenarios() {
+		names = append(names, sc.Name)
+	}
+	return names
+}
+
+func lookupScenario(name string) (scenario, error) {
+	if name == "" {
+		return scenario{}, fmt.Errorf("no scenario: set %s or -scenario (one of %s)", scenarioEnv, strings.Join(scenarioNames(), ", "))
+	}
+	for _, sc := range scenarios() {
+		if sc.Name == name {
+			return sc, nil
+		}
+	}
+	return scenario{}, fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(scenarioNames(), ", "))
+}
+
+// config is how to reach the scenario's test server.
+type config struct {
+	URL            string
+	Transport      schema.Transport
+	ConnectTimeout time.Duration
+	CallTimeout    time.Duration
+	Logger         logr.Logger
+}
+
+// runScenario connects to the test server, makes the scenario's calls and
+// closes the session, writing one line per step to out. It returns the first
+// failure; the session is closed in every case.
+func runScenario(ctx context.Context, sc scenario, cfg config, out io.Writer) (err error) {
+	srv := schema.Server{
+		Name:      "conformance",
+		Type:      schema.Remote,
+		URL:       cfg.URL,
+		Transport: cfg.Transport,
+		Enabled:   true,
+		Timeout:   cfg.ConnectTimeout,
+	}
+	sess, err := mcp.Connect(ctx, srv, mcp.Options{
+		Logger:        cfg.Logger,
+		ClientName:    "freecode-conformance-client",
+		ClientVersion: "0.1.0",
+	})
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer func() {
+		// A session that ended on its own before Close is a failure too.
+		select {
+		case <-sess.Done():
+			if endErr := sess.Err(); endErr != nil && err == nil {
+				err = fmt.Errorf("session ended early: %w", endErr)
+			}
+		default:
+		}
+		if cerr := sess.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close: %w", cerr)
+		}
+	}()
+
+	tools := sess.Tools()
+	fmt.Fprintf(out, "connected to %s: %d tools\n", cfg.URL, len(tools))
+	for _, cerr := range sess.ConvertErrors() {
+		fmt.Fprintf(out, "tool skipped: %v\n", cerr)
+	}
+
+	for _, call := range sc.Calls {
+		if err := callTool(ctx, sess, tools, call, cfg.CallTimeout); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "tools/call %s: ok\n", call.Tool)
+	}
+	return nil
+}
+
+// caller is the part of *mcp.Session a tool call needs.
+type caller interface {
+	CallTool(ctx context.Context, name string, args json.RawMessage) (*mcpgo.CallToolResult, error)
+}
+
+// callTool checks that the server listed call.Tool, validates the arguments
+// against its converted schema as FreeCode does before any call, calls it
+// within timeout and checks the result.
+func callTool(ctx context.Context, sess caller, tools []mcp.Tool, call toolCall, timeout time.Duration) error {
+	i := slices.IndexFunc(tools, func(t mcp.Tool) bool { return t.Name == call.Tool })
+	if i < 0 {
+		var names []string
+		for _, t := range tools {
+			names = append(names, t.Name)
+		}
+		return fmt.Errorf("server did not list tool %q (listed: %v)", call.Tool, names)
+	}
+	if v := tools[i].Validator; v != nil {
+		if err := v.Validate(call.Args); err != nil {
+			return fmt.Errorf("arguments for %q rejected by its input schema: %w", call.Tool, err)
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := sess.CallTool(cctx, call.Tool, call.Args)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("tools/call %q: no result within %s: %w", call.Tool, timeout, err)
+		}
+		return fmt.Errorf("tools/call %q: %w", call.Tool, err)
+	}
+	return checkResult(call, res)
+}
+
+// checkResult reports whether res is the successful result call expects.
+func checkResult(call toolCall, res *mcpgo.CallToolResult) error {
+	if res == nil {
+		return fmt.Errorf("tools/call %q: empty result", call.Tool)
+	}
+	text := resultText(res)
+	if res.IsError {
+		return fmt.Errorf("tools/call %q: the tool reported an error: %q", call.Tool, text)
+	}
+	if !strings.Contains(text, call.WantText) {
+		return fmt.Errorf("tools/call %q: result text %q does not contain %q", call.Tool, text, call.WantText)
+	}
+	return nil
+}
+
+// resultText joins the text items of a result's content.
+func resultText(res *mcpgo.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := mcpgo.AsTextContent(c); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
