@@ -3,8 +3,14 @@ package main
 import (
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -20,13 +26,72 @@ func TestMain(m *testing.M) {
 // TestScripts runs the command-line sessions in testdata/script: each one is
 // what a user types and what they should see.
 func TestScripts(t *testing.T) {
+	// The scripts start real MCP servers: the test server, built once.
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", bin, "../../cmd/mcp-testserver")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		t.Fatalf("build test server: %v", err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FREECODE_HOME", filepath.Join(env.WorkDir, "home"))
+			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"gone":    cmdGone,
+			"waitfor": cmdWaitFor,
+		},
 	})
+}
+
+// cmdGone checks that the processes whose ids are in the given pid files are
+// dead. A zombie counts as dead only once freecode has exited: it then
+// belongs to init (or the nearest subreaper), whose job reaping it is.
+func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: gone PIDFILE...")
+	}
+	for _, f := range args {
+		pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(f)))
+		if err != nil || pid <= 0 {
+			ts.Fatalf("%s: no pid: %v", f, err)
+		}
+		if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
+			continue
+		}
+		stat, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		// Fields after "(comm)": state ppid ...
+		if i := strings.LastIndexByte(string(stat), ')'); i > 0 {
+			if f := strings.Fields(string(stat[i+1:])); len(f) > 1 && f[0] == "Z" && f[1] == "1" {
+				continue
+			}
+		}
+		ts.Fatalf("process %d from %s is still there: %s", pid, f, stat)
+	}
+}
+
+// cmdWaitFor waits until FILE exists and matches REGEXP: the condition a
+// script needs before it goes on, e.g. a background command being ready.
+func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitfor FILE REGEXP")
+	}
+	re := regexp.MustCompile(args[1])
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(20 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for range tick.C {
+		if data, err := os.ReadFile(path); err == nil && re.Match(data) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s did not match %q within 20s", path, args[1])
+		}
+	}
 }

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/gofrs/flock"
+	"github.com/spf13/cobra"
+
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/schema"
+)
+
+// configuredServer loads the config (with ${VAR} expanded) and returns the
+// named server.
+func (a *app) configuredServer(name string) (*schema.Config, schema.Server, error) {
+	cfg, err := a.load(true)
+	if err != nil {
+		return nil, schema.Server{}, err
+	}
+	s, ok := cfg.Server(name)
+	if !ok {
+		return nil, schema.Server{}, fmt.Errorf("server %q: %w in %s (see `freecode mcp list`)", name, schema.ErrNoServer, cfg.Path)
+	}
+	return cfg, s, nil
+}
+
+// connect starts one server for the duration of a command.
+func (a *app) connect(ctx context.Context, srv schema.Server) (*mcp.Session, error) {
+	return mcp.Connect(ctx, srv, mcp.Options{Logger: logr.Discard(), ClientName: "freecode"})
+}
+
+func toolLine(t mcp.Tool) string {
+	if t.ReadOnly {
+		return t.ID + " (read-only)"
+	}
+	return t.ID
+}
+
+func (a *app) startCmd() *cobra.Command {
+	var watch bool
+	c := &cobra.Command{
+		Use:   "start <name>",
+		Short: "Connect a configured server now, list its tools, and stop it again (or --watch)",
+		Long: `Connect one configured server for real: start its process (or reach its URL),
+initialize it, list and convert its tools, print them, and stop it again.
+With --watch it stays connected and prints tool-set changes until Ctrl-C or
+` + "`freecode mcp stop <name>`" + ` from another terminal. No process is left behind.`,
+		Args: exactArgs(1, "<name>"),
+		RunE: func(c *cobra.Command, args []string) error {
+			cfg, srv, err := a.configuredServer(args[0])
+			if err != nil {
+				return err
+			}
+			if !srv.Enabled {
+				fmt.Fprintf(a.stderr, "note: server %q is disabled in %s; starting it anyway for this test\n", srv.Name, cfg.Path)
+			}
+			var ready func() error
+			if watch {
+				var unlock func()
+				if ready, unlock, err = a.claimWatch(srv.Name); err != nil {
+					return err
+				}
+				defer unlock()
+			}
+			began := time.Now()
+			sess, err := a.connect(c.Context(), srv)
+			if err != nil {
+				fmt.Fprintf(a.stdout, "✗ Server %q failed to start\n", srv.Name)
+				return err
+			}
+			defer sess.Close()
+			tools := sess.Tools()
+			fmt.Fprintf(a.stdout, "✓ Server %q started with %d tool%s (%s)\n", srv.Name, len(tools), plural(len(tools)), time.Since(began).Round(time.Millisecond))
+			for _, t := range tools {
+				fmt.Fprintln(a.stdout, "  "+toolLine(t))
+			}
+			a.printConvertErrors(sess)
+			if !watch {
+				return sess.Close()
+			}
+			if err := ready(); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "Watching %q; Ctrl-C or `freecode mcp stop %s` ends it.\n", srv.Name, srv.Name)
+			return a.watchSession(c.Context(), sess, tools)
+		},
+	}
+	c.Flags().BoolVar(&watch, "watch", false, "stay connected and print tool-set changes")
+	return c
+}
+
+func (a *app) printConvertErrors(sess *mcp.Session) {
+	for _, err := range sess.ConvertErrors() {
+		fmt.Fprintf(a.stderr, "warning: %v\n", err)
+	}
+}
+
+// watchSession prints tool-set changes until ctx ends or the server does.
+func (a *app) watchSession(ctx context.Context, sess *mcp.Session, tools []mcp.Tool) error {
+	prev := map[string]mcp.Tool{}
+	for _, t := range tools {
+		prev[t.ID] = t
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(a.stdout, "Stopped %q.\n", sess.Name())
+			return sess.Close()
+		case <-sess.Done():
+			err := sess.Err()
+			if err == nil {
+				err = errors.New("the session ended")
+			}
+			return fmt.Errorf("server %q stopped: %w", sess.Name(), err)
+		case <-sess.ToolsChanged():
+			cur := map[string]mcp.Tool{}
+			for _, t := range sess.Tools() {
+				cur[t.ID] = t
+			}
+			fmt.Fprintf(a.stdout, "Tools changed: now %d tool%s\n", len(cur), plural(len(cur)))
+			for _, id := range sortedKeys(cur) {
+				if _, ok := prev[id]; !ok {
+					fmt.Fprintln(a.stdout, "  + "+toolLine(cur[id]))
+				}
+			}
+			for _, id := range sortedKeys(prev) {
+				if _, ok := cur[id]; !ok {
+					fmt.Fprintln(a.stdout, "  - "+id)
+				}
+			}
+			a.printConvertErrors(sess)
+			prev = cur
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// watchLockPath is where `start --watch` records itself for `stop`.
+func (a *app) watchLockPath(name string) (string, error) {
+	home, err := a.home()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, "run", "start-"+name+".lock"), nil
+}
+
+// home is $FREECODE_HOME (default ~/.freecode), also with --config: the
+// run directory belongs to the home, not to wherever a config file lives.
+func (a *app) home() (string, error) {
+	return schema.Home(a.getenv)
+}
+
+// claimWatch takes the watch lock for name. ready writes our pid into it
+// once the server is connected, which is when `stop` can find us; unlock
+// releases it.
+func (a *app) claimWatch(name string) (ready func() error, unlock func(), err error) {
+	path, err := a.watchLockPath(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, nil, fmt.Errorf("create run directory: %w", err)
+	}
+	lock := flock.New(path)
+	ok, err := lock.TryLock()
+	if err != nil {
+		return nil, nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if !ok {
+		pid, _ := os.ReadFile(path)
+		return nil, nil, fmt.Errorf("server %q is already being watched by process %s; run `freecode mcp stop %s` first", name, strings.TrimSpace(string(pid)), name)
+	}
+	ready = func() error {
+		if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return nil
+	}
+	unlock = func() {
+		_ = os.Remove(path)
+		_ = lock.Unlock()
+	}
+	return ready, unlock, nil
+}
+
+func (a *app) stopCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "stop <name>",
+		Short: "Stop a `freecode mcp start --watch` of this server running in another terminal",
+		Args:  exactArgs(1, "<name>"),
+		RunE: func(c *cobra.Command, args []string) error {
+			name := args[0]
+			path, err := a.watchLockPath(name)
+			if err != nil {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			if errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("server %q is not running under `freecode mcp start --watch` (servers run by `freecode serve` follow the config: use `freecode mcp disable %s`)", name, name)
+			}
+			if err != nil {
+				return fmt.Errorf("read %s: %w", path, err)
+			}
+			lock := flock.New(path)
+			if ok, _ := lock.TryLock(); ok {
+				_ = lock.Unlock()
+				_ = os.Remove(path)
+				return fmt.Errorf("server %q is not running under `freecode mcp start --watch` (removed a stale record)", name)
+			}
+			pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+			if err != nil || pid <= 0 {
+				return fmt.Errorf("server %q is still starting under `freecode mcp start --watch`; try again", name)
+			}
+			if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+				return fmt.Errorf("signal process %d: %w", pid, err)
+			}
+			// The watcher releases the lock once its server has stopped.
+			ctx, cancel := context.WithTimeout(c.Context(), 15*time.Second)
+			defer cancel()
+			if ok, err := lock.TryLockContext(ctx, 20*time.Millisecond); err != nil || !ok {
+				return fmt.Errorf("process %d did not stop within 15s: %w", pid, errors.Join(err, ctx.Err()))
+			}
+			_ = lock.Unlock()
+			fmt.Fprintf(a.stdout, "Stopped %q (process %d).\n", name, pid)
+			return nil
+		},
+	}
+}
+
+// toolView is a converted tool for `tools --json`.
+type toolView struct {
+	ID          string          `json:"id"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	ReadOnly    bool            `json:"readOnly"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+func (a *app) toolsCmd() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "tools <name>",
+		Short: "Connect a server and show its converted tools with ids, flags and resolved schemas",
+		Args:  exactArgs(1, "<name>"),
+		RunE: func(c *cobra.Command, args []string) error {
+			_, srv, err := a.configuredServer(args[0])
+			if err != nil {
+				return err
+			}
+			sess, err := a.connect(c.Context(), srv)
+			if err != nil {
+				return err
+			}
+			tools := sess.Tools()
+			convErrs := sess.ConvertErrors()
+			if err := sess.Close(); err != nil {
+				return err
+			}
+			for _, err := range convErrs {
+				fmt.Fprintf(a.stderr, "warning: %v\n", err)
+			}
+			views := make([]toolView, len(tools))
+			for i, t := range tools {
+				views[i] = toolView{t.ID, t.Name, t.Title, t.Description, t.ReadOnly, t.Annotations, t.InputSchema}
+			}
+			if asJSON {
+				return a.printJSON(views)
+			}
+			for i, v := range views {
+				if i > 0 {
+					fmt.Fprintln(a.stdout)
+				}
+				writeToolText(a.stdout, v)
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+func writeToolText(w io.Writer, v toolView) {
+	flags := "mutating"
+	if v.ReadOnly {
+		flags = "read-only"
+	}
+	fmt.Fprintf(w, "%s  [%s]\n", v.ID, flags)
+	if v.Title != "" {
+		fmt.Fprintf(w, "  title:  %s\n", v.Title)
+	}
+	if v.Description != "" {
+		desc := strings.TrimSpace(v.Description)
+		fmt.Fprintf(w, "  about:  %s\n", strings.ReplaceAll(desc, "\n", "\n          "))
+	}
+	schemaJSON, err := json.MarshalIndent(v.InputSchema, "          ", "  ")
+	if err != nil {
+		schemaJSON = v.InputSchema
+	}
+	fmt.Fprintf(w, "  input:  %s\n", schemaJSON)
+}
