@@ -10,7 +10,7 @@ NPM_STAMP   := $(NPM_DIR)/node_modules/.installed
 CUE_VERSION := v0.17.1
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build test deps lint fmt-check vet staticcheck cue-vet go-test demo bench clean FORCE
+.PHONY: all build test deps lint fmt-check vet staticcheck cue-vet go-test conformance demo bench clean FORCE
 
 all: build
 
@@ -36,7 +36,7 @@ $(STATICCHECK):
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 ## test: every check CI runs
-test: deps lint cue-vet go-test
+test: deps lint cue-vet go-test conformance
 
 lint: fmt-check vet staticcheck
 
@@ -63,6 +63,15 @@ cue-vet: $(CUE)
 
 go-test: $(NPM_STAMP)
 	$(GO) test -race -count=1 -timeout 15m ./...
+
+## conformance: the official MCP conformance suite (pinned, Node 22 from testdata/npm)
+## judges cmd/conformance-client on the initialize, tools_call and sse-retry scenarios
+conformance: $(NPM_STAMP)
+	GO=$(GO) scripts/conformance.sh
+
+## demo: start serve in a throwaway home, edit its config, watch it converge (offline)
+demo:
+	GO=$(GO) ./scripts/demo.sh
 
 clean:
 	rm -rf bin .cache

@@ -88,7 +88,8 @@ func (a *app) rootCmd() *cobra.Command {
 	mcp.AddCommand(a.addCmd(), a.removeCmd(), a.enableCmd(true), a.enableCmd(false),
 		a.listCmd(), a.getCmd(), a.validateCmd())
 	mcp.AddCommand(a.startCmd(), a.stopCmd(), a.toolsCmd(), a.callCmd())
-	root.AddCommand(mcp)
+	mcp.AddCommand(a.statusCmd(), a.restartCmd(), a.logsCmd())
+	root.AddCommand(mcp, a.serveCmd())
 	return root
 }
 

@@ -1,0 +1,129 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/freecode/freecode/registry"
+)
+
+// DefaultApprovalTimeout bounds how long a call waits for its approval.
+const DefaultApprovalTimeout = 5 * time.Minute
+
+// ErrApprovalTimeout is the error of an approval nobody answered in time.
+var ErrApprovalTimeout = errors.New("nobody answered the approval request in time")
+
+// Approvals is a registry.Approver whose answers come through the API: every
+// request becomes a pending Approval, announced with ApprovalRequested on the
+// bus, until Answer, the timeout or the caller's ctx ends it. It is safe for
+// concurrent use.
+type Approvals struct {
+	bus     *registry.Bus
+	timeout time.Duration
+
+	mu      sync.Mutex // guards pending and next
+	pending map[string]*pendingApproval
+	next    uint64
+}
+
+type pendingApproval struct {
+	Approval
+	answer chan bool // buffered(1); Answer sends at most once (it deletes the entry first)
+}
+
+// NewApprovals returns an Approvals publishing on bus (nil: no events);
+// timeout <= 0 means DefaultApprovalTimeout.
+func NewApprovals(bus *registry.Bus, timeout time.Duration) *Approvals {
+	if timeout <= 0 {
+		timeout = DefaultApprovalTimeout
+	}
+	return &Approvals{bus: bus, timeout: timeout, pending: map[string]*pendingApproval{}}
+}
+
+// Approve implements registry.Approver. It blocks until the request is
+// answered (true only for an explicit approval), the timeout passes
+// (ErrApprovalTimeout) or ctx ends (ctx's error).
+func (a *Approvals) Approve(ctx context.Context, req registry.ApprovalRequest) (bool, error) {
+	a.mu.Lock()
+	a.next++
+	p := &pendingApproval{
+		Approval: Approval{
+			ID: "a" + strconv.FormatUint(a.next, 10), CallID: req.CallID, Tool: req.ToolID,
+			Args: req.Args, ReadOnly: req.ReadOnly, Reason: req.Reason, Created: time.Now(),
+		},
+		answer: make(chan bool, 1),
+	}
+	a.pending[p.ID] = p
+	a.mu.Unlock()
+	a.bus.Publish(ApprovalRequested{p.Approval})
+
+	timer := time.NewTimer(a.timeout)
+	defer timer.Stop()
+	select {
+	case ok := <-p.answer:
+		a.bus.Publish(ApprovalAnswered{ID: p.ID, Approved: ok})
+		return ok, nil
+	case <-timer.C:
+		if a.drop(p.ID) {
+			a.bus.Publish(ApprovalAnswered{ID: p.ID, Reason: "timeout"})
+			return false, fmt.Errorf("%w (%s)", ErrApprovalTimeout, a.timeout)
+		}
+	case <-ctx.Done():
+		if a.drop(p.ID) {
+			a.bus.Publish(ApprovalAnswered{ID: p.ID, Reason: "canceled"})
+			return false, ctx.Err()
+		}
+	}
+	// Answer removed the entry first, so its answer is in the channel.
+	ok := <-p.answer
+	a.bus.Publish(ApprovalAnswered{ID: p.ID, Approved: ok})
+	return ok, nil
+}
+
+// drop removes a pending approval; false means Answer got there first.
+func (a *Approvals) drop(id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.pending[id]; !ok {
+		return false
+	}
+	delete(a.pending, id)
+	return true
+}
+
+// Answer approves or refuses the pending approval id. It wraps ErrNotFound
+// when there is no such pending approval (never was, or already answered).
+func (a *Approvals) Answer(id string, approve bool) error {
+	a.mu.Lock()
+	p, ok := a.pending[id]
+	delete(a.pending, id)
+	a.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("approval %q: %w (it may have been answered or timed out)", id, ErrNotFound)
+	}
+	p.answer <- approve
+	return nil
+}
+
+// Pending lists the approvals waiting for an answer, oldest first.
+func (a *Approvals) Pending() []Approval {
+	a.mu.Lock()
+	out := make([]Approval, 0, len(a.pending))
+	for _, p := range a.pending {
+		out = append(out, p.Approval)
+	}
+	a.mu.Unlock()
+	slices.SortFunc(out, func(x, y Approval) int {
+		if c := len(x.ID) - len(y.ID); c != 0 {
+			return c
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+	return out
+}

@@ -1,0 +1,41 @@
+// Package api is the local API of `freecode serve`: JSON over HTTP on a unix
+// socket ($FREECODE_HOME/run/freecode.sock, directory 0700, socket 0600), and
+// the Go client the command line uses to talk to it.
+//
+// Endpoints (every error is a JSON object {"error": "..."} with a status code
+// that says what kind of failure it was):
+//
+//	GET  /v1/status                   Status: desired next to actual for every server
+//	GET  /v1/tools?dialect=D          Tools: the provider-facing definitions (D = jsonschema,
+//	                                  openai or gemini; default jsonschema) and their version
+//	POST /v1/tools/{id}/call          body: the arguments object; runs the call through the
+//	                                  orchestrator and answers CallResponse. A call that needs
+//	                                  approval waits (up to the approval timeout) until
+//	                                  POST /v1/approvals/{id} answers it.
+//	GET  /v1/approvals                []Approval: calls waiting for an answer
+//	POST /v1/approvals/{id}           body {"approve": true|false}
+//	GET  /v1/events                   server-sent events (see below)
+//	POST /v1/servers/{name}/restart   restart one server now
+//	GET  /v1/servers/{name}/logs      Logs: the server's stderr ring;
+//	                                  with ?follow=1 a server-sent event stream instead:
+//	                                  one "line" event per stderr line (data: the raw line),
+//	                                  first the ring, then new lines as they arrive; a
+//	                                  "session" event {"session": N} starts the lines of each
+//	                                  session (a restart starts a new one)
+//
+// # Events
+//
+// GET /v1/events streams text/event-stream. The first event is "subscribed"
+// (sent once the subscription is in place, so nothing published after it is
+// lost to this client). Then, one event per change, data being a JSON object:
+//
+//	tools_changed       {"source": "<server or builtin>"}
+//	phase_changed       {"server": "...", "phase": "backoff", "err": "..."}
+//	config_error        {"err": "..."}: the config file became invalid ("" = valid again)
+//	approval_requested  Approval
+//	approval_answered   {"id": "...", "approved": true}
+//	missed              {"missed": N}: N events were dropped because this client
+//	                    read too slowly; re-read whatever state it cares about
+//
+// Events are hints to look again: a client re-reads /v1/status or /v1/tools.
+package api

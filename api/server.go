@@ -1,0 +1,401 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/freecode/freecode/registry"
+)
+
+// Defaults of Options.
+const (
+	DefaultLogPoll   = 250 * time.Millisecond
+	defaultKeepalive = 15 * time.Second
+	writeTimeout     = 10 * time.Second
+	maxBodyBytes     = 4 << 20
+)
+
+// Runner runs tool calls; *registry.Orchestrator implements it.
+type Runner interface {
+	Run(ctx context.Context, calls []registry.Call) []registry.Outcome
+}
+
+// Options configure NewServer. Status, Registry, Defs, Runner and Approvals
+// are required.
+type Options struct {
+	// Status returns the current status snapshot.
+	Status func() Status
+	// Restart restarts one server; an error wrapping ErrNotFound becomes 404
+	// (see also WithStatus).
+	Restart func(name string) error
+	// Logs returns a server's stderr ring and the session it belongs to;
+	// an error wrapping ErrNotFound becomes 404.
+	Logs func(name string) (Logs, error)
+
+	// Registry's bus feeds GET /v1/events.
+	Registry  *registry.Registry
+	Defs      *registry.DefsCache
+	Runner    Runner
+	Approvals *Approvals
+
+	// LogPoll is how often a followed log is re-read (default DefaultLogPoll).
+	LogPoll time.Duration
+	Logger  logr.Logger
+}
+
+// Server is the local API's HTTP handler.
+type Server struct {
+	opts  Options
+	mux   *http.ServeMux
+	calls atomic.Uint64 // numbers call ids
+}
+
+// NewServer returns the API handler. It panics when a required option is
+// missing, which is a programming error.
+func NewServer(opts Options) *Server {
+	if opts.Status == nil || opts.Registry == nil || opts.Defs == nil || opts.Runner == nil || opts.Approvals == nil {
+		panic("api.NewServer: Status, Registry, Defs, Runner and Approvals are required")
+	}
+	if opts.LogPoll <= 0 {
+		opts.LogPoll = DefaultLogPoll
+	}
+	if opts.Restart == nil {
+		opts.Restart = func(name string) error { return fmt.Errorf("server %q: %w", name, ErrNotFound) }
+	}
+	if opts.Logs == nil {
+		opts.Logs = func(name string) (Logs, error) { return Logs{}, fmt.Errorf("server %q: %w", name, ErrNotFound) }
+	}
+	s := &Server{opts: opts, mux: http.NewServeMux()}
+	s.mux.HandleFunc("GET /v1/status", s.status)
+	s.mux.HandleFunc("GET /v1/tools", s.tools)
+	s.mux.HandleFunc("POST /v1/tools/{id}/call", s.call)
+	s.mux.HandleFunc("GET /v1/approvals", s.approvals)
+	s.mux.HandleFunc("POST /v1/approvals/{id}", s.answer)
+	s.mux.HandleFunc("GET /v1/events", s.events)
+	s.mux.HandleFunc("POST /v1/servers/{name}/restart", s.restart)
+	s.mux.HandleFunc("GET /v1/servers/{name}/logs", s.logs)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s (see GET /v1/status)", r.Method, r.URL.Path))
+	})
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Serve answers requests on ln until ctx ends, then stops: open streams end,
+// in-flight calls are cancelled, and Serve returns once every handler has
+// returned (or after a 5 s grace). It closes ln.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	srv := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return hctx },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("api: %w", err)
+	case <-ctx.Done():
+	}
+	cancel() // ends streams and calls: their request contexts derive from hctx
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer scancel()
+	err := srv.Shutdown(sctx)
+	if err != nil {
+		err = errors.Join(err, srv.Close())
+	}
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	if err != nil {
+		return fmt.Errorf("api shutdown: %w", err)
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		code = http.StatusInternalServerError
+		buf.Reset()
+		_ = json.NewEncoder(&buf).Encode(errorBody{Error: "encode response: " + err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, errorBody{Error: msg})
+}
+
+// statusError gives a backend error its HTTP status code.
+type statusError struct {
+	err  error
+	code int
+}
+
+func (e *statusError) Error() string { return e.err.Error() }
+func (e *statusError) Unwrap() error { return e.err }
+
+// WithStatus marks a backend error with the status code to answer it with
+// (e.g. http.StatusConflict); the message stays err's.
+func WithStatus(err error, code int) error { return &statusError{err: err, code: code} }
+
+// backendError answers err from a backend: its WithStatus code, else 404
+// when it wraps ErrNotFound, else 500.
+func backendError(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	var se *statusError
+	switch {
+	case errors.As(err, &se):
+		code = se.code
+	case errors.Is(err, ErrNotFound):
+		code = http.StatusNotFound
+	}
+	writeError(w, code, err.Error())
+}
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.opts.Status())
+}
+
+func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
+	d := registry.Dialect(r.URL.Query().Get("dialect"))
+	if d == "" {
+		d = registry.DialectJSONSchema
+	}
+	if !slices.Contains(registry.Dialects(), d) {
+		names := make([]string, 0, 3)
+		for _, x := range registry.Dialects() {
+			names = append(names, string(x))
+		}
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown dialect %q (want one of %s)", d, strings.Join(names, ", ")))
+		return
+	}
+	defs := s.opts.Defs.Defs(d)
+	tools := defs.Tools
+	if tools == nil {
+		tools = []registry.Def{}
+	}
+	writeJSON(w, http.StatusOK, Tools{Dialect: string(d), Version: defs.Version, Tools: tools, Problems: defs.Problems})
+}
+
+func (s *Server) call(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "read arguments: "+err.Error())
+		return
+	}
+	callID := "api-" + strconv.FormatUint(s.calls.Add(1), 10)
+	out := s.opts.Runner.Run(r.Context(), []registry.Call{{ID: callID, Tool: id, Args: body}})
+	if len(out) != 1 {
+		writeError(w, http.StatusInternalServerError, fmt.Sprintf("orchestrator returned %d outcomes for one call", len(out)))
+		return
+	}
+	oc := out[0]
+	resp := CallResponse{Tool: id, Result: oc.Result, Attempts: oc.Attempts, DurationMS: oc.Duration.Milliseconds()}
+	if resp.Result.Content == nil {
+		resp.Result.Content = []registry.Content{}
+	}
+	code := http.StatusOK
+	if oc.Err != nil {
+		resp.Error = oc.Err.Error()
+		code, resp.Kind = classify(oc.Err)
+	}
+	writeJSON(w, code, resp)
+}
+
+// classify maps an Outcome error to a status code and a Kind.
+func classify(err error) (int, string) {
+	switch {
+	case errors.Is(err, registry.ErrUnknownTool):
+		return http.StatusNotFound, KindUnknownTool
+	case errors.Is(err, registry.ErrDenied):
+		return http.StatusForbidden, KindDenied
+	case errors.Is(err, registry.ErrNotApproved):
+		return http.StatusForbidden, KindNotApproved
+	case errors.Is(err, registry.ErrInvalidArgs):
+		return http.StatusBadRequest, KindInvalidArgs
+	case errors.Is(err, registry.ErrCallTimeout):
+		return http.StatusGatewayTimeout, KindTimeout
+	case errors.Is(err, registry.ErrTransport):
+		return http.StatusBadGateway, KindTransport
+	case errors.Is(err, registry.ErrToolPanicked):
+		return http.StatusInternalServerError, KindPanicked
+	case errors.Is(err, registry.ErrNotStarted), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable, KindCanceled
+	}
+	return http.StatusInternalServerError, KindFailed
+}
+
+func (s *Server) approvals(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.opts.Approvals.Pending())
+}
+
+func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Approve *bool `json:"approve"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil || body.Approve == nil {
+		writeError(w, http.StatusBadRequest, `the body must be {"approve": true} or {"approve": false}`)
+		return
+	}
+	if err := s.opts.Approvals.Answer(r.PathValue("id"), *body.Approve); err != nil {
+		backendError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ApprovalAnswered{ID: r.PathValue("id"), Approved: *body.Approve})
+}
+
+func (s *Server) restart(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := s.opts.Restart(name); err != nil {
+		backendError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"restarting": name})
+}
+
+func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	logs, err := s.opts.Logs(name)
+	if err != nil {
+		backendError(w, err)
+		return
+	}
+	logs.Server = name
+	if logs.Lines == nil {
+		logs.Lines = []string{}
+	}
+	if f := r.URL.Query().Get("follow"); f == "" || f == "0" || f == "false" {
+		writeJSON(w, http.StatusOK, logs)
+		return
+	}
+	sw := startStream(w)
+	if sw.event("session", map[string]int64{"session": logs.Session}) != nil {
+		return
+	}
+	for _, l := range logs.Lines {
+		if sw.event("line", l) != nil {
+			return
+		}
+	}
+	tick := time.NewTicker(s.opts.LogPoll)
+	defer tick.Stop()
+	keep := time.NewTicker(defaultKeepalive)
+	defer keep.Stop()
+	prev := logs
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-keep.C:
+			if sw.comment("keepalive") != nil {
+				return
+			}
+		case <-tick.C:
+			cur, err := s.opts.Logs(name)
+			if err != nil {
+				_ = sw.event("error", err.Error())
+				return
+			}
+			lines := cur.Lines
+			if cur.Session != prev.Session {
+				if sw.event("session", map[string]int64{"session": cur.Session}) != nil {
+					return
+				}
+			} else {
+				lines = newLines(prev.Lines, cur.Lines)
+			}
+			for _, l := range lines {
+				if sw.event("line", l) != nil {
+					return
+				}
+			}
+			prev = cur
+		}
+	}
+}
+
+// newLines returns the lines of cur that were not in prev, where both are
+// tails of one session's growing log: the longest suffix of prev that is a
+// prefix of cur is the overlap, and a cur sharing nothing with prev is new
+// in full. (Repeated identical lines can make the overlap look longer than
+// it is; a changed Session is handled by the caller.)
+func newLines(prev, cur []string) []string {
+	for n := min(len(prev), len(cur)); n > 0; n-- {
+		if slices.Equal(prev[len(prev)-n:], cur[:n]) {
+			return cur[n:]
+		}
+	}
+	return cur
+}
+
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	msgs, cancel := s.opts.Registry.Bus().Subscribe(64)
+	defer cancel()
+	sw := startStream(w)
+	if sw.event("subscribed", struct{}{}) != nil {
+		return
+	}
+	keep := time.NewTicker(defaultKeepalive)
+	defer keep.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-keep.C:
+			if sw.comment("keepalive") != nil {
+				return
+			}
+		case m, ok := <-msgs:
+			if !ok {
+				return
+			}
+			if m.Missed > 0 {
+				if sw.event("missed", map[string]uint64{"missed": m.Missed}) != nil {
+					return
+				}
+			}
+			if sw.event(m.Event.Kind(), s.wire(m.Event)) != nil {
+				return
+			}
+		}
+	}
+}
+
+// wire is the JSON form of a bus event.
+func (s *Server) wire(e registry.Event) any {
+	switch e := e.(type) {
+	case registry.ToolsChanged:
+		return map[string]string{"source": e.Source}
+	case ApprovalRequested:
+		return e.Approval
+	}
+	// Other packages' events (phase changes, config errors) carry their
+	// own JSON tags.
+	return e
+}

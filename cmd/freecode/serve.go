@@ -1,0 +1,465 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/go-logr/logr"
+	"github.com/gofrs/flock"
+	"github.com/spf13/cobra"
+
+	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/controller"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/schema"
+)
+
+// serveFlags are serve's command-line options.
+type serveFlags struct {
+	logFormat string
+	verbose   int
+	// guard runs the process as serve's guard (see runGuard).
+	guard bool
+}
+
+func (a *app) serveCmd() *cobra.Command {
+	var f serveFlags
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the configured MCP servers and the local API",
+		Long: `Run every enabled MCP server of the config and keep them in line with it:
+edits to the config file are applied as they are saved, crashed servers are
+restarted with backoff, and an invalid edit changes nothing until it is fixed.
+
+The local API listens on $FREECODE_HOME/run/freecode.sock (only your user can
+reach it); ` + "`freecode mcp status`, `restart` and `logs`" + ` talk to it.
+Stop with Ctrl-C or SIGTERM: every server is stopped before serve exits.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(c *cobra.Command, args []string) error {
+			if f.guard {
+				return runGuard(a.stdin)
+			}
+			switch f.logFormat {
+			case "text", "json":
+			default:
+				return usageError{fmt.Errorf("--log-format must be text or json, not %q", f.logFormat)}
+			}
+			return a.serve(c.Context(), f)
+		},
+	}
+	c.Flags().StringVar(&f.logFormat, "log-format", "text", "log format on stderr: text or json")
+	c.Flags().CountVarP(&f.verbose, "verbose", "v", "log more (repeat for more detail; -v shows servers' stderr)")
+	c.Flags().BoolVar(&f.guard, "internal-guard", false, "")
+	_ = c.Flags().MarkHidden("internal-guard")
+	return c
+}
+
+// serve runs until ctx ends. Startup failures (another serve, an unusable
+// home) return an error before anything is started.
+func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
+	home, err := schema.Home(a.getenv)
+	if err != nil {
+		return err
+	}
+	cfgPath, err := a.configPath()
+	if err != nil {
+		return err
+	}
+	if cfgPath, err = filepath.Abs(cfgPath); err != nil {
+		return fmt.Errorf("config path: %w", err)
+	}
+	v, err := a.schema()
+	if err != nil {
+		return err
+	}
+	log := newLogger(a.stderr, f)
+
+	lock, err := lockHome(home)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+	ln, err := listenSocket(api.SocketPath(home), log)
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // unlinks the socket file
+
+	g, err := startGuard(a.stderr)
+	if err != nil {
+		log.Error(err, "no guard process: if serve is killed, processes started by servers' own children may outlive it")
+	} else {
+		defer func() {
+			if gerr := g.close(); gerr != nil {
+				log.Error(gerr, "guard process")
+			}
+		}()
+	}
+
+	root, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	bus := registry.NewBus()
+	reg := registry.NewRegistry(bus)
+	if err := registry.RegisterBuiltins(reg, root); err != nil {
+		return err
+	}
+	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode"}
+	ctrl := controller.New(controller.Options{
+		Registry: reg,
+		Logger:   log.WithName("controller"),
+		Dial: func(ctx context.Context, srv schema.Server) (controller.Conn, error) {
+			s, err := mcp.Connect(ctx, srv, mcpOpts)
+			if err != nil {
+				return nil, err
+			}
+			g.watch(s)
+			return s, nil
+		},
+	})
+	rules := &rulesFile{path: cfgPath, validator: v, log: log}
+	approvals := api.NewApprovals(bus, 0)
+	orch := registry.New(registry.OrchestratorOptions{
+		Registry: reg,
+		Rules:    rules.rules,
+		Approver: approvals,
+		Logger:   log.WithName("orchestrator"),
+	})
+	srv := api.NewServer(api.Options{
+		Status: func() api.Status {
+			st := statusFromController(ctrl.Status())
+			st.ServePID, st.ConfigPath = os.Getpid(), cfgPath
+			return st
+		},
+		Restart: func(name string) error {
+			err := ctrl.Restart(name)
+			switch {
+			case errors.Is(err, controller.ErrUnknownServer):
+				return api.WithStatus(err, http.StatusNotFound)
+			case errors.Is(err, controller.ErrDisabled):
+				return api.WithStatus(err, http.StatusConflict)
+			}
+			return err
+		},
+		Logs: func(name string) (api.Logs, error) {
+			lines, err := ctrl.Logs(name)
+			if errors.Is(err, controller.ErrUnknownServer) {
+				return api.Logs{}, api.WithStatus(err, http.StatusNotFound)
+			}
+			if err != nil {
+				return api.Logs{}, err
+			}
+			// The ring belongs to the start the status reflects; read
+			// separately, so a restart in between may be attributed late.
+			logs := api.Logs{Server: name, Lines: lines}
+			for _, s := range ctrl.Status().Servers {
+				if s.Name == name {
+					logs.Session = s.ObservedGeneration
+				}
+			}
+			return logs, nil
+		},
+		Registry:  reg,
+		Defs:      registry.NewDefsCache(reg),
+		Runner:    orch,
+		Approvals: approvals,
+		Logger:    log.WithName("api"),
+	})
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		errMu    sync.Mutex
+		firstErr error
+	)
+	run := func(name string, fn func() error) {
+		wg.Go(func() {
+			if err := fn(); err != nil {
+				errMu.Lock()
+				if firstErr == nil {
+					firstErr = fmt.Errorf("%s: %w", name, err)
+				}
+				errMu.Unlock()
+				cancel()
+			}
+		})
+	}
+	run("controller", func() error { return ctrl.Start(ctx) })
+	run("config watcher", func() error {
+		return controller.Watch(ctx, controller.WatchOptions{
+			Path: cfgPath, Validator: v, LookupEnv: a.lookupEnv, Controller: ctrl, Logger: log.WithName("config"),
+		})
+	})
+	run("api", func() error { return srv.Serve(ctx, ln) })
+	log.Info("serving", "home", home, "config", cfgPath, "socket", api.SocketPath(home), "pid", os.Getpid())
+	<-ctx.Done()
+	log.Info("stopping every server")
+	wg.Wait()
+	log.Info("stopped")
+	return firstErr
+}
+
+func newLogger(w io.Writer, f serveFlags) logr.Logger {
+	opts := &slog.HandlerOptions{
+		Level: slog.Level(-f.verbose),
+		// logr's V(n) is slog level -n; show it as DEBUG with the
+		// verbosity, not as "DEBUG+3".
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if lv, ok := a.Value.Any().(slog.Level); ok && len(groups) == 0 && a.Key == slog.LevelKey && lv < slog.LevelInfo {
+				return slog.String(slog.LevelKey, "DEBUG"+strconv.Itoa(-int(lv)))
+			}
+			return a
+		},
+	}
+	var h slog.Handler
+	if f.logFormat == "json" {
+		h = slog.NewJSONHandler(w, opts)
+	} else {
+		h = slog.NewTextHandler(w, opts)
+	}
+	return logr.FromSlogHandler(h)
+}
+
+// homeLock is serve's exclusive lock on a FreeCode home.
+type homeLock struct {
+	fl *flock.Flock
+}
+
+// lockHome takes $home/run/serve.lock (creating run/ 0700) and writes this
+// process's pid into it. Another serve holding it is an error naming its pid.
+func lockHome(home string) (*homeLock, error) {
+	dir := filepath.Join(home, "run")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	// MkdirAll keeps an existing directory's mode; the socket's privacy
+	// rests on this one.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("make %s private: %w", dir, err)
+	}
+	path := filepath.Join(dir, "serve.lock")
+	fl := flock.New(path, flock.SetPermissions(0o600))
+	ok, err := fl.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if !ok {
+		holder := "unknown pid"
+		if b, err := os.ReadFile(path); err == nil && len(bytes.TrimSpace(b)) > 0 {
+			holder = "pid " + string(bytes.TrimSpace(b))
+		}
+		return nil, fmt.Errorf("freecode serve is already running for %s (%s holds %s); stop it first, or set FREECODE_HOME to use another home", home, holder, path)
+	}
+	if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+		_ = fl.Unlock()
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return &homeLock{fl: fl}, nil
+}
+
+func (l *homeLock) release() {
+	// The pid is cleared before the lock goes, so the file never names a
+	// serve that is gone while another one holds it.
+	_ = os.Truncate(l.fl.Path(), 0)
+	_ = l.fl.Unlock()
+}
+
+// listenSocket listens on the unix socket path (0600). The caller holds the
+// home lock, so a socket file already there was left by a serve that died
+// without cleaning up, and is removed.
+func listenSocket(path string, log logr.Logger) (net.Listener, error) {
+	if err := os.Remove(path); err == nil {
+		log.Info("removed a stale socket left by an earlier serve", "socket", path)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale socket: %w", err)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("make %s private: %w", path, err)
+	}
+	return ln, nil
+}
+
+// rulesFile reads the permission section of the config when the
+// orchestrator asks for the rules. The file is parsed again only when its
+// content changed; an invalid or unreadable file keeps the last good rules,
+// just as the controller keeps the last good servers.
+type rulesFile struct {
+	path      string
+	validator *schema.Validator
+	log       logr.Logger
+
+	mu    sync.Mutex // guards hash and last
+	hash  [32]byte
+	valid bool
+	last  registry.Rules
+}
+
+func (r *rulesFile) rules() registry.Rules {
+	data, err := os.ReadFile(r.path)
+	if errors.Is(err, os.ErrNotExist) {
+		data, err = nil, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.log.Error(err, "read permission rules; keeping the last ones")
+		return r.last
+	}
+	sum := sha256.Sum256(data)
+	if r.valid && sum == r.hash {
+		return r.last
+	}
+	var p schema.Permission
+	if data != nil {
+		cfg, err := r.validator.Parse(r.path, data, schema.LoadOptions{NoExpand: true})
+		if err != nil {
+			return r.last // the controller reports the error
+		}
+		p = cfg.Permission
+	}
+	r.hash, r.valid = sum, true
+	r.last = registry.Rules{Allow: p.Allow, Ask: p.Ask, Deny: p.Deny}
+	return r.last
+}
+
+func statusFromController(cs controller.Status) api.Status {
+	st := api.Status{ConfigError: cs.ConfigError, ObservedAt: cs.ObservedAt, Servers: make([]api.ServerStatus, 0, len(cs.Servers))}
+	for _, s := range cs.Servers {
+		st.Servers = append(st.Servers, api.ServerStatus{
+			Name: s.Name, Source: s.Source,
+			Desired: api.Desired{Enabled: s.Desired.Enabled, SpecHash: s.Desired.SpecHash, Type: s.Desired.Type, Target: s.Desired.Target},
+			Phase:   s.Phase.String(), SpecHash: s.SpecHash,
+			Generation: s.Generation, ObservedGeneration: s.ObservedGeneration,
+			PID: s.PID, Tools: s.Tools, Restarts: s.Restarts, Since: s.Since,
+			LastError: s.LastError, StderrTail: s.StderrTail, NextRetry: s.NextRetry,
+		})
+	}
+	return st
+}
+
+// guard is a helper process that outlives serve to kill the process groups
+// of its servers when serve dies without stopping them (SIGKILL, a crash).
+//
+// Each server's child gets SIGKILL from the kernel when serve dies
+// (Pdeathsig), but what the child started in turn (npx's node, a shell's
+// commands) has no such tie. serve tells the guard, over the guard's
+// stdin, which process groups are live ("+PGID" / "-PGID" lines); when that
+// pipe reaches end of file — serve exited, however it exited — the guard
+// sends SIGKILL to every group still listed and exits. After a clean stop
+// the list is empty. A server whose connect is still in progress when serve
+// is killed is not listed yet; its child still dies by Pdeathsig.
+type guard struct {
+	cmd *exec.Cmd
+
+	mu sync.Mutex // guards w
+	w  io.WriteCloser
+}
+
+func startGuard(stderr io.Writer) (*guard, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("start guard: %w", err)
+	}
+	cmd := exec.Command(exe, "serve", "--internal-guard")
+	cmd.Args[0] = "freecode"
+	cmd.Stderr = stderr
+	// Its own process group: a Ctrl-C aimed at serve's terminal job does not
+	// reach it, and it never shares a fate with serve.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("start guard: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start guard: %w", err)
+	}
+	return &guard{cmd: cmd, w: w}, nil
+}
+
+// watch lists a session's process group with the guard for as long as the
+// session runs; the session kills its whole group before Done is closed.
+// The goroutine it starts ends with the session. A nil guard does nothing.
+func (g *guard) watch(s *mcp.Session) {
+	pid := s.PID()
+	if g == nil || pid <= 0 {
+		return
+	}
+	g.send('+', pid)
+	go func() {
+		<-s.Done()
+		g.send('-', pid)
+	}()
+}
+
+func (g *guard) send(op byte, pid int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.w != nil {
+		_, _ = fmt.Fprintf(g.w, "%c%d\n", op, pid)
+	}
+}
+
+// close ends the guard (its list is empty after a clean stop) and waits for
+// it.
+func (g *guard) close() error {
+	g.mu.Lock()
+	w := g.w
+	g.w = nil
+	g.mu.Unlock()
+	if w != nil {
+		_ = w.Close()
+	}
+	return g.cmd.Wait()
+}
+
+// runGuard is the guard's side: it keeps the listed process groups until
+// stdin ends, then kills them.
+func runGuard(stdin io.Reader) error {
+	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	groups := map[int]bool{}
+	sc := bufio.NewScanner(stdin)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if len(line) < 2 {
+			continue
+		}
+		pid, err := strconv.Atoi(line[1:])
+		if err != nil || pid <= 1 {
+			continue
+		}
+		switch line[0] {
+		case '+':
+			groups[pid] = true
+		case '-':
+			delete(groups, pid)
+		}
+	}
+	for pgid := range groups {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	return nil
+}

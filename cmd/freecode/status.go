@@ -1,0 +1,399 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/schema"
+)
+
+// dialServe connects to the serve of the current home. Its error wraps
+// api.ErrNotRunning when there is none.
+func (a *app) dialServe() (*api.Client, string, error) {
+	home, err := schema.Home(a.getenv)
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := api.Dial(api.SocketPath(home))
+	return c, home, err
+}
+
+// needServe is the error of a verb that only works through serve.
+func needServe(home string, err error) error {
+	if errors.Is(err, api.ErrNotRunning) {
+		return fmt.Errorf("freecode serve is not running for %s; start it with `freecode serve`", home)
+	}
+	return err
+}
+
+// statusOutput is `mcp status --json`.
+type statusOutput struct {
+	// ServeRunning says whether the actual side comes from a live serve.
+	ServeRunning bool `json:"serveRunning"`
+	// Probed says the actual side comes from connecting each server just now.
+	Probed bool   `json:"probed,omitempty"`
+	Home   string `json:"home"`
+	api.Status
+}
+
+func (a *app) statusCmd() *cobra.Command {
+	var asJSON, watch, probe bool
+	c := &cobra.Command{
+		Use:   "status",
+		Short: "Show every server: configured (desired) next to running (actual)",
+		Long: `Show every configured server, desired next to actual, from the running
+freecode serve. Without a serve it shows the configured side only; --probe then
+connects every enabled server now (in parallel, each within its timeout) to
+report whether it would start and how many tools it has.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(c *cobra.Command, args []string) error {
+			ctx := c.Context()
+			client, home, err := a.dialServe()
+			if errors.Is(err, api.ErrNotRunning) {
+				if watch {
+					return fmt.Errorf("freecode serve is not running for %s; --watch needs it (start it with `freecode serve`)", home)
+				}
+				return a.offlineStatus(ctx, home, asJSON, probe)
+			}
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			if !watch {
+				st, err := client.Status(ctx)
+				if err != nil {
+					return err
+				}
+				return a.renderStatus(statusOutput{ServeRunning: true, Home: home, Status: st}, asJSON)
+			}
+			return a.watchStatus(ctx, client, home, asJSON)
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.Flags().BoolVar(&watch, "watch", false, "print the status again on every change until interrupted")
+	c.Flags().BoolVar(&probe, "probe", false, "with no serve running: connect every enabled server now to report its actual state")
+	return c
+}
+
+// watchStatus renders the status, then again after every event, until ctx
+// ends. Events that arrive while rendering are coalesced into one render.
+func (a *app) watchStatus(ctx context.Context, client *api.Client, home string, asJSON bool) error {
+	events, err := client.Events(ctx)
+	if err != nil {
+		return err
+	}
+	defer events.Close()
+	clear := !asJSON && writerIsTerminal(a.stdout)
+	var last string
+	for {
+		st, err := client.Status(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		// Several events often report one change; print a change once.
+		var buf strings.Builder
+		if err := renderStatus(&buf, statusOutput{ServeRunning: true, Home: home, Status: st}, asJSON); err != nil {
+			return err
+		}
+		if key := sansTimes(st); key != last {
+			last = key
+			if clear {
+				fmt.Fprint(a.stdout, "\033[H\033[2J")
+			} else if !asJSON {
+				fmt.Fprintf(a.stdout, "--- %s\n", st.ObservedAt.Local().Format(time.TimeOnly))
+			}
+			fmt.Fprint(a.stdout, buf.String())
+		}
+		if _, err := events.Next(); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return errors.New("freecode serve stopped")
+			}
+			return err
+		}
+	}
+}
+
+// sansTimes is the status without its clock-dependent fields, to tell a
+// real change from the passing of time.
+func sansTimes(st api.Status) string {
+	st.ObservedAt = time.Time{}
+	for i := range st.Servers {
+		st.Servers[i].Since, st.Servers[i].NextRetry = time.Time{}, time.Time{}
+	}
+	b, _ := json.Marshal(st)
+	return string(b)
+}
+
+// writerIsTerminal reports whether w is a terminal.
+func writerIsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isTerminal(f)
+}
+
+// offlineStatus shows the configured servers, and with probe connects each
+// enabled one.
+func (a *app) offlineStatus(ctx context.Context, home string, asJSON, probe bool) error {
+	notice := fmt.Sprintf("freecode serve is not running for %s; showing the configured servers", home)
+	if asJSON {
+		fmt.Fprintln(a.stderr, notice)
+	} else {
+		fmt.Fprintln(a.stdout, notice)
+	}
+	out := statusOutput{Home: home, Probed: probe}
+	cfg, err := a.load(true)
+	var errs schema.Errors
+	if errors.As(err, &errs) {
+		// Show what can be shown: the file without ${VAR} expansion.
+		out.ConfigError = err.Error()
+		cfg, err = a.load(false)
+		probe = false
+	}
+	if err != nil {
+		if out.ConfigError == "" {
+			out.ConfigError = err.Error()
+		}
+		out.Servers = []api.ServerStatus{}
+		return a.renderStatus(out, asJSON)
+	}
+	out.ConfigPath = cfg.Path
+	out.Servers = make([]api.ServerStatus, len(cfg.MCP.Servers))
+	for i, s := range cfg.MCP.Servers {
+		v := view(s, false)
+		out.Servers[i] = api.ServerStatus{
+			Name: s.Name, Source: s.Source,
+			Desired: api.Desired{Enabled: s.Enabled, SpecHash: s.SpecHash(), Type: string(s.Type), Target: v.target()},
+		}
+		if !s.Enabled {
+			out.Servers[i].Phase = "disabled"
+		}
+	}
+	if probe {
+		var wg sync.WaitGroup
+		for i, s := range cfg.MCP.Servers {
+			if !s.Enabled {
+				continue
+			}
+			wg.Go(func() { probeServer(ctx, s, &out.Servers[i]) })
+		}
+		wg.Wait()
+	}
+	out.ObservedAt = time.Now()
+	return a.renderStatus(out, asJSON)
+}
+
+// probeServer connects s (within its timeout), records the outcome in ss
+// and closes the session.
+func probeServer(ctx context.Context, s schema.Server, ss *api.ServerStatus) {
+	sess, err := mcp.Connect(ctx, s, mcp.Options{})
+	if err != nil {
+		ss.Phase, ss.LastError = "failed", err.Error()
+		return
+	}
+	ss.Phase, ss.Tools, ss.SpecHash = "ready", len(sess.Tools()), s.SpecHash()
+	if err := sess.Close(); err != nil {
+		ss.LastError = "close: " + err.Error()
+	}
+}
+
+func (a *app) renderStatus(out statusOutput, asJSON bool) error {
+	return renderStatus(a.stdout, out, asJSON)
+}
+
+// renderStatus prints out as a table (or JSON) to w.
+func renderStatus(w io.Writer, out statusOutput, asJSON bool) error {
+	if out.Servers == nil {
+		out.Servers = []api.ServerStatus{}
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(out)
+	}
+	if len(out.Servers) == 0 {
+		fmt.Fprintln(w, "No MCP servers configured.")
+	} else {
+		now := out.ObservedAt
+		if now.IsZero() {
+			now = time.Now()
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tSOURCE\tENABLED\tPHASE\tPID\tTOOLS\tRESTARTS\tSINCE\tLAST-ERROR")
+		for _, s := range out.Servers {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				s.Name, dash(s.Source), yesNo(s.Desired.Enabled), phaseText(s, now),
+				num(s.PID), toolsText(s), num(s.Restarts), ago(s.Since, now), firstLine(s.LastError, 70))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if out.ConfigError != "" {
+		if out.ServeRunning {
+			fmt.Fprintf(w, "\nThe config file has errors; the last valid config stays applied until they are fixed:\n%s\n", out.ConfigError)
+		} else {
+			fmt.Fprintf(w, "\nThe config file has errors:\n%s\n", out.ConfigError)
+		}
+	}
+	return nil
+}
+
+func phaseText(s api.ServerStatus, now time.Time) string {
+	if s.Phase == "" {
+		return "-"
+	}
+	p := s.Phase
+	if !s.NextRetry.IsZero() && s.Phase == "backoff" {
+		p += " (retry in " + roundDur(s.NextRetry.Sub(now)) + ")"
+	}
+	if s.SpecHash != "" && s.Desired.SpecHash != "" && s.SpecHash != s.Desired.SpecHash {
+		p += " (old spec)"
+	}
+	return p
+}
+
+func toolsText(s api.ServerStatus) string {
+	if s.Phase == "" || s.Phase == "disabled" || (s.Tools == 0 && s.Phase != "ready") {
+		return "-"
+	}
+	return fmt.Sprint(s.Tools)
+}
+
+func num(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func ago(t, now time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return roundDur(now.Sub(t))
+}
+
+func roundDur(d time.Duration) string {
+	if d < time.Second {
+		if d < 0 {
+			d = 0
+		}
+		return d.Round(time.Millisecond * 100).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+func firstLine(s string, max int) string {
+	if s == "" {
+		return "-"
+	}
+	s, _, _ = strings.Cut(s, "\n")
+	s = strings.TrimSuffix(strings.TrimSpace(s), ";")
+	if len(s) > max {
+		s = s[:max-1] + "…"
+	}
+	return s
+}
+
+func (a *app) restartCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "restart <name>",
+		Short: "Restart a server now (through freecode serve), skipping any backoff",
+		Args:  exactArgs(1, "<name>"),
+		RunE: func(c *cobra.Command, args []string) error {
+			client, home, err := a.dialServe()
+			if err != nil {
+				return needServe(home, err)
+			}
+			defer client.Close()
+			if err := client.Restart(c.Context(), args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "Restarting server %q; see `freecode mcp status`.\n", args[0])
+			return nil
+		},
+	}
+}
+
+func (a *app) logsCmd() *cobra.Command {
+	var follow bool
+	c := &cobra.Command{
+		Use:   "logs <name>",
+		Short: "Print a server's recent stderr (through freecode serve)",
+		Args:  exactArgs(1, "<name>"),
+		RunE: func(c *cobra.Command, args []string) error {
+			ctx := c.Context()
+			client, home, err := a.dialServe()
+			if err != nil {
+				return needServe(home, err)
+			}
+			defer client.Close()
+			if !follow {
+				lines, err := client.Logs(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				for _, l := range lines {
+					fmt.Fprintln(a.stdout, l)
+				}
+				return nil
+			}
+			s, err := client.FollowLogs(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			started := false
+			for {
+				ev, err := s.Next()
+				if err != nil {
+					if ctx.Err() != nil {
+						return nil
+					}
+					if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+						return errors.New("freecode serve stopped")
+					}
+					return err
+				}
+				switch ev.Kind {
+				case "line":
+					fmt.Fprintln(a.stdout, ev.Data)
+				case "session":
+					if started {
+						fmt.Fprintf(a.stderr, "--- %s restarted\n", args[0])
+					}
+					started = true
+				case "error":
+					return errors.New(ev.Data)
+				}
+			}
+		},
+	}
+	c.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new lines until interrupted")
+	return c
+}

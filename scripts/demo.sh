@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# A tour of `freecode serve` in a throwaway home: start it, look at the
+# status, call a tool, add a server by editing the config and watch it
+# converge, break one and watch it back off, then stop. Works offline.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+
+step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+run() { printf '$ %s\n' "$*"; "$@"; }
+
+step "Building bin/freecode and bin/mcp-testserver"
+"$GO" build -o bin/freecode ./cmd/freecode
+"$GO" build -o bin/mcp-testserver ./cmd/mcp-testserver
+FC=$PWD/bin/freecode
+TS=$PWD/bin/mcp-testserver
+
+FREECODE_HOME=$(mktemp -d "${TMPDIR:-/tmp}/freecode-demo.XXXXXX")
+export FREECODE_HOME
+SERVE_PID=
+cleanup() {
+	if [ -n "$SERVE_PID" ] && kill -0 "$SERVE_PID" 2>/dev/null; then
+		kill -TERM "$SERVE_PID" 2>/dev/null || true
+		wait "$SERVE_PID" 2>/dev/null || true
+	fi
+	rm -rf "$FREECODE_HOME"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# wait_for DESCRIPTION COMMAND...: retry COMMAND (quietly) for up to 20 s.
+wait_for() {
+	local what=$1
+	shift
+	for _ in $(seq 1 200); do
+		if "$@" >/dev/null 2>&1; then return 0; fi
+		sleep 0.1
+	done
+	echo "timed out waiting for $what" >&2
+	echo "--- serve log:" >&2
+	cat "$FREECODE_HOME/serve.log" >&2
+	exit 1
+}
+# phase NAME PHASE: the status table shows server NAME in PHASE.
+phase() { "$FC" mcp status | grep -Eq "^$1 +[^ ]+ +[a-z]+ +$2"; }
+
+step "A throwaway home: $FREECODE_HOME"
+cat >"$FREECODE_HOME/config.json" <<JSON
+{
+  "model": "anthropic/claude-sonnet-4-5",
+  "providers": {"anthropic": {"apiKey": "sk-ant-demo"}},
+  "mcp": {
+    "servers": [
+      {"name": "demo", "type": "local", "command": ["$TS", "--name", "demo", "--tools", "2"]}
+    ]
+  },
+  "permission": {"allow": ["mcp__demo"]}
+}
+JSON
+cat "$FREECODE_HOME/config.json"
+
+step "Starting freecode serve in the background (log: \$FREECODE_HOME/serve.log)"
+"$FC" serve >"$FREECODE_HOME/serve.log" 2>&1 &
+SERVE_PID=$!
+SOCK=$FREECODE_HOME/run/freecode.sock
+wait_for "the API socket" test -S "$SOCK"
+wait_for "server demo to be ready" phase demo ready
+run "$FC" mcp status
+
+step "Calling a tool through serve's API"
+if command -v curl >/dev/null; then
+	run curl -sS --unix-socket "$SOCK" -X POST -d '{"text":"hello from the demo"}' \
+		http://freecode/v1/tools/mcp__demo__echo/call
+	echo
+	printf '$ curl -sS --unix-socket %s http://freecode/v1/tools | head -c 300\n' "$SOCK"
+	curl -sS --unix-socket "$SOCK" http://freecode/v1/tools | head -c 300
+	echo ...
+else
+	echo "(curl is not installed: skipping the API call; try \`freecode mcp call mcp__demo__echo '{\"text\":\"hi\"}'\`)"
+fi
+
+step "Adding a second server by editing the config; serve picks it up"
+run "$FC" mcp add second local -- "$TS" --name second
+wait_for "server second to be ready" phase second ready
+run "$FC" mcp status
+
+step "Breaking one: a server that exits at start is retried with backoff"
+run "$FC" mcp add broken local -- "$TS" --exit-at-start 3
+wait_for "server broken to back off" phase broken backoff
+wait_for "a second failure of broken" sh -c "'$FC' mcp status --json | grep -q '\"restarts\": [2-9]'"
+run "$FC" mcp status
+run "$FC" mcp logs broken
+
+step "The edits kept the rest of the file: model and provider keys are still there"
+run grep -E '"(model|apiKey)"' "$FREECODE_HOME/config.json"
+
+step "Stopping serve (SIGTERM): every server is stopped first"
+PIDS=$("$FC" mcp status --json | sed -n 's/^ *"pid": \([0-9]*\),*$/\1/p' | tr '\n' ' ')
+kill -TERM "$SERVE_PID"
+status=0
+wait "$SERVE_PID" || status=$?
+SERVE_PID=
+echo "serve exited with status $status"
+tail -n 3 "$FREECODE_HOME/serve.log"
+left=
+for pid in $PIDS; do
+	if kill -0 "$pid" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then left="$left $pid"; fi
+done
+if [ -n "$left" ]; then
+	echo "still running:$left" >&2
+	exit 1
+fi
+echo "no server process left (pids were: ${PIDS:-none})"
