@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
@@ -116,7 +117,10 @@ func content(c mcpgo.Content) (registry.Content, error) {
 	if err := json.Unmarshal(raw, &b); err != nil {
 		return registry.Content{}, err
 	}
-	out := registry.Content{Type: b.Type, Raw: raw}
+	out := registry.Content{Type: b.Type}
+	if !mappedFully(raw, b.Type) {
+		out.Raw = raw
+	}
 	switch b.Type {
 	case "text":
 		out.Text = b.Text
@@ -131,4 +135,36 @@ func content(c mcpgo.Content) (registry.Content, error) {
 		}
 	}
 	return out, nil
+}
+
+// mappedKeys lists, per content type, the keys that Content's fields carry.
+func mappedKeys(typ string) []string {
+	switch typ {
+	case "text":
+		return []string{"type", "text"}
+	case "image", "audio":
+		return []string{"type", "data", "mimeType"}
+	case "resource_link":
+		return []string{"type", "uri", "mimeType"}
+	}
+	return nil
+}
+
+// mappedFully reports whether Content's fields carry all of block; if not,
+// the block is kept verbatim in Content.Raw so that nothing is lost.
+func mappedFully(block []byte, typ string) bool {
+	keys := mappedKeys(typ)
+	if keys == nil {
+		return false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(block, &m) != nil {
+		return false
+	}
+	for k := range m {
+		if !slices.Contains(keys, k) {
+			return false
+		}
+	}
+	return true
 }
