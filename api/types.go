@@ -45,8 +45,9 @@ type ServerStatus struct {
 	Name    string  `json:"name"`
 	Source  string  `json:"source,omitempty"`
 	Desired Desired `json:"desired"`
-	// Phase is pending, starting, ready, backoff, stopping, stopped or
-	// disabled; "" when nothing observed the actual side.
+	// Phase is pending, starting, ready, backoff, stopping, stopped,
+	// disabled, untrusted or conflict; "" when nothing observed the actual
+	// side.
 	Phase string `json:"phase,omitempty"`
 	// SpecHash is the spec of what runs; it differs from Desired.SpecHash
 	// while a changed server restarts.
@@ -58,8 +59,11 @@ type ServerStatus struct {
 	Restarts           int       `json:"restarts"`
 	Since              time.Time `json:"since,omitzero"`
 	LastError          string    `json:"lastError,omitempty"`
-	StderrTail         []string  `json:"stderrTail,omitempty"`
-	NextRetry          time.Time `json:"nextRetry,omitzero"`
+	// Reason says why a configured server does not run by design: its
+	// project is not trusted, or its name is defined twice.
+	Reason     string    `json:"reason,omitempty"`
+	StderrTail []string  `json:"stderrTail,omitempty"`
+	NextRetry  time.Time `json:"nextRetry,omitzero"`
 }
 
 // Tools is the answer of GET /v1/tools.

@@ -261,7 +261,7 @@ func (c *Controller) apply(root context.Context, a action) {
 		var evs []PhaseChanged
 		if st := c.servers[a.Name]; st != nil && st.inst == nil {
 			st.failures, st.nextRetry, st.restartRequested = 0, time.Time{}, false
-			evs = st.setPhase(PhaseDisabled, evs)
+			evs = st.setPhase(a.Phase, evs)
 		}
 		c.unlockPublish(evs)
 	case actForget:
@@ -345,8 +345,8 @@ func (c *Controller) SetDesired(servers []schema.Server, pollInterval time.Durat
 			continue
 		}
 		st := &serverState{name: s.Name, phase: PhasePending, since: time.Now()}
-		if !s.Enabled {
-			st.phase = PhaseDisabled
+		if held, ok := heldPhase(s); ok {
+			st.phase = held
 		}
 		c.servers[s.Name] = st
 		evs = append(evs, PhaseChanged{Server: s.Name, Phase: st.phase})
@@ -462,6 +462,9 @@ type ServerStatus struct {
 	Source  string        `json:"source,omitempty"`
 	Desired DesiredStatus `json:"desired"`
 	Phase   Phase         `json:"phase"`
+	// Reason says why a desired server is not running when that is by
+	// design: not trusted yet, or its name is defined twice.
+	Reason string `json:"reason,omitempty"`
 	// SpecHash is the hash of the spec running now ("" if none).
 	SpecHash string `json:"specHash,omitempty"`
 	// Generation counts starts; ObservedGeneration is the start whose
@@ -505,6 +508,9 @@ func (c *Controller) Status() Status {
 		if d, ok := want[name]; ok {
 			ss.Source = d.Source
 			ss.Desired = DesiredStatus{Enabled: d.Enabled, SpecHash: d.SpecHash(), Type: string(d.Type), Target: target(d)}
+			if d.Hold != nil {
+				ss.Reason = d.Hold.Reason
+			}
 		}
 		if st := c.servers[name]; st != nil {
 			ss.Phase, ss.Since = st.phase, st.since

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"github.com/freecode/freecode/schema"
 	"time"
 )
 
@@ -26,9 +27,29 @@ const (
 	PhaseStopped
 	// PhaseDisabled: configured with enabled: false.
 	PhaseDisabled
+	// PhaseUntrusted: a project server whose definition the user has not
+	// trusted (or that changed since); ServerStatus.Reason says which.
+	PhaseUntrusted
+	// PhaseConflict: the name is defined by both the user and the project
+	// configuration; neither copy runs.
+	PhaseConflict
 )
 
-var phaseNames = [...]string{"pending", "starting", "ready", "backoff", "stopping", "stopped", "disabled"}
+var phaseNames = [...]string{"pending", "starting", "ready", "backoff", "stopping", "stopped", "disabled", "untrusted", "conflict"}
+
+// heldPhase is the phase of a desired server that must not run, and whether
+// it must not.
+func heldPhase(s schema.Server) (Phase, bool) {
+	switch {
+	case s.Hold != nil && s.Hold.Kind == schema.HoldConflict:
+		return PhaseConflict, true
+	case s.Hold != nil:
+		return PhaseUntrusted, true
+	case !s.Enabled:
+		return PhaseDisabled, true
+	}
+	return 0, false
+}
 
 func (p Phase) String() string {
 	if p >= 0 && int(p) < len(phaseNames) {

@@ -32,7 +32,8 @@ const (
 	// actStop tells the running owner to stop; what follows (nothing,
 	// disabled, a new start) is decided by a later plan once it has.
 	actStop
-	// actDisable marks a stopped server disabled and forgets its backoff.
+	// actDisable marks a stopped server disabled, untrusted or in
+	// conflict (Phase) and forgets its backoff.
 	actDisable
 	// actForget drops the state of a server that is neither desired nor
 	// running.
@@ -43,11 +44,13 @@ func (k actionKind) String() string {
 	return [...]string{"start", "stop", "disable", "forget"}[k]
 }
 
-// action is one step of a plan. Spec is set for actStart.
+// action is one step of a plan. Spec is set for actStart, Phase for
+// actDisable.
 type action struct {
 	Kind   actionKind
 	Name   string
 	Spec   schema.Server
+	Phase  Phase
 	Reason string
 }
 
@@ -58,7 +61,8 @@ type action struct {
 // (once the owner has finished) by a start, a disable, a forget or nothing.
 //
 //   - not desired: stop it if running, else forget it;
-//   - desired but disabled: stop it if running, else mark it disabled;
+//   - desired but disabled, untrusted or in a name conflict (held): stop it
+//     if running, else mark it with that phase;
 //   - enabled and being stopped: wait for the owner to finish;
 //   - enabled and running: stop it (to restart) if its spec hash changed
 //     or a restart was requested, else leave it alone;
@@ -88,6 +92,7 @@ func plan(desired []schema.Server, actual map[string]observed, now time.Time) []
 	for _, name := range names {
 		d, isDesired := want[name]
 		a, known := actual[name]
+		held, isHeld := heldPhase(d)
 		switch {
 		case !isDesired:
 			switch {
@@ -97,13 +102,13 @@ func plan(desired []schema.Server, actual map[string]observed, now time.Time) []
 			case known:
 				acts = append(acts, action{Kind: actForget, Name: name})
 			}
-		case !d.Enabled:
+		case isHeld:
 			switch {
 			case a.Stopping:
 			case a.Running:
-				acts = append(acts, action{Kind: actStop, Name: name, Reason: "disabled"})
-			case !known || a.Phase != PhaseDisabled:
-				acts = append(acts, action{Kind: actDisable, Name: name})
+				acts = append(acts, action{Kind: actStop, Name: name, Reason: held.String()})
+			case !known || a.Phase != held:
+				acts = append(acts, action{Kind: actDisable, Name: name, Phase: held})
 			}
 		case a.Stopping:
 		case a.Running:

@@ -17,6 +17,11 @@ func srv(name string, args ...string) schema.Server {
 
 func disabled(s schema.Server) schema.Server { s.Enabled = false; return s }
 
+func held(s schema.Server, kind schema.HoldKind) schema.Server {
+	s.Hold = &schema.Hold{Kind: kind, Reason: string(kind)}
+	return s
+}
+
 func TestPlan(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	a, b, c := srv("a"), srv("b"), srv("c")
@@ -67,6 +72,28 @@ func TestPlan(t *testing.T) {
 			desired: []schema.Server{disabled(a)},
 			actual:  map[string]observed{"a": running(a)},
 			want:    []step{{actStop, "a"}},
+		},
+		{
+			name:    "never start an untrusted project server",
+			desired: []schema.Server{held(a, schema.HoldUntrusted)},
+			want:    []step{{actDisable, "a"}},
+		},
+		{
+			name:    "stop a project server that became untrusted",
+			desired: []schema.Server{held(a, schema.HoldUntrusted)},
+			actual:  map[string]observed{"a": running(a)},
+			want:    []step{{actStop, "a"}},
+		},
+		{
+			name:    "leave an untrusted server marked untrusted alone",
+			desired: []schema.Server{held(a, schema.HoldUntrusted)},
+			actual:  map[string]observed{"a": {Phase: PhaseUntrusted}},
+		},
+		{
+			name:    "a disabled server that becomes a name conflict is re-marked",
+			desired: []schema.Server{held(disabled(a), schema.HoldConflict)},
+			actual:  map[string]observed{"a": {Phase: PhaseDisabled}},
+			want:    []step{{actDisable, "a"}},
 		},
 		{
 			name:    "mark a stopped disabled server disabled",

@@ -30,7 +30,18 @@ type WatchOptions struct {
 	// LookupEnv resolves ${VAR} references; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
 	// Source is stored in each Server.Source ("" means schema.SourceUser).
-	Source     string
+	Source string
+	// Files, when set, are all the files whose change can change the
+	// desired state (user config, project settings, trust store); Path is
+	// then only used in log lines. Load must be set with it.
+	Files []string
+	// Load reads the desired state from Files; a schema.Errors result is a
+	// configuration error. Nil means: parse Path with Validator.
+	Load func() (*schema.Config, error)
+	// OnApplied, if set, receives every valid configuration after it was
+	// handed to the controller (for state derived from it, such as
+	// permission rules). It runs on Watch's goroutine.
+	OnApplied  func(*schema.Config)
 	Controller *Controller
 	Logger     logr.Logger
 	// Debounce: quiet time after the last event before reading (default
@@ -38,41 +49,58 @@ type WatchOptions struct {
 	Debounce time.Duration
 }
 
-// Watch feeds the configuration file at opts.Path to opts.Controller until
-// ctx ends. It reads the file once at the start, then again after file
-// events (debounced) and every pollInterval of the last valid configuration
-// (a safety net for file systems without events, such as NFS or FUSE).
+// Watch feeds the configuration to opts.Controller until ctx ends. It reads
+// the files once at the start, then again after file events (debounced) and
+// every pollInterval of the last valid configuration (a safety net for file
+// systems without events, such as NFS or FUSE).
 //
-//   - Events are watched on the file's parent directory, because editors
+//   - Events are watched on each file's parent directory, because editors
 //     replace a file by renaming a new one over it, which ends a watch on
-//     the file itself. Events are filtered on the file's cleaned absolute
-//     path; when the file is a symlink, any event in its directory counts
+//     the file itself. Events are filtered on the files' cleaned absolute
+//     paths; when a file is a symlink, any event in its directory counts
 //     (a swapped "..data"-style link names no event for the file), and the
 //     link target's directory is watched too.
-//   - A read whose content hash equals the last one does nothing at all, so
-//     an identical rewrite neither calls SetDesired nor restarts anything.
-//   - A valid file is passed to Controller.SetDesired and clears the
-//     configuration error; an invalid one goes to Controller.SetConfigError
-//     and nothing else changes: the last valid configuration stays applied.
-//   - A missing file means no servers are configured (as in schema.Load),
-//     so every server is stopped. An editor that deletes and recreates the
-//     file does so within the debounce, and the reader sees the new file.
+//   - A read whose content hash (over all files) equals the last one does
+//     nothing at all, so an identical rewrite neither calls SetDesired nor
+//     restarts anything.
+//   - A valid configuration is passed to Controller.SetDesired and clears
+//     the configuration error; an invalid one goes to
+//     Controller.SetConfigError and nothing else changes: the last valid
+//     configuration stays applied.
+//   - A missing user config means no servers are configured (as in
+//     schema.Load), so every server is stopped. An editor that deletes and
+//     recreates the file does so within the debounce, and the reader sees
+//     the new file.
 //   - An event-queue overflow or any watcher error triggers a full re-read.
 //
 // Watch returns nil when ctx ends, or an error at once if opts lacks the
-// controller, the validator or the path.
+// controller, or both Load and the validator and path.
 func Watch(ctx context.Context, opts WatchOptions) error {
-	if opts.Controller == nil || opts.Validator == nil || opts.Path == "" {
-		return errors.New("watch config: Path, Validator and Controller are required")
-	}
-	abs, err := filepath.Abs(opts.Path)
-	if err != nil {
-		return fmt.Errorf("watch config: %w", err)
+	if opts.Controller == nil || (opts.Load == nil && (opts.Validator == nil || opts.Path == "")) {
+		return errors.New("watch config: Controller and either Load or Path and Validator are required")
 	}
 	if opts.Debounce <= 0 {
 		opts.Debounce = DefaultDebounce
 	}
-	w := &watcher{opts: opts, path: filepath.Clean(abs), poll: schema.DefaultPollInterval, log: opts.Logger.WithValues("config", abs)}
+	files := opts.Files
+	if len(files) == 0 {
+		files = []string{opts.Path}
+	}
+	w := &watcher{opts: opts, poll: schema.DefaultPollInterval}
+	for _, f := range files {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return fmt.Errorf("watch config: %w", err)
+		}
+		w.files = append(w.files, &watchedFile{path: filepath.Clean(abs)})
+	}
+	w.log = opts.Logger.WithValues("config", w.files[0].path)
+	if w.opts.Load == nil {
+		path := w.files[0].path
+		w.opts.Load = func() (*schema.Config, error) {
+			return opts.Validator.Load(path, schema.LoadOptions{LookupEnv: opts.LookupEnv, Source: opts.Source})
+		}
+	}
 
 	var events <-chan fsnotify.Event
 	var errs <-chan error
@@ -124,87 +152,101 @@ func Watch(ctx context.Context, opts WatchOptions) error {
 
 // watcher is Watch's state; only Watch's goroutine uses it.
 type watcher struct {
-	opts   WatchOptions
-	log    logr.Logger
-	path   string // cleaned absolute path of the config file
-	fw     *fsnotify.Watcher
-	dirs   map[string]bool // directories added to fw
-	target string          // the symlink's resolved target, "" if path is not a symlink
-	hash   string          // of the last content read; "" forces the next read through
-	poll   time.Duration
+	opts  WatchOptions
+	log   logr.Logger
+	files []*watchedFile
+	fw    *fsnotify.Watcher
+	dirs  map[string]bool // directories added to fw
+	hash  string          // of the last contents read; "" forces the next read through
+	poll  time.Duration
 }
 
-// relevant reports whether an event on name may have changed the file.
+// watchedFile is one file of the configuration.
+type watchedFile struct {
+	path   string // cleaned absolute path
+	target string // the symlink's resolved target, "" if path is not a symlink
+}
+
+// relevant reports whether an event on name may have changed a file.
 func (w *watcher) relevant(name string) bool {
 	name = filepath.Clean(name)
-	switch {
-	case name == w.path:
-		return true
-	case w.target != "":
-		return name == w.target || filepath.Dir(name) == filepath.Dir(w.path)
+	for _, f := range w.files {
+		switch {
+		case name == f.path:
+			return true
+		case f.target != "" && (name == f.target || filepath.Dir(name) == filepath.Dir(f.path)):
+			return true
+		}
 	}
 	return false
 }
 
-// watchDirs makes sure the file's directory, and its symlink target's
+// watchDirs makes sure each file's directory, and its symlink target's
 // directory, are watched; called before every read so a symlink created or
 // re-pointed later is followed.
 func (w *watcher) watchDirs() {
-	w.target = ""
-	if fi, err := os.Lstat(w.path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		if t, err := filepath.EvalSymlinks(w.path); err == nil {
-			w.target = filepath.Clean(t)
-		} else {
-			w.target = w.path // dangling: still treat directory events as relevant
+	for _, f := range w.files {
+		f.target = ""
+		if fi, err := os.Lstat(f.path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			if t, err := filepath.EvalSymlinks(f.path); err == nil {
+				f.target = filepath.Clean(t)
+			} else {
+				f.target = f.path // dangling: still treat directory events as relevant
+			}
 		}
-	}
-	if w.fw == nil {
-		return
-	}
-	for _, dir := range []string{filepath.Dir(w.path), filepath.Dir(w.target)} {
-		if dir == "." || w.dirs[dir] {
+		if w.fw == nil {
 			continue
 		}
-		if err := w.fw.Add(dir); err != nil {
-			w.log.Error(err, "cannot watch directory; relying on polling", "dir", dir)
-			continue
+		for _, dir := range []string{filepath.Dir(f.path), filepath.Dir(f.target)} {
+			if dir == "." || w.dirs[dir] {
+				continue
+			}
+			if err := w.fw.Add(dir); err != nil {
+				w.log.V(1).Info("cannot watch directory; relying on polling", "dir", dir, "error", err.Error())
+				continue
+			}
+			w.dirs[dir] = true
 		}
-		w.dirs[dir] = true
 	}
 }
 
-// reload reads the file and, if its content changed, applies it.
+// reload reads the files and, if their contents changed, applies them.
 func (w *watcher) reload(why string) {
 	w.watchDirs()
-	data, err := os.ReadFile(w.path)
-	missing := errors.Is(err, fs.ErrNotExist)
-	if err != nil && !missing {
-		w.hash = ""
-		w.opts.Controller.SetConfigError(fmt.Errorf("read config %s: %w", w.path, err))
-		return
+	h := sha256.New()
+	for _, f := range w.files {
+		data, err := os.ReadFile(f.path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			fmt.Fprintf(h, "%s\x00missing\x00", f.path)
+		case err != nil:
+			w.hash = ""
+			w.opts.Controller.SetConfigError(fmt.Errorf("read config %s: %w", f.path, err))
+			return
+		default:
+			fmt.Fprintf(h, "%s\x00%d\x00", f.path, len(data))
+			h.Write(data)
+		}
 	}
-	sum := "missing"
-	if !missing {
-		h := sha256.Sum256(data)
-		sum = hex.EncodeToString(h[:])
-	}
+	sum := hex.EncodeToString(h.Sum(nil))
 	if sum == w.hash {
 		w.log.V(1).Info("config unchanged", "trigger", why)
 		return
 	}
 	w.hash = sum
 
-	cfg := &schema.Config{Path: w.path, MCP: schema.MCP{PollInterval: schema.DefaultPollInterval}}
-	if !missing {
-		cfg, err = w.opts.Validator.Parse(w.path, data, schema.LoadOptions{LookupEnv: w.opts.LookupEnv, Source: w.opts.Source})
-		if err != nil {
-			w.log.V(1).Info("config invalid", "trigger", why)
-			w.opts.Controller.SetConfigError(err)
-			return
-		}
+	cfg, err := w.opts.Load()
+	if err != nil {
+		w.log.Info("config invalid; the last valid one stays applied", "trigger", why, "error", err.Error())
+		w.opts.Controller.SetConfigError(err)
+		return
 	}
 	w.poll = max(cfg.MCP.PollInterval, schema.MinPollInterval)
+	// Logged first: whoever sees the effects of SetDesired sees the line.
+	w.log.Info("config applied", "trigger", why, "servers", len(cfg.MCP.Servers))
+	if w.opts.OnApplied != nil {
+		w.opts.OnApplied(cfg)
+	}
 	w.opts.Controller.SetConfigError(nil)
 	w.opts.Controller.SetDesired(cfg.MCP.Servers, cfg.MCP.PollInterval)
-	w.log.Info("config applied", "trigger", why, "servers", len(cfg.MCP.Servers), "missing", missing)
 }

@@ -54,6 +54,8 @@ type Server struct {
 	Timeout   time.Duration     `json:"-"`
 	// Source is SourceUser or "project:<dir>"; it is not part of the file.
 	Source string `json:"-"`
+	// Hold, when set, keeps the server from running (see LoadDesired).
+	Hold *Hold `json:"-"`
 }
 
 // SpecHash identifies what would run: the resolved command, env, url,
@@ -104,6 +106,9 @@ type Config struct {
 	Path       string
 	MCP        MCP
 	Permission Permission
+	// Project is set by LoadDesired when a project settings file is part
+	// of the configuration.
+	Project *ProjectStatus
 }
 
 // Server returns the server with the given name.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -29,6 +30,7 @@ type app struct {
 	stdout, stderr io.Writer
 	lookupEnv      func(string) (string, bool)
 	configFlag     string
+	projectFlag    string
 	validator      *schema.Validator
 }
 
@@ -78,6 +80,7 @@ func (a *app) rootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&a.configFlag, "config", "", "config `FILE` (default $FREECODE_HOME/config.json, $FREECODE_HOME defaults to ~/.freecode)")
+	root.PersistentFlags().StringVar(&a.projectFlag, "project", "", "project `DIR` whose .freecode/settings.json adds servers (default: found from the working directory up to the repository root)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage", err, c.CommandPath())}
 	})
@@ -89,6 +92,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.listCmd(), a.getCmd(), a.validateCmd())
 	mcp.AddCommand(a.startCmd(), a.stopCmd(), a.toolsCmd(), a.callCmd())
 	mcp.AddCommand(a.statusCmd(), a.restartCmd(), a.logsCmd())
+	mcp.AddCommand(a.trustCmd(), a.untrustCmd())
 	root.AddCommand(mcp, a.serveCmd())
 	return root
 }
@@ -116,10 +120,40 @@ func (a *app) schema() (*schema.Validator, error) {
 	return a.validator, nil
 }
 
-// load reads the config. expand resolves ${VAR}; display commands pass false
-// so that an unset variable does not hide the rest of the file.
+// sources are the files of the desired state: the user config, the
+// project's settings (if there are any) and the trust store.
+func (a *app) sources() (schema.Sources, error) {
+	cfgPath, err := a.configPath()
+	if err != nil {
+		return schema.Sources{}, err
+	}
+	if cfgPath, err = filepath.Abs(cfgPath); err != nil {
+		return schema.Sources{}, fmt.Errorf("config path: %w", err)
+	}
+	home, err := schema.Home(a.getenv)
+	if err != nil {
+		return schema.Sources{}, err
+	}
+	src := schema.Sources{User: cfgPath, Trust: schema.TrustPath(home)}
+	dir := a.projectFlag
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return schema.Sources{}, fmt.Errorf("working directory: %w", err)
+		}
+	}
+	if p, ok := schema.FindProject(dir); ok {
+		src.Project = p
+	} else if a.projectFlag != "" {
+		return schema.Sources{}, fmt.Errorf("--project %s: no %s there or above it in the repository", a.projectFlag, schema.ProjectFile)
+	}
+	return src, nil
+}
+
+// load reads the desired state: the user config plus the project's servers
+// (held back until trusted). expand resolves ${VAR}; display commands pass
+// false so that an unset variable does not hide the rest of the file.
 func (a *app) load(expand bool) (*schema.Config, error) {
-	path, err := a.configPath()
+	src, err := a.sources()
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +161,7 @@ func (a *app) load(expand bool) (*schema.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return v.Load(path, schema.LoadOptions{LookupEnv: a.lookupEnv, NoExpand: !expand})
+	return v.LoadDesired(src, schema.LoadOptions{LookupEnv: a.lookupEnv, NoExpand: !expand})
 }
 
 func (a *app) printJSON(v any) error {

@@ -196,6 +196,9 @@ type serverView struct {
 	Env       map[string]string `json:"env,omitempty"`
 	TimeoutMS int64             `json:"timeout"`
 	Source    string            `json:"source"`
+	// Held says why the server does not run (untrusted project, name
+	// defined twice); empty when it may run.
+	Held string `json:"held,omitempty"`
 }
 
 func view(s schema.Server, showSecrets bool) serverView {
@@ -209,8 +212,31 @@ func view(s schema.Server, showSecrets bool) serverView {
 		}
 		return out
 	}
-	return serverView{Name: s.Name, Type: s.Type, Enabled: s.Enabled, Command: s.Command, URL: s.URL,
+	v := serverView{Name: s.Name, Type: s.Type, Enabled: s.Enabled, Command: s.Command, URL: s.URL,
 		Transport: s.Transport, Headers: mask(s.Headers), Env: mask(s.Env), TimeoutMS: s.Timeout.Milliseconds(), Source: s.Source}
+	if s.Hold != nil {
+		v.Held = s.Hold.Reason
+	}
+	return v
+}
+
+// enabledText is the ENABLED column: yes, no, or why it cannot run.
+func (v serverView) enabledText() string {
+	switch {
+	case v.Held != "" && strings.Contains(v.Held, "defined both"):
+		return "conflict"
+	case v.Held != "":
+		return "untrusted"
+	}
+	return yesNo(v.Enabled)
+}
+
+// sourceText is "user" or "project".
+func (v serverView) sourceText() string {
+	if strings.HasPrefix(v.Source, schema.SourceProjectPrefix) {
+		return "project"
+	}
+	return v.Source
 }
 
 func (v serverView) target() string {
@@ -255,16 +281,38 @@ func (a *app) listCmd() *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tTYPE\tENABLED\tCOMMAND / URL")
-			for _, v := range views {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Name, v.Type, yesNo(v.Enabled), v.target())
+			if cfg.Project == nil {
+				fmt.Fprintln(tw, "NAME\tTYPE\tENABLED\tCOMMAND / URL")
+				for _, v := range views {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Name, v.Type, v.enabledText(), v.target())
+				}
+				return tw.Flush()
 			}
-			return tw.Flush()
+			fmt.Fprintln(tw, "NAME\tTYPE\tSOURCE\tENABLED\tCOMMAND / URL")
+			for _, v := range views {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.Name, v.Type, v.sourceText(), v.enabledText(), v.target())
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			a.printHeld(views)
+			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	c.Flags().BoolVar(&showSecrets, "show-secrets", false, "show header and env values instead of ***")
 	return c
+}
+
+// printHeld explains, once per reason, why servers do not run.
+func (a *app) printHeld(views []serverView) {
+	seen := map[string]bool{}
+	for _, v := range views {
+		if v.Held != "" && !seen[v.Held] {
+			seen[v.Held] = true
+			fmt.Fprintln(a.stdout, "\n"+v.Held)
+		}
+	}
 }
 
 func yesNo(b bool) string {
@@ -316,7 +364,14 @@ func (a *app) getCmd() *cobra.Command {
 				}
 			}
 			fmt.Fprintf(tw, "timeout:\t%dms\n", v.TimeoutMS)
-			fmt.Fprintf(tw, "source:\t%s (%s)\n", v.Source, cfg.Path)
+			file := cfg.Path
+			if cfg.Project != nil && strings.HasPrefix(v.Source, schema.SourceProjectPrefix) {
+				file = cfg.Project.Path
+			}
+			fmt.Fprintf(tw, "source:\t%s (%s)\n", v.sourceText(), file)
+			if v.Held != "" {
+				fmt.Fprintf(tw, "runs:\tno: %s\n", v.Held)
+			}
 			return tw.Flush()
 		},
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -78,13 +77,11 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 	if err != nil {
 		return err
 	}
-	cfgPath, err := a.configPath()
+	src, err := a.sources()
 	if err != nil {
 		return err
 	}
-	if cfgPath, err = filepath.Abs(cfgPath); err != nil {
-		return fmt.Errorf("config path: %w", err)
-	}
+	cfgPath := src.User
 	v, err := a.schema()
 	if err != nil {
 		return err
@@ -135,11 +132,11 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 			return s, nil
 		},
 	})
-	rules := &rulesFile{path: cfgPath, validator: v, log: log}
+	rules := &rulesHolder{}
 	approvals := api.NewApprovals(bus, 0)
 	orch := registry.New(registry.OrchestratorOptions{
 		Registry: reg,
-		Rules:    rules.rules,
+		Rules:    rules.get,
 		Approver: approvals,
 		Logger:   log.WithName("orchestrator"),
 	})
@@ -206,11 +203,18 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 	run("controller", func() error { return ctrl.Start(ctx) })
 	run("config watcher", func() error {
 		return controller.Watch(ctx, controller.WatchOptions{
-			Path: cfgPath, Validator: v, LookupEnv: a.lookupEnv, Controller: ctrl, Logger: log.WithName("config"),
+			Path:  cfgPath,
+			Files: src.Files(),
+			Load: func() (*schema.Config, error) {
+				return v.LoadDesired(src, schema.LoadOptions{LookupEnv: a.lookupEnv})
+			},
+			OnApplied:  rules.set,
+			Controller: ctrl,
+			Logger:     log.WithName("config"),
 		})
 	})
 	run("api", func() error { return srv.Serve(ctx, ln) })
-	log.Info("serving", "home", home, "config", cfgPath, "socket", api.SocketPath(home), "pid", os.Getpid())
+	log.Info("serving", "home", home, "config", cfgPath, "project", src.Project, "socket", api.SocketPath(home), "pid", os.Getpid())
 	<-ctx.Done()
 	log.Info("stopping every server")
 	wg.Wait()
@@ -303,47 +307,23 @@ func listenSocket(path string, log logr.Logger) (net.Listener, error) {
 	return ln, nil
 }
 
-// rulesFile reads the permission section of the config when the
-// orchestrator asks for the rules. The file is parsed again only when its
-// content changed; an invalid or unreadable file keeps the last good rules,
-// just as the controller keeps the last good servers.
-type rulesFile struct {
-	path      string
-	validator *schema.Validator
-	log       logr.Logger
-
-	mu    sync.Mutex // guards hash and last
-	hash  [32]byte
-	valid bool
-	last  registry.Rules
+// rulesHolder keeps the permission rules of the last valid configuration
+// for the orchestrator, which reads them on every batch.
+type rulesHolder struct {
+	mu    sync.Mutex // guards rules
+	rules registry.Rules
 }
 
-func (r *rulesFile) rules() registry.Rules {
-	data, err := os.ReadFile(r.path)
-	if errors.Is(err, os.ErrNotExist) {
-		data, err = nil, nil
-	}
+func (r *rulesHolder) get() registry.Rules {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err != nil {
-		r.log.Error(err, "read permission rules; keeping the last ones")
-		return r.last
-	}
-	sum := sha256.Sum256(data)
-	if r.valid && sum == r.hash {
-		return r.last
-	}
-	var p schema.Permission
-	if data != nil {
-		cfg, err := r.validator.Parse(r.path, data, schema.LoadOptions{NoExpand: true})
-		if err != nil {
-			return r.last // the controller reports the error
-		}
-		p = cfg.Permission
-	}
-	r.hash, r.valid = sum, true
-	r.last = registry.Rules{Allow: p.Allow, Ask: p.Ask, Deny: p.Deny}
-	return r.last
+	return r.rules
+}
+
+func (r *rulesHolder) set(cfg *schema.Config) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rules = registry.Rules(cfg.Permission)
 }
 
 func statusFromController(cs controller.Status) api.Status {
@@ -355,7 +335,7 @@ func statusFromController(cs controller.Status) api.Status {
 			Phase:   s.Phase.String(), SpecHash: s.SpecHash,
 			Generation: s.Generation, ObservedGeneration: s.ObservedGeneration,
 			PID: s.PID, Tools: s.Tools, Restarts: s.Restarts, Since: s.Since,
-			LastError: s.LastError, StderrTail: s.StderrTail, NextRetry: s.NextRetry,
+			LastError: s.LastError, StderrTail: s.StderrTail, NextRetry: s.NextRetry, Reason: s.Reason,
 		})
 	}
 	return st

@@ -73,10 +73,11 @@ type serveProc struct {
 	client *api.Client
 }
 
-func startServe(t *testing.T, home string) *serveProc {
+// startServe runs `freecode serve -v [args...]` for home and waits for its API.
+func startServe(t *testing.T, home string, args ...string) *serveProc {
 	t.Helper()
 	p := &serveProc{t: t, home: home, stderr: &syncBuffer{}, exited: make(chan struct{})}
-	p.cmd = exec.Command("freecode", "serve", "-v")
+	p.cmd = exec.Command("freecode", append([]string{"serve", "-v"}, args...)...)
 	p.cmd.Env = append(os.Environ(), "FREECODE_HOME="+home)
 	p.cmd.Dir = home
 	p.cmd.Stderr = p.stderr

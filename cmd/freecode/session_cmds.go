@@ -33,6 +33,9 @@ func (a *app) configuredServer(name string) (*schema.Config, schema.Server, erro
 	if !ok {
 		return nil, schema.Server{}, fmt.Errorf("server %q: %w in %s (see `freecode mcp list`)", name, schema.ErrNoServer, cfg.Path)
 	}
+	if s.Hold != nil {
+		return nil, schema.Server{}, fmt.Errorf("server %q does not run: %s", name, s.Hold.Reason)
+	}
 	return cfg, s, nil
 }
 

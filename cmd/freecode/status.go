@@ -181,14 +181,17 @@ func (a *app) offlineStatus(ctx context.Context, home string, asJSON, probe bool
 			Name: s.Name, Source: s.Source,
 			Desired: api.Desired{Enabled: s.Enabled, SpecHash: s.SpecHash(), Type: string(s.Type), Target: v.target()},
 		}
-		if !s.Enabled {
+		switch {
+		case s.Hold != nil:
+			out.Servers[i].Phase, out.Servers[i].Reason = string(s.Hold.Kind), s.Hold.Reason
+		case !s.Enabled:
 			out.Servers[i].Phase = "disabled"
 		}
 	}
 	if probe {
 		var wg sync.WaitGroup
 		for i, s := range cfg.MCP.Servers {
-			if !s.Enabled {
+			if !s.Enabled || s.Hold != nil {
 				continue
 			}
 			wg.Go(func() { probeServer(ctx, s, &out.Servers[i]) })
@@ -244,6 +247,13 @@ func renderStatus(w io.Writer, out statusOutput, asJSON bool) error {
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		seen := map[string]bool{}
+		for _, s := range out.Servers {
+			if s.Reason != "" && !seen[s.Reason] {
+				seen[s.Reason] = true
+				fmt.Fprintf(w, "\n%s: %s\n", s.Phase, s.Reason)
+			}
 		}
 	}
 	if out.ConfigError != "" {

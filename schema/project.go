@@ -1,0 +1,382 @@
+package schema
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// ProjectFile is where a repository keeps its FreeCode settings, relative to
+// the directory that holds it.
+const ProjectFile = ".freecode/settings.json"
+
+// SourceProjectPrefix starts the Source of a server defined by a project:
+// "project:<dir>".
+const SourceProjectPrefix = "project:"
+
+// FindProject looks for ProjectFile in start and its parents up to the
+// repository root (the first directory holding .git). Outside a repository
+// only start itself is considered, so a stray settings file higher up (in
+// the home directory, say) is never picked up. It returns the file's
+// absolute path, or ok false.
+func FindProject(start string) (path string, ok bool) {
+	dir, err := filepath.Abs(start)
+	if err != nil {
+		return "", false
+	}
+	root := repoRoot(dir)
+	for {
+		p := filepath.Join(dir, ProjectFile)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p, true
+		}
+		if root == "" || dir == root {
+			return "", false
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+func repoRoot(dir string) string {
+	for {
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// ProjectDir returns the directory a project settings file belongs to (the
+// parent of its .freecode directory).
+func ProjectDir(settingsPath string) string {
+	return filepath.Dir(filepath.Dir(settingsPath))
+}
+
+// Hold says why a configured server must not run.
+type Hold struct {
+	Kind   HoldKind
+	Reason string
+}
+
+// HoldKind names a reason class for a Hold.
+type HoldKind string
+
+const (
+	// HoldUntrusted: a project server whose definition the user has not
+	// trusted (or has changed since).
+	HoldUntrusted HoldKind = "untrusted"
+	// HoldConflict: the name is defined by both the user and the project.
+	HoldConflict HoldKind = "conflict"
+)
+
+// ProjectStatus describes the project part of a desired configuration.
+type ProjectStatus struct {
+	Path    string `json:"path"`
+	Dir     string `json:"dir"`
+	Hash    string `json:"hash"`
+	Trusted bool   `json:"trusted"`
+	// Reason explains Trusted false: never trusted, or changed since.
+	Reason  string   `json:"reason,omitempty"`
+	Servers []string `json:"servers"`
+}
+
+// DefinitionHash identifies what a project asks to run: its "mcp" and
+// "permission" values, canonicalised (key order and whitespace do not
+// matter), before ${VAR} expansion. Any change to a server's command, url,
+// headers, env, timeout or to a rule changes it.
+func DefinitionHash(data []byte) (string, error) {
+	var doc struct {
+		MCP        json.RawMessage `json:"mcp"`
+		Permission json.RawMessage `json:"permission"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return "", fmt.Errorf("hash project definition: %w", err)
+	}
+	canon := func(raw json.RawMessage) any {
+		var v any
+		if len(raw) > 0 {
+			_ = json.Unmarshal(raw, &v)
+		}
+		return v
+	}
+	b, err := json.Marshal(map[string]any{"mcp": canon(doc.MCP), "permission": canon(doc.Permission)})
+	if err != nil {
+		return "", fmt.Errorf("hash project definition: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// TrustRecord is one trusted project definition.
+type TrustRecord struct {
+	Hash      string    `json:"hash"`
+	TrustedAt time.Time `json:"trustedAt"`
+	// What the user saw when trusting, for reference.
+	Servers []string `json:"servers"`
+}
+
+// TrustStore keeps the user's trust decisions in a file of their home
+// (never in the repository): {"projects": {"<settings path>": TrustRecord}}.
+type TrustStore struct {
+	Path string
+}
+
+// TrustPath returns the trust store file inside home.
+func TrustPath(home string) string { return filepath.Join(home, "trust.json") }
+
+type trustFile struct {
+	Projects map[string]TrustRecord `json:"projects"`
+}
+
+// Load reads every record; a missing file holds none.
+func (t TrustStore) Load() (map[string]TrustRecord, error) {
+	data, err := os.ReadFile(t.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]TrustRecord{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read trust store: %w", err)
+	}
+	var f trustFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("read trust store %s: %w", t.Path, err)
+	}
+	if f.Projects == nil {
+		f.Projects = map[string]TrustRecord{}
+	}
+	return f.Projects, nil
+}
+
+// Trust records hash as the trusted definition of the project settings file.
+func (t TrustStore) Trust(ctx context.Context, settingsPath string, rec TrustRecord) error {
+	return t.update(ctx, func(m map[string]TrustRecord) bool {
+		m[settingsPath] = rec
+		return true
+	})
+}
+
+// Untrust forgets the project settings file; it reports whether a record
+// existed.
+func (t TrustStore) Untrust(ctx context.Context, settingsPath string) (bool, error) {
+	found := false
+	err := t.update(ctx, func(m map[string]TrustRecord) bool {
+		_, found = m[settingsPath]
+		delete(m, settingsPath)
+		return found
+	})
+	return found, err
+}
+
+func (t TrustStore) update(ctx context.Context, fn func(map[string]TrustRecord) bool) error {
+	if err := os.MkdirAll(filepath.Dir(t.Path), 0o700); err != nil {
+		return fmt.Errorf("create home: %w", err)
+	}
+	lock := flock.New(t.Path + ".lock")
+	lctx, cancel := context.WithTimeout(ctx, LockTimeout)
+	defer cancel()
+	if ok, err := lock.TryLockContext(lctx, 10*time.Millisecond); err != nil || !ok {
+		return fmt.Errorf("lock %s: %w", t.Path, errors.Join(err, lctx.Err()))
+	}
+	defer func() { _ = lock.Unlock() }()
+	m, err := t.Load()
+	if err != nil {
+		return err
+	}
+	if !fn(m) {
+		return nil
+	}
+	data, err := json.MarshalIndent(trustFile{Projects: m}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write trust store: %w", err)
+	}
+	return writeAtomic(t.Path, append(data, '\n'), 0o600)
+}
+
+// Sources are the files that make up the desired configuration.
+type Sources struct {
+	// User is the user config file ($FREECODE_HOME/config.json).
+	User string
+	// Project is a project settings file, or "" for none.
+	Project string
+	// Trust is the user's trust store ($FREECODE_HOME/trust.json).
+	Trust string
+}
+
+// Files lists every file whose change can change the desired state.
+func (s Sources) Files() []string {
+	out := []string{s.User}
+	if s.Project != "" {
+		out = append(out, s.Project)
+	}
+	if s.Trust != "" {
+		out = append(out, s.Trust)
+	}
+	return out
+}
+
+// LoadDesired reads the user config and, if given, the project settings and
+// returns the desired state: user servers plus project servers.
+//
+//   - A project server runs only if the project's current definition hash is
+//     the one the user trusted; otherwise it carries Hold{HoldUntrusted} with
+//     the reason, and the project's "allow" rules are dropped (its "ask" and
+//     "deny" rules only restrict, so they always apply).
+//   - A name defined in both files is not overridden: the entry (the user's)
+//     carries Hold{HoldConflict} naming both files, and neither copy runs.
+//   - pollInterval comes from the user config.
+//
+// Errors of either file are returned together, positioned in their file.
+func (v *Validator) LoadDesired(src Sources, opts LoadOptions) (*Config, error) {
+	userOpts := opts
+	userOpts.Source = SourceUser
+	cfg, err := v.Load(src.User, userOpts)
+	if src.Project == "" || err != nil && !hasErrors(err) {
+		return cfg, err
+	}
+	var errs Errors
+	if err != nil {
+		errs = append(errs, err.(Errors)...)
+	}
+	data, rerr := os.ReadFile(src.Project)
+	if errors.Is(rerr, os.ErrNotExist) {
+		return cfg, joinErrors(errs)
+	}
+	if rerr != nil {
+		return nil, fmt.Errorf("read project settings: %w", rerr)
+	}
+	projOpts := opts
+	projOpts.Source = SourceProjectPrefix + ProjectDir(src.Project)
+	proj, perr := v.Parse(src.Project, data, projOpts)
+	if perr != nil {
+		var pe Errors
+		if !errors.As(perr, &pe) {
+			return nil, perr
+		}
+		errs = append(errs, pe...)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	hash, err := DefinitionHash(data)
+	if err != nil {
+		return nil, err
+	}
+	ps := &ProjectStatus{Path: src.Project, Dir: ProjectDir(src.Project), Hash: hash}
+	for _, s := range proj.MCP.Servers {
+		ps.Servers = append(ps.Servers, s.Name)
+	}
+	ps.Trusted, ps.Reason = true, ""
+	if src.Trust != "" {
+		recs, err := TrustStore{Path: src.Trust}.Load()
+		if err != nil {
+			return nil, err
+		}
+		switch rec, ok := recs[src.Project]; {
+		case !ok:
+			ps.Trusted, ps.Reason = false, fmt.Sprintf("project %s is not trusted; review it with `freecode mcp trust %s`", src.Project, ps.Dir)
+		case rec.Hash != hash:
+			ps.Trusted, ps.Reason = false, fmt.Sprintf("project %s changed since it was trusted on %s; review it again with `freecode mcp trust %s`", src.Project, rec.TrustedAt.Format(time.DateOnly), ps.Dir)
+		}
+	} else {
+		ps.Trusted, ps.Reason = false, "no trust store"
+	}
+	cfg.Project = ps
+
+	userNames := map[string]int{}
+	for i, s := range cfg.MCP.Servers {
+		userNames[s.Name] = i
+	}
+	for _, s := range proj.MCP.Servers {
+		if i, clash := userNames[s.Name]; clash {
+			cfg.MCP.Servers[i].Hold = &Hold{Kind: HoldConflict, Reason: fmt.Sprintf(
+				"server %q is defined both in %s and in %s; rename or remove one (neither runs until then)", s.Name, src.User, src.Project)}
+			continue
+		}
+		if !ps.Trusted {
+			s.Hold = &Hold{Kind: HoldUntrusted, Reason: ps.Reason}
+		}
+		cfg.MCP.Servers = append(cfg.MCP.Servers, s)
+	}
+	cfg.Permission.Deny = append(cfg.Permission.Deny, proj.Permission.Deny...)
+	cfg.Permission.Ask = append(cfg.Permission.Ask, proj.Permission.Ask...)
+	if ps.Trusted {
+		cfg.Permission.Allow = append(cfg.Permission.Allow, proj.Permission.Allow...)
+	}
+	return cfg, nil
+}
+
+func hasErrors(err error) bool {
+	var errs Errors
+	return errors.As(err, &errs)
+}
+
+func joinErrors(errs Errors) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}
+
+// Describe lists what a project settings file would run, for a user about to
+// trust it: per server its command or url, env and header keys (values are
+// not shown, they may be secrets), and the project's permission rules.
+func Describe(cfg *Config) string {
+	var b strings.Builder
+	for _, s := range cfg.MCP.Servers {
+		state := ""
+		if !s.Enabled {
+			state = " (disabled)"
+		}
+		fmt.Fprintf(&b, "  server %q%s\n", s.Name, state)
+		if s.Type == Remote {
+			fmt.Fprintf(&b, "    url:      %s (%s)\n", s.URL, s.Transport)
+		} else {
+			fmt.Fprintf(&b, "    command:  %s\n", strings.Join(quoteArgs(s.Command), " "))
+		}
+		if len(s.Env) > 0 {
+			fmt.Fprintf(&b, "    env keys: %s\n", strings.Join(slices.Sorted(maps.Keys(s.Env)), ", "))
+		}
+		if len(s.Headers) > 0 {
+			fmt.Fprintf(&b, "    headers:  %s\n", strings.Join(slices.Sorted(maps.Keys(s.Headers)), ", "))
+		}
+	}
+	for _, r := range []struct {
+		name  string
+		rules []string
+	}{{"allow", cfg.Permission.Allow}, {"ask", cfg.Permission.Ask}, {"deny", cfg.Permission.Deny}} {
+		if len(r.rules) > 0 {
+			fmt.Fprintf(&b, "  permission.%s: %s\n", r.name, strings.Join(r.rules, ", "))
+		}
+	}
+	return b.String()
+}
+
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`|&;<>()*?[]#~!{}") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return out
+}

@@ -1,0 +1,111 @@
+package schema
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+}
+
+func TestFindProject(t *testing.T) {
+	root := t.TempDir()
+	repo := filepath.Join(root, "repo")
+	write(t, filepath.Join(root, ProjectFile), `{}`) // above the repository: never used
+	write(t, filepath.Join(repo, ".git", "HEAD"), "ref")
+	deep := filepath.Join(repo, "a", "b")
+	require.NoError(t, os.MkdirAll(deep, 0o755))
+
+	_, ok := FindProject(deep)
+	require.False(t, ok, "stops at the repository root")
+
+	write(t, filepath.Join(repo, ProjectFile), `{}`)
+	p, ok := FindProject(deep)
+	require.True(t, ok)
+	require.Equal(t, filepath.Join(repo, ProjectFile), p)
+	require.Equal(t, repo, ProjectDir(p))
+
+	// Outside a repository only the directory itself counts.
+	loose := filepath.Join(root, "loose", "x")
+	require.NoError(t, os.MkdirAll(loose, 0o755))
+	_, ok = FindProject(loose)
+	require.False(t, ok)
+	p, ok = FindProject(root)
+	require.True(t, ok)
+	require.Equal(t, filepath.Join(root, ProjectFile), p)
+}
+
+func TestDefinitionHash(t *testing.T) {
+	a, err := DefinitionHash([]byte(`{"model": "x", "mcp": {"servers": [{"name": "s", "type": "local", "command": ["a"]}]}}`))
+	require.NoError(t, err)
+	b, err := DefinitionHash([]byte(`{"mcp":{"servers":[{"command":["a"],"type":"local","name":"s"}]},"model":"other"}`))
+	require.NoError(t, err)
+	require.Equal(t, a, b, "key order, whitespace and keys that are not ours do not matter")
+	c, err := DefinitionHash([]byte(`{"mcp": {"servers": [{"name": "s", "type": "local", "command": ["a", "b"]}]}}`))
+	require.NoError(t, err)
+	require.NotEqual(t, a, c)
+	d, err := DefinitionHash([]byte(`{"mcp": {"servers": [{"name": "s", "type": "local", "command": ["a"]}]}, "permission": {"allow": ["x"]}}`))
+	require.NoError(t, err)
+	require.NotEqual(t, a, d, "rules are part of the definition")
+}
+
+func TestLoadDesired(t *testing.T) {
+	v, err := NewValidator()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	src := Sources{
+		User:    filepath.Join(dir, "home", "config.json"),
+		Project: filepath.Join(dir, "repo", ProjectFile),
+		Trust:   filepath.Join(dir, "home", "trust.json"),
+	}
+	write(t, src.User, `{"mcp": {"servers": [{"name": "u", "type": "local", "command": ["u"]}]}, "permission": {"allow": ["read"]}}`)
+	proj := `{"mcp": {"servers": [{"name": "p", "type": "local", "command": ["p"]}]}, "permission": {"allow": ["mcp__p"], "deny": ["write"]}}`
+	write(t, src.Project, proj)
+
+	cfg, err := v.LoadDesired(src, LoadOptions{})
+	require.NoError(t, err)
+	require.Len(t, cfg.MCP.Servers, 2)
+	p := cfg.MCP.Servers[1]
+	require.Equal(t, SourceProjectPrefix+filepath.Join(dir, "repo"), p.Source)
+	require.NotNil(t, p.Hold)
+	require.Equal(t, HoldUntrusted, p.Hold.Kind)
+	require.False(t, cfg.Project.Trusted)
+	require.Equal(t, []string{"read"}, cfg.Permission.Allow, "an untrusted project's allow rules are dropped")
+	require.Equal(t, []string{"write"}, cfg.Permission.Deny, "its deny rules always apply")
+
+	hash, err := DefinitionHash([]byte(proj))
+	require.NoError(t, err)
+	require.NoError(t, TrustStore{Path: src.Trust}.Trust(context.Background(), src.Project, TrustRecord{Hash: hash, TrustedAt: time.Now()}))
+	cfg, err = v.LoadDesired(src, LoadOptions{})
+	require.NoError(t, err)
+	require.Nil(t, cfg.MCP.Servers[1].Hold)
+	require.True(t, cfg.Project.Trusted)
+	require.Equal(t, []string{"read", "mcp__p"}, cfg.Permission.Allow)
+
+	// A clash holds the user's entry and leaves the project's out.
+	write(t, src.User, `{"mcp": {"servers": [{"name": "p", "type": "local", "command": ["u"]}]}}`)
+	cfg, err = v.LoadDesired(src, LoadOptions{})
+	require.NoError(t, err)
+	require.Len(t, cfg.MCP.Servers, 1)
+	require.Equal(t, HoldConflict, cfg.MCP.Servers[0].Hold.Kind)
+	require.Contains(t, cfg.MCP.Servers[0].Hold.Reason, src.User)
+	require.Contains(t, cfg.MCP.Servers[0].Hold.Reason, src.Project)
+
+	// Errors in both files are reported together.
+	write(t, src.User, `{"mcp": {"servers": [{"name": "u", "type": "lokal"}]}}`)
+	write(t, src.Project, `{"mcp": {"servers": [{"name": "p", "type": "local"}]}}`)
+	_, err = v.LoadDesired(src, LoadOptions{})
+	var errs Errors
+	require.ErrorAs(t, err, &errs)
+	require.Len(t, errs, 2)
+	require.Equal(t, src.User, errs[0].File)
+	require.Equal(t, src.Project, errs[1].File)
+}
