@@ -12,6 +12,7 @@ import (
 	"github.com/google/shlex"
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -100,7 +101,11 @@ For a remote server give its URL:
 				state = "disabled "
 			}
 			fmt.Fprintf(a.stdout, "Added %s%s server %q to %s\n", state, typ, name, path)
-			fmt.Fprintf(a.stdout, "Nothing connects yet; try `freecode mcp start %s`.\n", name)
+			if a.serveRunning() {
+				fmt.Fprintln(a.stdout, "freecode serve is running and applies the change now; see `freecode mcp status`.")
+			} else {
+				fmt.Fprintf(a.stdout, "Nothing connects yet; try `freecode mcp start %s`.\n", name)
+			}
 			return nil
 		},
 	}
@@ -110,6 +115,20 @@ For a remote server give its URL:
 	c.Flags().BoolVar(&disabled, "disabled", false, "add the server disabled")
 	c.Flags().StringVar(&transport, "transport", "", "remote transport: auto, streamable-http or sse (default auto)")
 	return c
+}
+
+// serveRunning reports whether a freecode serve answers for this home.
+func (a *app) serveRunning() bool {
+	home, err := schema.Home(a.getenv)
+	if err != nil {
+		return false
+	}
+	c, err := api.Dial(api.SocketPath(home))
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 func keyValues(flag string, kvs []string) (map[string]string, error) {

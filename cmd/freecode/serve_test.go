@@ -527,6 +527,12 @@ func TestServe(t *testing.T) {
 		out, err = fc("mcp", "restart", "nope").CombinedOutput()
 		require.Error(t, err)
 		assert.Equal(t, "Error: restart \"nope\": unknown server\n", string(out))
+
+		// add says that the running serve picks the change up, and it does.
+		out, err = fc("mcp", "add", "b", "local", "--", ts, "--name", "b").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.Contains(t, string(out), "freecode serve is running and applies the change now; see `freecode mcp status`.")
+		p.waitPhase("b", "ready")
 	})
 
 	t.Run("approval flow", func(t *testing.T) {
