@@ -15,9 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -29,9 +27,9 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/freecode/freecode/bridge"
+	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/schema"
@@ -46,31 +44,7 @@ const serverName = "ts"
 // wait bounds every wait on a condition; generous for a loaded machine.
 const wait = 10 * time.Second
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "bridge-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testServerBin = filepath.Join(dir, "mcp-testserver")
-	build := exec.Command("go", "build", "-o", testServerBin, "./cmd/mcp-testserver")
-	build.Dir = repoRoot()
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building mcp-testserver:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		os.RemoveAll(dir)
-		os.Exit(code)
-	}))
-}
-
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(file))
-}
+func TestMain(m *testing.M) { testutil.Main(m, &testServerBin) }
 
 func id(tool string) string { return mcp.ToolID(serverName, tool) }
 
@@ -187,35 +161,10 @@ func overlap(a, b callRecord) bool {
 	return a.Start.Before(b.End) && b.Start.Before(a.End)
 }
 
-// groupMembers lists the live (non-zombie) processes of process group pgid.
-func groupMembers(pgid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		if pg, _ := strconv.Atoi(f[2]); pg == pgid {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
 func requireGroupGone(tb testing.TB, pgid int) {
 	tb.Helper()
-	require.Eventually(tb, func() bool { return len(groupMembers(pgid)) == 0 }, wait, 5*time.Millisecond,
-		"processes of group %d still running: %v", pgid, groupMembers(pgid))
+	require.Eventually(tb, func() bool { return len(testutil.GroupMembers(pgid)) == 0 }, wait, 5*time.Millisecond,
+		"processes of group %d still running: %v", pgid, testutil.GroupMembers(pgid))
 }
 
 func TestE2EInvalidArgumentsNeverReachServer(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
 )
@@ -32,7 +33,7 @@ func TestConvergeAddRemoveDisableChange(t *testing.T) {
 	require.Len(t, h.toolIDs("c"), baseTools)
 	for _, s := range []ServerStatus{sa, sb, sc} {
 		require.NotZero(t, s.PID)
-		require.True(t, alive(s.PID))
+		require.True(t, testutil.Alive(s.PID))
 		require.Equal(t, s.Desired.SpecHash, s.SpecHash)
 		require.Equal(t, int64(1), s.Generation)
 		require.Equal(t, int64(1), s.ObservedGeneration)
@@ -51,7 +52,7 @@ func TestConvergeAddRemoveDisableChange(t *testing.T) {
 	// Remove c: process gone, tools gone, one event.
 	h.c.SetDesired([]schema.Server{a, b}, time.Hour)
 	require.Eventually(t, func() bool { return !h.listed("c") }, 30*time.Second, 5*time.Millisecond)
-	require.False(t, alive(sc.PID), "removed server's process still runs")
+	require.False(t, testutil.Alive(sc.PID), "removed server's process still runs")
 	require.Empty(t, h.toolIDs("c"))
 	require.Equal(t, 2, h.toolsChanged("c"), "one event when registered, one when removed")
 
@@ -60,7 +61,7 @@ func TestConvergeAddRemoveDisableChange(t *testing.T) {
 	bOff.Enabled = false
 	h.c.SetDesired([]schema.Server{a, bOff}, time.Hour)
 	st := h.waitPhase("b", PhaseDisabled)
-	require.False(t, alive(sb.PID))
+	require.False(t, testutil.Alive(sb.PID))
 	require.Zero(t, st.PID)
 	require.Empty(t, h.toolIDs("b"))
 	require.False(t, st.Desired.Enabled)
@@ -75,7 +76,7 @@ func TestConvergeAddRemoveDisableChange(t *testing.T) {
 	}, 30*time.Second, 5*time.Millisecond)
 	sa2 := h.server("a")
 	require.NotEqual(t, sa.PID, sa2.PID)
-	require.False(t, alive(sa.PID))
+	require.False(t, testutil.Alive(sa.PID))
 	require.Equal(t, baseTools+3, sa2.Tools)
 	require.Len(t, h.toolIDs("a"), baseTools+3)
 	require.Equal(t, int64(2), sa2.Generation)
@@ -117,7 +118,7 @@ func TestKilledServerRestartsAfterBackoff(t *testing.T) {
 	require.Equal(t, 1, s2.Restarts)
 	require.Equal(t, int64(2), s2.Generation)
 	require.Contains(t, s2.LastError, "SIGKILL")
-	require.False(t, alive(s1.PID))
+	require.False(t, testutil.Alive(s1.PID))
 
 	var seq []Phase
 	for _, e := range h.phases("k") {
@@ -248,7 +249,7 @@ func TestRestart(t *testing.T) {
 		return s.Phase == PhaseReady && s.PID != s1.PID
 	}, 30*time.Second, 5*time.Millisecond)
 	require.Equal(t, 1, h.server("r").Restarts)
-	require.False(t, alive(s1.PID))
+	require.False(t, testutil.Alive(s1.PID))
 
 	require.ErrorIs(t, h.c.Restart("nope"), ErrUnknownServer)
 	require.ErrorIs(t, h.c.Restart("off"), ErrDisabled)
@@ -275,11 +276,11 @@ func TestShutdownStopsEveryProcess(t *testing.T) {
 		gc, err = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil
 	}, 30*time.Second, 5*time.Millisecond)
-	require.True(t, alive(gc))
+	require.True(t, testutil.Alive(gc))
 
 	h.stop()
 	for _, pid := range []int{sg.PID, sh.PID, gc} {
-		require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 5*time.Millisecond, "pid %d", pid)
+		require.Eventually(t, func() bool { return !testutil.Alive(pid) }, 10*time.Second, 5*time.Millisecond, "pid %d", pid)
 	}
 	require.Empty(t, h.reg.List())
 	for _, s := range h.c.Status().Servers {

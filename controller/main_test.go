@@ -1,17 +1,10 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,8 +13,8 @@ import (
 	"github.com/go-logr/logr/funcr"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
+	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/schema"
@@ -30,27 +23,7 @@ import (
 // testServerBin is the mcp-testserver binary built by TestMain.
 var testServerBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "controller-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testServerBin = filepath.Join(dir, "mcp-testserver")
-	_, file, _, _ := runtime.Caller(0)
-	build := exec.Command("go", "build", "-o", testServerBin, "./cmd/mcp-testserver")
-	build.Dir = filepath.Dir(filepath.Dir(file))
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building mcp-testserver:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		os.RemoveAll(dir)
-		os.Exit(code)
-	}))
-}
+func TestMain(m *testing.M) { testutil.Main(m, &testServerBin) }
 
 // testServer is a local server config running the test server with flags.
 func testServer(name string, flags ...string) schema.Server {
@@ -120,10 +93,10 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 		})
 		h.mu.Unlock()
 		for _, pid := range pids {
-			require.False(t, alive(pid), "process %d outlived the controller", pid)
+			require.False(t, testutil.Alive(pid), "process %d outlived the controller", pid)
 		}
-		require.Eventually(t, func() bool { return len(children()) == 0 }, 5*time.Second, 10*time.Millisecond,
-			"child processes left: %v", children())
+		require.Eventually(t, func() bool { return len(testutil.Children(os.Getpid())) == 0 }, 5*time.Second, 10*time.Millisecond,
+			"child processes left: %v", testutil.Children(os.Getpid()))
 	})
 	return h
 }
@@ -231,48 +204,6 @@ func (h *harness) toolIDs(source string) []string {
 		ids = append(ids, t.ID)
 	}
 	return ids
-}
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	st, ok := procStat(pid)
-	return ok && st.state != "Z" && st.state != "X"
-}
-
-type stat struct {
-	state string
-	ppid  int
-}
-
-func procStat(pid int) (stat, bool) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return stat{}, false
-	}
-	// pid (comm) state ppid ...; comm may hold spaces and parens.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) < 2 {
-		return stat{}, false
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return stat{state: f[0], ppid: ppid}, true
-}
-
-// children lists live processes whose parent is this test process.
-func children() []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	me := os.Getpid()
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, ok := procStat(pid); ok && st.ppid == me && st.state != "Z" && st.state != "X" {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 // fakeConn is a Conn without a process, for tests of the loop itself.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -24,7 +25,7 @@ import (
 // skips, except in CI, where it fails.
 func npmServer(t *testing.T, rel string, args ...string) []string {
 	t.Helper()
-	modules := filepath.Join(repoRoot(), "testdata", "npm", "node_modules")
+	modules := filepath.Join(testutil.RepoRoot(), "testdata", "npm", "node_modules")
 	node := filepath.Join(modules, ".bin", "node")
 	script := filepath.Join(modules, filepath.FromSlash(rel))
 	for _, f := range []string{node, script} {

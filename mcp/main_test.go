@@ -3,12 +3,8 @@ package mcp
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,39 +13,15 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
+	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/schema"
 )
 
 // testServerBin is the mcp-testserver binary built by TestMain.
 var testServerBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcp-session-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testServerBin = filepath.Join(dir, "mcp-testserver")
-	build := exec.Command("go", "build", "-o", testServerBin, "./cmd/mcp-testserver")
-	build.Dir = repoRoot()
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building mcp-testserver:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		os.RemoveAll(dir)
-		os.Exit(code)
-	}))
-}
-
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(file))
-}
+func TestMain(m *testing.M) { testutil.Main(m, &testServerBin) }
 
 // testLogger logs to t at V(1), so server stderr shows in verbose output.
 func testLogger(t *testing.T) logr.Logger {
@@ -84,38 +56,11 @@ func connect(t *testing.T, srv schema.Server) *Session {
 	return s
 }
 
-// groupMembers lists the live (non-zombie) processes whose process group is
-// pgid, read from /proc.
-func groupMembers(pgid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
-		rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
-		f := strings.Fields(rest)
-		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		if pg, _ := strconv.Atoi(f[2]); pg == pgid {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
 // requireGroupGone waits until no live process of group pgid remains.
 func requireGroupGone(t *testing.T, pgid int) {
 	t.Helper()
-	require.Eventually(t, func() bool { return len(groupMembers(pgid)) == 0 }, 5*time.Second, 5*time.Millisecond,
-		"processes of group %d still running: %v", pgid, groupMembers(pgid))
+	require.Eventually(t, func() bool { return len(testutil.GroupMembers(pgid)) == 0 }, 5*time.Second, 5*time.Millisecond,
+		"processes of group %d still running: %v", pgid, testutil.GroupMembers(pgid))
 }
 
 // startHTTPChild starts argv (a server listening on HTTP) in its own

@@ -27,6 +27,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -278,7 +279,7 @@ func TestGrandchildHoldingStdout(t *testing.T) {
 	s, err := Connect(context.Background(), localServer("gc", "--grandchild", "--grandchild-pid-file", gcFile), Options{Logger: testLogger(t)})
 	require.NoError(t, err)
 	gc := readPID(t, gcFile)
-	require.Contains(t, groupMembers(s.PID()), gc, "the grandchild is in the server's group")
+	require.Contains(t, testutil.GroupMembers(s.PID()), gc, "the grandchild is in the server's group")
 
 	start := time.Now()
 	require.NoError(t, s.Close())

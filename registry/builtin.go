@@ -129,21 +129,34 @@ func (f fileTools) rel(p string) (string, error) {
 	return filepath.Clean(p), nil
 }
 
-func (f fileTools) read(ctx context.Context, raw json.RawMessage) (Result, error) {
-	var a readArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return Result{}, fmt.Errorf("read: decode arguments: %w", err)
+// open decodes raw into args and opens the workspace with the tool's path
+// (path, read after decoding) resolved in it. A failure the model should
+// see comes back as fail; err is for failures of the call itself.
+func (f fileTools) open(ctx context.Context, tool string, raw json.RawMessage, args any, path func() string) (root *os.Root, name string, fail *Result, err error) {
+	if err := json.Unmarshal(raw, args); err != nil {
+		return nil, "", nil, fmt.Errorf("%s: decode arguments: %w", tool, err)
 	}
 	if err := ctx.Err(); err != nil {
-		return Result{}, err
+		return nil, "", nil, err
 	}
-	name, err := f.rel(a.Path)
+	name, err = f.rel(path())
 	if err != nil {
-		return ErrorResult(err.Error()), nil
+		r := ErrorResult(err.Error())
+		return nil, "", &r, nil
 	}
-	root, err := os.OpenRoot(f.root)
+	root, err = os.OpenRoot(f.root)
 	if err != nil {
-		return ErrorResult(fmt.Sprintf("workspace %s cannot be opened: %v", f.root, err)), nil
+		r := ErrorResult(fmt.Sprintf("workspace %s cannot be opened: %v", f.root, err))
+		return nil, "", &r, nil
+	}
+	return root, name, nil, nil
+}
+
+func (f fileTools) read(ctx context.Context, raw json.RawMessage) (Result, error) {
+	var a readArgs
+	root, name, fail, err := f.open(ctx, "read", raw, &a, func() string { return a.Path })
+	if fail != nil || err != nil {
+		return deref(fail), err
 	}
 	defer root.Close()
 	file, err := root.Open(name)
@@ -200,19 +213,9 @@ func (f fileTools) read(ctx context.Context, raw json.RawMessage) (Result, error
 
 func (f fileTools) write(ctx context.Context, raw json.RawMessage) (Result, error) {
 	var a writeArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return Result{}, fmt.Errorf("write: decode arguments: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
-	}
-	name, err := f.rel(a.Path)
-	if err != nil {
-		return ErrorResult(err.Error()), nil
-	}
-	root, err := os.OpenRoot(f.root)
-	if err != nil {
-		return ErrorResult(fmt.Sprintf("workspace %s cannot be opened: %v", f.root, err)), nil
+	root, name, fail, err := f.open(ctx, "write", raw, &a, func() string { return a.Path })
+	if fail != nil || err != nil {
+		return deref(fail), err
 	}
 	defer root.Close()
 	if dir := filepath.Dir(name); dir != "." {
@@ -224,4 +227,11 @@ func (f fileTools) write(ctx context.Context, raw json.RawMessage) (Result, erro
 		return ErrorResult(fmt.Sprintf("cannot write %s: %v", a.Path, err)), nil
 	}
 	return TextResult(fmt.Sprintf("wrote %d bytes to %s", len(a.Content), a.Path)), nil
+}
+
+func deref(r *Result) Result {
+	if r == nil {
+		return Result{}
+	}
+	return *r
 }

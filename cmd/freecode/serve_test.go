@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/internal/testutil"
 )
 
 // These tests run `freecode serve` as a real subprocess (the test binary,
@@ -48,9 +49,8 @@ func (s *syncBuffer) String() string {
 // buildTestServer builds cmd/mcp-testserver into a temporary directory.
 func buildTestServer(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "mcp-testserver")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/freecode/freecode/cmd/mcp-testserver").CombinedOutput()
-	require.NoError(t, err, "build test server: %s", out)
+	bin, err := testutil.BuildTestServer(t.TempDir())
+	require.NoError(t, err)
 	return bin
 }
 
@@ -264,43 +264,6 @@ func cfg(servers ...map[string]any) map[string]any {
 		"mcp":        map[string]any{"servers": servers},
 		"permission": map[string]any{"allow": []string{"mcp__a"}},
 	}
-}
-
-// procStat returns a process's state letter and process group; ok is false
-// when the process is gone.
-func procStat(pid int) (state byte, pgid int, ok bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, 0, false
-	}
-	// pid (comm) state ppid pgrp ...; comm may contain spaces and ')'.
-	rest := string(b[bytes.LastIndexByte(b, ')')+2:])
-	f := strings.Fields(rest)
-	pgid, _ = strconv.Atoi(f[2])
-	return f[0][0], pgid, true
-}
-
-// alive reports whether pid runs (a zombie is not running: it only waits
-// for its parent, here possibly an init that does not reap).
-func alive(pid int) bool {
-	st, _, ok := procStat(pid)
-	return ok && st != 'Z'
-}
-
-// groupMembers lists the running processes of process group pgid.
-func groupMembers(pgid int) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, g, ok := procStat(pid); ok && g == pgid && st != 'Z' {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 func readPID(t *testing.T, path string) int {
@@ -628,8 +591,9 @@ func TestServe(t *testing.T) {
 				pids = append(pids, s.PID)
 			}
 			gc := readPID(t, gcFile)
-			require.True(t, alive(gc))
-			_, gcGroup, _ := procStat(gc)
+			require.True(t, testutil.Alive(gc))
+			gcStat, _ := testutil.ProcStat(gc)
+			gcGroup := gcStat.PGID
 			g, _ := server(st, "g")
 			require.Equal(t, g.PID, gcGroup, "the grandchild is in its server's process group")
 
@@ -640,12 +604,12 @@ func TestServe(t *testing.T) {
 			}
 			require.Eventually(t, func() bool {
 				for _, pid := range append(pids, gc) {
-					if alive(pid) {
+					if testutil.Alive(pid) {
 						return false
 					}
 				}
 				for _, pid := range pids {
-					if len(groupMembers(pid)) > 0 {
+					if len(testutil.GroupMembers(pid)) > 0 {
 						return false
 					}
 				}
@@ -693,7 +657,7 @@ func TestServe(t *testing.T) {
 		p.signal(syscall.SIGTERM)
 		<-p.exited
 		require.NoError(t, p.err)
-		require.Eventually(t, func() bool { return !alive(s.PID) }, waitFor, 10*time.Millisecond)
+		require.Eventually(t, func() bool { return !testutil.Alive(s.PID) }, waitFor, 10*time.Millisecond)
 	})
 }
 

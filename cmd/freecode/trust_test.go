@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/internal/testutil"
 )
 
 // TestServeProjectTrust runs serve for a repository whose
@@ -96,7 +97,7 @@ func TestServeProjectTrust(t *testing.T) {
 	project.write(projDef("--tools", "1"), true)
 	proj = p.waitPhase("proj", "untrusted")
 	assert.Contains(t, proj.Reason, "changed since it was trusted")
-	require.Eventually(t, func() bool { return !alive(ready.PID) }, waitFor, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return !testutil.Alive(ready.PID) }, waitFor, 10*time.Millisecond)
 
 	// Re-trust, then untrust: it stops again.
 	out, err = freecode("mcp", "trust", "--yes")
@@ -115,7 +116,7 @@ func TestServeProjectTrust(t *testing.T) {
 	clash := p.waitPhase("proj", "conflict")
 	assert.Contains(t, clash.Reason, `server "proj" is defined both in `+user.path+" and in "+project.path)
 	assert.Zero(t, clash.PID)
-	for _, pid := range groupMembers(ready.PID) {
+	for _, pid := range testutil.GroupMembers(ready.PID) {
 		t.Errorf("process %d of the project server still runs", pid)
 	}
 	assert.False(t, strings.Contains(p.stderr.String(), "user-proj") && strings.Contains(p.stderr.String(), "server ready"), "the user's copy never started")

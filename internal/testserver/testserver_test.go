@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freecode/freecode/internal/testutil"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
@@ -383,29 +384,17 @@ func TestProcGrandchild(t *testing.T) {
 	require.NoError(t, err)
 	gc, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	require.NoError(t, err)
-	require.True(t, alive(gc), "grandchild %d not running", gc)
+	require.True(t, testutil.Alive(gc), "grandchild %d not running", gc)
 	pgid, err := syscall.Getpgid(gc)
 	require.NoError(t, err)
 	require.Equal(t, p.cmd.Process.Pid, pgid, "grandchild is in the server's process group")
 
 	// Killing only the server leaves the grandchild holding stdout.
 	require.NoError(t, p.cmd.Process.Kill())
-	require.True(t, alive(gc))
+	require.True(t, testutil.Alive(gc))
 	require.NoError(t, syscall.Kill(-pgid, syscall.SIGKILL))
-	require.Eventually(t, func() bool { return !alive(gc) }, wait, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return !testutil.Alive(gc) }, wait, 10*time.Millisecond)
 	p.exitCode(t)
-}
-
-// alive reports whether pid runs; a zombie counts as dead.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// Field 3, after the parenthesised command name.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
 }
 
 func TestProcHTTP(t *testing.T) {

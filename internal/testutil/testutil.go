@@ -1,0 +1,115 @@
+// Package testutil holds what tests of several packages need to run real MCP
+// servers: the test server binary, built once per test binary, and /proc
+// readers to prove that no process outlives its test. It is imported by
+// tests only.
+package testutil
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// RepoRoot is the module's root directory.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
+}
+
+// BuildTestServer builds cmd/mcp-testserver into dir and returns its path.
+func BuildTestServer(dir string) (string, error) {
+	bin := filepath.Join(dir, "mcp-testserver")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/mcp-testserver")
+	build.Dir = RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build mcp-testserver: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// Main is a TestMain for packages that run the test server: it builds it,
+// stores its path in *bin, runs the tests under goleak and removes the
+// build at the end.
+func Main(m *testing.M, bin *string) {
+	dir, err := os.MkdirTemp("", "freecode-testserver-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if *bin, err = BuildTestServer(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}))
+}
+
+// Stat is what /proc/<pid>/stat says of a process.
+type Stat struct {
+	State byte // R, S, D, Z, ...
+	PPID  int
+	PGID  int
+}
+
+// ProcStat reads /proc/<pid>/stat; ok is false when the process is gone.
+func ProcStat(pid int) (Stat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return Stat{}, false
+	}
+	// pid (comm) state ppid pgrp ...; comm may hold spaces and ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return Stat{}, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 3 {
+		return Stat{}, false
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	pgid, _ := strconv.Atoi(f[2])
+	return Stat{State: f[0][0], PPID: ppid, PGID: pgid}, true
+}
+
+// Alive reports whether pid runs. A zombie does not: it only waits to be
+// reaped by its parent (here possibly an init that never reaps).
+func Alive(pid int) bool {
+	st, ok := ProcStat(pid)
+	return ok && st.State != 'Z' && st.State != 'X'
+}
+
+// GroupMembers lists the live processes of process group pgid.
+func GroupMembers(pgid int) []int {
+	return scan(func(st Stat) bool { return st.PGID == pgid })
+}
+
+// Children lists the live children of process ppid.
+func Children(ppid int) []int {
+	return scan(func(st Stat) bool { return st.PPID == ppid })
+}
+
+func scan(match func(Stat) bool) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := ProcStat(pid); ok && st.State != 'Z' && st.State != 'X' && match(st) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
