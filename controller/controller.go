@@ -152,6 +152,8 @@ type instance struct {
 	spec     schema.Server
 	cancel   context.CancelFunc
 	stopping bool // cancel was called: the owner is closing the session
+	// keepTools: the stop is a restart; the tools stay registered.
+	keepTools bool
 }
 
 // New returns a controller; Start runs it.
@@ -255,8 +257,9 @@ func (c *Controller) apply(root context.Context, a action) {
 	case actStart:
 		c.start(root, a.Spec)
 	case actStop:
-		c.stop(a.Name, a.Reason)
+		c.stop(a.Name, a.Reason, a.KeepTools)
 	case actDisable:
+		c.reg.RemoveSource(a.Name) // tools kept through a failed restart
 		c.mu.Lock()
 		var evs []PhaseChanged
 		if st := c.servers[a.Name]; st != nil && st.inst == nil {
@@ -265,6 +268,7 @@ func (c *Controller) apply(root context.Context, a action) {
 		}
 		c.unlockPublish(evs)
 	case actForget:
+		c.reg.RemoveSource(a.Name)
 		c.mu.Lock()
 		if st := c.servers[a.Name]; st != nil && st.inst == nil {
 			delete(c.servers, a.Name)
@@ -310,10 +314,13 @@ func (c *Controller) shutdown(cancelOwners context.CancelFunc) {
 	c.mu.Unlock()
 	slices.Sort(names)
 	for _, name := range names {
-		c.stop(name, "shutting down")
+		c.stop(name, "shutting down", false)
 	}
 	cancelOwners()
 	c.owners.Wait()
+	for _, name := range names {
+		c.reg.RemoveSource(name) // tools kept for servers waiting to restart
+	}
 	// Nothing retries any more.
 	c.mu.Lock()
 	var evs []PhaseChanged

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -128,9 +129,51 @@ func TestKilledServerRestartsAfterBackoff(t *testing.T) {
 	backoff := h.phases("k")[3]
 	require.Contains(t, backoff.Err, "SIGKILL")
 	require.False(t, backoff.NextRetry.IsZero())
-	// Tools were removed while it was down and registered again.
-	require.Equal(t, nTools+2, h.toolsChanged("k"))
+	// It came back with the same tools: they stayed registered, so the
+	// tool list (and a model's prompt cache) never changed.
+	require.Equal(t, nTools, h.toolsChanged("k"))
 	require.Len(t, h.toolIDs("k"), baseTools)
+}
+
+func TestToolsOfAServerThatDoesNotComeBackAreRemoved(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "crashed")
+	// The first start runs; every later one exits at once: a shell wrapper
+	// that switches to --exit-at-start once the marker exists.
+	script := fmt.Sprintf(`if [ -e %[1]s ]; then exec %[2]s --exit-at-start 3; fi; touch %[1]s; exec %[2]s`, marker, testServerBin)
+	srv := schema.Server{Name: "gone", Type: schema.Local, Command: []string{"sh", "-c", script}, Enabled: true, Timeout: 10 * time.Second}
+	h.c.SetDesired([]schema.Server{srv}, time.Hour)
+	s1 := h.waitPhase("gone", PhaseReady)
+	require.NotEmpty(t, h.toolIDs("gone"))
+	n := h.toolsChanged("gone")
+
+	require.NoError(t, syscall.Kill(s1.PID, syscall.SIGKILL))
+	require.Eventually(t, func() bool { return len(h.toolIDs("gone")) == 0 }, 30*time.Second, 5*time.Millisecond,
+		"the failed restart removes the tools kept through the crash")
+	require.Equal(t, n+1, h.toolsChanged("gone"))
+	require.Equal(t, PhaseBackoff, h.server("gone").Phase)
+}
+
+func TestRestartKeepsIdenticalTools(t *testing.T) {
+	h := newHarness(t)
+	h.c.SetDesired([]schema.Server{testServer("r")}, time.Hour)
+	s1 := h.waitPhase("r", PhaseReady)
+	n := h.toolsChanged("r")
+	for i := range 3 {
+		require.NoError(t, h.c.Restart("r"))
+		require.Eventually(t, func() bool {
+			s := h.server("r")
+			return s.Phase == PhaseReady && s.Generation == s1.Generation+int64(i)+1
+		}, 30*time.Second, 5*time.Millisecond)
+	}
+	require.Equal(t, n, h.toolsChanged("r"), "restarts of an identical server publish nothing")
+	require.Len(t, h.toolIDs("r"), baseTools)
+
+	// Removing it removes its tools at once.
+	h.c.SetDesired(nil, time.Hour)
+	require.Eventually(t, func() bool { return len(h.toolIDs("r")) == 0 }, 30*time.Second, 5*time.Millisecond)
+	require.Equal(t, n+1, h.toolsChanged("r"))
 }
 
 func TestRepeatedCrashesBackOffLonger(t *testing.T) {

@@ -45,15 +45,16 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 }
 
 // stop tells the owner of name to stop; it returns at once. The owner
-// closes the session, removes the tools and reports PhaseStopped.
-func (c *Controller) stop(name, reason string) {
+// closes the session, removes the tools (unless keepTools: the server is
+// about to start again) and reports PhaseStopped.
+func (c *Controller) stop(name, reason string, keepTools bool) {
 	c.mu.Lock()
 	st := c.servers[name]
 	if st == nil || st.inst == nil || st.inst.stopping {
 		c.mu.Unlock()
 		return
 	}
-	st.inst.stopping = true
+	st.inst.stopping, st.inst.keepTools = true, keepTools
 	cancel, gen := st.inst.cancel, st.inst.gen
 	evs := st.setPhase(PhaseStopping, nil)
 	c.unlockPublish(evs)
@@ -62,8 +63,16 @@ func (c *Controller) stop(name, reason string) {
 }
 
 // own is the owner goroutine of one generation of one server: the only
-// goroutine that touches its session. It returns once the session is closed
-// and its tools are removed, after reporting how it ended (ended).
+// goroutine that touches its session. It returns once the session is
+// closed, after reporting how it ended (ended).
+//
+// Tools outlive a session that is expected back — one that crashed (it is
+// restarted after backoff) or is restarted on request or for a changed
+// spec — so that a server returning with the same tools changes nothing in
+// the registry: no ToolsChanged, no new DefsCache version, no broken prompt
+// cache. Until then a call of one of them fails with the session's end
+// error. If the next start fails, the tools are removed; they are removed
+// at once when the server is removed, disabled, held or shut down.
 func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
 	defer c.owners.Done()
 	name := spec.Name
@@ -83,6 +92,10 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
 		if ctx.Err() != nil {
 			err = nil // stopped while connecting: not a failure
 		}
+		if !c.keepingTools(name, gen) {
+			// The server did not come back: drop tools kept from before.
+			c.reg.RemoveSource(name)
+		}
 		c.ended(name, gen, err, stderrOf(err), time.Time{})
 		return
 	}
@@ -101,14 +114,16 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
 		select {
 		case <-ctx.Done():
 			// Tools go first, so nothing new is routed to a closing session.
-			c.reg.RemoveSource(name)
+			if !c.keepingTools(name, gen) {
+				c.reg.RemoveSource(name)
+			}
 			if err := conn.Close(); err != nil {
 				log.Error(err, "closing session")
 			}
 			c.ended(name, gen, nil, conn.StderrTail(), readyAt)
 			return
 		case <-conn.Done():
-			c.reg.RemoveSource(name)
+			// Kept for the restart after backoff (see above).
 			err := conn.Err()
 			_ = conn.Close() // already ended; releases what is left
 			if ctx.Err() != nil {
@@ -122,6 +137,14 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
 			c.register(name, gen, conn)
 		}
 	}
+}
+
+// keepingTools reports whether gen is being stopped to start again.
+func (c *Controller) keepingTools(name string, gen int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.servers[name]
+	return st != nil && st.inst != nil && st.inst.gen == gen && st.inst.stopping && st.inst.keepTools
 }
 
 // adopt records conn as gen's session, unless gen is no longer current or

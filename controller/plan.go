@@ -45,13 +45,15 @@ func (k actionKind) String() string {
 }
 
 // action is one step of a plan. Spec is set for actStart, Phase for
-// actDisable.
+// actDisable. KeepTools, for actStop, says the server is stopped to be
+// started again, so its tools stay registered in between (see own).
 type action struct {
-	Kind   actionKind
-	Name   string
-	Spec   schema.Server
-	Phase  Phase
-	Reason string
+	Kind      actionKind
+	Name      string
+	Spec      schema.Server
+	Phase     Phase
+	Reason    string
+	KeepTools bool
 }
 
 // plan decides what to do to make actual match desired at time now. It is
@@ -113,9 +115,9 @@ func plan(desired []schema.Server, actual map[string]observed, now time.Time) []
 		case a.Stopping:
 		case a.Running:
 			if a.SpecHash != d.SpecHash() {
-				acts = append(acts, action{Kind: actStop, Name: name, Reason: "configuration changed"})
+				acts = append(acts, action{Kind: actStop, Name: name, Reason: "configuration changed", KeepTools: true})
 			} else if a.RestartRequested {
-				acts = append(acts, action{Kind: actStop, Name: name, Reason: "restart requested"})
+				acts = append(acts, action{Kind: actStop, Name: name, Reason: "restart requested", KeepTools: true})
 			}
 		default:
 			if a.Phase == PhaseBackoff && a.SpecHash == d.SpecHash() && !a.RestartRequested && now.Before(a.NextRetry) {
