@@ -148,7 +148,7 @@ func (a *app) approver(yes bool) registry.Approver {
 		}
 		f, ok := a.stdin.(*os.File)
 		if !ok || !isTerminal(f) {
-			return false, fmt.Errorf("%s needs approval (%s) and there is no terminal to ask on: rerun with --yes, or add it to permission.allow", req.ToolID, req.Reason)
+			return false, fmt.Errorf("%s needs approval and there is no terminal to ask on: rerun with --yes, or add it to permission.allow", req.ToolID)
 		}
 		fmt.Fprintf(a.stderr, "Allow %s %s? (%s) [y/N] ", req.ToolID, req.Args, req.Reason)
 		answer := make(chan string, 1)

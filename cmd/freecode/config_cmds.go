@@ -92,7 +92,7 @@ For a remote server give its URL:
 			if c.Flags().Changed("timeout") {
 				fields = append(fields, schema.Field{Key: "timeout", Value: timeout})
 			}
-			path, err := a.edit(c, func(d *schema.Doc) error { return d.AddServer(fields) })
+			path, err := a.edit(c, "", func(d *schema.Doc) error { return d.AddServer(fields) })
 			if err != nil {
 				return err
 			}
@@ -144,7 +144,9 @@ func keyValues(flag string, kvs []string) (map[string]string, error) {
 }
 
 // edit runs fn on the config file and returns the file's path.
-func (a *app) edit(c *cobra.Command, fn func(*schema.Doc) error) (string, error) {
+// name is the server the edit is about ("" when it adds one): when the user
+// config has no such server but the project defines it, the error says so.
+func (a *app) edit(c *cobra.Command, name string, fn func(*schema.Doc) error) (string, error) {
 	path, err := a.configPath()
 	if err != nil {
 		return "", err
@@ -153,7 +155,18 @@ func (a *app) edit(c *cobra.Command, fn func(*schema.Doc) error) (string, error)
 	if err != nil {
 		return "", err
 	}
-	return path, v.Edit(c.Context(), path, fn)
+	err = v.Edit(c.Context(), path, fn)
+	if name != "" && errors.Is(err, schema.ErrNoServer) {
+		// Commands edit the user config only; say where the server is.
+		if src, serr := a.sources(); serr == nil && src.Project != "" {
+			if cfg, lerr := v.LoadDesired(src, schema.LoadOptions{NoExpand: true}); lerr == nil {
+				if s, ok := cfg.Server(name); ok && strings.HasPrefix(s.Source, schema.SourceProjectPrefix) {
+					return path, fmt.Errorf("server %q is defined by the project in %s; edit that file (commands change only %s)", name, src.Project, path)
+				}
+			}
+		}
+	}
+	return path, err
 }
 
 func (a *app) removeCmd() *cobra.Command {
@@ -163,7 +176,7 @@ func (a *app) removeCmd() *cobra.Command {
 		Short:   "Remove a server from the config",
 		Args:    exactArgs(1, "<name>"),
 		RunE: func(c *cobra.Command, args []string) error {
-			path, err := a.edit(c, func(d *schema.Doc) error { return d.RemoveServer(args[0]) })
+			path, err := a.edit(c, args[0], func(d *schema.Doc) error { return d.RemoveServer(args[0]) })
 			if err != nil {
 				return err
 			}
@@ -184,7 +197,7 @@ func (a *app) enableCmd(enable bool) *cobra.Command {
 		Args:  exactArgs(1, "<name>"),
 		RunE: func(c *cobra.Command, args []string) error {
 			changed := false
-			path, err := a.edit(c, func(d *schema.Doc) error {
+			path, err := a.edit(c, args[0], func(d *schema.Doc) error {
 				var err error
 				changed, err = d.SetEnabled(args[0], enable)
 				return err
