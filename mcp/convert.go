@@ -103,6 +103,21 @@ type rawTool struct {
 // that jschema.Resolve accepts (which implies jschema.Compile does); a missing schema means
 // "no arguments". Errors name the server and the tool.
 func ConvertTool(server string, raw json.RawMessage) (Tool, error) {
+	return convertTool(server, raw, nil)
+}
+
+// prepared is the outcome of jschema.Prepare for one input schema.
+type prepared struct {
+	schema    json.RawMessage
+	validator *jschema.Validator
+	err       error
+}
+
+// convertTool is ConvertTool; memo, when not nil, maps an input schema's
+// exact bytes to its prepared form, so tools of one list that share a
+// schema resolve and compile it once. Preparing is deterministic and a
+// Validator is immutable, so sharing the result is safe.
+func convertTool(server string, raw json.RawMessage, memo map[string]prepared) (Tool, error) {
 	var rt rawTool
 	if err := json.Unmarshal(raw, &rt); err != nil {
 		return Tool{}, &ConvertError{Server: server, Index: -1, Err: fmt.Errorf("parse tool: %w", err)}
@@ -114,7 +129,14 @@ func ConvertTool(server string, raw json.RawMessage) (Tool, error) {
 	fail := func(err error) (Tool, error) {
 		return Tool{}, &ConvertError{Server: server, Tool: name, Index: -1, Err: err}
 	}
-	schema, validator, err := jschema.Prepare(rt.InputSchema)
+	p, hit := memo[string(rt.InputSchema)]
+	if !hit {
+		p.schema, p.validator, p.err = jschema.Prepare(rt.InputSchema)
+		if memo != nil {
+			memo[string(rt.InputSchema)] = p
+		}
+	}
+	schema, validator, err := p.schema, p.validator, p.err
 	if err != nil {
 		return fail(fmt.Errorf("inputSchema: %w", err))
 	}
@@ -149,12 +171,15 @@ func ConvertTool(server string, raw json.RawMessage) (Tool, error) {
 // sorted by ID; each failure is a *ConvertError, in input order. When two or
 // more tools map to the same ID none of them is kept and each gets an error
 // naming the others, so a tool is never silently replaced by another.
+// Tools whose input schemas are byte-for-byte equal share one resolved
+// schema and one Validator: each distinct schema is prepared once.
 func ConvertTools(server string, raws []json.RawMessage) ([]Tool, []error) {
 	converted := make([]*Tool, len(raws))
 	errs := make([]error, len(raws))
 	byID := map[string][]int{}
+	memo := make(map[string]prepared)
 	for i, raw := range raws {
-		t, err := ConvertTool(server, raw)
+		t, err := convertTool(server, raw, memo)
 		if err != nil {
 			var ce *ConvertError
 			if !errors.As(err, &ce) {
