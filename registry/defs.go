@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -38,17 +39,33 @@ type Defs struct {
 // needs no goroutine, and is never rebuilt for a re-registration that
 // changed nothing — so the version, and the provider's prompt cache behind
 // it, stays put.
+//
+// A rebuild converts only the tools whose schema changed since the last
+// build of that dialect: each dialect keeps the converted schema of every
+// tool, keyed by tool id and compared on the canonical input schema. So a
+// change of one server costs that server's tools, not every tool again.
 type DefsCache struct {
 	reg *Registry
 
-	mu    sync.Mutex // guards gen and cache
+	mu    sync.Mutex // guards gen, cache and conv
 	gen   uint64
 	cache map[Dialect]Defs
+	// conv holds, per dialect, the conversions of the last build of it.
+	// Each inner map is replaced, never modified, once stored.
+	conv map[Dialect]map[string]converted
+}
+
+// converted is one tool's schema in one dialect: out (or err) for the
+// canonical input schema canon.
+type converted struct {
+	canon []byte
+	out   json.RawMessage
+	err   error
 }
 
 // NewDefsCache returns a cache over r.
 func NewDefsCache(r *Registry) *DefsCache {
-	return &DefsCache{reg: r, cache: make(map[Dialect]Defs)}
+	return &DefsCache{reg: r, cache: make(map[Dialect]Defs), conv: make(map[Dialect]map[string]converted)}
 }
 
 // Defs returns the current tool list in dialect d (an unknown dialect is
@@ -67,11 +84,12 @@ func (c *DefsCache) Defs(d Dialect) Defs {
 			return defs
 		}
 	}
+	prev := c.conv[d]
 	c.mu.Unlock()
 
 	// Build outside the lock from a consistent snapshot.
-	gen, tools := c.reg.snapshot()
-	defs := buildDefs(d, tools)
+	gen, entries := c.reg.snapshotEntries()
+	defs, conv := buildDefs(d, entries, prev)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -84,13 +102,31 @@ func (c *DefsCache) Defs(d Dialect) Defs {
 		clear(c.cache)
 	}
 	c.cache[d] = defs
+	c.conv[d] = conv
 	return defs
 }
 
-func buildDefs(d Dialect, tools []Tool) Defs {
-	out := Defs{Tools: make([]Def, 0, len(tools))}
-	for _, t := range tools {
-		schema, err := ConvertSchema(d, t.InputSchema)
+// buildDefs converts entries' schemas to dialect d, reusing prev's
+// conversion of a tool whose canonical schema is unchanged. It returns the
+// defs and the conversions of this build.
+func buildDefs(d Dialect, entries []entry, prev map[string]converted) (Defs, map[string]converted) {
+	out := Defs{Tools: make([]Def, 0, len(entries))}
+	conv := make(map[string]converted, len(entries))
+	for _, e := range entries {
+		t := e.tool
+		cv, ok := prev[t.ID]
+		if !ok || !bytes.Equal(cv.canon, e.schemaCanon) {
+			cv = converted{canon: e.schemaCanon}
+			if d == DialectJSONSchema && len(e.schemaCanon) > 0 && string(e.schemaCanon) != "null" {
+				// ConvertSchema would decode and re-encode canonical JSON:
+				// the same bytes.
+				cv.out = e.schemaCanon
+			} else {
+				cv.out, cv.err = ConvertSchema(d, e.schemaCanon)
+			}
+		}
+		conv[t.ID] = cv
+		schema, err := cv.out, cv.err
 		if err != nil {
 			out.Problems = append(out.Problems, t.ID+": "+err.Error())
 			continue
@@ -101,14 +137,39 @@ func buildDefs(d Dialect, tools []Tool) Defs {
 		}
 		out.Tools = append(out.Tools, Def{Name: t.ID, Description: desc, InputSchema: schema})
 	}
-	// The schemas are canonical already; encodeJSON keeps field order of the
-	// struct, so the bytes are deterministic.
-	b, err := encodeJSON(out.Tools)
-	if err != nil {
-		// Unreachable: every schema was produced by encodeJSON.
-		b = []byte(err.Error())
+	out.Version = defsVersion(out.Tools)
+	return out, conv
+}
+
+// defsVersion is the hex SHA-256 of encodeJSON(tools), computed without
+// re-encoding the schemas: they are compact canonical JSON already (made
+// by encodeJSON), which is what encodeJSON would copy for them, so only
+// the names and descriptions need encoding.
+func defsVersion(tools []Def) string {
+	h := sha256.New()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	str := func(s string) {
+		buf.Reset()
+		_ = enc.Encode(s) // a string always encodes
+		h.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	}
-	sum := sha256.Sum256(b)
-	out.Version = hex.EncodeToString(sum[:])
-	return out
+	h.Write([]byte("["))
+	for i, d := range tools {
+		if i > 0 {
+			h.Write([]byte(","))
+		}
+		h.Write([]byte(`{"name":`))
+		str(d.Name)
+		h.Write([]byte(`,"description":`))
+		str(d.Description)
+		if len(d.InputSchema) > 0 {
+			h.Write([]byte(`,"input_schema":`))
+			h.Write(d.InputSchema)
+		}
+		h.Write([]byte("}"))
+	}
+	h.Write([]byte("]"))
+	return hex.EncodeToString(h.Sum(nil))
 }

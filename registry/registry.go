@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -57,6 +58,30 @@ func (r *Registry) ReplaceSource(source string, tools []Tool) (changed bool, err
 	if source == "" {
 		return false, fmt.Errorf("replace tools: empty source name")
 	}
+	// Canonical forms are a pure function of the bytes: reuse those of the
+	// source's current tools and of earlier tools in this call when the
+	// bytes are equal, so re-registering an unchanged set (a re-list, a
+	// restart) and tools sharing one schema cost no re-encoding.
+	r.mu.RLock()
+	prev := make(map[string]entry, len(r.bySource[source]))
+	for _, id := range r.bySource[source] {
+		prev[id] = r.tools[id]
+	}
+	r.mu.RUnlock()
+	memo := make(map[string][]byte)
+	canon := func(raw json.RawMessage, old json.RawMessage, oldCanon []byte, had bool) ([]byte, error) {
+		if had && bytes.Equal(raw, old) {
+			return oldCanon, nil
+		}
+		if c, ok := memo[string(raw)]; ok {
+			return c, nil
+		}
+		c, err := canonicalJSON(raw)
+		if err == nil {
+			memo[string(raw)] = c
+		}
+		return c, err
+	}
 	next := make(map[string]entry, len(tools))
 	for _, t := range tools {
 		if t.ID == "" {
@@ -71,11 +96,12 @@ func (r *Registry) ReplaceSource(source string, tools []Tool) (changed bool, err
 		if _, dup := next[t.ID]; dup {
 			return false, fmt.Errorf("replace tools of %s: duplicate tool id %q", source, t.ID)
 		}
-		sc, err := canonicalJSON(t.InputSchema)
+		p, had := prev[t.ID]
+		sc, err := canon(t.InputSchema, p.tool.InputSchema, p.schemaCanon, had)
 		if err != nil {
 			return false, fmt.Errorf("replace tools of %s: input schema of %q: %w", source, t.ID, err)
 		}
-		ac, err := canonicalJSON(t.Annotations)
+		ac, err := canon(t.Annotations, p.tool.Annotations, p.annotCanon, had)
 		if err != nil {
 			return false, fmt.Errorf("replace tools of %s: annotations of %q: %w", source, t.ID, err)
 		}
@@ -207,12 +233,23 @@ func (r *Registry) Generation() uint64 {
 
 // snapshot returns the generation and the sorted tools, consistently.
 func (r *Registry) snapshot() (uint64, []Tool) {
+	gen, entries := r.snapshotEntries()
+	out := make([]Tool, len(entries))
+	for i, e := range entries {
+		out[i] = e.tool
+	}
+	return gen, out
+}
+
+// snapshotEntries returns the generation and the entries sorted by id,
+// consistently. Entries are values whose byte slices are never modified.
+func (r *Registry) snapshotEntries() (uint64, []entry) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := make([]Tool, 0, len(r.tools))
+	out := make([]entry, 0, len(r.tools))
 	for _, e := range r.tools {
-		out = append(out, e.tool)
+		out = append(out, e)
 	}
-	slices.SortFunc(out, func(a, b Tool) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b entry) int { return strings.Compare(a.tool.ID, b.tool.ID) })
 	return r.gen, out
 }

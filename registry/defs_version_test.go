@@ -1,0 +1,35 @@
+package registry
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// defsVersion must hash exactly the bytes encodeJSON gives for the list,
+// so versions stay what they were before it stopped re-encoding schemas.
+func TestDefsVersionIsHashOfEncodedList(t *testing.T) {
+	r := NewRegistry(nil)
+	call := func(t Tool) Tool {
+		t.Call = nopCall
+		return t
+	}
+	_, err := r.ReplaceSource("s", []Tool{
+		call(Tool{ID: "mcp__s__a", Description: `<b>&"quoted"</b> ünïcode \ tab	`, InputSchema: json.RawMessage(` { "type" : "object", "properties": {"z": {"type":"string"}, "a": {"enum": [1.50, "<x>"]}} }`)}),
+		call(Tool{ID: "mcp__s__b", Title: "only a title"}),
+		call(Tool{ID: "mcp__s__c", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}),
+	})
+	require.NoError(t, err)
+	c := NewDefsCache(r)
+	for _, d := range []Dialect{DialectJSONSchema, DialectOpenAI, DialectGemini} {
+		defs := c.Defs(d)
+		require.Empty(t, defs.Problems)
+		b, err := encodeJSON(defs.Tools)
+		require.NoError(t, err)
+		sum := sha256.Sum256(b)
+		require.Equal(t, hex.EncodeToString(sum[:]), defs.Version, "dialect %s", d)
+	}
+}
