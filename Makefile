@@ -73,6 +73,12 @@ conformance: $(NPM_STAMP)
 demo:
 	GO=$(GO) ./scripts/demo.sh
 
+## bench: whole-system benchmarks against raw mcp-go (a few minutes); prints the
+## table and rewrites BENCHMARKS.md. Shorter: make bench BENCH_FLAGS='-idle 10s'
+BENCH_FLAGS ?=
+bench: bin/freecode bin/mcp-testserver
+	$(GO) run ./cmd/freecode-bench -go '$(GO)' -testserver bin/mcp-testserver -freecode bin/freecode -out BENCHMARKS.md $(BENCH_FLAGS)
+
 clean:
 	rm -rf bin .cache
 

@@ -438,7 +438,9 @@ var echoArgs = json.RawMessage(`{"text":"hello"}`)
 // mcp-go client pinned to mcp.ProtocolVersion, as mcp.Session does.
 func rawClient(b *testing.B) *client.Client {
 	b.Helper()
-	cmd := exec.Command(testServerBin)
+	// The same flags as startServer's: the call log costs the server tens
+	// of µs per call, which must not count as the orchestrator's overhead.
+	cmd := exec.Command(testServerBin, "--call-log", filepath.Join(b.TempDir(), "calls.jsonl"))
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()

@@ -1,0 +1,282 @@
+// Command freecode-bench measures the MCP host against raw mcp-go and writes
+// BENCHMARKS.md; `make bench` runs it. See package internal/bench.
+//
+//	freecode-bench [-out BENCHMARKS.md] [-idle 60s] [-only edit,converge,...]
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/freecode/freecode/controller"
+	"github.com/freecode/freecode/internal/bench"
+	"github.com/freecode/freecode/mcp"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "freecode-bench:", err)
+		os.Exit(1)
+	}
+}
+
+var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart"}
+
+func run() error {
+	var (
+		testServer = flag.String("testserver", "bin/mcp-testserver", "mcp-testserver binary")
+		freecode   = flag.String("freecode", "bin/freecode", "freecode binary (idle scenario)")
+		repo       = flag.String("repo", ".", "module root (calls scenario runs go test there)")
+		goCmd      = flag.String("go", "go", "go command")
+		out        = flag.String("out", "BENCHMARKS.md", `Markdown file to rewrite ("" to only print)`)
+		command    = flag.String("command", "make bench", "command recorded in the output file")
+		only       = flag.String("only", strings.Join(scenarios, ","), "scenarios to run")
+		reps       = flag.Int("reps", 7, "repetitions of edit-to-ready")
+		smallDeb   = flag.Duration("small-debounce", 5*time.Millisecond, "the small watcher debounce measured next to the default")
+		convReps   = flag.Int("converge-reps", 3, "repetitions of each cold start")
+		wide       = flag.Int("wide-parallel", 64, "MaxParallelStarts measured next to the default")
+		initDelay  = flag.Duration("init-delay", 200*time.Millisecond, "test servers' initialize delay in the convergence scenario")
+		callCount  = flag.Int("call-count", 5, "go test -count for the call-overhead benchmark")
+		callTime   = flag.String("call-benchtime", "1s", "go test -benchtime for the call-overhead benchmark")
+		callBlocks = flag.Int("call-blocks", 15, "blocks of 200 calls per path in the interleaved call-overhead measurement")
+		idle       = flag.Duration("idle", 60*time.Second, "idle measurement of serve")
+		idleWin    = flag.Int("idle-windows", 6, "windows the idle measurement is split into")
+		idleSrv    = flag.Int("idle-servers", 20, "servers connected to serve while idle")
+		scaleReps  = flag.Int("scale-reps", 3, "repetitions of the scale scenario")
+		restarts   = flag.Int("restarts", 100, "restarts in the cache-stability scenario")
+		kills      = flag.Int("kills", 20, "SIGKILL restarts in the cache-stability scenario")
+	)
+	flag.Parse()
+	want := map[string]bool{}
+	for _, s := range strings.Split(*only, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if !contains(scenarios, s) {
+			return fmt.Errorf("-only: unknown scenario %q (want some of %s)", s, strings.Join(scenarios, ","))
+		}
+		want[s] = true
+	}
+	abs := func(p *string) error {
+		a, err := filepath.Abs(*p)
+		*p = a
+		return err
+	}
+	for _, p := range []*string{testServer, freecode, repo} {
+		if err := abs(p); err != nil {
+			return err
+		}
+	}
+	for _, b := range []string{*testServer, *freecode} {
+		if _, err := os.Stat(b); err != nil && (b == *testServer || want["idle"]) {
+			return fmt.Errorf("%w (build it first: make build)", err)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg := bench.Config{TestServer: *testServer, Freecode: *freecode, Repo: *repo, Go: *goCmd, Log: os.Stderr}
+	began := time.Now()
+	var rows []bench.Row
+	step := func(name, title string, fn func() ([]bench.Row, error)) error {
+		if !want[name] || ctx.Err() != nil {
+			return ctx.Err()
+		}
+		fmt.Fprintf(os.Stderr, "== %s\n", title)
+		t := time.Now()
+		r, err := fn()
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		fmt.Fprintf(os.Stderr, "   (%s)\n", time.Since(t).Round(100*time.Millisecond))
+		rows = append(rows, r...)
+		return nil
+	}
+	steps := []struct {
+		name, title string
+		fn          func() ([]bench.Row, error)
+	}{
+		{"edit", "1. edit-to-ready", func() ([]bench.Row, error) {
+			return bench.EditToReady(ctx, cfg, bench.EditOptions{
+				Reps: *reps, Debounces: []time.Duration{controller.DefaultDebounce, *smallDeb},
+				ServerArgs: []string{"--tools", "10"},
+			})
+		}},
+		{"converge", "2. parallel convergence", func() ([]bench.Row, error) {
+			return bench.Converge(ctx, cfg, bench.ConvergeOptions{
+				Reps: *convReps, Counts: []int{1, 10, 50}, Parallel: []int{0, *wide},
+				ServerArgs: []string{"--tools", "10", "--init-delay", initDelay.String()},
+			})
+		}},
+		{"calls", "3. call overhead", func() ([]bench.Row, error) {
+			rows, err := bench.Calls(ctx, cfg, bench.CallOptions{Count: *callCount, Benchtime: *callTime})
+			if err != nil {
+				return nil, err
+			}
+			more, err := bench.CallsInterleaved(ctx, cfg, bench.InterleavedOptions{Blocks: *callBlocks, Calls: 200})
+			return append(rows, more...), err
+		}},
+		{"idle", "4. idle cost", func() ([]bench.Row, error) {
+			return bench.Idle(ctx, cfg, bench.IdleOptions{Servers: *idleSrv, Duration: *idle, Windows: *idleWin, ServerArgs: []string{"--tools", "10"}})
+		}},
+		{"scale", "5. scale", func() ([]bench.Row, error) {
+			return bench.Scale(ctx, cfg, bench.ScaleOptions{Reps: *scaleReps, Servers: 100, ToolsPerServer: 100, ServerArgs: []string{"--tools", "100", "--schemas", "mixed"}})
+		}},
+		{"restart", "6. cache stability", func() ([]bench.Row, error) {
+			return bench.Restarts(ctx, cfg, bench.RestartOptions{Servers: 10, Restarts: *restarts, Kills: *kills, ServerArgs: []string{"--tools", "10"}})
+		}},
+	}
+	for _, s := range steps {
+		if err := step(s.name, s.title, s.fn); err != nil {
+			return err
+		}
+	}
+
+	var table bytes.Buffer
+	bench.WriteTable(&table, rows)
+	fmt.Print(table.String())
+	if *out == "" {
+		return nil
+	}
+	var doc bytes.Buffer
+	writeDoc(&doc, *command, *goCmd, time.Since(began), table.String(), want)
+	if err := os.WriteFile(*out, doc.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s\n", *out)
+	return nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+// cpuModel is the first "model name" of /proc/cpuinfo, "" if unknown.
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(b)) {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func goVersion(goCmd string) string {
+	b, err := exec.Command(goCmd, "env", "GOVERSION").Output()
+	if err != nil {
+		return runtime.Version()
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func writeDoc(w *bytes.Buffer, command, goCmd string, took time.Duration, table string, ran map[string]bool) {
+	fmt.Fprintf(w, "# Benchmarks\n\n")
+	fmt.Fprintf(w, "Generated by `%s` (cmd/freecode-bench); do not edit by hand — run it again.\n\n", command)
+	fmt.Fprintf(w, "- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(w, "- cores (nproc): %d\n", runtime.NumCPU())
+	if m := cpuModel(); m != "" {
+		fmt.Fprintf(w, "- cpu: %s\n", m)
+	}
+	fmt.Fprintf(w, "- %s, %s/%s, MCP protocol %s\n", goVersion(goCmd), runtime.GOOS, runtime.GOARCH, mcp.ProtocolVersion)
+	fmt.Fprintf(w, "- whole run: %s\n\n", took.Round(time.Second))
+	var skipped []string
+	for _, s := range scenarios {
+		if !ran[s] {
+			skipped = append(skipped, s)
+		}
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(w, "Scenarios not run this time: %s.\n\n", strings.Join(skipped, ", "))
+	}
+	fmt.Fprintln(w, "Each figure is the median over the runs column; baselines are measured in the same run,")
+	fmt.Fprintln(w, "interleaved with ours. Targets are informational: a MISS never fails the run.")
+	fmt.Fprintln(w)
+	w.WriteString(table)
+	w.WriteString(methodology)
+}
+
+const methodology = `
+## What each scenario measures
+
+1. **Edit-to-ready.** In process: the real ` + "`controller.Watch`" + ` (fsnotify + debounce), ` + "`controller`" + `,
+   ` + "`registry.Registry`" + ` and ` + "`Bus`" + `, wired as ` + "`freecode serve`" + ` wires them (no API layer, so the figure is
+   our overhead, not HTTP's). A server ` + "`warm`" + ` runs throughout. The clock starts just before the config file is
+   rewritten to add one ` + "`mcp-testserver --tools 10`" + ` and stops when ` + "`ToolsChanged`" + ` for it is received; then it is
+   removed again and the next repetition waits until it has stopped. *In-place* truncates and writes the file;
+   *rename-replace* writes a temporary file and renames it over the config (what ` + "`freecode mcp add`" + ` and most editors
+   do). Baseline: a raw mcp-go client spawning the same binary with the same flags, initializing (pinned
+   ` + "`mcp.ProtocolVersion`" + `, stdio) and listing tools. The watcher's debounce (` + "`controller.DefaultDebounce`" + `,
+   150 ms) is a deliberate wait for an editor's burst of events to settle, so it is part of the default figure;
+   the debounce is measured at the default and at a small value, and the row "of which not the debounce" is the
+   overhead minus the debounce.
+2. **Parallel convergence.** A fresh in-process controller is handed 1, 10 or 50 servers whose ` + "`initialize`" + ` takes
+   200 ms (` + "`--init-delay 200ms`" + `) at once (` + "`SetDesired`" + `); the clock stops when every one's tools are registered.
+   Ratios are to the single-server time with the same setting. Measured with the shipped
+   ` + "`controller.DefaultMaxParallelStarts`" + ` and with a wide value.
+3. **Call overhead.** ` + "`go test -bench ^BenchmarkCallOverhead$ ./bridge`" + ` (bridge/orchestrator_e2e_test.go): the same
+   ` + "`echo`" + ` call through the orchestrator (validation, permission rules, bridge, ` + "`mcp.Session`" + `) and through a bare
+   mcp-go client, each with its own test-server child over stdio, in the same process; medians over ` + "`-count`" + ` runs.
+   The "interleaved" rows measure the same two paths in the runner, alternating blocks of 200 calls (median of
+   the blocks), which a shared machine's changing load affects far less than consecutive one-second runs.
+4. **Idle cost.** A real ` + "`freecode serve`" + ` subprocess in a throwaway ` + "`FREECODE_HOME`" + ` with 20 connected test servers.
+   After all are ready (and 2 s to settle) serve's own CPU time (` + "`/proc/<pid>/stat`" + ` utime+stime, children excluded)
+   and RSS (` + "`VmRSS`" + `) are sampled over the idle period, split into windows.
+5. **Scale.** The generated tools of one ` + "`mcp-testserver --tools 100 --schemas mixed`" + ` (half of them with ` + "`$ref`" + `,
+   ` + "`$defs`" + `, ` + "`allOf`" + `, ` + "`oneOf`" + ` and a recursive tree), captured once through ` + "`mcp.Session`" + `, converted under 100 server
+   names (` + "`mcp.ConvertTools`" + `: resolve, compile the validator), registered (` + "`registry.ReplaceSource`" + ` × 100) and turned
+   into provider definitions (` + "`DefsCache.Defs`" + ` per dialect). "As listed" is what these servers really send: within one
+   server the 50 simple and the 50 ` + "`$ref`" + ` tools share schema bytes, and ` + "`ConvertTools`" + ` prepares each distinct schema once.
+   "Every schema distinct" adds a unique ` + "`$comment`" + ` to each schema, the worst case. Heap is ` + "`runtime.MemStats.HeapInuse`" + `
+   after GC, minus before, with the distinct-schema tools, registry and defs alive.
+6. **Cache stability.** An in-process controller runs 10 test servers; they are restarted in turn with
+   ` + "`controller.Restart`" + `, then killed with SIGKILL (restarted after a 10 ms backoff). They come back with identical tools.
+   Counted: ` + "`ToolsChanged`" + ` events on the Bus, registry generation bumps (each one makes ` + "`DefsCache`" + ` rebuild), and the
+   ` + "`DefsCache`" + ` version seen by a consumer that re-reads the definitions on every ` + "`ToolsChanged`" + ` (as a prompt builder
+   would): each change there is a prompt-cache miss at the provider.
+
+## Reading the results
+
+- **Edit-to-ready is the debounce.** The watcher waits for ` + "`controller.DefaultDebounce`" + ` (150 ms) of quiet after the
+  last file event before it reads the file, so an editor's burst (write, rename, chmod) is read once. Everything
+  else we add — reading and validating the config, planning, the session's handshake bookkeeping, converting and
+  registering the tools — is the "of which not the debounce" row, and the small-debounce rows measure it directly.
+  The default figure misses the 50 ms target by design; a shorter default (a burst from an editor or from
+  ` + "`freecode mcp add`" + ` lasts far less than 150 ms) would meet it.
+- **Convergence is bounded by ` + "`MaxParallelStarts`" + `.** The shipped default is ` + "`controller.DefaultMaxParallelStarts`" + `
+  (8): 50 servers whose initialize takes 200 ms start in ⌈50/8⌉ = 7 waves, about 7× one server. A slot is held
+  while the server *waits* in initialize, not while it uses CPU, so a wider bound costs nothing but process
+  spawns; with the wide value the controller keeps pace with raw mcp-go connecting all of them at once, and what
+  remains above 1× is the machine spawning 50 processes, which the raw baseline pays too (compare the baseline
+  rows: on 2 cores even raw mcp-go cannot start 50 servers within 1.5× of one).
+- **Call overhead:** the CPU the orchestrator adds per call is measured alone by ` + "`BenchmarkOrchestratorRun`" + `
+  (registry) and ` + "`BenchmarkResult`" + ` (bridge); the end-to-end rows compare two separate stdio servers and carry
+  the variance of a shared machine.
+- **Idle:** CPU time is read in 10 ms ticks; 0 ms means serve used less than one tick over the whole period.
+- **Scale:** "as listed" benefits from ` + "`ConvertTools`" + ` preparing each distinct schema of a list once; "every schema
+  distinct" is the cost per new schema (dominated by compiling the validator, including the library's
+  metaschema check). ` + "`DefsCache`" + ` rebuilds convert only tools whose schema changed since the last build of
+  the dialect, hence the "after one server's tools changed" row.
+- **Cache stability:** the contract is 0. The controller keeps a restarting server's tools registered until
+  the new session's outcome, so one that comes back with the same tools changes nothing (a consumer re-reading
+  on every event would otherwise see the server's tools vanish and return: two prompt-cache misses per restart).
+`
