@@ -94,9 +94,20 @@ func Result(res *mcpgo.CallToolResult) (registry.Result, error) {
 	return out, nil
 }
 
-// content converts one block through its JSON form, which is the same for
-// mcp-go's value and pointer content types.
+// content converts one block. Plain text, by far the most common block, is
+// taken as is; every other block goes through its JSON form, which is the
+// same for mcp-go's value and pointer content types.
 func content(c mcpgo.Content) (registry.Content, error) {
+	switch t := c.(type) {
+	case mcpgo.TextContent:
+		if t.Annotations == nil && t.Meta == nil {
+			return registry.Content{Type: "text", Text: t.Text}, nil
+		}
+	case *mcpgo.TextContent:
+		if t != nil && t.Annotations == nil && t.Meta == nil {
+			return registry.Content{Type: "text", Text: t.Text}, nil
+		}
+	}
 	raw, err := json.Marshal(c)
 	if err != nil {
 		return registry.Content{}, err

@@ -18,8 +18,11 @@ import (
 )
 
 // DefaultDebounce is how long the watcher waits for a burst of file events
-// to settle before it reads the file.
-const DefaultDebounce = 150 * time.Millisecond
+// to settle before it reads the file. An editor's save or a rename-replace
+// is one burst far shorter than this; a file read mid-write fails
+// validation and the next event reads it again. The wait is most of the
+// edit-to-ready time (BENCHMARKS.md, scenario 1).
+const DefaultDebounce = 30 * time.Millisecond
 
 // WatchOptions configure Watch.
 type WatchOptions struct {
