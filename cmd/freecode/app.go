@@ -141,7 +141,9 @@ func (a *app) sources() (schema.Sources, error) {
 			return schema.Sources{}, fmt.Errorf("working directory: %w", err)
 		}
 	}
-	if p, ok := schema.FindProject(dir); ok {
+	if p, ok := schema.FindProject(dir); ok && filepath.Dir(p) != home {
+		// (The home's own directory is never a project: running from ~
+		// must not read ~/.freecode/settings.json as one.)
 		src.Project = p
 	} else if a.projectFlag != "" {
 		return schema.Sources{}, fmt.Errorf("--project %s: no %s there or above it in the repository", a.projectFlag, schema.ProjectFile)
