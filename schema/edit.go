@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,7 @@ type Doc struct {
 	file string
 	data []byte
 	root *node
+	crlf bool // the file ends its lines with \r\n: so do inserted lines
 }
 
 // Bytes returns the document's current contents.
@@ -71,18 +73,23 @@ func (v *Validator) Edit(ctx context.Context, path string, fn func(*Doc) error) 
 			mode = st.Mode().Perm()
 		}
 	}
+	data, bom := stripBOM(data) // kept, and written back
 	root, errs := v.check(path, data)
 	if len(errs) > 0 {
 		return fmt.Errorf("%s is not valid, so it was left untouched:\n%w", path, errs)
 	}
-	doc := &Doc{file: path, data: data, root: root}
+	doc := &Doc{file: path, data: data, root: root, crlf: bytes.Contains(data, []byte("\r\n"))}
 	if err := fn(doc); err != nil {
 		return err
 	}
 	if _, errs := v.check(path, doc.data); len(errs) > 0 {
 		return fmt.Errorf("the change would make %s invalid, so it was not written:\n%w", path, errs)
 	}
-	return writeAtomic(path, doc.data, mode)
+	out := doc.data
+	if bom {
+		out = append([]byte(utf8BOM), out...)
+	}
+	return writeAtomic(path, out, mode)
 }
 
 func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
@@ -121,8 +128,12 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
 	return nil
 }
 
-// reparse refreshes the tree after a splice.
+// splice replaces data[start:end] with repl and refreshes the tree. Lines
+// that repl inserts end as the file's lines do.
 func (d *Doc) splice(start, end int, repl string) error {
+	if d.crlf {
+		repl = strings.ReplaceAll(repl, "\n", "\r\n")
+	}
 	out := make([]byte, 0, len(d.data)-(end-start)+len(repl))
 	out = append(out, d.data[:start]...)
 	out = append(out, repl...)

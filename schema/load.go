@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,6 +40,18 @@ type LoadOptions struct {
 	Source string
 }
 
+// utf8BOM is the byte order mark some Windows editors put first.
+const utf8BOM = "\xef\xbb\xbf"
+
+// stripBOM returns data without a leading UTF-8 byte order mark, and whether
+// it had one. Positions in errors are then counted after the mark.
+func stripBOM(data []byte) ([]byte, bool) {
+	if rest, ok := bytes.CutPrefix(data, []byte(utf8BOM)); ok {
+		return rest, true
+	}
+	return data, false
+}
+
 // ErrNotExist is returned (wrapped) by Load when the file does not exist.
 var ErrNotExist = os.ErrNotExist
 
@@ -66,10 +79,14 @@ func (v *Validator) Validate(file string, data []byte, opts LoadOptions) error {
 // with defaults applied and ${VAR} references expanded. Problems are
 // returned together as Errors.
 func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, error) {
+	data, _ = stripBOM(data)
 	root, errs := v.check(file, data)
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	// Decode exactly the members that were validated. encoding/json matches
+	// keys case-insensitively (and merges repeats), so decoding the whole
+	// document would also read an unvalidated "Mcp" or "Permission".
 	var raw struct {
 		MCP *struct {
 			Servers []struct {
@@ -84,11 +101,18 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 				Timeout   *int64            `json:"timeout"`
 			} `json:"servers"`
 			PollInterval *int64 `json:"pollInterval"`
-		} `json:"mcp"`
-		Permission Permission `json:"permission"`
+		}
+		Permission Permission
 	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, Errors{{File: file, Msg: "invalid JSON: " + err.Error()}}
+	if n := root.member("mcp"); n != nil {
+		if err := json.Unmarshal(data[n.start:n.end], &raw.MCP); err != nil {
+			return nil, Errors{{File: file, Msg: "invalid JSON: " + err.Error()}}
+		}
+	}
+	if n := root.member("permission"); n != nil {
+		if err := json.Unmarshal(data[n.start:n.end], &raw.Permission); err != nil {
+			return nil, Errors{{File: file, Msg: "invalid JSON: " + err.Error()}}
+		}
 	}
 	cfg := &Config{Path: file, Permission: raw.Permission, MCP: MCP{PollInterval: DefaultPollInterval}}
 	if raw.MCP == nil {
@@ -119,6 +143,11 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 		}
 		if s.Type == Remote && s.Transport == "" {
 			s.Transport = TransportAuto
+		}
+		if s.Type == Remote {
+			s.Shown = s.URL
+		} else {
+			s.Shown = strings.Join(quoteArgs(s.Command), " ")
 		}
 		// A disabled server is not started, so its unset variables are not an
 		// error yet; they are reported once it is enabled.

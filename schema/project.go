@@ -104,21 +104,21 @@ type ProjectStatus struct {
 // matter), before ${VAR} expansion. Any change to a server's command, url,
 // headers, env, timeout or to a rule changes it.
 func DefinitionHash(data []byte) (string, error) {
-	var doc struct {
-		MCP        json.RawMessage `json:"mcp"`
-		Permission json.RawMessage `json:"permission"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
+	data, _ = stripBOM(data)
+	root, err := parseTree(data)
+	if err != nil {
 		return "", fmt.Errorf("hash project definition: %w", err)
 	}
-	canon := func(raw json.RawMessage) any {
+	// Exactly the members the validator checked and Parse reads (see
+	// lookalikeKeys): a lookalike "Mcp" cannot stand in for the real one.
+	canon := func(key string) any {
 		var v any
-		if len(raw) > 0 {
-			_ = json.Unmarshal(raw, &v)
+		if n := root.member(key); n != nil {
+			_ = json.Unmarshal(data[n.start:n.end], &v)
 		}
 		return v
 	}
-	b, err := json.Marshal(map[string]any{"mcp": canon(doc.MCP), "permission": canon(doc.Permission)})
+	b, err := json.Marshal(map[string]any{"mcp": canon("mcp"), "permission": canon("permission")})
 	if err != nil {
 		return "", fmt.Errorf("hash project definition: %w", err)
 	}
@@ -263,8 +263,11 @@ func (v *Validator) LoadDesired(src Sources, opts LoadOptions) (*Config, error) 
 	if rerr != nil {
 		return nil, fmt.Errorf("read project settings: %w", rerr)
 	}
+	// Nothing of an untrusted project is expanded: its ${VAR}s must neither
+	// read the user's environment nor, unset, break the user's own servers.
 	projOpts := opts
 	projOpts.Source = SourceProjectPrefix + ProjectDir(src.Project)
+	projOpts.NoExpand = true
 	proj, perr := v.Parse(src.Project, data, projOpts)
 	if perr != nil {
 		var pe Errors
@@ -299,6 +302,11 @@ func (v *Validator) LoadDesired(src Sources, opts LoadOptions) (*Config, error) 
 	} else {
 		ps.Trusted, ps.Reason = false, "no trust store"
 	}
+	if ps.Trusted && !opts.NoExpand {
+		if proj, err = v.Parse(src.Project, data, LoadOptions{LookupEnv: opts.LookupEnv, Source: projOpts.Source}); err != nil {
+			return nil, err
+		}
+	}
 	cfg.Project = ps
 
 	userNames := map[string]int{}
@@ -306,13 +314,20 @@ func (v *Validator) LoadDesired(src Sources, opts LoadOptions) (*Config, error) 
 		userNames[s.Name] = i
 	}
 	for _, s := range proj.MCP.Servers {
-		if i, clash := userNames[s.Name]; clash {
+		i, clash := userNames[s.Name]
+		switch {
+		case !ps.Trusted:
+			// An untrusted project changes nothing, not even by clashing:
+			// the user's server of that name keeps running.
+			reason := ps.Reason
+			if clash {
+				reason += fmt.Sprintf(" (its server %q also has the name of one in %s)", s.Name, src.User)
+			}
+			s.Hold = &Hold{Kind: HoldUntrusted, Reason: reason}
+		case clash:
 			cfg.MCP.Servers[i].Hold = &Hold{Kind: HoldConflict, Reason: fmt.Sprintf(
 				"server %q is defined both in %s and in %s; rename or remove one (neither runs until then)", s.Name, src.User, src.Project)}
 			continue
-		}
-		if !ps.Trusted {
-			s.Hold = &Hold{Kind: HoldUntrusted, Reason: ps.Reason}
 		}
 		cfg.MCP.Servers = append(cfg.MCP.Servers, s)
 	}
@@ -337,8 +352,10 @@ func joinErrors(errs Errors) error {
 }
 
 // Describe lists what a project settings file would run, for a user about to
-// trust it: per server its command or url, env and header keys (values are
-// not shown, they may be secrets), and the project's permission rules.
+// trust it: per server its command or url, its env and headers as written
+// (unexpanded: a "${AWS_SECRET_ACCESS_KEY}" shows that the server would get
+// that variable), and the project's permission rules. cfg must be parsed
+// with NoExpand.
 func Describe(cfg *Config) string {
 	var b strings.Builder
 	for _, s := range cfg.MCP.Servers {
@@ -352,11 +369,15 @@ func Describe(cfg *Config) string {
 		} else {
 			fmt.Fprintf(&b, "    command:  %s\n", strings.Join(quoteArgs(s.Command), " "))
 		}
-		if len(s.Env) > 0 {
-			fmt.Fprintf(&b, "    env keys: %s\n", strings.Join(slices.Sorted(maps.Keys(s.Env)), ", "))
-		}
-		if len(s.Headers) > 0 {
-			fmt.Fprintf(&b, "    headers:  %s\n", strings.Join(slices.Sorted(maps.Keys(s.Headers)), ", "))
+		// Values as the project wrote them: a ${VAR} in one shows which of
+		// the user's variables the server would receive.
+		for _, kv := range []struct {
+			label string
+			m     map[string]string
+		}{{"env", s.Env}, {"header", s.Headers}} {
+			for _, k := range slices.Sorted(maps.Keys(kv.m)) {
+				fmt.Fprintf(&b, "    %-9s %s=%s\n", kv.label+":", k, kv.m[k])
+			}
 		}
 	}
 	for _, r := range []struct {

@@ -151,3 +151,46 @@ func FuzzParseTree(f *testing.F) {
 		}
 	})
 }
+
+func TestEditKeepsCRLFAndBOM(t *testing.T) {
+	v, err := NewValidator()
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "config.json")
+	orig := "\xef\xbb\xbf{\r\n  \"model\": \"m\",\r\n  \"mcp\": {\r\n    \"servers\": [\r\n      {\"name\": \"a\", \"type\": \"local\", \"command\": [\"x\"]}\r\n    ]\r\n  }\r\n}\r\n"
+	require.NoError(t, os.WriteFile(path, []byte(orig), 0o600))
+	cfg, err := v.Load(path, LoadOptions{})
+	require.NoError(t, err, "a byte order mark is accepted")
+	require.Len(t, cfg.MCP.Servers, 1)
+	require.NoError(t, v.Edit(context.Background(), path, func(d *Doc) error {
+		return d.AddServer([]Field{{"name", "b"}, {"type", "local"}, {"command", []string{"y"}}})
+	}))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(data), "\xef\xbb\xbf{\r\n"), "the mark is kept")
+	require.NotRegexp(t, `[^\r]\n`, string(data), "every line still ends with CRLF")
+	require.Contains(t, string(data), "\"name\": \"b\"")
+	require.NoError(t, v.Edit(context.Background(), path, func(d *Doc) error { return d.RemoveServer("b") }))
+	data, err = os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, orig, string(data), "add then remove gives the file back byte for byte")
+}
+
+func TestLookalikeTopLevelKeys(t *testing.T) {
+	v, err := NewValidator()
+	require.NoError(t, err)
+	for _, doc := range []string{
+		`{"Mcp": {"servers": [{"name": "a__b", "type": "local", "command": [""]}]}}`,
+		`{"mcp": {"servers": []}, "MCP": 5}`,
+		`{"Permission": {"allow": ["*"]}}`,
+		`{"permiſſion": {"allow": ["write"]}}`,
+	} {
+		_, err := v.Parse("c.json", []byte(doc), LoadOptions{})
+		var errs Errors
+		require.ErrorAs(t, err, &errs, doc)
+		require.Contains(t, errs[0].Msg, "is too close to", doc)
+		require.Equal(t, 1, errs[0].Line, doc)
+	}
+	// Another tool's key that merely contains ours is fine.
+	_, err = v.Parse("c.json", []byte(`{"mcpServers": {}, "permissions": []}`), LoadOptions{})
+	require.NoError(t, err)
+}

@@ -56,6 +56,10 @@ type Server struct {
 	Source string `json:"-"`
 	// Hold, when set, keeps the server from running (see LoadDesired).
 	Hold *Hold `json:"-"`
+	// Shown is the command line or URL as written in the file, before
+	// ${VAR} expansion: what status, logs and errors show, so that a secret
+	// passed through a variable is not printed.
+	Shown string `json:"-"`
 }
 
 // SpecHash identifies what would run: the resolved command, env, url,

@@ -111,6 +111,7 @@ func (v *Validator) check(file string, data []byte) (*node, Errors) {
 		return nil, Errors{{File: file, Line: 1, Col: 1, Msg: "the config must be a JSON object"}}
 	}
 	errs := duplicateKeys(file, data, root, nil)
+	errs = append(errs, lookalikeKeys(file, data, root)...)
 	// CUE reports duplicate names as a conflict in a hidden field; ours name
 	// both entries.
 	errs = append(errs, duplicateServers(file, data, root)...)
@@ -406,6 +407,25 @@ func duplicateServers(file string, data []byte, root *node) Errors {
 			Msg: fmt.Sprintf("duplicate server name %q: entries mcp.servers[%d] (line %d) and mcp.servers[%d] have the same name", nm.str, j, fl, i)}
 		e.Line, e.Col = lineCol(data, nm.start)
 		errs = append(errs, e)
+	}
+	return errs
+}
+
+// lookalikeKeys reports top-level keys that differ from "mcp" or
+// "permission" only in case. The top level is open, so the schema accepts
+// them as keys of other tools, but JSON readers that match keys without
+// regard to case (Go's among them) would take them for ours.
+func lookalikeKeys(file string, data []byte, root *node) Errors {
+	var errs Errors
+	for _, m := range root.members {
+		for _, ours := range []string{"mcp", "permission"} {
+			if m.key != ours && strings.EqualFold(m.key, ours) {
+				e := &Error{File: file, Path: []string{m.key},
+					Msg: fmt.Sprintf("key %q is too close to %q: write %q exactly (or rename it if it belongs to another tool)", m.key, ours, ours)}
+				e.Line, e.Col = lineCol(data, m.keyStart)
+				errs = append(errs, e)
+			}
+		}
 	}
 	return errs
 }

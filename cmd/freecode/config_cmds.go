@@ -231,6 +231,7 @@ type serverView struct {
 	// Held says why the server does not run (untrusted project, name
 	// defined twice); empty when it may run.
 	Held string `json:"held,omitempty"`
+	shown string // command line or URL as written (schema.Server.Shown)
 }
 
 func view(s schema.Server, showSecrets bool) serverView {
@@ -249,6 +250,7 @@ func view(s schema.Server, showSecrets bool) serverView {
 	if s.Hold != nil {
 		v.Held = s.Hold.Reason
 	}
+	v.shown = s.Shown
 	return v
 }
 
@@ -271,23 +273,8 @@ func (v serverView) sourceText() string {
 	return v.Source
 }
 
-func (v serverView) target() string {
-	if v.Type == schema.Remote {
-		return v.URL
-	}
-	parts := make([]string, len(v.Command))
-	for i, p := range v.Command {
-		parts[i] = shellQuote(p)
-	}
-	return strings.Join(parts, " ")
-}
-
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`|&;<>()*?[]#~!{}") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// target is the command line or URL as written in the file.
+func (v serverView) target() string { return v.shown }
 
 func (a *app) listCmd() *cobra.Command {
 	var asJSON, showSecrets bool
