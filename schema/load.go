@@ -239,7 +239,9 @@ func Expand(s string, lookup func(string) (string, bool)) (out string, missing [
 		}
 		ref := s[i+2 : i+end]
 		name, def, hasDef := strings.Cut(ref, ":-")
-		if !validVarName(name) {
+		if !validVarName(name) || strings.Contains(def, "${") {
+			// Nested references are not supported: "${A:-${B}}" would end
+			// at the first "}".
 			if malformed == "" {
 				malformed = s[i : i+end+1]
 			}

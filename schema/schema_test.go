@@ -35,6 +35,7 @@ func TestExpand(t *testing.T) {
 		{"lone dollar", "cost $5 $", "cost $5 $", nil, ""},
 		{"unterminated", "${A", "${A", nil, "${A"},
 		{"bad name", "${1A}", "${1A}", nil, "${1A}"},
+		{"nested default", "${B:-${A}}", "${B:-${A}}", nil, "${B:-${A}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, missing, malformed := Expand(tc.in, lookup)
