@@ -230,7 +230,7 @@ type serverView struct {
 	Source    string            `json:"source"`
 	// Held says why the server does not run (untrusted project, name
 	// defined twice); empty when it may run.
-	Held string `json:"held,omitempty"`
+	Held  string `json:"held,omitempty"`
 	shown string // command line or URL as written (schema.Server.Shown)
 }
 
