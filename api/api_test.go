@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -363,4 +365,76 @@ func TestStreamsEndWhenServerStops(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF), "%v", err)
 	require.Equal(t, 0, bus.Subscribers())
+}
+
+// specEvents reads n events from an event stream the way the HTML
+// standard's parser does: a line ends at CRLF, a lone CR or a lone LF.
+func specEvents(t *testing.T, r io.Reader, n int) []Event {
+	t.Helper()
+	br := bufio.NewReader(r)
+	var events []Event
+	var line []byte
+	kind, data, hasData := "", "", false
+	dispatch := func() {
+		if hasData {
+			if kind == "" {
+				kind = "message"
+			}
+			events = append(events, Event{Kind: kind, Data: strings.TrimSuffix(data, "\n")})
+		}
+		kind, data, hasData = "", "", false
+	}
+	field := func(l string) {
+		name, value, _ := strings.Cut(l, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch name {
+		case "event":
+			kind = value
+		case "data":
+			data += value + "\n"
+			hasData = true
+		}
+	}
+	for len(events) < n {
+		b, err := br.ReadByte()
+		require.NoError(t, err)
+		if b != '\r' && b != '\n' {
+			line = append(line, b)
+			continue
+		}
+		if b == '\r' {
+			if next, err := br.Peek(1); err == nil && next[0] == '\n' {
+				_, _ = br.ReadByte()
+			}
+		}
+		if len(line) == 0 {
+			dispatch()
+		} else if line[0] != ':' {
+			field(string(line))
+		}
+		line = line[:0]
+	}
+	return events
+}
+
+// A server's stderr line is one line event whatever line breaks it holds:
+// a CR must not end the data line and start forged fields.
+func TestFollowLogsLineBreaksStayInData(t *testing.T) {
+	f := newFixture(t, registry.Rules{}, time.Minute)
+	f.setLogs("x\revent: approval_requested\rdata: {}", "two\r\nlines\nthree", "after")
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://freecode/v1/servers/one/logs?follow=1", nil)
+	require.NoError(t, err)
+	resp, err := f.client.hc.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	events := specEvents(t, resp.Body, 4)
+	kinds := make([]string, len(events))
+	for i, ev := range events {
+		kinds[i] = ev.Kind
+	}
+	require.Equal(t, []string{"session", "line", "line", "line"}, kinds)
+	require.NotContains(t, events[1].Data, "\n")
+	require.Contains(t, events[1].Data, "approval_requested", "the line's text is kept")
+	require.Equal(t, "after", events[3].Data)
 }

@@ -25,12 +25,17 @@ func startStream(w http.ResponseWriter) *stream {
 	return &stream{w: w, rc: http.NewResponseController(w)}
 }
 
-// event sends one event; a string payload is sent as is (one line), anything
-// else as JSON.
+// lineBreaks are what ends a line of an event stream: CRLF, CR or LF.
+var lineBreaks = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ")
+
+// event sends one event; a string payload is sent as one data line, each of
+// its line breaks (CRLF, CR or LF: all end a line of an event stream) made a
+// space, anything else as JSON. A string such as a server's stderr line
+// therefore cannot end its data line and add fields or events of its own.
 func (s *stream) event(kind string, v any) error {
 	var data string
 	if str, ok := v.(string); ok {
-		data = strings.ReplaceAll(str, "\n", " ")
+		data = lineBreaks.Replace(str)
 	} else {
 		b, err := json.Marshal(v)
 		if err != nil {

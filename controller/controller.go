@@ -47,6 +47,10 @@ var (
 	ErrUnknownServer = errors.New("unknown server")
 	// ErrDisabled: the server is configured with enabled: false.
 	ErrDisabled = errors.New("server is disabled")
+	// ErrHeld: the server is held back from running (an untrusted project
+	// server, or a name both the user and the project define); the error
+	// carries the hold's reason.
+	ErrHeld = errors.New("server is held")
 )
 
 // Conn is a running session with one server; *mcp.Session satisfies it.
@@ -402,8 +406,9 @@ func (c *Controller) SetConfigError(err error) {
 
 // Restart stops the server if it runs and starts it again now, skipping any
 // backoff wait and resetting the failure count. It returns an error wrapping
-// ErrUnknownServer if no such server is configured and ErrDisabled if it is
-// disabled.
+// ErrUnknownServer if no such server is configured, ErrHeld (with the
+// reason) if it is held back from running, and ErrDisabled if it is
+// disabled; none of these requests a restart.
 func (c *Controller) Restart(name string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -412,6 +417,8 @@ func (c *Controller) Restart(name string) error {
 	switch {
 	case !ok || st == nil:
 		return fmt.Errorf("restart %q: %w", name, ErrUnknownServer)
+	case d.Hold != nil:
+		return fmt.Errorf("restart %q: %w: %s", name, ErrHeld, d.Hold.Reason)
 	case !d.Enabled:
 		return fmt.Errorf("restart %q: %w (enable it first)", name, ErrDisabled)
 	}
@@ -544,8 +551,13 @@ func (c *Controller) Status() Status {
 	return out
 }
 
-// target is what a user recognizes a server by: its command line or URL.
+// target is what a user recognizes a server by: its command line or URL,
+// as written (schema.Server.Shown) so that expanded secrets stay out of
+// status and logs.
 func target(s schema.Server) string {
+	if s.Shown != "" {
+		return s.Shown
+	}
 	if s.Type == schema.Remote {
 		return s.URL
 	}

@@ -300,6 +300,29 @@ func TestRestart(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnknownServer)
 }
 
+// A held server (untrusted, conflicting) must not run: Restart says so
+// instead of accepting a request that would never be acted on.
+func TestRestartHeld(t *testing.T) {
+	h := newHarness(t)
+	untrusted := held(testServer("u"), schema.HoldUntrusted)
+	untrusted.Hold.Reason = "project server not trusted yet; run freecode trust"
+	conflict := held(testServer("c"), schema.HoldConflict)
+	h.c.SetDesired([]schema.Server{untrusted, conflict}, time.Hour)
+	h.waitPhase("u", PhaseUntrusted)
+	h.waitPhase("c", PhaseConflict)
+
+	err := h.c.Restart("u")
+	require.ErrorIs(t, err, ErrHeld)
+	require.ErrorContains(t, err, "run freecode trust")
+	require.ErrorIs(t, h.c.Restart("c"), ErrHeld)
+
+	h.c.mu.Lock()
+	defer h.c.mu.Unlock()
+	for _, name := range []string{"u", "c"} {
+		require.False(t, h.c.servers[name].restartRequested, name)
+	}
+}
+
 func TestShutdownStopsEveryProcess(t *testing.T) {
 	h := newHarness(t)
 	dir := t.TempDir()

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -70,11 +71,18 @@ type WatchOptions struct {
 //     the configuration error; an invalid one goes to
 //     Controller.SetConfigError and nothing else changes: the last valid
 //     configuration stays applied.
-//   - A missing user config means no servers are configured (as in
-//     schema.Load), so every server is stopped. An editor that deletes and
-//     recreates the file does so within the debounce, and the reader sees
-//     the new file.
+//   - A file that does not exist is simply absent: a missing user config
+//     means no servers are configured (as in schema.Load). But a file that
+//     existed when the last valid configuration was read and is now
+//     missing may be on its way back (a slow editor's delete and recreate,
+//     a sync tool): the first read that finds it missing records a
+//     configuration error and changes nothing else. Only if the next read
+//     (the poll, or another file event) still finds it missing is its
+//     absence applied, which for the user config stops every server. If
+//     it is back, what it holds is applied as usual.
 //   - An event-queue overflow or any watcher error triggers a full re-read.
+//   - The poll timer follows the last valid configuration's pollInterval
+//     from the moment it is applied.
 //
 // Watch returns nil when ctx ends, or an error at once if opts lacks the
 // controller, or both Load and the validator and path.
@@ -121,6 +129,15 @@ func Watch(ctx context.Context, opts WatchOptions) error {
 	defer debounce.Stop()
 	poll := time.NewTimer(w.poll)
 	defer poll.Stop()
+	period := w.poll // poll's current period
+	// repoll restarts the poll timer if a reload changed the period, or
+	// always (after a poll).
+	repoll := func(always bool) {
+		if always || w.poll != period {
+			period = w.poll
+			poll.Reset(period)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -146,9 +163,10 @@ func Watch(ctx context.Context, opts WatchOptions) error {
 			debounce.Reset(opts.Debounce)
 		case <-debounce.C:
 			w.reload("file event")
+			repoll(false)
 		case <-poll.C:
 			w.reload("poll")
-			poll.Reset(w.poll)
+			repoll(true)
 		}
 	}
 }
@@ -161,13 +179,19 @@ type watcher struct {
 	fw    *fsnotify.Watcher
 	dirs  map[string]bool // directories added to fw
 	hash  string          // of the last contents read; "" forces the next read through
-	poll  time.Duration
+	poll  time.Duration   // pollInterval of the last valid configuration
+	// missingHeld: the last read found files missing that existed at the
+	// last valid configuration, and did not apply that.
+	missingHeld bool
 }
 
 // watchedFile is one file of the configuration.
 type watchedFile struct {
 	path   string // cleaned absolute path
 	target string // the symlink's resolved target, "" if path is not a symlink
+	// existed: the file existed when the last valid configuration was
+	// read; exists: it did at the last read.
+	existed, exists bool
 }
 
 // relevant reports whether an event on name may have changed a file.
@@ -217,11 +241,16 @@ func (w *watcher) watchDirs() {
 func (w *watcher) reload(why string) {
 	w.watchDirs()
 	h := sha256.New()
+	var gone []string // missing files that existed at the last valid configuration
 	for _, f := range w.files {
 		data, err := os.ReadFile(f.path)
+		f.exists = err == nil
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			fmt.Fprintf(h, "%s\x00missing\x00", f.path)
+			if f.existed {
+				gone = append(gone, f.path)
+			}
 		case err != nil:
 			w.hash = ""
 			w.opts.Controller.SetConfigError(fmt.Errorf("read config %s: %w", f.path, err))
@@ -236,6 +265,17 @@ func (w *watcher) reload(why string) {
 		w.log.V(1).Info("config unchanged", "trigger", why)
 		return
 	}
+	if len(gone) > 0 && !w.missingHeld {
+		w.missingHeld = true
+		// Whatever the next read finds goes through: the files back as
+		// they were (which clears this error), or still missing.
+		w.hash = ""
+		err := fmt.Errorf("%s is missing; keeping the last configuration until it is back or the next check still finds it missing", strings.Join(gone, ", "))
+		w.log.Info("config file missing; not applied yet", "trigger", why, "error", err.Error())
+		w.opts.Controller.SetConfigError(err)
+		return
+	}
+	w.missingHeld = false
 	w.hash = sum
 
 	cfg, err := w.opts.Load()
@@ -245,6 +285,9 @@ func (w *watcher) reload(why string) {
 		return
 	}
 	w.poll = max(cfg.MCP.PollInterval, schema.MinPollInterval)
+	for _, f := range w.files {
+		f.existed = f.exists
+	}
 	// Logged first: whoever sees the effects of SetDesired sees the line.
 	w.log.Info("config applied", "trigger", why, "servers", len(cfg.MCP.Servers))
 	if w.opts.OnApplied != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -200,15 +201,52 @@ func TestWatchEdits(t *testing.T) {
 	require.Equal(t, 2, w.d.count("a"), "a kept running through the invalid edit")
 	require.True(t, w.d.last("b").isClosed())
 
-	// Deleting the file means no servers.
+	// Deleting the file means no servers, once a second read still finds
+	// it missing: the first one only records a configuration error (see
+	// TestWatchDeleteAndRecreate). A short pollInterval makes the second
+	// read come soon; changing it restarts nothing.
+	writeRename(t, path, withPoll(config("a=--v2"), 100))
+	require.Eventually(t, func() bool { return w.logs.count("config applied") == applied+2 }, 30*time.Second, 5*time.Millisecond)
 	require.NoError(t, os.Remove(path))
 	require.Eventually(t, func() bool { return len(w.c.Status().Servers) == 0 }, 30*time.Second, 5*time.Millisecond)
 	require.True(t, w.d.last("a").isClosed())
+	require.Equal(t, 2, w.d.count("a"))
+	require.Equal(t, 1, w.logs.count("config file missing; not applied yet", path+" is missing"))
 	require.Empty(t, w.c.Status().ConfigError)
 
 	// And recreating it starts them again.
 	writeRename(t, path, config("a"))
 	w.waitReady("a")
+}
+
+// withPoll sets a config's pollInterval (ms).
+func withPoll(cfg string, ms int) string {
+	return strings.Replace(cfg, `"pollInterval": 600000`, `"pollInterval": `+strconv.Itoa(ms), 1)
+}
+
+// A file that goes missing for longer than the debounce and comes back
+// before the next check stops nothing: the gap only shows as a
+// configuration error.
+func TestWatchDeleteAndRecreate(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	writeInPlace(t, path, config("a"))
+	w := newWatchHarness(t, path)
+	w.waitReady("a")
+
+	require.NoError(t, os.Remove(path))
+	require.Eventually(t, func() bool {
+		return strings.Contains(w.c.Status().ConfigError, path+" is missing; keeping the last configuration")
+	}, 30*time.Second, 5*time.Millisecond)
+	require.Equal(t, []string{"a"}, w.names())
+	require.Equal(t, PhaseReady, statusOf(w.c, "a").Phase)
+	require.False(t, w.d.last("a").isClosed())
+
+	writeRename(t, path, config("a"))
+	require.Eventually(t, func() bool { return w.c.Status().ConfigError == "" }, 30*time.Second, 5*time.Millisecond)
+	require.Equal(t, PhaseReady, statusOf(w.c, "a").Phase)
+	require.Equal(t, 1, w.d.count("a"), "a never restarted")
+	require.False(t, w.d.last("a").isClosed())
 }
 
 func TestWatchSymlinkSwap(t *testing.T) {
@@ -263,7 +301,7 @@ func TestWatchOptionsRequired(t *testing.T) {
 func TestWatchPollsAtTheConfiguredInterval(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.json")
-	writeInPlace(t, path, strings.Replace(config("a"), "600000", "100", 1))
+	writeInPlace(t, path, withPoll(config("a"), 100))
 	w := newWatchHarness(t, path)
 	w.waitReady("a")
 	// Two polls that found nothing new: the safety net runs, at the
@@ -271,4 +309,17 @@ func TestWatchPollsAtTheConfiguredInterval(t *testing.T) {
 	require.Eventually(t, func() bool { return w.logs.count("config unchanged", "poll") >= 2 }, 30*time.Second, 5*time.Millisecond)
 	require.Equal(t, 1, w.d.count("a"))
 	require.Equal(t, 1, w.logs.count("config applied"))
+}
+
+// A new pollInterval takes effect when it is applied, not after the old
+// period ran out (ten minutes here, far beyond the wait).
+func TestWatchPollIntervalChangeResetsTheTimer(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	writeInPlace(t, path, config("a"))
+	w := newWatchHarness(t, path)
+	w.waitReady("a")
+	writeRename(t, path, withPoll(config("a"), 100))
+	require.Eventually(t, func() bool { return w.logs.count("config unchanged", "poll") >= 1 }, 30*time.Second, 5*time.Millisecond)
+	require.Equal(t, 1, w.d.count("a"))
 }

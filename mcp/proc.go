@@ -85,14 +85,15 @@ type process struct {
 
 // startProcess starts argv in a new process group with an explicit
 // environment and pipes for stdin, stdout and stderr. Stderr goes line by
-// line into ring and to log at V(1).
+// line into ring and to log at V(1). onStart, if not nil, is called with the
+// pid and the exited channel as soon as the process runs.
 //
 // The child also gets SIGKILL (Pdeathsig) when the OS thread that started it
 // exits. The Go runtime only ends a thread when a goroutine exits while
 // locked to it (runtime.LockOSThread), so startProcess must not be called
 // from such a goroutine; from ordinary goroutines it means the child dies
 // with FreeCode even when FreeCode is killed without a chance to clean up.
-func startProcess(argv []string, env map[string]string, ring *lineRing, log logr.Logger) (_ *process, err error) {
+func startProcess(argv []string, env map[string]string, ring *lineRing, log logr.Logger, onStart func(pid int, exited <-chan struct{})) (_ *process, err error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("no command configured")
 	}
@@ -156,6 +157,9 @@ func startProcess(argv []string, env map[string]string, ring *lineRing, log logr
 	}
 	go p.readStderr()
 	go p.wait()
+	if onStart != nil {
+		onStart(p.pid, p.exited)
+	}
 	return p, nil
 }
 
@@ -214,10 +218,15 @@ func (p *process) wait() {
 	select {
 	case <-p.stderrDone:
 	case <-timer.C:
-		// A descendant that left the group still holds stderr.
+		// A descendant that left the group still holds stderr; closing
+		// our end ends the read.
 		p.stderr.Close()
 		<-p.stderrDone
 	}
+	// Nothing reads it any more; closing it now, not whenever the garbage
+	// collector gets to it, keeps file descriptors from piling up across
+	// restarts.
+	p.stderr.Close()
 	p.log.V(1).Info("server process exited", "pid", p.pid, "state", p.state.String())
 	close(p.exited)
 }

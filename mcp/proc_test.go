@@ -1,6 +1,10 @@
 package mcp
 
 import (
+	"context"
+	"encoding/json"
+	"os"
+	"runtime/debug"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,4 +28,32 @@ func TestChildEnv(t *testing.T) {
 		"PATH=/usr/bin:/bin",
 		"TOKEN=t",
 	}, got)
+}
+
+// openFDs counts this process's open file descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	return len(entries)
+}
+
+// Every pipe end of a session is closed when it ends, whether it was
+// closed or its server crashed, rather than left to the garbage collector.
+func TestSessionsReleaseFileDescriptors(t *testing.T) {
+	// With the collector off, only explicit closes free descriptors.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	before := openFDs(t)
+	for i := range 4 {
+		s, err := Connect(context.Background(), localServer("fds", "--crash-after", "1"), Options{})
+		require.NoError(t, err)
+		if i%2 == 0 {
+			_, err = s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"x"}`))
+			require.ErrorIs(t, err, ErrTransport)
+			waitClosed(t, s.Done(), "Done after crash")
+		}
+		require.NoError(t, s.Close())
+		requireGroupGone(t, s.PID())
+	}
+	require.LessOrEqual(t, openFDs(t), before, "descriptors left open by four ended sessions")
 }

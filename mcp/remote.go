@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,7 +28,6 @@ const cancelNoticeWait = 2 * time.Second
 
 // remoteConn is what a remote session keeps besides its client.
 type remoteConn struct {
-	url  string
 	rec  *statusRecorder
 	base *http.Transport // closed with the session
 }
@@ -35,11 +35,11 @@ type remoteConn struct {
 func (s *Session) connectRemote(cctx context.Context) error {
 	u, err := url.Parse(s.srv.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("server %q: url %q is not an http(s) URL", s.srv.Name, s.srv.URL)
+		return fmt.Errorf("server %q: url %q is not an http(s) URL", s.srv.Name, redactRawURL(s.srv.URL))
 	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	rec := &statusRecorder{base: base, server: s.srv.Name, lost: s.reportLost}
-	s.remote = &remoteConn{url: s.srv.URL, rec: rec, base: base}
+	s.remote = &remoteConn{rec: rec, base: base}
 	httpClient := &http.Client{Transport: rec}
 	// mcp-go's transports log through slog; route that into our logger.
 	slogger := slog.New(logr.ToSlogHandler(s.log.V(1)))
@@ -83,7 +83,7 @@ func (s *Session) connectStreamable(cctx context.Context, hc *http.Client, slogg
 		transport.WithHTTPLogger(slogger),
 	)
 	if err != nil {
-		return fmt.Errorf("server %q: %w", s.srv.Name, err)
+		return newError(fmt.Sprintf("server %q: %s", s.srv.Name, redactErr(err, s.srv.URL)), err)
 	}
 	s.client = client.NewClient(&remoteTransport{Interface: tr}, client.WithProtocolVersion(ProtocolVersion))
 	return s.handshake(cctx)
@@ -101,11 +101,11 @@ func (s *Session) connectSSE(cctx context.Context, hc *http.Client, slogger *slo
 		transport.WithSSELogger(slogger),
 	)
 	if err != nil {
-		return fmt.Errorf("server %q: %w", s.srv.Name, err)
+		return newError(fmt.Sprintf("server %q: %s", s.srv.Name, redactErr(err, s.srv.URL)), err)
 	}
 	s.client = client.NewClient(&remoteTransport{Interface: tr}, client.WithProtocolVersion(ProtocolVersion))
 	s.client.OnConnectionLost(func(err error) {
-		s.reportLost(newError(fmt.Sprintf("server %q: SSE stream lost: %s", s.srv.Name, err), ErrTransport, err))
+		s.reportLost(newError(fmt.Sprintf("server %q: SSE stream lost: %s", s.srv.Name, redactErr(err, s.srv.URL)), ErrTransport, err))
 	})
 	return s.handshake(cctx)
 }
@@ -150,7 +150,7 @@ func (r *statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := r.base.RoundTrip(req)
 	if err != nil {
 		if r.established.Load() && req.Context().Err() == nil {
-			r.lost(newError(fmt.Sprintf("server %q: connection lost: %s", r.server, err), ErrTransport, err))
+			r.lost(newError(fmt.Sprintf("server %q: connection lost: %s", r.server, redactErr(err, req.URL.String())), ErrTransport, err))
 		}
 		return nil, err
 	}
@@ -177,6 +177,47 @@ func redactURL(u *url.URL) string {
 	c.RawQuery = ""
 	c.ForceQuery = false
 	return c.String()
+}
+
+// redactRawURL is redactURL for a URL as configured or as carried by an
+// error. One that does not parse as a hierarchical URL (it may be
+// malformed, or lack its scheme) loses everything from the first '?' and
+// everything of its authority up to the last '@'.
+func redactRawURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Opaque == "" {
+		return redactURL(u)
+	}
+	s, _, _ := strings.Cut(raw, "?")
+	authority := 0
+	if i := strings.Index(s, "://"); i >= 0 {
+		authority = i + len("://")
+	}
+	end := len(s)
+	if i := strings.IndexByte(s[authority:], '/'); i >= 0 {
+		end = authority + i
+	}
+	if at := strings.LastIndexByte(s[authority:end], '@'); at >= 0 {
+		s = s[:authority] + s[authority+at+1:]
+	}
+	return s
+}
+
+// redactErr is err's message with the URLs in it redacted (redactRawURL):
+// that of a *url.Error in its chain, which net/http puts in every error of
+// a request, and raw, the configured URL, wherever it appears.
+func redactErr(err error, raw string) string {
+	msg := err.Error()
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		c := *ue
+		c.URL = redactRawURL(ue.URL)
+		msg = strings.ReplaceAll(msg, ue.Error(), c.Error())
+		msg = strings.ReplaceAll(msg, ue.URL, c.URL)
+	}
+	if raw != "" {
+		msg = strings.ReplaceAll(msg, raw, redactRawURL(raw))
+	}
+	return msg
 }
 
 // requestIDSlotKey keys the context value through which remoteTransport

@@ -47,6 +47,14 @@ type Options struct {
 	// ClientName and ClientVersion identify FreeCode in initialize; they
 	// default to "freecode" and "dev".
 	ClientName, ClientVersion string
+	// OnProcess, if set, is called as soon as a local server's process has
+	// started, before the handshake, with its pid (also its process group
+	// id) and a channel closed once the process was reaped and SIGKILL was
+	// sent to what was left of its group. It is called on the goroutine
+	// that called Connect, even if the connect then fails, and must not
+	// block. It lets a caller track the group for the whole life of the
+	// process, including a long first start.
+	OnProcess func(pid int, exited <-chan struct{})
 }
 
 // errConnectTimeout is the cancellation cause of Connect's deadline.
@@ -178,12 +186,17 @@ func (s *Session) connectLocal(cctx context.Context) error {
 	if len(s.srv.Command) == 0 || s.srv.Command[0] == "" {
 		return fmt.Errorf("server %q: no command configured", s.srv.Name)
 	}
-	proc, err := startProcess(s.srv.Command, s.srv.Env, s.stderr, s.log)
+	proc, err := startProcess(s.srv.Command, s.srv.Env, s.stderr, s.log, s.opts.OnProcess)
 	if err != nil {
 		return fmt.Errorf("server %q: cannot start %q: %w", s.srv.Name, s.srv.Command[0], err)
 	}
 	s.proc = proc
-	s.log.V(1).Info("started server process", "pid", proc.pid, "command", s.srv.Command)
+	// The command as written, if known: expanded, it may hold secrets.
+	var command any = s.srv.Command
+	if s.srv.Shown != "" {
+		command = s.srv.Shown
+	}
+	s.log.V(1).Info("started server process", "pid", proc.pid, "command", command)
 
 	// Requests of the handshake also end when the process does.
 	cctx, cancel := context.WithCancelCause(cctx)
@@ -249,13 +262,13 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 		}
 		var opErr *net.OpError
 		if errors.As(err, &opErr) {
-			return newError(fmt.Sprintf("server %q: %s: cannot reach %s: %s", name, step, s.remote.url, opErr), ErrTransport, err)
+			return newError(fmt.Sprintf("server %q: %s: cannot reach %s: %s", name, step, redactRawURL(s.srv.URL), redactErr(opErr, s.srv.URL)), ErrTransport, err)
 		}
 	}
 	if isTransportError(err) {
-		return newError(fmt.Sprintf("server %q: %s: %s", name, step, err), ErrTransport, err)
+		return newError(fmt.Sprintf("server %q: %s: %s", name, step, redactErr(err, s.srv.URL)), ErrTransport, err)
 	}
-	return fmt.Errorf("server %q: %s: %w", name, step, err)
+	return newError(fmt.Sprintf("server %q: %s: %s", name, step, redactErr(err, s.srv.URL)), err)
 }
 
 // awaitExit reports whether the local process has exited, waiting a moment
@@ -429,7 +442,7 @@ func (s *Session) refresh() {
 		}
 		s.log.Error(err, "listing tools again after tools/list_changed failed")
 		if s.remote != nil && isConnectionLoss(err) {
-			s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, err), ErrTransport, err))
+			s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, redactErr(err, s.srv.URL)), ErrTransport, err))
 		}
 		return
 	}
@@ -600,7 +613,7 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 		return nil, fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, context.Cause(ctx))
 	}
 	if !isTransportError(err) {
-		return nil, fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, err)
+		return nil, newError(fmt.Sprintf("server %q: tools/call %q: %s", s.srv.Name, name, redactErr(err, s.srv.URL)), err)
 	}
 	return nil, s.callFailure(name, err)
 }
@@ -610,7 +623,7 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 // goroutine to see it, and report the exit.
 func (s *Session) callFailure(name string, err error) error {
 	if s.remote != nil && isConnectionLoss(err) {
-		s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, err), ErrTransport, err))
+		s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, redactErr(err, s.srv.URL)), ErrTransport, err))
 	}
 	timer := time.NewTimer(exitWait)
 	defer timer.Stop()
@@ -621,7 +634,7 @@ func (s *Session) callFailure(name string, err error) error {
 		}
 	case <-timer.C:
 	}
-	return newError(fmt.Sprintf("server %q: tools/call %q: %s", s.srv.Name, name, err), ErrTransport, err)
+	return newError(fmt.Sprintf("server %q: tools/call %q: %s", s.srv.Name, name, redactErr(err, s.srv.URL)), ErrTransport, err)
 }
 
 // endedError is the error of a call made after the session ended, or nil.

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -237,6 +238,49 @@ func TestHangAtInitialize(t *testing.T) {
 	require.Contains(t, err.Error(), `server "hang": no answer to initialize within 1s`)
 	require.Less(t, elapsed, srv.Timeout+2*time.Second, "timeout plus stop")
 	requireGroupGone(t, readPID(t, pidFile))
+}
+
+// OnProcess reports the process before the handshake, so a caller can
+// track a server that never initializes; its channel closes once the
+// process is gone.
+func TestOnProcessBeforeHandshake(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	type started struct {
+		pid    int
+		exited <-chan struct{}
+	}
+	got := make(chan started, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := Connect(ctx, localServer("hang", "--hang-init", "--pid-file", pidFile), Options{
+			Logger:    testLogger(t),
+			OnProcess: func(pid int, exited <-chan struct{}) { got <- started{pid, exited} },
+		})
+		errc <- err
+	}()
+	var p started
+	select {
+	case p = <-got:
+	case err := <-errc:
+		t.Fatalf("Connect returned before OnProcess: %v", err)
+	}
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(pidFile)
+		return err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(p.pid)
+	}, 10*time.Second, 5*time.Millisecond, "the server's own pid file names pid %d", p.pid)
+	select {
+	case <-p.exited:
+		t.Fatal("exited closed while the server runs")
+	case err := <-errc:
+		t.Fatalf("Connect returned during a hanging initialize: %v", err)
+	default:
+	}
+	cancel()
+	require.ErrorIs(t, <-errc, context.Canceled)
+	waitClosed(t, p.exited, "exited after a failed connect")
+	requireGroupGone(t, p.pid)
 }
 
 func readPID(t *testing.T, file string) int {
@@ -507,4 +551,73 @@ func TestConcurrentClose(t *testing.T) {
 	wg.Wait()
 	waitClosed(t, s.Done(), "Done after Close")
 	requireGroupGone(t, s.PID())
+}
+
+// Userinfo and query of a configured URL may hold secrets; no error
+// message shows them.
+func TestRemoteErrorsRedactURL(t *testing.T) {
+	for _, tr := range []schema.Transport{schema.TransportAuto, schema.TransportStreamableHTTP, schema.TransportSSE} {
+		t.Run(string(tr), func(t *testing.T) {
+			srv := remoteServer("secret", "http://user:pw@127.0.0.1:1/mcp?key=SECRET", tr)
+			_, err := Connect(context.Background(), srv, Options{})
+			require.Error(t, err)
+			t.Log(err)
+			require.Contains(t, err.Error(), "127.0.0.1:1")
+			require.NotContains(t, err.Error(), "pw")
+			require.NotContains(t, err.Error(), "SECRET")
+		})
+	}
+	for _, raw := range []string{"ftp://user:pw@host/x?key=SECRET", "http://user:pw@[::1/x?key=SECRET", "user:pw@host?key=SECRET"} {
+		t.Run(raw, func(t *testing.T) {
+			_, err := Connect(context.Background(), remoteServer("bad", raw, schema.TransportAuto), Options{})
+			require.ErrorContains(t, err, "is not an http(s) URL")
+			t.Log(err)
+			require.NotContains(t, err.Error(), "pw")
+			require.NotContains(t, err.Error(), "SECRET")
+		})
+	}
+}
+
+func TestRedactErr(t *testing.T) {
+	const raw = "http://user:pw@127.0.0.1:1/mcp?key=SECRET"
+	for name, err := range map[string]error{
+		"url.Error":    fmt.Errorf("send request: %w", &url.Error{Op: "Post", URL: raw, Err: io.ErrUnexpectedEOF}),
+		"SSE endpoint": fmt.Errorf("stream: %w", &url.Error{Op: "Get", URL: "http://user:pw@127.0.0.1:1/sse?sessionId=SECRET", Err: io.EOF}),
+		"raw URL":      fmt.Errorf("bad endpoint %s", raw),
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := redactErr(err, raw)
+			t.Log(got)
+			require.Contains(t, got, "127.0.0.1:1")
+			require.NotContains(t, got, "pw")
+			require.NotContains(t, got, "SECRET")
+		})
+	}
+}
+
+// The log shows the command as written (Shown), not as expanded.
+func TestStartLogShowsCommandAsWritten(t *testing.T) {
+	var mu sync.Mutex
+	var lines []string
+	log := funcr.New(func(prefix, args string) {
+		mu.Lock()
+		lines = append(lines, args)
+		mu.Unlock()
+	}, funcr.Options{Verbosity: 1})
+	srv := localServer("shown", "--name", "expanded-secret")
+	srv.Shown = testServerBin + " --name ${TOKEN}"
+	s, err := Connect(context.Background(), srv, Options{Logger: log})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	mu.Lock()
+	defer mu.Unlock()
+	var started []string
+	for _, l := range lines {
+		if strings.Contains(l, "started server process") {
+			started = append(started, l)
+		}
+	}
+	require.Len(t, started, 1)
+	require.Contains(t, started[0], "${TOKEN}")
+	require.NotContains(t, started[0], "expanded-secret")
 }

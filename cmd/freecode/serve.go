@@ -49,7 +49,8 @@ restarted with backoff, and an invalid edit changes nothing until it is fixed.
 
 The local API listens on $FREECODE_HOME/run/freecode.sock (only your user can
 reach it); ` + "`freecode mcp status`, `restart` and `logs`" + ` talk to it.
-Stop with Ctrl-C or SIGTERM: every server is stopped before serve exits.`,
+Stop with Ctrl-C, SIGTERM or SIGHUP (its terminal closing): every server is
+stopped before serve exits.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if f.guard {
@@ -119,18 +120,14 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 	if err := registry.RegisterBuiltins(reg, root); err != nil {
 		return err
 	}
-	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode"}
+	// The guard learns of each server's process group the moment it starts,
+	// so a serve killed during a long first start (an `npx -y` download)
+	// takes the group with it too.
+	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: g.track}
 	ctrl := controller.New(controller.Options{
 		Registry: reg,
 		Logger:   log.WithName("controller"),
-		Dial: func(ctx context.Context, srv schema.Server) (controller.Conn, error) {
-			s, err := mcp.Connect(ctx, srv, mcpOpts)
-			if err != nil {
-				return nil, err
-			}
-			g.watch(s)
-			return s, nil
-		},
+		Dial:     controller.MCPDialer(mcpOpts),
 	})
 	rules := &rulesHolder{}
 	approvals := api.NewApprovals(bus, 0)
@@ -151,7 +148,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 			switch {
 			case errors.Is(err, controller.ErrUnknownServer):
 				return api.WithStatus(err, http.StatusNotFound)
-			case errors.Is(err, controller.ErrDisabled):
+			case errors.Is(err, controller.ErrDisabled), errors.Is(err, controller.ErrHeld):
 				return api.WithStatus(err, http.StatusConflict)
 			}
 			return err
@@ -350,8 +347,10 @@ func statusFromController(cs controller.Status) api.Status {
 // stdin, which process groups are live ("+PGID" / "-PGID" lines); when that
 // pipe reaches end of file — serve exited, however it exited — the guard
 // sends SIGKILL to every group still listed and exits. After a clean stop
-// the list is empty. A server whose connect is still in progress when serve
-// is killed is not listed yet; its child still dies by Pdeathsig.
+// the list is empty. A group is listed right after its leader started,
+// before the server is even initialized; only a serve killed between the
+// start and that line leaves a group unlisted (its leader still dies by
+// Pdeathsig, too soon to have started anything in all likelihood).
 type guard struct {
 	cmd *exec.Cmd
 
@@ -380,18 +379,18 @@ func startGuard(stderr io.Writer) (*guard, error) {
 	return &guard{cmd: cmd, w: w}, nil
 }
 
-// watch lists a session's process group with the guard for as long as the
-// session runs; the session kills its whole group before Done is closed.
-// The goroutine it starts ends with the session. A nil guard does nothing.
-func (g *guard) watch(s *mcp.Session) {
-	pid := s.PID()
-	if g == nil || pid <= 0 {
+// track lists a server's process group with the guard until exited is
+// closed, which mcp does once the leader was reaped and the rest of its
+// group was sent SIGKILL (see mcp.Options.OnProcess). The goroutine it
+// starts ends then. A nil guard does nothing.
+func (g *guard) track(pgid int, exited <-chan struct{}) {
+	if g == nil || pgid <= 0 {
 		return
 	}
-	g.send('+', pid)
+	g.send('+', pgid)
 	go func() {
-		<-s.Done()
-		g.send('-', pid)
+		<-exited
+		g.send('-', pgid)
 	}()
 }
 

@@ -572,7 +572,8 @@ func TestServe(t *testing.T) {
 		p2.status()
 	})
 
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+	// SIGHUP is what closing serve's terminal sends: a graceful stop too.
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGKILL} {
 		t.Run("no process left after "+sig.String(), func(t *testing.T) {
 			home := shortHome(t)
 			gcFile := filepath.Join(home, "grandchild.pid")
@@ -599,8 +600,8 @@ func TestServe(t *testing.T) {
 
 			p.signal(sig)
 			<-p.exited
-			if sig == syscall.SIGTERM {
-				require.NoError(t, p.err, "serve exits 0 on SIGTERM; stderr:\n%s", p.stderr.String())
+			if sig != syscall.SIGKILL {
+				require.NoError(t, p.err, "serve exits 0 on %s; stderr:\n%s", sig, p.stderr.String())
 			}
 			require.Eventually(t, func() bool {
 				for _, pid := range append(pids, gc) {
@@ -617,6 +618,32 @@ func TestServe(t *testing.T) {
 			}, waitFor, 10*time.Millisecond, "children %v and grandchild %d must be gone", pids, gc)
 		})
 	}
+
+	// The guard must know a server's process group while the server is
+	// still starting (a first `npx -y` download can take minutes): a
+	// SIGKILLed serve's children die by Pdeathsig, their own children only
+	// by the guard.
+	t.Run("no process left after SIGKILL during a start", func(t *testing.T) {
+		home := shortHome(t)
+		gcFile := filepath.Join(home, "grandchild.pid")
+		hang := local("hang", ts, "--hang-init", "--grandchild", "--grandchild-pid-file", gcFile)
+		hang["timeout"] = 600000
+		config{t, filepath.Join(home, "config.json")}.write(cfg(hang), false)
+		p := startServe(t, home)
+		gc := readPID(t, gcFile)
+		gcStat, ok := testutil.ProcStat(gc)
+		require.True(t, ok && testutil.Alive(gc), "grandchild %d runs", gc)
+		leader := gcStat.PGID
+		require.NotEqual(t, gc, leader, "the grandchild is in its server's process group")
+		s, _ := server(p.status(), "hang")
+		require.Equal(t, "starting", s.Phase)
+
+		p.signal(syscall.SIGKILL)
+		<-p.exited
+		require.Eventually(t, func() bool {
+			return !testutil.Alive(leader) && !testutil.Alive(gc) && len(testutil.GroupMembers(leader)) == 0
+		}, waitFor, 10*time.Millisecond, "server %d and its grandchild %d must be gone", leader, gc)
+	})
 
 	t.Run("npm server-memory", func(t *testing.T) {
 		node, _ := filepath.Abs("../../testdata/npm/node_modules/.bin/node")
