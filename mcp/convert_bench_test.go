@@ -22,20 +22,11 @@ func listedTools(tb testing.TB, cfg testserver.Config) []json.RawMessage {
 		tb.Fatal(err)
 	}
 	defer s.Close()
-	resp := s.MCPServer().HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-	b, err := json.Marshal(resp)
+	tools, err := s.ListTools(context.Background())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var out struct {
-		Result struct {
-			Tools []json.RawMessage `json:"tools"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(b, &out); err != nil || len(out.Result.Tools) == 0 {
-		tb.Fatalf("tools/list answer %s: %v", b, err)
-	}
-	return out.Result.Tools
+	return tools
 }
 
 // generated returns the raw element of generated tool tool_000 (simple) or

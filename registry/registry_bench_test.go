@@ -29,21 +29,16 @@ func benchTools(tb testing.TB, server string, distinct bool) []registry.Tool {
 		tb.Fatal(err)
 	}
 	defer s.Close()
-	resp := s.MCPServer().HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-	b, err := json.Marshal(resp)
+	listed, err := s.ListTools(context.Background())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var list struct {
-		Result struct {
-			Tools []map[string]json.RawMessage `json:"tools"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(b, &list); err != nil {
-		tb.Fatal(err)
-	}
 	var raws []json.RawMessage
-	for _, t := range list.Result.Tools {
+	for _, raw := range listed {
+		var t map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &t); err != nil {
+			tb.Fatal(err)
+		}
 		if !strings.HasPrefix(string(t["name"]), `"tool_`) {
 			continue
 		}
@@ -51,8 +46,7 @@ func benchTools(tb testing.TB, server string, distinct bool) []registry.Tool {
 			c, _ := json.Marshal(server + " " + string(t["name"]))
 			t["inputSchema"] = json.RawMessage(`{"$comment":` + string(c) + `,` + strings.TrimPrefix(string(t["inputSchema"]), "{"))
 		}
-		raw, err := json.Marshal(t)
-		if err != nil {
+		if raw, err = json.Marshal(t); err != nil {
 			tb.Fatal(err)
 		}
 		raws = append(raws, raw)

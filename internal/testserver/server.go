@@ -76,6 +76,26 @@ func (s *Server) Close() error {
 // MCPServer returns the underlying mcp-go server, for in-process transports.
 func (s *Server) MCPServer() *server.MCPServer { return s.mcp }
 
+// ListTools answers one tools/list in process and returns the "tools"
+// elements byte for byte as the server sends them (first page only when
+// paging is on).
+func (s *Server) ListTools(ctx context.Context) ([]json.RawMessage, error) {
+	resp := s.mcp.HandleMessage(ctx, json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return nil, fmt.Errorf("tools/list: %w", err)
+	}
+	var out struct {
+		Result struct {
+			Tools []json.RawMessage `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil || len(out.Result.Tools) == 0 {
+		return nil, fmt.Errorf("tools/list answered %s: %v", b, err)
+	}
+	return out.Result.Tools, nil
+}
+
 // AddDynamicTool registers the next dyn_<n> tool and notifies initialized
 // sessions with notifications/tools/list_changed. It returns the tool's name.
 func (s *Server) AddDynamicTool() string {
