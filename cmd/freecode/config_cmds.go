@@ -25,8 +25,9 @@ func (a *app) addCmd() *cobra.Command {
 	)
 	c := &cobra.Command{
 		Use:   "add <name> <local|remote> <command-or-url> | add <name> local -- <command> [args...]",
-		Short: "Add a server to the config (nothing connects yet)",
-		Long: `Add a server to the config file. Only the file changes: nothing connects yet.
+		Short: "Add a server to the config file",
+		Long: `Add a server to the config file. Only the file changes; a running freecode serve
+then starts it, and "freecode mcp start <name>" tests it on its own.
 
 For a local server the command is split like a shell does (quotes respected),
 or given word by word after --:
