@@ -103,7 +103,7 @@ type rawTool struct {
 // that jschema.Resolve accepts (which implies jschema.Compile does); a missing schema means
 // "no arguments". Errors name the server and the tool.
 func ConvertTool(server string, raw json.RawMessage) (Tool, error) {
-	return convertTool(server, raw, nil)
+	return convertTool(server, raw, prepare)
 }
 
 // prepared is the outcome of jschema.Prepare for one input schema.
@@ -113,11 +113,16 @@ type prepared struct {
 	err       error
 }
 
-// convertTool is ConvertTool; memo, when not nil, maps an input schema's
-// exact bytes to its prepared form, so tools of one list that share a
-// schema resolve and compile it once. Preparing is deterministic and a
-// Validator is immutable, so sharing the result is safe.
-func convertTool(server string, raw json.RawMessage, memo map[string]prepared) (Tool, error) {
+func prepare(schema json.RawMessage) prepared {
+	var p prepared
+	p.schema, p.validator, p.err = jschema.Prepare(schema)
+	return p
+}
+
+// convertTool is ConvertTool with prep supplying the prepared input schema,
+// possibly shared: preparing is deterministic and a Validator is immutable,
+// so tools (and sessions) with the same schema bytes can share the result.
+func convertTool(server string, raw json.RawMessage, prep func(json.RawMessage) prepared) (Tool, error) {
 	var rt rawTool
 	if err := json.Unmarshal(raw, &rt); err != nil {
 		return Tool{}, &ConvertError{Server: server, Index: -1, Err: fmt.Errorf("parse tool: %w", err)}
@@ -129,13 +134,7 @@ func convertTool(server string, raw json.RawMessage, memo map[string]prepared) (
 	fail := func(err error) (Tool, error) {
 		return Tool{}, &ConvertError{Server: server, Tool: name, Index: -1, Err: err}
 	}
-	p, hit := memo[string(rt.InputSchema)]
-	if !hit {
-		p.schema, p.validator, p.err = jschema.Prepare(rt.InputSchema)
-		if memo != nil {
-			memo[string(rt.InputSchema)] = p
-		}
-	}
+	p := prep(rt.InputSchema)
 	schema, validator, err := p.schema, p.validator, p.err
 	if err != nil {
 		return fail(fmt.Errorf("inputSchema: %w", err))
@@ -174,12 +173,30 @@ func convertTool(server string, raw json.RawMessage, memo map[string]prepared) (
 // Tools whose input schemas are byte-for-byte equal share one resolved
 // schema and one Validator: each distinct schema is prepared once.
 func ConvertTools(server string, raws []json.RawMessage) ([]Tool, []error) {
+	return (*SchemaCache)(nil).ConvertTools(server, raws)
+}
+
+// ConvertTools is the package's ConvertTools, taking prepared schemas from
+// c and adding the ones it prepares. A nil c only shares within the list.
+func (c *SchemaCache) ConvertTools(server string, raws []json.RawMessage) ([]Tool, []error) {
 	converted := make([]*Tool, len(raws))
 	errs := make([]error, len(raws))
 	byID := map[string][]int{}
 	memo := make(map[string]prepared)
+	prep := func(schema json.RawMessage) prepared {
+		if p, ok := memo[string(schema)]; ok {
+			return p
+		}
+		p, ok := c.get(schema)
+		if !ok {
+			p = prepare(schema)
+			c.put(schema, p)
+		}
+		memo[string(schema)] = p
+		return p
+	}
 	for i, raw := range raws {
-		t, err := convertTool(server, raw, memo)
+		t, err := convertTool(server, raw, prep)
 		if err != nil {
 			var ce *ConvertError
 			if !errors.As(err, &ce) {

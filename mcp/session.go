@@ -55,6 +55,10 @@ type Options struct {
 	// block. It lets a caller track the group for the whole life of the
 	// process, including a long first start.
 	OnProcess func(pid int, exited <-chan struct{})
+	// Schemas, if set, shares prepared input schemas between this session's
+	// tool lists and other sessions using the same cache; nil shares only
+	// within one list.
+	Schemas *SchemaCache
 }
 
 // errConnectTimeout is the cancellation cause of Connect's deadline.
@@ -359,7 +363,7 @@ func (s *Session) listTools(ctx context.Context) ([]json.RawMessage, error) {
 // setTools converts raws and makes them the current set; it reports whether
 // the converted tools differ from the previous set.
 func (s *Session) setTools(raws []json.RawMessage) bool {
-	tools, errs := ConvertTools(s.srv.Name, raws)
+	tools, errs := s.opts.Schemas.ConvertTools(s.srv.Name, raws)
 	for _, err := range errs {
 		s.log.Info("tool skipped", "err", err.Error())
 	}

@@ -123,7 +123,10 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 	// The guard learns of each server's process group the moment it starts,
 	// so a serve killed during a long first start (an `npx -y` download)
 	// takes the group with it too.
-	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: g.track}
+	// One schema cache for every session: restarts and re-lists of servers
+	// whose tools did not change resolve and compile nothing.
+	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: g.track,
+		Schemas: mcp.NewSchemaCache(schemaCacheSize)}
 	ctrl := controller.New(controller.Options{
 		Registry: reg,
 		Logger:   log.WithName("controller"),
@@ -218,6 +221,11 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 	log.Info("stopped")
 	return firstErr
 }
+
+// schemaCacheSize bounds the shared schema cache: room for the distinct
+// input schemas of many servers (10,000 tools with all-distinct schemas take
+// about 150 MiB; most servers share schemas between tools).
+const schemaCacheSize = 10000
 
 func newLogger(w io.Writer, f serveFlags) logr.Logger {
 	opts := &slog.HandlerOptions{
