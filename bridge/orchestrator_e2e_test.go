@@ -7,7 +7,6 @@ package bridge_test
 // --call-log file (see package internal/testserver).
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,6 +28,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/bridge"
+	"github.com/freecode/freecode/internal/testserver"
 	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
@@ -100,34 +100,14 @@ func testLogger(t *testing.T) logr.Logger {
 }
 
 // callRecord is one line of the test server's call log.
-type callRecord struct {
-	Seq     int             `json:"seq"`
-	Phase   string          `json:"phase"`
-	Tool    string          `json:"tool"`
-	Args    json.RawMessage `json:"args"`
-	Start   time.Time       `json:"start"`
-	End     time.Time       `json:"end"`
-	IsError *bool           `json:"isError"`
-}
+type callRecord = testserver.CallRecord
 
 // readCallLog returns every record of the call log at path (none if the
 // file does not exist).
 func readCallLog(tb testing.TB, path string) []callRecord {
 	tb.Helper()
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
+	recs, err := testserver.ReadCallLog(path)
 	require.NoError(tb, err)
-	defer f.Close()
-	var recs []callRecord
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var r callRecord
-		require.NoError(tb, json.Unmarshal(sc.Bytes(), &r), "call log line %q", sc.Text())
-		recs = append(recs, r)
-	}
-	require.NoError(tb, sc.Err())
 	return recs
 }
 

@@ -1,7 +1,6 @@
 package testserver
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -267,18 +266,9 @@ func startProcClient(t *testing.T, args ...string) (*proc, *conn) {
 }
 
 // callLogRecords reads the call log.
-func callLogRecords(t *testing.T, path string) []callRecord {
+func callLogRecords(t *testing.T, path string) []CallRecord {
 	t.Helper()
-	f, err := os.Open(path)
+	recs, err := ReadCallLog(path)
 	require.NoError(t, err)
-	defer f.Close()
-	var recs []callRecord
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var r callRecord
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &r), "line %q", sc.Text())
-		recs = append(recs, r)
-	}
-	require.NoError(t, sc.Err())
 	return recs
 }

@@ -1,6 +1,7 @@
 package testserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -135,7 +136,7 @@ func (s *Server) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc 
 		s.mu.Unlock()
 
 		if s.log != nil {
-			s.log.write(callRecord{Seq: seq, Phase: "start", Tool: req.Params.Name, Args: args, Start: start.Format(time.RFC3339Nano), PID: os.Getpid()})
+			s.log.write(CallRecord{Seq: seq, Phase: "start", Tool: req.Params.Name, Args: args, Start: start, PID: os.Getpid()})
 		}
 		if req.Params.Name == "crash" || (s.cfg.CrashAfter > 0 && calls == s.cfg.CrashAfter) {
 			fmt.Fprintf(s.cfg.Stderr, "crashing on tools/call %d (%s)\n", calls, req.Params.Name)
@@ -150,7 +151,7 @@ func (s *Server) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc 
 		if s.log != nil {
 			end := time.Now()
 			isError := err != nil || (res != nil && res.IsError)
-			s.log.write(callRecord{Seq: seq, Phase: "end", Tool: req.Params.Name, Args: args, Start: start.Format(time.RFC3339Nano), End: end.Format(time.RFC3339Nano), PID: os.Getpid(), IsError: &isError})
+			s.log.write(CallRecord{Seq: seq, Phase: "end", Tool: req.Params.Name, Args: args, Start: start, End: end, PID: os.Getpid(), IsError: &isError})
 		}
 		return res, err
 	}
@@ -282,16 +283,37 @@ func handleNamed(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResul
 	return mcp.NewToolResultText(fmt.Sprintf("%s ok: %s", req.Params.Name, rawArguments(req))), nil
 }
 
-// callRecord is one line of the call log; see the package documentation.
-type callRecord struct {
+// CallRecord is one line of the call log; see the package documentation.
+type CallRecord struct {
 	Seq     int             `json:"seq"`
-	Phase   string          `json:"phase"`
+	Phase   string          `json:"phase"` // "start" or "end"
 	Tool    string          `json:"tool"`
 	Args    json.RawMessage `json:"args"`
-	Start   string          `json:"start"`
-	End     string          `json:"end,omitempty"`
+	Start   time.Time       `json:"start"`
+	End     time.Time       `json:"end,omitzero"`
 	PID     int             `json:"pid"`
 	IsError *bool           `json:"isError,omitempty"`
+}
+
+// ReadCallLog returns every record of the call log at path, in file order;
+// none if the file does not exist (no call reached the server).
+func ReadCallLog(path string) ([]CallRecord, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read call log: %w", err)
+	}
+	var recs []CallRecord
+	for line := range bytes.Lines(data) {
+		var r CallRecord
+		if err := json.Unmarshal(line, &r); err != nil {
+			return nil, fmt.Errorf("call log line %q: %w", line, err)
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
 }
 
 // callLog appends records to a file, one write per line so that lines from
@@ -302,7 +324,7 @@ type callLog struct {
 	closed bool
 }
 
-func (l *callLog) write(r callRecord) {
+func (l *callLog) write(r CallRecord) {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return

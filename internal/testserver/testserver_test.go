@@ -229,7 +229,7 @@ func TestCallLogOverlap(t *testing.T) {
 
 	recs := callLogRecords(t, logPath)
 	require.Len(t, recs, 6)
-	starts, ends := map[int]callRecord{}, map[int]callRecord{}
+	starts, ends := map[int]CallRecord{}, map[int]CallRecord{}
 	for _, r := range recs {
 		require.Equal(t, os.Getpid(), r.PID)
 		switch r.Phase {
@@ -245,15 +245,10 @@ func TestCallLogOverlap(t *testing.T) {
 	require.Len(t, ends, 3)
 	require.Equal(t, "echo", starts[3].Tool)
 	require.JSONEq(t, `{"text":"last"}`, string(starts[3].Args))
-	ts := func(s string) time.Time {
-		v, err := time.Parse(time.RFC3339Nano, s)
-		require.NoError(t, err)
-		return v
-	}
 	// The sleeps overlapped: each started before the other ended.
-	require.True(t, ts(starts[1].Start).Before(ts(ends[2].End)))
-	require.True(t, ts(starts[2].Start).Before(ts(ends[1].End)))
-	require.Equal(t, starts[1].Start, ends[1].Start)
+	require.True(t, starts[1].Start.Before(ends[2].End))
+	require.True(t, starts[2].Start.Before(ends[1].End))
+	require.True(t, starts[1].Start.Equal(ends[1].Start))
 }
 
 func TestInProcessHTTPStreamableListChanged(t *testing.T) {
