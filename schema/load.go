@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/freecode/freecode/internal/termtext"
 )
 
 // Home returns the FreeCode home: $FREECODE_HOME, else ~/.freecode.
@@ -145,7 +147,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 			s.Transport = TransportAuto
 		}
 		if s.Type == Remote {
-			s.Shown = s.URL
+			s.Shown = termtext.Quote(s.URL)
 		} else {
 			s.Shown = strings.Join(quoteArgs(s.Command), " ")
 		}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/freecode/freecode/internal/termtext"
 )
 
 // ProjectFile is where a repository keeps its FreeCode settings, relative to
@@ -356,6 +358,11 @@ func joinErrors(errs Errors) error {
 // (unexpanded: a "${AWS_SECRET_ACCESS_KEY}" shows that the server would get
 // that variable), and the project's permission rules. cfg must be parsed
 // with NoExpand.
+//
+// Validation refuses control characters in these values; anything else a
+// terminal would not show as it reads (a zero-width space, a no-break
+// space, a left-to-right mark) is shown quoted with escapes
+// (termtext.Quote), so what the user reads is what runs.
 func Describe(cfg *Config) string {
 	var b strings.Builder
 	for _, s := range cfg.MCP.Servers {
@@ -365,7 +372,7 @@ func Describe(cfg *Config) string {
 		}
 		fmt.Fprintf(&b, "  server %q%s\n", s.Name, state)
 		if s.Type == Remote {
-			fmt.Fprintf(&b, "    url:      %s (%s)\n", s.URL, s.Transport)
+			fmt.Fprintf(&b, "    url:      %s (%s)\n", termtext.Quote(s.URL), s.Transport)
 		} else {
 			fmt.Fprintf(&b, "    command:  %s\n", strings.Join(quoteArgs(s.Command), " "))
 		}
@@ -376,7 +383,7 @@ func Describe(cfg *Config) string {
 			m     map[string]string
 		}{{"env", s.Env}, {"header", s.Headers}} {
 			for _, k := range slices.Sorted(maps.Keys(kv.m)) {
-				fmt.Fprintf(&b, "    %-9s %s=%s\n", kv.label+":", k, kv.m[k])
+				fmt.Fprintf(&b, "    %-9s %s\n", kv.label+":", termtext.Quote(k+"="+kv.m[k]))
 			}
 		}
 	}
@@ -385,16 +392,27 @@ func Describe(cfg *Config) string {
 		rules []string
 	}{{"allow", cfg.Permission.Allow}, {"ask", cfg.Permission.Ask}, {"deny", cfg.Permission.Deny}} {
 		if len(r.rules) > 0 {
-			fmt.Fprintf(&b, "  permission.%s: %s\n", r.name, strings.Join(r.rules, ", "))
+			rules := make([]string, len(r.rules))
+			for i, rule := range r.rules {
+				rules[i] = termtext.Quote(rule)
+			}
+			fmt.Fprintf(&b, "  permission.%s: %s\n", r.name, strings.Join(rules, ", "))
 		}
 	}
 	return b.String()
 }
 
+// quoteArgs renders a command line for display: a word with characters a
+// shell treats specially is single-quoted, one that is not printable as it
+// is (termtext.Printable) is a double-quoted Go string literal with escapes
+// ("a\u200bb"), so every word shows exactly what runs.
 func quoteArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`|&;<>()*?[]#~!{}") {
+		switch {
+		case !termtext.Printable(a):
+			a = termtext.Quote(a)
+		case a == "" || strings.ContainsAny(a, " \t\n'\"\\$`|&;<>()*?[]#~!{}"):
 			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 		}
 		out[i] = a

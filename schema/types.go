@@ -58,7 +58,8 @@ type Server struct {
 	Hold *Hold `json:"-"`
 	// Shown is the command line or URL as written in the file, before
 	// ${VAR} expansion: what status, logs and errors show, so that a secret
-	// passed through a variable is not printed.
+	// passed through a variable is not printed. A word that does not print
+	// as it reads (a zero-width space, say) is quoted with escapes.
 	Shown string `json:"-"`
 }
 

@@ -8,13 +8,16 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/literal"
 	cuejson "cuelang.org/go/encoding/json"
 
 	freecode "github.com/freecode/freecode"
+	"github.com/freecode/freecode/internal/termtext"
 )
 
 // Error is one problem in a config file, positioned at the offending value.
@@ -57,12 +60,18 @@ func (es Errors) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// FormatPath renders a JSON path as mcp.servers[0].command[1].
+// FormatPath renders a JSON path as mcp.servers[0].command[1]. A key that
+// is not printable as it is (see termtext.Printable) is shown quoted, with
+// escapes: mcp.servers[0].env["LANG\x1b[8m"].
 func FormatPath(path []string) string {
 	var b strings.Builder
 	for _, p := range path {
 		if _, err := strconv.Atoi(p); err == nil {
 			fmt.Fprintf(&b, "[%s]", p)
+			continue
+		}
+		if !termtext.Printable(p) {
+			fmt.Fprintf(&b, "[%s]", strconv.Quote(p))
 			continue
 		}
 		if b.Len() > 0 {
@@ -115,6 +124,10 @@ func (v *Validator) check(file string, data []byte) (*node, Errors) {
 	// CUE reports duplicate names as a conflict in a hidden field; ours name
 	// both entries.
 	errs = append(errs, duplicateServers(file, data, root)...)
+	// A control character is reported in plain words by controlChars; what
+	// CUE says about the same value (or a key below it) adds nothing.
+	ctrl := controlChars(file, data, root)
+	errs = append(errs, ctrl...)
 
 	expr, err := cuejson.Extract(file, data)
 	if err != nil {
@@ -154,9 +167,12 @@ func (v *Validator) check(file string, data []byte) (*node, Errors) {
 		if len(path) > 0 && (path[0] == "#Config" || path[0] == "#Server") {
 			path = path[1:]
 		}
-		path = append(slices.Clone(lc.prefix), path...)
+		path = append(slices.Clone(lc.prefix), unquoteLabels(path)...)
 		if slices.Contains(path, "_byName") {
 			continue // reported by duplicateServers
+		}
+		if slices.ContainsFunc(ctrl, func(e *Error) bool { return hasPrefix(path, e.Path) }) {
+			continue
 		}
 		format, args := ce.Msg()
 		e := explain(root, path, fmt.Sprintf(format, args...))
@@ -171,6 +187,77 @@ func (v *Validator) check(file string, data []byte) (*node, Errors) {
 	}
 	sortErrors(errs)
 	return root, errs
+}
+
+// unquoteLabels turns CUE's quoted labels ("X-Api-Key", "K\u001b") back
+// into the JSON keys they stand for, so that paths match the file.
+func unquoteLabels(path []string) []string {
+	out := slices.Clone(path)
+	for i, p := range out {
+		if strings.HasPrefix(p, `"`) {
+			if u, err := literal.Unquote(p); err == nil {
+				out[i] = u
+			}
+		}
+	}
+	return out
+}
+
+func hasPrefix(path, prefix []string) bool {
+	return len(path) >= len(prefix) && slices.Equal(path[:len(prefix)], prefix)
+}
+
+// controlChars reports every key and string inside "mcp" and "permission"
+// that holds a control character (termtext.IsControl: C0, DEL, C1, a
+// bidirectional override or isolate). Such text can show a user something
+// other than what runs: "\r" or ESC[2K can hide part of a command on the
+// trust prompt, ESC[8m an env entry, a bidi control can reorder a line.
+// config.cue refuses the same characters in the fields that hold text.
+func controlChars(file string, data []byte, root *node) Errors {
+	var errs Errors
+	report := func(path []string, s string, key bool) {
+		i := strings.IndexFunc(s, termtext.IsControl)
+		if i < 0 {
+			return
+		}
+		r, _ := utf8.DecodeRuneInString(s[i:])
+		what := "contains"
+		if key {
+			what = "the key contains"
+		}
+		var msg string
+		if termtext.IsBidi(r) {
+			msg = fmt.Sprintf("%s the bidirectional control U+%04X (%s) at byte %d; bidirectional overrides and isolates are not allowed (they can reorder what a terminal shows)", what, r, termtext.Name(r), i+1)
+		} else {
+			msg = fmt.Sprintf("%s the control character U+%04X (%s) at byte %d; control characters are not allowed (they can hide text on a terminal)", what, r, termtext.Name(r), i+1)
+		}
+		e := &Error{File: file, Path: path, Msg: msg}
+		locate(e, data, root)
+		errs = append(errs, e)
+	}
+	var walk func(n *node, path []string)
+	walk = func(n *node, path []string) {
+		switch n.kind {
+		case '"':
+			report(path, n.str, false)
+		case '{':
+			for _, m := range n.members {
+				p := append(slices.Clone(path), m.key)
+				report(p, m.key, true)
+				walk(m.val, p)
+			}
+		case '[':
+			for i, el := range n.elems {
+				walk(el, append(slices.Clone(path), strconv.Itoa(i)))
+			}
+		}
+	}
+	for _, m := range root.members {
+		if m.key == "mcp" || m.key == "permission" {
+			walk(m.val, []string{m.key})
+		}
+	}
+	return errs
 }
 
 func sortErrors(errs Errors) {

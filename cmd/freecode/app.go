@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -59,7 +61,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv fun
 	if errors.As(err, &se) {
 		return se.code
 	}
-	fmt.Fprintln(stderr, "Error:", err)
+	// Errors quote config values and what servers said (stderr, error
+	// messages): neither may act on the terminal.
+	fmt.Fprintln(stderr, "Error:", termtext.Neutralize(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitUsage
@@ -167,10 +171,23 @@ func (a *app) load(expand bool) (*schema.Config, error) {
 }
 
 func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.stdout)
+	return writeJSON(a.stdout, v)
+}
+
+// writeJSON prints v as indented JSON. Strings keep the exact text (of a
+// server, say), but the DEL, C1 and bidirectional controls that
+// encoding/json leaves raw are written as \u escapes (termtext.EscapeJSON):
+// the same value to a JSON reader, nothing to act on for a terminal.
+func writeJSON(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(termtext.EscapeJSON(buf.Bytes()))
+	return err
 }
 
 // exactArgs is cobra.ExactArgs with a usage error.

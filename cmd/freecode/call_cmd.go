@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/freecode/freecode/bridge"
+	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/registry"
 )
 
@@ -97,7 +98,8 @@ a terminal; without one the call is refused unless --yes.`,
 					return err
 				}
 			} else if text := out.Result.Text(); text != "" && out.Err == nil {
-				fmt.Fprintln(a.stdout, text)
+				// The server's text; --json keeps it exact.
+				fmt.Fprintln(a.stdout, termtext.Neutralize(text))
 			}
 			if out.Err != nil {
 				if asJSON {
@@ -150,7 +152,7 @@ func (a *app) approver(yes bool) registry.Approver {
 		if !ok || !isTerminal(f) {
 			return false, fmt.Errorf("%s needs approval and there is no terminal to ask on: rerun with --yes, or add it to permission.allow", req.ToolID)
 		}
-		fmt.Fprintf(a.stderr, "Allow %s %s? (%s) [y/N] ", req.ToolID, req.Args, req.Reason)
+		fmt.Fprint(a.stderr, termtext.Neutralize(fmt.Sprintf("Allow %s %s? (%s) [y/N] ", req.ToolID, req.Args, req.Reason)))
 		answer := make(chan string, 1)
 		go func() { // ends when the user answers or stdin closes
 			line, _ := bufio.NewReader(f).ReadString('\n')

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -274,7 +275,8 @@ func (v serverView) sourceText() string {
 	return v.Source
 }
 
-// target is the command line or URL as written in the file.
+// target is the command line or URL as written in the file, quoted for
+// display where it does not print as it reads (schema.Server.Shown).
 func (v serverView) target() string { return v.shown }
 
 func (a *app) listCmd() *cobra.Command {
@@ -304,13 +306,13 @@ func (a *app) listCmd() *cobra.Command {
 			if cfg.Project == nil {
 				fmt.Fprintln(tw, "NAME\tTYPE\tENABLED\tCOMMAND / URL")
 				for _, v := range views {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Name, v.Type, v.enabledText(), v.target())
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cell(v.Name), v.Type, v.enabledText(), cell(v.target()))
 				}
 				return tw.Flush()
 			}
 			fmt.Fprintln(tw, "NAME\tTYPE\tSOURCE\tENABLED\tCOMMAND / URL")
 			for _, v := range views {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.Name, v.Type, v.sourceText(), v.enabledText(), v.target())
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cell(v.Name), v.Type, v.sourceText(), v.enabledText(), cell(v.target()))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -330,7 +332,7 @@ func (a *app) printHeld(views []serverView) {
 	for _, v := range views {
 		if v.Held != "" && !seen[v.Held] {
 			seen[v.Held] = true
-			fmt.Fprintln(a.stdout, "\n"+v.Held)
+			fmt.Fprintln(a.stdout, "\n"+termtext.Neutralize(v.Held))
 		}
 	}
 }
@@ -362,11 +364,11 @@ func (a *app) getCmd() *cobra.Command {
 				return a.printJSON(v)
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "name:\t%s\n", v.Name)
+			fmt.Fprintf(tw, "name:\t%s\n", termtext.Quote(v.Name))
 			fmt.Fprintf(tw, "type:\t%s\n", v.Type)
 			fmt.Fprintf(tw, "enabled:\t%t\n", v.Enabled)
 			if v.Type == schema.Remote {
-				fmt.Fprintf(tw, "url:\t%s\n", v.URL)
+				fmt.Fprintf(tw, "url:\t%s\n", termtext.Quote(v.URL))
 				fmt.Fprintf(tw, "transport:\t%s\n", v.Transport)
 			} else {
 				fmt.Fprintf(tw, "command:\t%s\n", v.target())
@@ -380,7 +382,7 @@ func (a *app) getCmd() *cobra.Command {
 					if i == 0 {
 						label = m.label + ":"
 					}
-					fmt.Fprintf(tw, "%s\t%s=%s\n", label, k, m.kv[k])
+					fmt.Fprintf(tw, "%s\t%s\n", label, termtext.Quote(k+"="+m.kv[k]))
 				}
 			}
 			fmt.Fprintf(tw, "timeout:\t%dms\n", v.TimeoutMS)
@@ -388,9 +390,9 @@ func (a *app) getCmd() *cobra.Command {
 			if cfg.Project != nil && strings.HasPrefix(v.Source, schema.SourceProjectPrefix) {
 				file = cfg.Project.Path
 			}
-			fmt.Fprintf(tw, "source:\t%s (%s)\n", v.sourceText(), file)
+			fmt.Fprintf(tw, "source:\t%s (%s)\n", v.sourceText(), cell(file))
 			if v.Held != "" {
-				fmt.Fprintf(tw, "runs:\tno: %s\n", v.Held)
+				fmt.Fprintf(tw, "runs:\tno: %s\n", cell(v.Held))
 			}
 			return tw.Flush()
 		},
@@ -454,7 +456,7 @@ func (a *app) validateCmd() *cobra.Command {
 					return err
 				}
 			} else if err != nil {
-				fmt.Fprintln(a.stderr, err)
+				fmt.Fprintln(a.stderr, termtext.Neutralize(err.Error()))
 				fmt.Fprintf(a.stderr, "%s: %d error%s\n", path, len(errs), plural(len(errs)))
 			} else {
 				fmt.Fprintf(a.stdout, "%s: valid (%d server%s)\n", path, len(cfg.MCP.Servers), plural(len(cfg.MCP.Servers)))

@@ -25,6 +25,7 @@ import (
 
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/controller"
+	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/schema"
@@ -239,13 +240,28 @@ func newLogger(w io.Writer, f serveFlags) logr.Logger {
 			return a
 		},
 	}
+	// The log quotes servers' stderr (with -v) and errors. The text handler
+	// quotes any value with a control character (strconv.Quote); the JSON
+	// handler leaves DEL, C1 and bidi controls raw, which escapeJSONWriter
+	// escapes.
 	var h slog.Handler
 	if f.logFormat == "json" {
-		h = slog.NewJSONHandler(w, opts)
+		h = slog.NewJSONHandler(escapeJSONWriter{w}, opts)
 	} else {
 		h = slog.NewTextHandler(w, opts)
 	}
 	return logr.FromSlogHandler(h)
+}
+
+// escapeJSONWriter applies termtext.EscapeJSON to every write; slog's JSON
+// handler writes each record (whole lines of JSON) in one.
+type escapeJSONWriter struct{ w io.Writer }
+
+func (e escapeJSONWriter) Write(p []byte) (int, error) {
+	if _, err := e.w.Write(termtext.EscapeJSON(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // homeLock is serve's exclusive lock on a FreeCode home.

@@ -18,6 +18,7 @@ import (
 	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
 )
@@ -44,11 +45,14 @@ func (a *app) connect(ctx context.Context, srv schema.Server) (*mcp.Session, err
 	return mcp.Connect(ctx, srv, mcp.Options{Logger: logr.Discard(), ClientName: "freecode"})
 }
 
+// toolLine is a tool's id and flag for a listing. The id holds the
+// server's tool name, so it is neutralised like all server text.
 func toolLine(t mcp.Tool) string {
+	id := termtext.Neutralize(t.ID)
 	if t.ReadOnly {
-		return t.ID + " (read-only)"
+		return id + " (read-only)"
 	}
-	return t.ID
+	return id
 }
 
 func (a *app) startCmd() *cobra.Command {
@@ -106,7 +110,7 @@ With --watch it stays connected and prints tool-set changes until Ctrl-C or
 
 func (a *app) printConvertErrors(sess *mcp.Session) {
 	for _, err := range sess.ConvertErrors() {
-		fmt.Fprintf(a.stderr, "warning: %v\n", err)
+		fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(err.Error()))
 	}
 }
 
@@ -140,7 +144,7 @@ func (a *app) watchSession(ctx context.Context, sess *mcp.Session, tools []mcp.T
 			}
 			for _, id := range sortedKeys(prev) {
 				if _, ok := cur[id]; !ok {
-					fmt.Fprintln(a.stdout, "  - "+id)
+					fmt.Fprintln(a.stdout, "  - "+termtext.Neutralize(id))
 				}
 			}
 			a.printConvertErrors(sess)
@@ -282,7 +286,7 @@ func (a *app) toolsCmd() *cobra.Command {
 				return err
 			}
 			for _, err := range convErrs {
-				fmt.Fprintf(a.stderr, "warning: %v\n", err)
+				fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(err.Error()))
 			}
 			views := make([]toolView, len(tools))
 			for i, t := range tools {
@@ -304,22 +308,26 @@ func (a *app) toolsCmd() *cobra.Command {
 	return c
 }
 
+// writeToolText prints one tool. Everything in it but the flags is the
+// server's text, shown with terminal controls neutralised.
 func writeToolText(w io.Writer, v toolView) {
 	flags := "mutating"
 	if v.ReadOnly {
 		flags = "read-only"
 	}
-	fmt.Fprintf(w, "%s  [%s]\n", v.ID, flags)
+	indent := func(s string) string {
+		return strings.ReplaceAll(termtext.Neutralize(strings.TrimSpace(s)), "\n", "\n          ")
+	}
+	fmt.Fprintf(w, "%s  [%s]\n", termtext.Neutralize(v.ID), flags)
 	if v.Title != "" {
-		fmt.Fprintf(w, "  title:  %s\n", v.Title)
+		fmt.Fprintf(w, "  title:  %s\n", indent(v.Title))
 	}
 	if v.Description != "" {
-		desc := strings.TrimSpace(v.Description)
-		fmt.Fprintf(w, "  about:  %s\n", strings.ReplaceAll(desc, "\n", "\n          "))
+		fmt.Fprintf(w, "  about:  %s\n", indent(v.Description))
 	}
 	schemaJSON, err := json.MarshalIndent(v.InputSchema, "          ", "  ")
 	if err != nil {
 		schemaJSON = v.InputSchema
 	}
-	fmt.Fprintf(w, "  input:  %s\n", schemaJSON)
+	fmt.Fprintf(w, "  input:  %s\n", termtext.EscapeJSON(schemaJSON))
 }

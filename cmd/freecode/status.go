@@ -11,10 +11,12 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
 )
@@ -226,10 +228,7 @@ func renderStatus(w io.Writer, out statusOutput, asJSON bool) error {
 		out.Servers = []api.ServerStatus{}
 	}
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(out)
+		return writeJSON(w, out)
 	}
 	if len(out.Servers) == 0 {
 		fmt.Fprintln(w, "No MCP servers configured.")
@@ -242,7 +241,7 @@ func renderStatus(w io.Writer, out statusOutput, asJSON bool) error {
 		fmt.Fprintln(tw, "NAME\tSOURCE\tENABLED\tPHASE\tPID\tTOOLS\tRESTARTS\tSINCE\tLAST-ERROR")
 		for _, s := range out.Servers {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-				s.Name, dash(s.Source), yesNo(s.Desired.Enabled), phaseText(s, now),
+				cell(s.Name), cell(dash(s.Source)), yesNo(s.Desired.Enabled), cell(phaseText(s, now)),
 				num(s.PID), toolsText(s), num(s.Restarts), ago(s.Since, now), firstLine(s.LastError, 70))
 		}
 		if err := tw.Flush(); err != nil {
@@ -252,15 +251,15 @@ func renderStatus(w io.Writer, out statusOutput, asJSON bool) error {
 		for _, s := range out.Servers {
 			if s.Reason != "" && !seen[s.Reason] {
 				seen[s.Reason] = true
-				fmt.Fprintf(w, "\n%s: %s\n", s.Phase, s.Reason)
+				fmt.Fprintf(w, "\n%s: %s\n", termtext.Neutralize(s.Phase), termtext.Neutralize(s.Reason))
 			}
 		}
 	}
 	if out.ConfigError != "" {
 		if out.ServeRunning {
-			fmt.Fprintf(w, "\nThe config file has errors; the last valid config stays applied until they are fixed:\n%s\n", out.ConfigError)
+			fmt.Fprintf(w, "\nThe config file has errors; the last valid config stays applied until they are fixed:\n%s\n", termtext.Neutralize(out.ConfigError))
 		} else {
-			fmt.Fprintf(w, "\nThe config file has errors:\n%s\n", out.ConfigError)
+			fmt.Fprintf(w, "\nThe config file has errors:\n%s\n", termtext.Neutralize(out.ConfigError))
 		}
 	}
 	return nil
@@ -318,16 +317,26 @@ func roundDur(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
+// firstLine is the first line of s (an error, which may quote a server's
+// stderr) as a table cell of at most max characters.
 func firstLine(s string, max int) string {
 	if s == "" {
 		return "-"
 	}
 	s, _, _ = strings.Cut(s, "\n")
-	s = strings.TrimSuffix(strings.TrimSpace(s), ";")
-	if len(s) > max {
-		s = s[:max-1] + "…"
+	s = cell(strings.TrimSuffix(strings.TrimSpace(s), ";"))
+	if utf8.RuneCountInString(s) > max {
+		r := []rune(s)
+		s = string(r[:max-1]) + "…"
 	}
 	return s
+}
+
+// cell renders text for one table cell: terminal controls neutralised
+// (termtext.Neutralize), and tabs, which would move the columns, shown as
+// spaces.
+func cell(s string) string {
+	return strings.ReplaceAll(termtext.Neutralize(s), "\t", " ")
 }
 
 func (a *app) restartCmd() *cobra.Command {
@@ -369,7 +378,7 @@ func (a *app) logsCmd() *cobra.Command {
 					return err
 				}
 				for _, l := range lines {
-					fmt.Fprintln(a.stdout, l)
+					fmt.Fprintln(a.stdout, termtext.Neutralize(l))
 				}
 				return nil
 			}
@@ -392,7 +401,7 @@ func (a *app) logsCmd() *cobra.Command {
 				}
 				switch ev.Kind {
 				case "line":
-					fmt.Fprintln(a.stdout, ev.Data)
+					fmt.Fprintln(a.stdout, termtext.Neutralize(ev.Data))
 				case "session":
 					if started {
 						fmt.Fprintf(a.stderr, "--- %s restarted\n", args[0])

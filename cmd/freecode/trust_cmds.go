@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -81,10 +82,11 @@ later change to the definition needs a new trust.`,
 				return err
 			}
 			if rec, ok := recs[path]; ok && rec.Hash == hash {
-				fmt.Fprintf(a.stdout, "%s is already trusted (since %s).\n", path, rec.TrustedAt.Format(time.DateTime))
+				fmt.Fprintf(a.stdout, "%s is already trusted (since %s).\n", termtext.Neutralize(path), rec.TrustedAt.Format(time.DateTime))
 				return nil
 			}
-			fmt.Fprintf(a.stdout, "Project %s asks to run:\n", path)
+			fmt.Fprintf(a.stdout, "Project %s asks to run:\n", termtext.Neutralize(path))
+			// Describe quotes what does not print as it reads.
 			desc := schema.Describe(cfg)
 			if desc == "" {
 				desc = "  (no servers and no permission rules)\n"
@@ -108,7 +110,7 @@ later change to the definition needs a new trust.`,
 			if err := store.Trust(c.Context(), path, schema.TrustRecord{Hash: hash, TrustedAt: time.Now().UTC(), Servers: names}); err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "Trusted %s (definition %s) in %s.\nAny change to its servers or rules makes it untrusted again.\n", path, hash[:12], store.Path)
+			fmt.Fprintf(a.stdout, "Trusted %s (definition %s) in %s.\nAny change to its servers or rules makes it untrusted again.\n", termtext.Neutralize(path), hash[:12], store.Path)
 			return nil
 		},
 	}
@@ -135,10 +137,10 @@ func (a *app) untrustCmd() *cobra.Command {
 				return err
 			}
 			if !found {
-				fmt.Fprintf(a.stdout, "%s was not trusted.\n", path)
+				fmt.Fprintf(a.stdout, "%s was not trusted.\n", termtext.Neutralize(path))
 				return nil
 			}
-			fmt.Fprintf(a.stdout, "Untrusted %s; its servers no longer run.\n", path)
+			fmt.Fprintf(a.stdout, "Untrusted %s; its servers no longer run.\n", termtext.Neutralize(path))
 			return nil
 		},
 	}

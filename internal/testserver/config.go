@@ -43,6 +43,7 @@ type Config struct {
 	GrandchildPID string
 	Hold          bool
 	Modern        bool
+	EvilText      bool
 
 	CallLog string
 	PIDFile string
@@ -84,6 +85,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.StringVar(&c.GrandchildPID, "grandchild-pid-file", "", "write the grandchild's pid to FILE")
 	fs.BoolVar(&c.Hold, "hold", false, "internal: block until killed")
 	fs.BoolVar(&c.Modern, "modern", false, "answer server/discover instead of method-not-found")
+	fs.BoolVar(&c.EvilText, "evil-text", false, "put terminal escapes (EvilText) in an evil tool's title, description, schema and result and in stderr")
 	fs.StringVar(&c.CallLog, "call-log", "", "append JSON lines for every tools/call to FILE")
 	fs.StringVar(&c.PIDFile, "pid-file", "", "write the server pid to FILE")
 	fs.StringVar(&c.HTTP, "http", "", "serve streamable HTTP on ADDR instead of stdio")

@@ -17,6 +17,9 @@
 //	fail        {message?}      returns a result with isError true
 //	crash       {}              exits the process with status 3 before answering
 //
+// With --evil-text a read-only tool "evil" also exists; its title,
+// description and input schema hold EvilText, and a call returns it.
+//
 // Generated tools tool_000, tool_001, ... (--tools N) answer "<name> ok: <args>".
 // SIGUSR1 (wired by Run) adds a tool dyn_<n> (n = 1, 2, ...) and notifies list_changed.
 //
@@ -52,6 +55,9 @@
 //	                          "listening on http://HOST:PORT/sse"
 //	--modern                  answer server/discover (protocol 2026-07-28); by default it gets
 //	                          method-not-found like servers of the 2025 protocol revisions
+//	--evil-text               what a hostile server sends a terminal: the tool "evil" (above),
+//	                          and EvilStderr (EvilText plus a raw 8-bit CSI byte) written to
+//	                          stderr at start (before --exit-at-start) and on every call of evil
 //
 // initialize is answered for every legacy protocol revision, including
 // 2025-06-18 and 2025-11-25. Unknown methods get a method-not-found error.

@@ -27,6 +27,9 @@ func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 		<-ctx.Done()
 		return nil
 	}
+	if cfg.EvilText {
+		fmt.Fprintf(cfg.Stderr, "%s\n", EvilStderr)
+	}
 	if cfg.ExitAtStart != nil {
 		fmt.Fprintf(cfg.Stderr, "exiting at start with status %d\n", *cfg.ExitAtStart)
 		cfg.Exit(*cfg.ExitAtStart)

@@ -435,3 +435,37 @@ func TestProcHTTP(t *testing.T) {
 		})
 	}
 }
+
+func TestProcEvilText(t *testing.T) {
+	p, cn := startProcClient(t, "--evil-text")
+	cn.mustInitialize(t)
+	require.Contains(t, cn.toolNames(t), "evil")
+	var evil struct {
+		Title       string `json:"title"`
+		Description string `json:"description"`
+		Annotations struct {
+			Title string `json:"title"`
+		} `json:"annotations"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	raw := cn.raw.rawTools(t)["evil"]
+	require.NoError(t, json.Unmarshal(raw, &evil))
+	require.Equal(t, "Evil "+EvilText, evil.Annotations.Title)
+	require.Equal(t, "Shows what a hostile server sends.\n"+EvilText, evil.Description)
+	require.Contains(t, string(evil.InputSchema), "\u009b31m", "the schema carries a raw C1 control")
+	require.Contains(t, string(evil.InputSchema), "\u202e", "and a raw bidi override")
+	require.Equal(t, EvilText, resultText(t, cn.mustCall(t, "evil", nil)))
+	require.Eventually(t, func() bool { return strings.Count(p.stderr.String(), EvilStderr+"\n") == 2 },
+		wait, 10*time.Millisecond, "stderr at start and per call: %q", p.stderr.String())
+	for _, s := range []string{"\x1b]52;", "\x1b[2J", "\x1b[8m", "\r", "\u202e", "\u2066", "\u009b", "\x7f"} {
+		require.Contains(t, EvilText, s)
+	}
+	require.Contains(t, EvilStderr, "\x9b2J")
+}
+
+func TestProcEvilTextAtExit(t *testing.T) {
+	p, stdin, _ := startProc(t, "--evil-text", "--exit-at-start", "3")
+	defer stdin.Close()
+	require.Equal(t, 3, p.exitCode(t))
+	require.Equal(t, EvilStderr+"\nexiting at start with status 3\n", p.stderr.String())
+}
