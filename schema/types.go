@@ -14,11 +14,16 @@ import (
 	"time"
 )
 
-// Defaults applied after validation when a field is absent.
+// Defaults applied after validation when a field is absent, and the
+// bounds config.cue sets (kept equal to it; a test checks).
 const (
 	DefaultTimeout      = 5000 * time.Millisecond
 	DefaultPollInterval = 5000 * time.Millisecond
 	MinPollInterval     = 100 * time.Millisecond
+	// MaxTimeout and MaxPollInterval keep durations far from the int64
+	// nanoseconds a time.Duration holds.
+	MaxTimeout      = time.Hour
+	MaxPollInterval = 24 * time.Hour
 )
 
 // ServerType says how a server is reached.
