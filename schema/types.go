@@ -95,8 +95,9 @@ func sortedPairs(m map[string]string) [][2]string {
 	return out
 }
 
-// Permission holds tool-id rules; a rule is a tool id or an id prefix that
-// ends at a "__" boundary.
+// Permission holds the rules of the "permission" section; a rule names a
+// server ("mcp__github"), one of its tools ("mcp__github__create_issue"),
+// every MCP tool ("mcp") or a built-in ("write") (registry.RuleMatches).
 type Permission struct {
 	Allow []string `json:"allow,omitempty"`
 	Ask   []string `json:"ask,omitempty"`

@@ -384,7 +384,7 @@ func explain(root *node, path []string, msg string) *Error {
 	case len(path) == 2 && path[0] == "mcp" && path[1] == "pollInterval":
 		e.Msg = pollIntervalRule()
 	case len(path) >= 2 && path[0] == "permission":
-		e.Msg = `permission rules are tool ids or id prefixes made of letters, digits, "_" and "-" (e.g. "write", "mcp__github")`
+		e.Msg = `a permission rule is a tool id ("write", "mcp__github__create_issue"), a server ("mcp__github") or "mcp", made of letters, digits, "_" and "-"`
 		if len(path) == 2 {
 			e.Msg = fmt.Sprintf("permission.%s must be a list of rules", path[1])
 		}
