@@ -211,13 +211,18 @@ func (t TrustStore) Untrust(ctx context.Context, settingsPath string) (bool, err
 
 func (t TrustStore) update(ctx context.Context, fn func(map[string]TrustRecord) bool) error {
 	if err := os.MkdirAll(filepath.Dir(t.Path), 0o700); err != nil {
-		return fmt.Errorf("create home: %w", err)
+		return fileError(t.Path, "create home", err)
 	}
 	lock := flock.New(t.Path + ".lock")
 	lctx, cancel := context.WithTimeout(ctx, LockTimeout)
 	defer cancel()
-	if ok, err := lock.TryLockContext(lctx, 10*time.Millisecond); err != nil || !ok {
-		return fmt.Errorf("lock %s: %w", t.Path, errors.Join(err, lctx.Err()))
+	ok, err := lock.TryLockContext(lctx, 10*time.Millisecond)
+	switch {
+	case ok:
+	case err != nil && lctx.Err() == nil:
+		return fileError(t.Path, "lock "+t.Path, err)
+	default:
+		return fmt.Errorf("lock %s: another process holds it: %w", t.Path, errors.Join(err, lctx.Err()))
 	}
 	defer func() { _ = lock.Unlock() }()
 	m, err := t.Load()
@@ -231,7 +236,7 @@ func (t TrustStore) update(ctx context.Context, fn func(map[string]TrustRecord) 
 	if err != nil {
 		return fmt.Errorf("write trust store: %w", err)
 	}
-	return writeAtomic(t.Path, append(data, '\n'), 0o600)
+	return writeAtomic(t.Path, append(data, '\n'), 0o600, nil)
 }
 
 // Sources are the files that make up the desired configuration.
