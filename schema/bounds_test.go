@@ -155,3 +155,21 @@ func TestCheckedValuesBounded(t *testing.T) {
 	_, errs = v.check("c.json", []byte(doc))
 	require.Empty(t, errs)
 }
+
+// A decoding failure that validation should have prevented is still a
+// positioned error in plain words.
+func TestDecodeErrorIsPositioned(t *testing.T) {
+	data := []byte("{\"mcp\": {\"servers\": [\n  {\"name\": \"s\", \"enabled\": \"yes\"}\n]}}")
+	root, err := parseTree(data)
+	require.NoError(t, err)
+	n := root.member("mcp")
+	var into struct {
+		Servers []struct {
+			Enabled bool `json:"enabled"`
+		} `json:"servers"`
+	}
+	err = json.Unmarshal(data[n.start:n.end], &into)
+	require.Error(t, err)
+	e := decodeError("c.json", newLineIndex(data), root, n.start, err)
+	require.Equal(t, `c.json:2:17: mcp.servers[0].enabled (server "s"): unexpected string here`, e.Error())
+}
