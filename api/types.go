@@ -29,6 +29,11 @@ type Status struct {
 	ConfigError string         `json:"configError,omitempty"`
 	Servers     []ServerStatus `json:"servers"`
 	ObservedAt  time.Time      `json:"observedAt,omitzero"`
+
+	// ProjectError is why the project's settings file is ignored (it is
+	// invalid: the reason quotes its positioned errors), "" when it is
+	// not; the user's config applies meanwhile.
+	ProjectError string `json:"projectError,omitempty"`
 }
 
 // Desired is what the config asks for one server.

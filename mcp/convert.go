@@ -63,28 +63,69 @@ func (e *ConvertError) Error() string {
 
 func (e *ConvertError) Unwrap() error { return e.Err }
 
-// ToolID returns mcp__<server>__<tool> with every character outside
-// [A-Za-z0-9_-] replaced by "_". An id longer than MaxToolIDLen keeps its
-// first MaxToolIDLen-9 characters and ends with "_" and the first 8 hex
-// digits of the SHA-256 of the unsanitised "mcp__<server>__<tool>", so it is
-// stable and distinct names stay distinct with high probability. Distinct
-// names can still sanitise to the same short id; ConvertTools reports that.
+// ToolID returns mcp__<server>__<tool>, made only of [A-Za-z0-9_-] and
+// at most MaxToolIDLen long. Every other character becomes "_". In the tool
+// part runs of "_" are then collapsed to one and a leading or trailing "_"
+// is dropped, so the tool part never holds the separator "__" nor touches
+// it: with a server name as the config allows (no "__", not ending in "_")
+// the id never holds "___" and splits into server and tool at its first
+// "__" after "mcp__", one way only. A tool part left empty is "tool_" and
+// the first 8 hex digits of the SHA-256 of the unsanitised
+// "mcp__<server>__<tool>".
+//
+// An id longer than MaxToolIDLen keeps its server part whole and shortens
+// the tool part to what fits of its start, "_" and the same 8 hex digits,
+// so it is stable and distinct names stay distinct with high probability.
+// A server name of up to MaxToolIDLen-len("mcp____")-8 (49) characters
+// always fits (the config allows 48); a longer one yields a longer id.
+// Distinct names can still map to one id ("a.b" and "a__b" both give
+// "a_b"); ConvertTools reports that.
 func ToolID(server, tool string) string {
-	full := "mcp__" + server + "__" + tool
+	prefix := "mcp__" + sanitizeID(server) + "__"
+	part := strings.Trim(collapseUnderscores(sanitizeID(tool)), "_")
+	if part != "" && len(prefix)+len(part) <= MaxToolIDLen {
+		return prefix + part
+	}
+	sum := sha256.Sum256([]byte("mcp__" + server + "__" + tool))
+	hash := hex.EncodeToString(sum[:])[:toolIDHashLen]
+	if part == "" {
+		part = "tool"
+	}
+	keep := max(MaxToolIDLen-len(prefix)-toolIDHashLen-1, 0)
+	if head := strings.TrimRight(part[:min(keep, len(part))], "_"); head != "" {
+		return prefix + head + "_" + hash
+	}
+	return prefix + hash
+}
+
+// sanitizeID replaces every character outside [A-Za-z0-9_-] by "_".
+func sanitizeID(s string) string {
 	var b strings.Builder
-	for _, c := range full {
+	b.Grow(len(s))
+	for _, c := range s {
 		if c == '_' || c == '-' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') {
 			b.WriteRune(c)
 		} else {
 			b.WriteByte('_')
 		}
 	}
-	id := b.String()
-	if len(id) <= MaxToolIDLen {
-		return id
+	return b.String()
+}
+
+// collapseUnderscores replaces each run of "_" in s by one.
+func collapseUnderscores(s string) string {
+	if !strings.Contains(s, "__") {
+		return s
 	}
-	sum := sha256.Sum256([]byte(full))
-	return id[:MaxToolIDLen-toolIDHashLen-1] + "_" + hex.EncodeToString(sum[:])[:toolIDHashLen]
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '_' && i > 0 && s[i-1] == '_' {
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // rawTool is the part of a tools/list entry a Tool is built from.

@@ -19,7 +19,7 @@ func TestToolID(t *testing.T) {
 		{"github", "create_issue", "mcp__github__create_issue"},
 		{"my server", "do.it/now", "mcp__my_server__do_it_now"},
 		{"fs", "read-file", "mcp__fs__read-file"},
-		{"ünï", "日本", "mcp___n_____"},
+		{"ünï", "日本", "mcp___n___tool_2dbd4664"},
 		{"s", "a\x00b", "mcp__s__a_b"},
 	} {
 		require.Equal(t, tc.want, ToolID(tc.server, tc.tool), "%q %q", tc.server, tc.tool)

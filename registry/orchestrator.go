@@ -137,11 +137,11 @@ type prepared struct {
 // not started get ctx's error.
 func (o *Orchestrator) Run(ctx context.Context, calls []Call) []Outcome {
 	out := make([]Outcome, len(calls))
-	rules := o.opts.Rules()
+	policy := NewPolicy(o.opts.Rules())
 	var ready []prepared
 	for i, c := range calls {
 		out[i] = Outcome{ID: c.ID, Tool: c.Tool}
-		p, err := o.check(rules, i, c)
+		p, err := o.check(policy, i, c)
 		if err != nil {
 			out[i].fail(err)
 			o.opts.Logger.V(1).Info("tool call rejected", "call", c.ID, "tool", c.Tool, "reason", err.Error())
@@ -172,12 +172,12 @@ func (o *Orchestrator) Run(ctx context.Context, calls []Call) []Outcome {
 }
 
 // check looks the tool up, applies the rules and validates the arguments.
-func (o *Orchestrator) check(rules Rules, i int, c Call) (prepared, error) {
+func (o *Orchestrator) check(policy Policy, i int, c Call) (prepared, error) {
 	t, ok := o.opts.Registry.Get(c.Tool)
 	if !ok {
 		return prepared{}, callErr(ErrUnknownTool, nil, "tool %q is not available", c.Tool)
 	}
-	d := Decide(rules, t)
+	d := policy.Decide(t)
 	if d.Action == Deny {
 		return prepared{}, callErr(ErrDenied, nil, "tool %q is %s", c.Tool, d.Reason())
 	}

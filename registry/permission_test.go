@@ -28,7 +28,7 @@ func TestRuleMatches(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.rule+"→"+c.id, func(t *testing.T) {
-			require.Equal(t, c.want, RuleMatches(c.rule, c.id))
+			require.Equal(t, c.want, RuleMatches(c.rule, Tool{ID: c.id}))
 		})
 	}
 }

@@ -3,8 +3,10 @@ package schema
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -40,38 +43,85 @@ var ErrNoServer = errors.New("no such server")
 // file in the same directory, fsync, rename, fsync of the directory).
 //
 // A missing file (and its directory, 0700) is created; a new file is 0600,
-// an existing one keeps its mode. A file that is not valid JSON or fails
-// validation is refused untouched, with every positioned error; so is an
-// edit whose result would not validate. ${VAR} references are not expanded
-// here: an unset variable does not block an unrelated edit.
+// an existing one keeps its mode. A symlink is followed and the file it
+// points at edited, the link kept — also a dangling one, whose target is
+// then created. A file that is not valid JSON or fails validation is
+// refused untouched, with every positioned error; so is an edit whose
+// result would not validate. ${VAR} references are not expanded here: an
+// unset variable does not block an unrelated edit.
+//
+// Others do not take the lock: an editor saving the file by hand. So just
+// before the rename Edit checks that the file is still the one it read
+// (same file, size, modification time and content); if it is not, the
+// whole read-modify-write starts again on the new contents, up to
+// maxEditAttempts times, after which the error wraps ErrKeptChanging. fn
+// may thus run more than once, each time on a fresh Doc; it must not act
+// outside it. (The check and the rename are two steps: a save landing
+// between them, a window of microseconds, is still lost.)
+//
+// A read-only file system is reported as such (the error wraps
+// ErrReadOnly), and so is a missing write permission (os.ErrPermission).
 func (v *Validator) Edit(ctx context.Context, path string, fn func(*Doc) error) error {
-	if target, err := filepath.EvalSymlinks(path); err == nil {
-		path = target // edit the file a symlink points at, keep the link
+	path, err := editTarget(path)
+	if err != nil {
+		return err
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create config directory: %w", err)
+		return fileError(path, "create config directory", err)
 	}
 	lock := flock.New(filepath.Join(dir, "."+filepath.Base(path)+".lock"))
 	lctx, cancel := context.WithTimeout(ctx, LockTimeout)
 	defer cancel()
 	locked, err := lock.TryLockContext(lctx, 10*time.Millisecond)
-	if err != nil || !locked {
+	switch {
+	case locked:
+	case err != nil && lctx.Err() == nil:
+		return fileError(path, "lock "+path, err)
+	case ctx.Err() != nil:
+		return fmt.Errorf("lock %s: %w", path, ctx.Err())
+	default:
 		return fmt.Errorf("lock %s: another process holds it: %w", path, errors.Join(err, lctx.Err()))
 	}
 	defer func() { _ = lock.Unlock() }()
 
-	mode := fs.FileMode(0o600)
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		data = []byte("{\n}\n") // multi-line, so new files get two-space indentation
-	case err != nil:
-		return fmt.Errorf("read config: %w", err)
-	default:
-		if st, err := os.Stat(path); err == nil {
-			mode = st.Mode().Perm()
+	for attempt := 1; ; attempt++ {
+		err := v.editOnce(path, fn)
+		if !errors.Is(err, errFileChanged) {
+			return err
 		}
+		if attempt == maxEditAttempts {
+			return fmt.Errorf("edit %s: %w (it changed during each of %d attempts); retry once it has been saved", path, ErrKeptChanging, maxEditAttempts)
+		}
+	}
+}
+
+// maxEditAttempts bounds how often Edit redoes its read-modify-write when
+// the file changes under it.
+const maxEditAttempts = 5
+
+// ErrKeptChanging is wrapped by Edit's error when the file changed under
+// every attempt to edit it.
+var ErrKeptChanging = errors.New("the file kept changing while it was being edited")
+
+// ErrReadOnly is wrapped by an edit's error when the file system holding
+// the file is mounted read-only.
+var ErrReadOnly = errors.New("the file system is read-only")
+
+// errFileChanged says the file is not the one read any more.
+var errFileChanged = errors.New("the file changed since it was read")
+
+// editOnce is one read-modify-write of path, under its lock.
+func (v *Validator) editOnce(path string, fn func(*Doc) error) error {
+	state, data, err := readState(path)
+	if err != nil {
+		return fileError(path, "read config", err)
+	}
+	mode := fs.FileMode(0o600)
+	if state.exists {
+		mode = state.mode
+	} else {
+		data = []byte("{\n}\n") // multi-line, so new files get two-space indentation
 	}
 	data, bom := stripBOM(data) // kept, and written back
 	root, errs := v.check(path, data)
@@ -82,21 +132,175 @@ func (v *Validator) Edit(ctx context.Context, path string, fn func(*Doc) error) 
 	if err := fn(doc); err != nil {
 		return err
 	}
-	if _, errs := v.check(path, doc.data); len(errs) > 0 {
+	// The tree is the one the edit's splices already parsed.
+	if errs := v.checkTree(path, doc.data, doc.root); len(errs) > 0 {
 		return fmt.Errorf("the change would make %s invalid, so it was not written:\n%w", path, errs)
 	}
 	out := doc.data
 	if bom {
 		out = append([]byte(utf8BOM), out...)
 	}
-	return writeAtomic(path, out, mode)
+	return writeAtomic(path, out, mode, func() error {
+		now, _, err := readState(path)
+		if err != nil {
+			return fileError(path, "read config", err)
+		}
+		if now != state {
+			return errFileChanged
+		}
+		return nil
+	})
 }
 
-func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+// fileState identifies what a path held when it was read: which file
+// (device and inode), its mode, size, modification time and a hash of its
+// content — or that there was none.
+type fileState struct {
+	exists   bool
+	dev, ino uint64
+	mode     fs.FileMode
+	size     int64
+	mtime    int64 // UnixNano
+	sum      [sha256.Size]byte
+}
+
+// readState reads path and says what it read; a missing file is the zero
+// state and no error.
+func readState(path string) (fileState, []byte, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fileState{}, nil, nil
+	}
 	if err != nil {
-		return fmt.Errorf("write config: %w", err)
+		return fileState{}, nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fileState{}, nil, err
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return fileState{}, nil, err
+	}
+	s := fileState{exists: true, mode: st.Mode().Perm(), size: st.Size(), mtime: st.ModTime().UnixNano(), sum: sha256.Sum256(data)}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		s.dev, s.ino = uint64(sys.Dev), sys.Ino
+	}
+	return s, data, nil
+}
+
+// editTarget returns the file path names, following symlinks — a dangling
+// one too, so that the edit creates the file it points at instead of
+// replacing the link with a regular file.
+func editTarget(path string) (string, error) {
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		return target, nil
+	}
+	p := path
+	for range maxSymlinks {
+		fi, err := os.Lstat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			return p, nil // the file to create
+		}
+		if err != nil {
+			return "", fmt.Errorf("config %s: %w", path, err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return p, nil
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return "", fmt.Errorf("config %s: %w", path, err)
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(p), target)
+		}
+		p = target
+	}
+	return "", fmt.Errorf("config %s: more than %d symbolic links to follow", path, maxSymlinks)
+}
+
+// maxSymlinks is how many links editTarget follows, as Linux does.
+const maxSymlinks = 40
+
+// fileError wraps err of step on path; a read-only file system and a
+// missing permission are said in words, since a user can act on them.
+func fileError(path, step string, err error) error {
+	switch {
+	case errors.Is(err, syscall.EROFS):
+		return fmt.Errorf("cannot edit %s: %w", path, classified{ErrReadOnly, err})
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("cannot edit %s: %w", path, classified{
+			fmt.Errorf("no permission to write it or its directory %s: %w", filepath.Dir(path), os.ErrPermission), err})
+	}
+	return fmt.Errorf("%s: %w", step, err)
+}
+
+// classified is an error shown as kind, matching both kind and cause.
+type classified struct{ kind, cause error }
+
+func (e classified) Error() string   { return e.kind.Error() }
+func (e classified) Unwrap() []error { return []error{e.kind, e.cause} }
+
+// staleTempAge is how old a temporary file of a writer must be to be
+// removed although the process its name gives still runs (a reused pid,
+// or one of another pid namespace): no writer holds the lock that long.
+const staleTempAge = 10 * time.Minute
+
+// tempPrefix starts the names of the temporary files writeAtomic makes for
+// path; the writer's pid follows.
+func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
+
+// removeStaleTemps removes the temporary files that writers killed
+// mid-write left beside path: those whose writer (the pid in the name) is
+// gone, and any older than staleTempAge — among them those of the older
+// ".<name>.tmp-<random>" form, which name no process. The caller holds
+// path's lock, which every writer holds while its temporary file exists;
+// removal is best effort.
+func removeStaleTemps(path string) {
+	dir, prefix := filepath.Dir(path), tempPrefix(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		stale := false
+		if pid, _, ok := strings.Cut(rest, "-"); ok && processGone(pid) {
+			stale = true
+		} else if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleTempAge {
+			stale = true
+		}
+		if stale {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// processGone reports whether pid (decimal text) names no running process.
+func processGone(pid string) bool {
+	n, err := strconv.Atoi(pid)
+	if err != nil || n <= 0 {
+		return false
+	}
+	return errors.Is(syscall.Kill(n, 0), syscall.ESRCH)
+}
+
+// writeAtomic replaces path with data: a temporary file in the same
+// directory named after this process, fsynced, renamed over path, and the
+// directory fsynced. Stale temporary files of killed writers are removed
+// first. Right before the rename it calls unchanged, if set; an error from
+// it leaves path alone and is returned as is. The caller holds path's lock.
+func writeAtomic(path string, data []byte, mode fs.FileMode, unchanged func() error) (err error) {
+	removeStaleTemps(path)
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, tempPrefix(path)+strconv.Itoa(os.Getpid())+"-*")
+	if err != nil {
+		return fileError(path, "write config", err)
 	}
 	defer func() {
 		if err != nil {
@@ -105,21 +309,26 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
 	}()
 	if _, err = tmp.Write(data); err != nil {
 		_ = tmp.Close()
-		return fmt.Errorf("write config: %w", err)
+		return fileError(path, "write config", err)
 	}
 	if err = tmp.Chmod(mode); err != nil {
 		_ = tmp.Close()
-		return fmt.Errorf("write config: %w", err)
+		return fileError(path, "write config", err)
 	}
 	if err = tmp.Sync(); err != nil {
 		_ = tmp.Close()
-		return fmt.Errorf("write config: %w", err)
+		return fileError(path, "write config", err)
 	}
 	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("write config: %w", err)
+		return fileError(path, "write config", err)
+	}
+	if unchanged != nil {
+		if err = unchanged(); err != nil {
+			return err
+		}
 	}
 	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write config: %w", err)
+		return fileError(path, "write config", err)
 	}
 	if d, derr := os.Open(dir); derr == nil {
 		_ = d.Sync() // make the rename durable; not fatal where unsupported

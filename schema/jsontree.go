@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"unicode/utf8"
 )
@@ -281,4 +282,29 @@ func lineCol(data []byte, off int) (line, col int) {
 		}
 	}
 	return line, col
+}
+
+// lineIndex holds the offset of each line's first byte of one document, so
+// that positioning many errors costs O(log n) each rather than a scan from
+// the start of the file.
+type lineIndex struct {
+	size   int
+	starts []int
+}
+
+func newLineIndex(data []byte) *lineIndex {
+	li := &lineIndex{size: len(data), starts: []int{0}}
+	for i, c := range data {
+		if c == '\n' {
+			li.starts = append(li.starts, i+1)
+		}
+	}
+	return li
+}
+
+// lineCol is lineCol(data, off) for the indexed document.
+func (li *lineIndex) lineCol(off int) (line, col int) {
+	off = max(min(off, li.size), 0)
+	i := sort.Search(len(li.starts), func(i int) bool { return li.starts[i] > off }) - 1
+	return i + 1, off - li.starts[i] + 1
 }

@@ -89,6 +89,9 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 	// Decode exactly the members that were validated. encoding/json matches
 	// keys case-insensitively (and merges repeats), so decoding the whole
 	// document would also read an unvalidated "Mcp" or "Permission".
+	// Durations are read as numbers' text: a value validation let through
+	// is converted exactly, and anything else is a positioned error that
+	// names the field and its range.
 	var raw struct {
 		MCP *struct {
 			Servers []struct {
@@ -100,34 +103,45 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 				Env       map[string]string `json:"env"`
 				Transport Transport         `json:"transport"`
 				Enabled   *bool             `json:"enabled"`
-				Timeout   *int64            `json:"timeout"`
+				Timeout   *json.Number      `json:"timeout"`
 			} `json:"servers"`
-			PollInterval *int64 `json:"pollInterval"`
+			PollInterval *json.Number `json:"pollInterval"`
 		}
 		Permission Permission
 	}
-	if n := root.member("mcp"); n != nil {
-		if err := json.Unmarshal(data[n.start:n.end], &raw.MCP); err != nil {
-			return nil, Errors{{File: file, Msg: "invalid JSON: " + err.Error()}}
-		}
-	}
-	if n := root.member("permission"); n != nil {
-		if err := json.Unmarshal(data[n.start:n.end], &raw.Permission); err != nil {
-			return nil, Errors{{File: file, Msg: "invalid JSON: " + err.Error()}}
+	lines := newLineIndex(data)
+	for _, m := range []struct {
+		key  string
+		into any
+	}{{"mcp", &raw.MCP}, {"permission", &raw.Permission}} {
+		if n := root.member(m.key); n != nil {
+			if err := json.Unmarshal(data[n.start:n.end], m.into); err != nil {
+				return nil, Errors{decodeError(file, lines, root, n.start, err)}
+			}
 		}
 	}
 	cfg := &Config{Path: file, Permission: raw.Permission, MCP: MCP{PollInterval: DefaultPollInterval}}
 	if raw.MCP == nil {
 		return cfg, nil
 	}
+	var derrs Errors
+	duration := func(num *json.Number, lo, hi time.Duration, rule string, path ...string) time.Duration {
+		d, ok := millis(*num, lo, hi)
+		if !ok {
+			e := &Error{File: file, Path: path, Msg: rule}
+			locate(e, lines, root)
+			derrs = append(derrs, e)
+		}
+		return d
+	}
 	if raw.MCP.PollInterval != nil {
-		cfg.MCP.PollInterval = time.Duration(*raw.MCP.PollInterval) * time.Millisecond
+		cfg.MCP.PollInterval = duration(raw.MCP.PollInterval, MinPollInterval, MaxPollInterval, pollIntervalRule(), "mcp", "pollInterval")
 	}
 	source := opts.Source
 	if source == "" {
 		source = SourceUser
 	}
-	x := expander{file: file, data: data, root: root, lookup: opts.LookupEnv}
+	x := expander{file: file, lines: lines, root: root, lookup: opts.LookupEnv}
 	if x.lookup == nil {
 		x.lookup = os.LookupEnv
 	}
@@ -141,7 +155,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 			s.Enabled = *rs.Enabled
 		}
 		if rs.Timeout != nil {
-			s.Timeout = time.Duration(*rs.Timeout) * time.Millisecond
+			s.Timeout = duration(rs.Timeout, time.Millisecond, MaxTimeout, timeoutRule(), "mcp", "servers", strconv.Itoa(i), "timeout")
 		}
 		if s.Type == Remote && s.Transport == "" {
 			s.Transport = TransportAuto
@@ -158,11 +172,62 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 		}
 		cfg.MCP.Servers = append(cfg.MCP.Servers, s)
 	}
-	if len(x.errs) > 0 {
-		sortErrors(x.errs)
-		return nil, x.errs
+	if errs := append(derrs, x.errs...); len(errs) > 0 {
+		sortErrors(errs)
+		return nil, errs
 	}
 	return cfg, nil
+}
+
+// millis converts a JSON number of milliseconds to a duration; ok is false
+// unless it is a whole number in [lo, hi].
+func millis(num json.Number, lo, hi time.Duration) (d time.Duration, ok bool) {
+	ms, err := strconv.ParseInt(num.String(), 10, 64)
+	if err != nil || ms < lo.Milliseconds() || ms > hi.Milliseconds() {
+		return 0, false
+	}
+	return time.Duration(ms) * time.Millisecond, true
+}
+
+// decodeError positions a decoding failure of the member starting at
+// offset base: a value of a type validation should have refused. It names
+// the place, never the Go types involved.
+func decodeError(file string, lines *lineIndex, root *node, base int, err error) *Error {
+	e := &Error{File: file, Msg: "value of an unexpected type"}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		e.Path = pathAt(root, base+int(te.Offset)-1)
+		e.Msg = "unexpected " + te.Value + " here"
+	}
+	locate(e, lines, root)
+	return e
+}
+
+// pathAt returns the path of the innermost value that holds offset off.
+func pathAt(root *node, off int) []string {
+	var path []string
+	n := root
+	for {
+		var next *node
+		switch n.kind {
+		case '{':
+			for _, m := range n.members {
+				if m.val.start <= off && off < m.val.end {
+					next, path = m.val, append(path, m.key)
+				}
+			}
+		case '[':
+			for i, el := range n.elems {
+				if el.start <= off && off < el.end {
+					next, path = el, append(path, strconv.Itoa(i))
+				}
+			}
+		}
+		if next == nil {
+			return path
+		}
+		n = next
+	}
 }
 
 // expander resolves ${VAR} and ${VAR:-default} in a server's strings and
@@ -170,7 +235,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 // literal "$".
 type expander struct {
 	file   string
-	data   []byte
+	lines  *lineIndex
 	root   *node
 	lookup func(string) (string, bool)
 	errs   Errors
@@ -199,12 +264,12 @@ func (x *expander) expand(s string, path []string) string {
 	for _, name := range missing {
 		e := &Error{File: x.file, Path: path,
 			Msg: fmt.Sprintf("environment variable %s is not set (set it, or write ${%s:-default})", name, name)}
-		locate(e, x.data, x.root)
+		locate(e, x.lines, x.root)
 		x.errs = append(x.errs, e)
 	}
 	if bad != "" {
 		e := &Error{File: x.file, Path: path, Msg: fmt.Sprintf("malformed variable reference %q: write ${NAME} or ${NAME:-default}, and $$ for a literal $", bad)}
-		locate(e, x.data, x.root)
+		locate(e, x.lines, x.root)
 		x.errs = append(x.errs, e)
 	}
 	return out

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -96,9 +98,14 @@ type ProjectStatus struct {
 	Dir     string `json:"dir"`
 	Hash    string `json:"hash"`
 	Trusted bool   `json:"trusted"`
-	// Reason explains Trusted false: never trusted, or changed since.
+	// Reason explains why the project's servers do not run: never trusted,
+	// changed since, invalid (then with its errors).
 	Reason  string   `json:"reason,omitempty"`
 	Servers []string `json:"servers"`
+	// Err is why the project is ignored: it cannot be read or is invalid
+	// (positioned Errors), or, trusted, its ${VAR}s do not resolve. nil
+	// when none of that applies.
+	Err error `json:"-"`
 }
 
 // DefinitionHash identifies what a project asks to run: its "mcp" and
@@ -113,14 +120,30 @@ func DefinitionHash(data []byte) (string, error) {
 	}
 	// Exactly the members the validator checked and Parse reads (see
 	// lookalikeKeys): a lookalike "Mcp" cannot stand in for the real one.
-	canon := func(key string) any {
+	// Numbers keep their text (json.Number): decoded as float64, distinct
+	// big integers would hash alike. For integers below 2^53 written without
+	// an exponent — every valid file's — the text is what float64 printed,
+	// so hashes of such files, and the trust records holding them, stay.
+	canon := func(key string) (any, error) {
 		var v any
 		if n := root.member(key); n != nil {
-			_ = json.Unmarshal(data[n.start:n.end], &v)
+			dec := json.NewDecoder(bytes.NewReader(data[n.start:n.end]))
+			dec.UseNumber()
+			if err := dec.Decode(&v); err != nil {
+				return nil, err
+			}
 		}
-		return v
+		return v, nil
 	}
-	b, err := json.Marshal(map[string]any{"mcp": canon("mcp"), "permission": canon("permission")})
+	mcp, err := canon("mcp")
+	if err != nil {
+		return "", fmt.Errorf("hash project definition: %w", err)
+	}
+	perm, err := canon("permission")
+	if err != nil {
+		return "", fmt.Errorf("hash project definition: %w", err)
+	}
+	b, err := json.Marshal(map[string]any{"mcp": mcp, "permission": perm})
 	if err != nil {
 		return "", fmt.Errorf("hash project definition: %w", err)
 	}
@@ -190,13 +213,18 @@ func (t TrustStore) Untrust(ctx context.Context, settingsPath string) (bool, err
 
 func (t TrustStore) update(ctx context.Context, fn func(map[string]TrustRecord) bool) error {
 	if err := os.MkdirAll(filepath.Dir(t.Path), 0o700); err != nil {
-		return fmt.Errorf("create home: %w", err)
+		return fileError(t.Path, "create home", err)
 	}
 	lock := flock.New(t.Path + ".lock")
 	lctx, cancel := context.WithTimeout(ctx, LockTimeout)
 	defer cancel()
-	if ok, err := lock.TryLockContext(lctx, 10*time.Millisecond); err != nil || !ok {
-		return fmt.Errorf("lock %s: %w", t.Path, errors.Join(err, lctx.Err()))
+	ok, err := lock.TryLockContext(lctx, 10*time.Millisecond)
+	switch {
+	case ok:
+	case err != nil && lctx.Err() == nil:
+		return fileError(t.Path, "lock "+t.Path, err)
+	default:
+		return fmt.Errorf("lock %s: another process holds it: %w", t.Path, errors.Join(err, lctx.Err()))
 	}
 	defer func() { _ = lock.Unlock() }()
 	m, err := t.Load()
@@ -210,7 +238,7 @@ func (t TrustStore) update(ctx context.Context, fn func(map[string]TrustRecord) 
 	if err != nil {
 		return fmt.Errorf("write trust store: %w", err)
 	}
-	return writeAtomic(t.Path, append(data, '\n'), 0o600)
+	return writeAtomic(t.Path, append(data, '\n'), 0o600, nil)
 }
 
 // Sources are the files that make up the desired configuration.
@@ -242,50 +270,52 @@ func (s Sources) Files() []string {
 //     the one the user trusted; otherwise it carries Hold{HoldUntrusted} with
 //     the reason, and the project's "allow" rules are dropped (its "ask" and
 //     "deny" rules only restrict, so they always apply).
+//   - A project file that cannot be read or is invalid in any way changes
+//     nothing: the user's servers and rules apply as if it were absent,
+//     Project.Err holds its errors, and each server it names (that can be
+//     named: a valid name of an entry, at most maxHeldNames of them) carries
+//     Hold{HoldUntrusted} whose reason quotes them — whether or not it was
+//     trusted, since a file that fails validation is read differently by
+//     different JSON readers. None of its rules apply.
+//   - A trusted project whose ${VAR}s do not resolve is held the same way,
+//     with those errors; its "ask" and "deny" rules apply.
 //   - A name defined in both files is not overridden: the entry (the user's)
 //     carries Hold{HoldConflict} naming both files, and neither copy runs.
 //   - pollInterval comes from the user config.
 //
-// Errors of either file are returned together, positioned in their file.
+// The error is the user config's (positioned Errors), or one of the trust
+// store: only the user's own files can make LoadDesired fail.
 func (v *Validator) LoadDesired(src Sources, opts LoadOptions) (*Config, error) {
 	userOpts := opts
 	userOpts.Source = SourceUser
 	cfg, err := v.Load(src.User, userOpts)
-	if src.Project == "" || err != nil && !hasErrors(err) {
+	if src.Project == "" || err != nil {
 		return cfg, err
-	}
-	var errs Errors
-	if err != nil {
-		errs = append(errs, err.(Errors)...)
 	}
 	data, rerr := os.ReadFile(src.Project)
 	if errors.Is(rerr, os.ErrNotExist) {
-		return cfg, joinErrors(errs)
+		return cfg, nil
 	}
+	ps := &ProjectStatus{Path: src.Project, Dir: ProjectDir(src.Project)}
+	cfg.Project = ps
+	source := SourceProjectPrefix + ps.Dir
 	if rerr != nil {
-		return nil, fmt.Errorf("read project settings: %w", rerr)
+		ignoreProject(cfg, nil, fmt.Errorf("read project settings: %w", rerr))
+		return cfg, nil
 	}
 	// Nothing of an untrusted project is expanded: its ${VAR}s must neither
 	// read the user's environment nor, unset, break the user's own servers.
-	projOpts := opts
-	projOpts.Source = SourceProjectPrefix + ProjectDir(src.Project)
-	projOpts.NoExpand = true
-	proj, perr := v.Parse(src.Project, data, projOpts)
+	proj, perr := v.Parse(src.Project, data, LoadOptions{NoExpand: true, Source: source})
 	if perr != nil {
-		var pe Errors
-		if !errors.As(perr, &pe) {
-			return nil, perr
-		}
-		errs = append(errs, pe...)
-	}
-	if len(errs) > 0 {
-		return nil, errs
+		ignoreProject(cfg, data, perr)
+		return cfg, nil
 	}
 	hash, err := DefinitionHash(data)
 	if err != nil {
-		return nil, err
+		ignoreProject(cfg, data, err)
+		return cfg, nil
 	}
-	ps := &ProjectStatus{Path: src.Project, Dir: ProjectDir(src.Project), Hash: hash}
+	ps.Hash = hash
 	for _, s := range proj.MCP.Servers {
 		ps.Servers = append(ps.Servers, s.Name)
 	}
@@ -304,12 +334,17 @@ func (v *Validator) LoadDesired(src Sources, opts LoadOptions) (*Config, error) 
 	} else {
 		ps.Trusted, ps.Reason = false, "no trust store"
 	}
+	held := !ps.Trusted
 	if ps.Trusted && !opts.NoExpand {
-		if proj, err = v.Parse(src.Project, data, LoadOptions{LookupEnv: opts.LookupEnv, Source: projOpts.Source}); err != nil {
-			return nil, err
+		expanded, err := v.Parse(src.Project, data, LoadOptions{LookupEnv: opts.LookupEnv, Source: source})
+		if err != nil {
+			ps.Err = err
+			ps.Reason = fmt.Sprintf("project %s is trusted but cannot run until this is fixed:\n%s", src.Project, err)
+			held = true
+		} else {
+			proj = expanded
 		}
 	}
-	cfg.Project = ps
 
 	userNames := map[string]int{}
 	for i, s := range cfg.MCP.Servers {
@@ -318,9 +353,9 @@ func (v *Validator) LoadDesired(src Sources, opts LoadOptions) (*Config, error) 
 	for _, s := range proj.MCP.Servers {
 		i, clash := userNames[s.Name]
 		switch {
-		case !ps.Trusted:
-			// An untrusted project changes nothing, not even by clashing:
-			// the user's server of that name keeps running.
+		case held:
+			// A held project changes nothing, not even by clashing: the
+			// user's server of that name keeps running.
 			reason := ps.Reason
 			if clash {
 				reason += fmt.Sprintf(" (its server %q also has the name of one in %s)", s.Name, src.User)
@@ -335,22 +370,60 @@ func (v *Validator) LoadDesired(src Sources, opts LoadOptions) (*Config, error) 
 	}
 	cfg.Permission.Deny = append(cfg.Permission.Deny, proj.Permission.Deny...)
 	cfg.Permission.Ask = append(cfg.Permission.Ask, proj.Permission.Ask...)
-	if ps.Trusted {
+	if !held {
 		cfg.Permission.Allow = append(cfg.Permission.Allow, proj.Permission.Allow...)
 	}
 	return cfg, nil
 }
 
-func hasErrors(err error) bool {
-	var errs Errors
-	return errors.As(err, &errs)
-}
+// maxHeldNames bounds how many servers of an invalid project are shown as
+// held: enough for any real project, and a hostile file's million entries
+// do not become a million desired servers.
+const maxHeldNames = 100
 
-func joinErrors(errs Errors) error {
-	if len(errs) == 0 {
-		return nil
+// ignoreProject records in cfg that its project (whose contents are data,
+// nil if unreadable) is ignored because of err: cfg.Project gets the error
+// and every server the file names validly is added, held with it.
+func ignoreProject(cfg *Config, data []byte, err error) {
+	ps := cfg.Project
+	ps.Trusted, ps.Err = false, err
+	ps.Reason = fmt.Sprintf("project %s is invalid and ignored:\n%s", ps.Path, err)
+	data, _ = stripBOM(data)
+	root, perr := parseTree(data)
+	if perr != nil {
+		return
 	}
-	return errs
+	servers := root.member("mcp").member("servers")
+	if servers == nil || servers.kind != '[' {
+		return
+	}
+	var errs Errors
+	errors.As(err, &errs)
+	badName := map[string]bool{}
+	for _, e := range errs {
+		if len(e.Path) == 4 && e.Path[0] == "mcp" && e.Path[1] == "servers" && e.Path[3] == "name" {
+			badName[e.Path[2]] = true
+		}
+	}
+	for i, el := range servers.elems {
+		if len(ps.Servers) == maxHeldNames {
+			break
+		}
+		name := el.member("name")
+		if name == nil || name.kind != '"' || badName[strconv.Itoa(i)] {
+			continue
+		}
+		s := Server{Name: name.str, Enabled: true, Source: SourceProjectPrefix + ps.Dir,
+			Hold: &Hold{Kind: HoldUntrusted, Reason: ps.Reason}}
+		if t := el.member("type"); t != nil && (t.str == string(Local) || t.str == string(Remote)) {
+			s.Type = ServerType(t.str)
+		}
+		if e := el.member("enabled"); e != nil && e.kind == 'f' {
+			s.Enabled = false
+		}
+		ps.Servers = append(ps.Servers, s.Name)
+		cfg.MCP.Servers = append(cfg.MCP.Servers, s)
+	}
 }
 
 // Describe lists what a project settings file would run, for a user about to

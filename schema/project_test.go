@@ -99,15 +99,15 @@ func TestLoadDesired(t *testing.T) {
 	require.Contains(t, cfg.MCP.Servers[0].Hold.Reason, src.User)
 	require.Contains(t, cfg.MCP.Servers[0].Hold.Reason, src.Project)
 
-	// Errors in both files are reported together.
+	// Only the user's own file can make the load fail; the project's
+	// errors are the project's.
 	write(t, src.User, `{"mcp": {"servers": [{"name": "u", "type": "lokal"}]}}`)
 	write(t, src.Project, `{"mcp": {"servers": [{"name": "p", "type": "local"}]}}`)
 	_, err = v.LoadDesired(src, LoadOptions{})
 	var errs Errors
 	require.ErrorAs(t, err, &errs)
-	require.Len(t, errs, 2)
+	require.Len(t, errs, 1)
 	require.Equal(t, src.User, errs[0].File)
-	require.Equal(t, src.Project, errs[1].File)
 }
 
 func TestUntrustedProjectChangesNothing(t *testing.T) {
@@ -149,8 +149,34 @@ func TestLookalikeKeyCannotKeepTrust(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEqual(t, hash, h2, "the hash reads the exact keys only")
 	write(t, src.Project, changed)
-	_, err = v.LoadDesired(src, LoadOptions{})
+	cfg, err := v.LoadDesired(src, LoadOptions{})
+	require.NoError(t, err, "an invalid project is the project's problem")
 	var errs Errors
-	require.ErrorAs(t, err, &errs)
+	require.ErrorAs(t, cfg.Project.Err, &errs)
 	require.Contains(t, errs.Error(), `key "Mcp" is too close to "mcp"`)
+	require.False(t, cfg.Project.Trusted)
+	require.Len(t, cfg.MCP.Servers, 1)
+	require.NotNil(t, cfg.MCP.Servers[0].Hold, "docs does not run")
+	require.Empty(t, cfg.Permission.Allow)
+}
+
+func TestDefinitionHashNumbers(t *testing.T) {
+	// The hash of an ordinary file is what it has always been, so trust
+	// records stay valid (computed when numbers were decoded as float64).
+	ordinary := `{"model": "x", "mcp": {"servers": [{"name": "docs", "type": "local", "command": ["npx", "-y", "pkg", "<&>"], "env": {"T": "${TOK}"}, "timeout": 9000, "enabled": false}], "pollInterval": 250}, "permission": {"allow": ["mcp__docs"], "deny": ["mcp__docs__rm"]}}`
+	h, err := DefinitionHash([]byte(ordinary))
+	require.NoError(t, err)
+	require.Equal(t, "bf29ff2193900aa4463762662e398408a0738c56af4885c34a80fee5801542d9", h)
+
+	hash := func(timeout string) string {
+		h, err := DefinitionHash([]byte(`{"mcp": {"servers": [{"name": "s", "type": "local", "command": ["a"], "timeout": ` + timeout + `}]}}`))
+		require.NoError(t, err)
+		return h
+	}
+	// float64 cannot tell these apart; the hash must.
+	require.NotEqual(t, hash("9007199254740993"), hash("9007199254740992"))
+	require.NotEqual(t, hash("99999999999999999999"), hash("100000000000000000000"))
+	require.NotEqual(t, hash("1e3"), hash("1000"), "numbers hash by their text")
+	require.NotEqual(t, hash("1.0"), hash("1"))
+	require.Equal(t, hash("1000"), hash(" 1000 "))
 }

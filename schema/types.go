@@ -14,11 +14,16 @@ import (
 	"time"
 )
 
-// Defaults applied after validation when a field is absent.
+// Defaults applied after validation when a field is absent, and the
+// bounds config.cue sets (kept equal to it; a test checks).
 const (
 	DefaultTimeout      = 5000 * time.Millisecond
 	DefaultPollInterval = 5000 * time.Millisecond
 	MinPollInterval     = 100 * time.Millisecond
+	// MaxTimeout and MaxPollInterval keep durations far from the int64
+	// nanoseconds a time.Duration holds.
+	MaxTimeout      = time.Hour
+	MaxPollInterval = 24 * time.Hour
 )
 
 // ServerType says how a server is reached.
@@ -91,8 +96,9 @@ func sortedPairs(m map[string]string) [][2]string {
 	return out
 }
 
-// Permission holds tool-id rules; a rule is a tool id or an id prefix that
-// ends at a "__" boundary.
+// Permission holds the rules of the "permission" section; a rule names a
+// server ("mcp__github"), one of its tools ("mcp__github__create_issue"),
+// every MCP tool ("mcp") or a built-in ("write") (registry.RuleMatches).
 type Permission struct {
 	Allow []string `json:"allow,omitempty"`
 	Ask   []string `json:"ask,omitempty"`

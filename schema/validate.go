@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/literal"
@@ -116,22 +117,52 @@ func (v *Validator) check(file string, data []byte) (*node, Errors) {
 		}
 		return nil, Errors{{File: file, Msg: "invalid JSON: " + err.Error()}}
 	}
+	return root, v.checkTree(file, data, root)
+}
+
+// checkTree validates root, the syntax tree of data (the contents of file).
+//
+// Only the "mcp" and "permission" members reach CUE: the top level is open,
+// so nothing else can be wrong there, and CUE's cost grows faster than the
+// size of what it is given — a large key of another tool must not make
+// validation slow. Everything else done here (duplicate and lookalike keys,
+// positions) is linear in the size of the document. Positions come from the
+// tree, never from CUE, so giving CUE the members alone loses none.
+func (v *Validator) checkTree(file string, data []byte, root *node) Errors {
 	if root.kind != '{' {
-		return nil, Errors{{File: file, Line: 1, Col: 1, Msg: "the config must be a JSON object"}}
+		return Errors{{File: file, Line: 1, Col: 1, Msg: "the config must be a JSON object"}}
 	}
-	errs := duplicateKeys(file, data, root, nil)
-	errs = append(errs, lookalikeKeys(file, data, root)...)
+	lines := newLineIndex(data)
+	errs := duplicateKeys(file, lines, root, nil)
+	errs = append(errs, lookalikeKeys(file, lines, root)...)
 	// CUE reports duplicate names as a conflict in a hidden field; ours name
 	// both entries.
-	errs = append(errs, duplicateServers(file, data, root)...)
+	errs = append(errs, duplicateServers(file, lines, root)...)
 	// A control character is reported in plain words by controlChars; what
 	// CUE says about the same value (or a key below it) adds nothing.
-	ctrl := controlChars(file, data, root)
+	ctrl := controlChars(file, lines, root)
 	errs = append(errs, ctrl...)
 
-	expr, err := cuejson.Extract(file, data)
-	if err != nil {
-		return nil, Errors{{File: file, Msg: "invalid JSON: " + err.Error()}}
+	var fields []any
+	budget := MaxCheckedValues
+	for _, key := range []string{"mcp", "permission"} {
+		n := root.member(key)
+		if n == nil {
+			continue
+		}
+		if budget = countValues(n, budget); budget < 0 {
+			e := &Error{File: file, Path: []string{key}, Msg: fmt.Sprintf(
+				`"mcp" and "permission" hold more than %d values together; no configuration needs that many, so the file is refused as it is`, MaxCheckedValues)}
+			locate(e, lines, root)
+			errs = append(errs, e)
+			sortErrors(errs)
+			return errs
+		}
+		expr, err := cuejson.Extract(file, data[n.start:n.end])
+		if err != nil {
+			return Errors{{File: file, Msg: "invalid JSON: " + err.Error()}}
+		}
+		fields = append(fields, key, expr)
 	}
 	type located struct {
 		prefix []string
@@ -139,7 +170,7 @@ func (v *Validator) check(file string, data []byte) (*node, Errors) {
 	}
 	var cerrs []located
 	v.mu.Lock()
-	doc := v.ctx.BuildExpr(expr)
+	doc := v.ctx.BuildExpr(ast.NewStruct(fields...))
 	if err := v.def.Unify(doc).Validate(cue.Concrete(true), cue.All()); err != nil {
 		for _, ce := range cueerrors.Errors(err) {
 			cerrs = append(cerrs, located{nil, ce})
@@ -182,11 +213,37 @@ func (v *Validator) check(file string, data []byte) (*node, Errors) {
 		}
 		seen[key] = true
 		e.File = file
-		locate(e, data, root)
+		locate(e, lines, root)
 		errs = append(errs, e)
 	}
 	sortErrors(errs)
-	return root, errs
+	return errs
+}
+
+// MaxCheckedValues bounds how many JSON values (objects, arrays, strings,
+// numbers, ...) the "mcp" and "permission" members may hold together. CUE's
+// cost grows with the square of a list's or an object's length, so this
+// keeps validating a hostile file (a project's, say) to a fraction of a
+// second; real configurations hold a few hundred values.
+const MaxCheckedValues = 10000
+
+// countValues returns budget less the number of values in n, or a
+// negative number as soon as the budget is exceeded.
+func countValues(n *node, budget int) int {
+	budget--
+	for _, m := range n.members {
+		if budget < 0 {
+			return budget
+		}
+		budget = countValues(m.val, budget)
+	}
+	for _, el := range n.elems {
+		if budget < 0 {
+			return budget
+		}
+		budget = countValues(el, budget)
+	}
+	return budget
 }
 
 // unquoteLabels turns CUE's quoted labels ("X-Api-Key", "K\u001b") back
@@ -213,7 +270,7 @@ func hasPrefix(path, prefix []string) bool {
 // other than what runs: "\r" or ESC[2K can hide part of a command on the
 // trust prompt, ESC[8m an env entry, a bidi control can reorder a line.
 // config.cue refuses the same characters in the fields that hold text.
-func controlChars(file string, data []byte, root *node) Errors {
+func controlChars(file string, lines *lineIndex, root *node) Errors {
 	var errs Errors
 	report := func(path []string, s string, key bool) {
 		i := strings.IndexFunc(s, termtext.IsControl)
@@ -232,7 +289,7 @@ func controlChars(file string, data []byte, root *node) Errors {
 			msg = fmt.Sprintf("%s the control character U+%04X (%s) at byte %d; control characters are not allowed (they can hide text on a terminal)", what, r, termtext.Name(r), i+1)
 		}
 		e := &Error{File: file, Path: path, Msg: msg}
-		locate(e, data, root)
+		locate(e, lines, root)
 		errs = append(errs, e)
 	}
 	var walk func(n *node, path []string)
@@ -270,7 +327,7 @@ func sortErrors(errs Errors) {
 }
 
 // locate sets the position and server name of e from its path.
-func locate(e *Error, data []byte, root *node) {
+func locate(e *Error, lines *lineIndex, root *node) {
 	n, _ := lookup(root, e.Path)
 	if n != nil {
 		off := n.start
@@ -285,7 +342,7 @@ func locate(e *Error, data []byte, root *node) {
 				}
 			}
 		}
-		e.Line, e.Col = lineCol(data, off)
+		e.Line, e.Col = lines.lineCol(off)
 	}
 	if len(e.Path) >= 3 && e.Path[0] == "mcp" && e.Path[1] == "servers" {
 		if s, _ := lookup(root, e.Path[:3]); s != nil {
@@ -327,6 +384,18 @@ var (
 // knownFields are suggested when an unknown field looks like a typo.
 var knownFields = []string{"name", "type", "command", "url", "headers", "env", "enabled", "timeout",
 	"transport", "servers", "pollInterval", "allow", "ask", "deny"}
+
+// timeoutRule and pollIntervalRule say the allowed ranges of the duration
+// fields (config.cue has the same bounds: MaxTimeout, MinPollInterval,
+// MaxPollInterval).
+func timeoutRule() string {
+	return fmt.Sprintf("timeout must be a whole number of milliseconds from 1 to %d (1 hour)", MaxTimeout.Milliseconds())
+}
+
+func pollIntervalRule() string {
+	return fmt.Sprintf("pollInterval must be a whole number of milliseconds from %d to %d (24 hours)",
+		MinPollInterval.Milliseconds(), MaxPollInterval.Milliseconds())
+}
 
 // explain turns a CUE message into a plain-words reason.
 func explain(root *node, path []string, msg string) *Error {
@@ -382,11 +451,11 @@ func explain(root *node, path []string, msg string) *Error {
 			e.Msg += fmt.Sprintf(", not %q", n.str)
 		}
 	case inServer && field == "name":
-		e.Msg = `server name must start with a letter, contain only letters, digits, "_" and "-", be at most 48 characters and not contain "__"`
+		e.Msg = `server name must start with a letter, contain only letters, digits, "_" and "-", be at most 48 characters, and neither contain "__" nor end in "_" (tool ids are mcp__<server>__<tool>)`
 	case inServer && field == "url":
 		e.Msg = "url must be an http:// or https:// address with a host"
 	case inServer && field == "timeout":
-		e.Msg = "timeout must be a whole number of milliseconds greater than 0"
+		e.Msg = timeoutRule()
 	case inServer && field == "transport":
 		e.Msg = `transport must be "auto", "streamable-http" or "sse"`
 	case inServer && field == "command":
@@ -400,9 +469,9 @@ func explain(root *node, path []string, msg string) *Error {
 	case inServer && field == "enabled":
 		e.Msg = "enabled must be true or false"
 	case len(path) == 2 && path[0] == "mcp" && path[1] == "pollInterval":
-		e.Msg = "pollInterval must be a whole number of milliseconds, at least 100"
+		e.Msg = pollIntervalRule()
 	case len(path) >= 2 && path[0] == "permission":
-		e.Msg = `permission rules are tool ids or id prefixes made of letters, digits, "_" and "-" (e.g. "write", "mcp__github")`
+		e.Msg = `a permission rule is a tool id ("write", "mcp__github__create_issue"), a server ("mcp__github") or "mcp", made of letters, digits, "_" and "-"`
 		if len(path) == 2 {
 			e.Msg = fmt.Sprintf("permission.%s must be a list of rules", path[1])
 		}
@@ -445,34 +514,36 @@ func editDistance(a, b string) int {
 }
 
 // duplicateKeys reports an object key given twice: JSON readers disagree on
-// which copy wins, so the file is ambiguous.
-func duplicateKeys(file string, data []byte, n *node, path []string) Errors {
+// which copy wins, so the file is ambiguous. path is shared between calls
+// (each level appends to it) and copied only into an error, so a deep
+// document costs no more than a flat one.
+func duplicateKeys(file string, lines *lineIndex, n *node, path []string) Errors {
 	var errs Errors
 	switch n.kind {
 	case '{':
 		first := map[string]int{}
 		for _, m := range n.members {
 			if off, dup := first[m.key]; dup {
-				l, c := lineCol(data, off)
+				l, c := lines.lineCol(off)
 				p := append(slices.Clone(path), m.key)
 				e := &Error{File: file, Path: p, Msg: fmt.Sprintf("key %q appears twice (first at line %d, column %d)", m.key, l, c)}
-				e.Line, e.Col = lineCol(data, m.keyStart)
+				e.Line, e.Col = lines.lineCol(m.keyStart)
 				errs = append(errs, e)
 				continue
 			}
 			first[m.key] = m.keyStart
-			errs = append(errs, duplicateKeys(file, data, m.val, append(slices.Clone(path), m.key))...)
+			errs = append(errs, duplicateKeys(file, lines, m.val, append(path, m.key))...)
 		}
 	case '[':
 		for i, el := range n.elems {
-			errs = append(errs, duplicateKeys(file, data, el, append(slices.Clone(path), strconv.Itoa(i)))...)
+			errs = append(errs, duplicateKeys(file, lines, el, append(path, strconv.Itoa(i)))...)
 		}
 	}
 	return errs
 }
 
 // duplicateServers reports each server whose name an earlier entry already has.
-func duplicateServers(file string, data []byte, root *node) Errors {
+func duplicateServers(file string, lines *lineIndex, root *node) Errors {
 	servers := root.member("mcp").member("servers")
 	if servers == nil || servers.kind != '[' {
 		return nil
@@ -489,10 +560,10 @@ func duplicateServers(file string, data []byte, root *node) Errors {
 			first[nm.str] = i
 			continue
 		}
-		fl, _ := lineCol(data, servers.elems[j].start)
+		fl, _ := lines.lineCol(servers.elems[j].start)
 		e := &Error{File: file, Path: []string{"mcp", "servers", strconv.Itoa(i), "name"}, Server: nm.str,
 			Msg: fmt.Sprintf("duplicate server name %q: entries mcp.servers[%d] (line %d) and mcp.servers[%d] have the same name", nm.str, j, fl, i)}
-		e.Line, e.Col = lineCol(data, nm.start)
+		e.Line, e.Col = lines.lineCol(nm.start)
 		errs = append(errs, e)
 	}
 	return errs
@@ -502,14 +573,14 @@ func duplicateServers(file string, data []byte, root *node) Errors {
 // "permission" only in case. The top level is open, so the schema accepts
 // them as keys of other tools, but JSON readers that match keys without
 // regard to case (Go's among them) would take them for ours.
-func lookalikeKeys(file string, data []byte, root *node) Errors {
+func lookalikeKeys(file string, lines *lineIndex, root *node) Errors {
 	var errs Errors
 	for _, m := range root.members {
 		for _, ours := range []string{"mcp", "permission"} {
 			if m.key != ours && strings.EqualFold(m.key, ours) {
 				e := &Error{File: file, Path: []string{m.key},
 					Msg: fmt.Sprintf("key %q is too close to %q: write %q exactly (or rename it if it belongs to another tool)", m.key, ours, ours)}
-				e.Line, e.Col = lineCol(data, m.keyStart)
+				e.Line, e.Col = lines.lineCol(m.keyStart)
 				errs = append(errs, e)
 			}
 		}

@@ -296,10 +296,14 @@ func (a *app) listCmd() *cobra.Command {
 				views = append(views, view(s, showSecrets))
 			}
 			if asJSON {
+				if msg := projectError(cfg); msg != "" {
+					fmt.Fprintln(a.stderr, msg)
+				}
 				return a.printJSON(views)
 			}
 			if len(views) == 0 {
 				fmt.Fprintf(a.stdout, "No MCP servers configured in %s.\nAdd one with `freecode mcp add <name> local \"<command>\"`.\n", cfg.Path)
+				a.printHeld(views, cfg)
 				return nil
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
@@ -317,7 +321,7 @@ func (a *app) listCmd() *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			a.printHeld(views)
+			a.printHeld(views, cfg)
 			return nil
 		},
 	}
@@ -326,8 +330,9 @@ func (a *app) listCmd() *cobra.Command {
 	return c
 }
 
-// printHeld explains, once per reason, why servers do not run.
-func (a *app) printHeld(views []serverView) {
+// printHeld explains, once per reason, why servers do not run, and why
+// the project is ignored even when it names no server.
+func (a *app) printHeld(views []serverView, cfg *schema.Config) {
 	seen := map[string]bool{}
 	for _, v := range views {
 		if v.Held != "" && !seen[v.Held] {
@@ -335,6 +340,19 @@ func (a *app) printHeld(views []serverView) {
 			fmt.Fprintln(a.stdout, "\n"+termtext.Neutralize(v.Held))
 		}
 	}
+	if msg := projectError(cfg); msg != "" && !seen[msg] {
+		fmt.Fprintln(a.stdout, "\n"+msg)
+	}
+}
+
+// projectError says why the project's settings are ignored ("" when they
+// are not): the file is unreadable or invalid, or trusted but its
+// variables do not resolve.
+func projectError(cfg *schema.Config) string {
+	if cfg.Project == nil || cfg.Project.Err == nil {
+		return ""
+	}
+	return cfg.Project.Reason
 }
 
 func yesNo(b bool) string {

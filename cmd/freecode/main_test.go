@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +42,14 @@ func TestScripts(t *testing.T) {
 			env.Setenv("FREECODE_HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "userns" {
+				// A mount namespace of one's own: how a script mounts a
+				// directory read-only without being root.
+				return exec.Command("unshare", "-rm", "true").Run() == nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"gone":    cmdGone,

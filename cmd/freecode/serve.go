@@ -145,6 +145,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 		Status: func() api.Status {
 			st := statusFromController(ctrl.Status())
 			st.ServePID, st.ConfigPath = os.Getpid(), cfgPath
+			st.ProjectError = rules.projectError()
 			return st
 		},
 		Restart: func(name string) error {
@@ -207,7 +208,11 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 			Path:  cfgPath,
 			Files: src.Files(),
 			Load: func() (*schema.Config, error) {
-				return v.LoadDesired(src, schema.LoadOptions{LookupEnv: a.lookupEnv})
+				cfg, err := v.LoadDesired(src, schema.LoadOptions{LookupEnv: a.lookupEnv})
+				if err == nil && cfg.Project != nil && cfg.Project.Err != nil {
+					log.Info("project settings ignored; the user config applies", "project", src.Project, "error", cfg.Project.Err.Error())
+				}
+				return cfg, err
 			},
 			OnApplied:  rules.set,
 			Controller: ctrl,
@@ -328,11 +333,13 @@ func listenSocket(path string, log logr.Logger) (net.Listener, error) {
 	return ln, nil
 }
 
-// rulesHolder keeps the permission rules of the last valid configuration
-// for the orchestrator, which reads them on every batch.
+// rulesHolder keeps what serve takes from the last valid configuration
+// besides its servers: the permission rules for the orchestrator, which
+// reads them on every batch, and why the project is ignored, for the status.
 type rulesHolder struct {
-	mu    sync.Mutex // guards rules
-	rules registry.Rules
+	mu         sync.Mutex // guards rules and projectErr
+	rules      registry.Rules
+	projectErr string
 }
 
 func (r *rulesHolder) get() registry.Rules {
@@ -345,6 +352,13 @@ func (r *rulesHolder) set(cfg *schema.Config) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rules = registry.Rules(cfg.Permission)
+	r.projectErr = projectError(cfg)
+}
+
+func (r *rulesHolder) projectError() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.projectErr
 }
 
 func statusFromController(cs controller.Status) api.Status {

@@ -176,6 +176,7 @@ func (a *app) offlineStatus(ctx context.Context, home string, asJSON, probe bool
 		return a.renderStatus(out, asJSON)
 	}
 	out.ConfigPath = cfg.Path
+	out.ProjectError = projectError(cfg)
 	out.Servers = make([]api.ServerStatus, len(cfg.MCP.Servers))
 	for i, s := range cfg.MCP.Servers {
 		v := view(s, false)
@@ -247,13 +248,16 @@ func renderStatus(w io.Writer, out statusOutput, asJSON bool) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		seen := map[string]bool{}
-		for _, s := range out.Servers {
-			if s.Reason != "" && !seen[s.Reason] {
-				seen[s.Reason] = true
-				fmt.Fprintf(w, "\n%s: %s\n", termtext.Neutralize(s.Phase), termtext.Neutralize(s.Reason))
-			}
+	}
+	seen := map[string]bool{}
+	for _, s := range out.Servers {
+		if s.Reason != "" && !seen[s.Reason] {
+			seen[s.Reason] = true
+			fmt.Fprintf(w, "\n%s: %s\n", termtext.Neutralize(s.Phase), termtext.Neutralize(s.Reason))
 		}
+	}
+	if out.ProjectError != "" && !seen[out.ProjectError] {
+		fmt.Fprintf(w, "\n%s\n", termtext.Neutralize(out.ProjectError))
 	}
 	if out.ConfigError != "" {
 		if out.ServeRunning {
