@@ -363,7 +363,7 @@ func TestCallThroughRegistry(t *testing.T) {
 	tool, ok := h.reg.Get(mcp.ToolID("call", "echo"))
 	require.True(t, ok)
 	require.True(t, tool.ReadOnly)
-	require.Error(t, tool.Validate([]byte(`{}`)))
+	require.Error(t, tool.Validate(t.Context(), []byte(`{}`)))
 	res, err := tool.Call(t.Context(), []byte(`{"text":"hello"}`))
 	require.NoError(t, err)
 	require.Contains(t, res.Text(), "hello")
