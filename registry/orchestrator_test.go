@@ -111,7 +111,7 @@ func TestOrchestratorRejectsBeforeCalling(t *testing.T) {
 func TestOrchestratorBuiltinValidationNeverCalls(t *testing.T) {
 	r := NewRegistry(nil)
 	dir := t.TempDir()
-	require.NoError(t, RegisterBuiltins(r, dir))
+	require.NoError(t, RegisterBuiltins(r, BuiltinOptions{Root: dir}))
 	o := newOrch(t, r, func(o *OrchestratorOptions) { o.Rules = func() Rules { return Rules{Allow: []string{"write"}} } })
 	out := o.Run(testCtx(t), []Call{{ID: "1", Tool: "write", Args: json.RawMessage(`{"path":"a.txt"}`)}})
 	require.ErrorIs(t, out[0].Err, ErrInvalidArgs)

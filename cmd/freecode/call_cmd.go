@@ -14,6 +14,7 @@ import (
 
 	"github.com/freecode/freecode/bridge"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/schema"
 )
 
 // serverOfTool returns the server part of an MCP tool id, or "" for a
@@ -67,7 +68,11 @@ a terminal; without one the call is refused unless --yes.`,
 			if err != nil {
 				return fmt.Errorf("working directory: %w", err)
 			}
-			if err := registry.RegisterBuiltins(reg, wd); err != nil {
+			home, err := schema.Home(a.getenv)
+			if err != nil {
+				return err
+			}
+			if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: wd, Protected: []string{home, cfg.Path}}); err != nil {
 				return err
 			}
 			if name := serverOfTool(id); name != "" {

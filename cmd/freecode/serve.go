@@ -117,7 +117,9 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 	}
 	bus := registry.NewBus()
 	reg := registry.NewRegistry(bus)
-	if err := registry.RegisterBuiltins(reg, root); err != nil {
+	// The home holds provider keys and trust decisions, and serve may well
+	// run in a directory that contains it (~).
+	if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: root, Protected: []string{home, cfgPath}}); err != nil {
 		return err
 	}
 	// The guard learns of each server's process group the moment it starts,
