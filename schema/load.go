@@ -60,7 +60,7 @@ var ErrNotExist = os.ErrNotExist
 func (v *Validator) Load(path string, opts LoadOptions) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return &Config{Path: path, MCP: MCP{PollInterval: DefaultPollInterval}}, nil
+		return &Config{Path: path, MCP: MCP{PollInterval: DefaultPollInterval, CallTimeout: DefaultCallTimeout}}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
@@ -99,8 +99,13 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 				Transport Transport         `json:"transport"`
 				Enabled   *bool             `json:"enabled"`
 				Timeout   *int64            `json:"timeout"`
+
+				CallTimeout *int64 `json:"callTimeout"`
 			} `json:"servers"`
 			PollInterval *int64 `json:"pollInterval"`
+
+			CallTimeout      *int64 `json:"callTimeout"`
+			MaxArgumentBytes *int   `json:"maxArgumentBytes"`
 		}
 		Permission Permission
 	}
@@ -114,12 +119,18 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 			return nil, Errors{{File: file, Msg: "invalid JSON: " + err.Error()}}
 		}
 	}
-	cfg := &Config{Path: file, Permission: raw.Permission, MCP: MCP{PollInterval: DefaultPollInterval}}
+	cfg := &Config{Path: file, Permission: raw.Permission, MCP: MCP{PollInterval: DefaultPollInterval, CallTimeout: DefaultCallTimeout}}
 	if raw.MCP == nil {
 		return cfg, nil
 	}
 	if raw.MCP.PollInterval != nil {
 		cfg.MCP.PollInterval = time.Duration(*raw.MCP.PollInterval) * time.Millisecond
+	}
+	if raw.MCP.CallTimeout != nil {
+		cfg.MCP.CallTimeout = time.Duration(*raw.MCP.CallTimeout) * time.Millisecond
+	}
+	if raw.MCP.MaxArgumentBytes != nil {
+		cfg.MCP.MaxArgumentBytes = *raw.MCP.MaxArgumentBytes
 	}
 	source := opts.Source
 	if source == "" {
@@ -140,6 +151,9 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 		}
 		if rs.Timeout != nil {
 			s.Timeout = time.Duration(*rs.Timeout) * time.Millisecond
+		}
+		if rs.CallTimeout != nil {
+			s.CallTimeout = time.Duration(*rs.CallTimeout) * time.Millisecond
 		}
 		if s.Type == Remote && s.Transport == "" {
 			s.Transport = TransportAuto

@@ -239,7 +239,7 @@ var (
 
 // knownFields are suggested when an unknown field looks like a typo.
 var knownFields = []string{"name", "type", "command", "url", "headers", "env", "enabled", "timeout",
-	"transport", "servers", "pollInterval", "allow", "ask", "deny"}
+	"transport", "servers", "pollInterval", "allow", "ask", "deny", "callTimeout", "maxArgumentBytes"}
 
 // explain turns a CUE message into a plain-words reason.
 func explain(root *node, path []string, msg string) *Error {
@@ -300,6 +300,10 @@ func explain(root *node, path []string, msg string) *Error {
 		e.Msg = "url must be an http:// or https:// address with a host"
 	case inServer && field == "timeout":
 		e.Msg = "timeout must be a whole number of milliseconds greater than 0"
+	case (inServer && field == "callTimeout") || (len(path) == 2 && path[0] == "mcp" && path[1] == "callTimeout"):
+		e.Msg = "callTimeout must be a whole number of milliseconds, more than 0 and at most 86400000 (a day)"
+	case len(path) == 2 && path[0] == "mcp" && path[1] == "maxArgumentBytes":
+		e.Msg = "maxArgumentBytes must be a whole number of bytes from 1024 to 4194304 (4 MiB, what the local API reads of a request)"
 	case inServer && field == "transport":
 		e.Msg = `transport must be "auto", "streamable-http" or "sse"`
 	case inServer && field == "command":

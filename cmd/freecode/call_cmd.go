@@ -94,7 +94,9 @@ a terminal; without one the call is refused unless --yes.`,
 				Rules:       func() registry.Rules { return registry.Rules(cfg.Permission) },
 				Approver:    a.approver(yes),
 				MaxParallel: 1,
-				CallTimeout: timeout,
+				Limits: func() registry.Limits {
+					return registry.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: timeout}
+				},
 			})
 			out := orch.Run(c.Context(), []registry.Call{{ID: "cli", Tool: id, Args: callArgs}})[0]
 			if asJSON {

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/gofrs/flock"
@@ -139,6 +140,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 	orch := registry.New(registry.OrchestratorOptions{
 		Registry: reg,
 		Rules:    rules.get,
+		Limits:   rules.limits,
 		Approver: approvals,
 		Logger:   log.WithName("orchestrator"),
 	})
@@ -314,11 +316,13 @@ func listenSocket(path string, log logr.Logger) (net.Listener, error) {
 	return ln, nil
 }
 
-// rulesHolder keeps the permission rules of the last valid configuration
-// for the orchestrator, which reads them on every batch.
+// rulesHolder keeps the permission rules and call limits of the last valid
+// configuration for the orchestrator, which reads them on every batch.
+// Before the first configuration is applied the limits are the defaults.
 type rulesHolder struct {
-	mu    sync.Mutex // guards rules
+	mu    sync.Mutex // guards rules and lim
 	rules registry.Rules
+	lim   *registry.Limits
 }
 
 func (r *rulesHolder) get() registry.Rules {
@@ -327,10 +331,36 @@ func (r *rulesHolder) get() registry.Rules {
 	return r.rules
 }
 
+func (r *rulesHolder) limits() registry.Limits {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lim == nil {
+		return registry.Limits{CallTimeout: schema.DefaultCallTimeout}
+	}
+	return *r.lim
+}
+
 func (r *rulesHolder) set(cfg *schema.Config) {
+	lim := callLimits(cfg)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rules = registry.Rules(cfg.Permission)
+	r.lim = &lim
+}
+
+// callLimits are the orchestrator's limits for cfg: mcp.maxArgumentBytes,
+// mcp.callTimeout for every tool, and each server's callTimeout for its own.
+func callLimits(cfg *schema.Config) registry.Limits {
+	lim := registry.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: cfg.MCP.CallTimeoutOf(schema.Server{})}
+	for _, s := range cfg.MCP.Servers {
+		if s.CallTimeout > 0 {
+			if lim.SourceCallTimeouts == nil {
+				lim.SourceCallTimeouts = map[string]time.Duration{}
+			}
+			lim.SourceCallTimeouts[s.Name] = s.CallTimeout
+		}
+	}
+	return lim
 }
 
 func statusFromController(cs controller.Status) api.Status {
