@@ -118,7 +118,8 @@ func TestKilledServerRestartsAfterBackoff(t *testing.T) {
 	s2 := h.server("k")
 	require.Equal(t, 1, s2.Restarts)
 	require.Equal(t, int64(2), s2.Generation)
-	require.Contains(t, s2.LastError, "SIGKILL")
+	require.Empty(t, s2.LastError, "ready again: no current error")
+	require.Contains(t, s2.LastFailure, "SIGKILL")
 	require.False(t, testutil.Alive(s1.PID))
 
 	var seq []Phase

@@ -373,6 +373,7 @@ func statusFromController(cs controller.Status) api.Status {
 			Generation: s.Generation, ObservedGeneration: s.ObservedGeneration,
 			PID: s.PID, Tools: s.Tools, Restarts: s.Restarts, Since: s.Since,
 			LastError: s.LastError, StderrTail: s.StderrTail, NextRetry: s.NextRetry, Reason: s.Reason,
+			LastFailure: s.LastFailure, LastFailureAt: s.LastFailureAt,
 		})
 	}
 	return st
