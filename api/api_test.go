@@ -52,7 +52,7 @@ func newFixture(t *testing.T, rules registry.Rules, approvalTimeout time.Duratio
 	t.Helper()
 	bus := registry.NewBus()
 	reg := registry.NewRegistry(bus)
-	require.NoError(t, registry.RegisterBuiltins(reg, t.TempDir()))
+	require.NoError(t, registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: t.TempDir()}))
 	f := &fixture{reg: reg}
 	approvals := NewApprovals(bus, approvalTimeout)
 	srv := NewServer(Options{

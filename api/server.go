@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/net/netutil"
 
 	"github.com/freecode/freecode/registry"
 )
@@ -26,6 +27,23 @@ const (
 	defaultKeepalive = 15 * time.Second
 	writeTimeout     = 10 * time.Second
 	maxBodyBytes     = 4 << 20
+
+	// DefaultReadTimeout bounds reading one request, headers and body. The
+	// largest body (4 MiB) takes milliseconds over the socket: a client
+	// still sending after this is stalled or hostile, and its connection
+	// is closed. Streams, approvals and long calls are responses and are
+	// not bound by it.
+	DefaultReadTimeout = 10 * time.Second
+	// DefaultIdleTimeout closes a kept-alive connection that sends no next
+	// request. It is longer than the Go client's idle timeout (30 s), so
+	// the client gives a connection up before the server does.
+	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultMaxConns bounds the connections open at once; more wait to be
+	// accepted until one closes. serve's clients are a handful of CLI
+	// commands and hosts, each with a few streams; the bound keeps file
+	// descriptors and memory (about 10 KiB per connection) in check when
+	// something opens connections without end.
+	DefaultMaxConns = 1024
 )
 
 // Runner runs tool calls; *registry.Orchestrator implements it.
@@ -53,7 +71,12 @@ type Options struct {
 
 	// LogPoll is how often a followed log is re-read (default DefaultLogPoll).
 	LogPoll time.Duration
-	Logger  logr.Logger
+	// ReadTimeout, IdleTimeout and MaxConns bound connections (defaults
+	// DefaultReadTimeout, DefaultIdleTimeout, DefaultMaxConns).
+	ReadTimeout time.Duration
+	IdleTimeout time.Duration
+	MaxConns    int
+	Logger      logr.Logger
 }
 
 // Server is the local API's HTTP handler.
@@ -71,6 +94,15 @@ func NewServer(opts Options) *Server {
 	}
 	if opts.LogPoll <= 0 {
 		opts.LogPoll = DefaultLogPoll
+	}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = DefaultReadTimeout
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.MaxConns < 1 {
+		opts.MaxConns = DefaultMaxConns
 	}
 	if opts.Restart == nil {
 		opts.Restart = func(name string) error { return fmt.Errorf("server %q: %w", name, ErrNotFound) }
@@ -94,19 +126,31 @@ func NewServer(opts Options) *Server {
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// A write deadline set while answering the previous request of this
+	// connection (see writeJSON) must not cut this one's answer.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	s.mux.ServeHTTP(w, r)
+}
 
 // Serve answers requests on ln until ctx ends, then stops: open streams end,
 // in-flight calls are cancelled, and Serve returns once every handler has
 // returned (or after a 5 s grace). It closes ln.
+//
+// At most MaxConns connections are open at once (the next one is accepted
+// when one closes); a request must arrive, headers and body, within
+// ReadTimeout, and a connection idle for IdleTimeout is closed.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	srv := &http.Server{
 		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: min(10*time.Second, s.opts.ReadTimeout),
+		ReadTimeout:       s.opts.ReadTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return hctx },
 	}
+	ln = netutil.LimitListener(ln, s.opts.MaxConns)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -140,6 +184,10 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 		_ = json.NewEncoder(&buf).Encode(errorBody{Error: "encode response: " + err.Error()})
 	}
 	w.Header().Set("Content-Type", "application/json")
+	// A client that does not read its answer cannot hold the handler or,
+	// once it returned, the connection (the deadline also bounds the final
+	// flush).
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeTimeout))
 	w.WriteHeader(code)
 	_, _ = w.Write(buf.Bytes())
 }

@@ -63,7 +63,12 @@ type ServerStatus struct {
 	Tools              int       `json:"tools"`
 	Restarts           int       `json:"restarts"`
 	Since              time.Time `json:"since,omitzero"`
-	LastError          string    `json:"lastError,omitempty"`
+	// LastError is the failure the server is in now; "" once it is ready
+	// again (unless its tools were refused). LastFailure and LastFailureAt
+	// keep the most recent failure after it recovered.
+	LastError     string    `json:"lastError,omitempty"`
+	LastFailure   string    `json:"lastFailure,omitempty"`
+	LastFailureAt time.Time `json:"lastFailureAt,omitzero"`
 	// Reason says why a configured server does not run by design: its
 	// project is not trusted, or its name is defined twice.
 	Reason     string    `json:"reason,omitempty"`

@@ -25,11 +25,13 @@ type Caller interface {
 }
 
 // Tools returns one registry.Tool per tool, in the same order. Each tool's
-// Source is its server's name; Validate is the tool's schema validator (nil
-// when it has none); Call goes through caller with the server's own tool
-// name and converts the answer to a registry.Result. A call error that
-// wraps mcp.ErrTransport also wraps registry.ErrTransport, so the
-// orchestrator can tell a lost connection from any other failure.
+// Source is its server's name; Validate is the tool's schema validator, its
+// work bounded and ending with the call's context (ValidateContext; nil when
+// it has none); Call goes through caller with the server's own tool name and
+// converts the answer to a registry.Result. A call error that wraps
+// mcp.ErrTransport also wraps registry.ErrTransport, so the orchestrator can
+// tell a lost connection from any other failure. The call's timeout is the
+// orchestrator's (registry.Limits, per server).
 func Tools(caller Caller, tools []mcp.Tool) []registry.Tool {
 	out := make([]registry.Tool, 0, len(tools))
 	for _, t := range tools {
@@ -44,7 +46,7 @@ func Tools(caller Caller, tools []mcp.Tool) []registry.Tool {
 			Call:        call(caller, t.Name),
 		}
 		if t.Validator != nil {
-			rt.Validate = t.Validator.Validate
+			rt.Validate = t.Validator.ValidateContext
 		}
 		out = append(out, rt)
 	}

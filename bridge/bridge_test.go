@@ -51,8 +51,8 @@ func TestToolsFields(t *testing.T) {
 	require.True(t, got.ReadOnly)
 	require.False(t, tools[1].ReadOnly)
 
-	require.NoError(t, got.Validate(json.RawMessage(`{"text":"hi"}`)))
-	err := got.Validate(json.RawMessage(`{}`))
+	require.NoError(t, got.Validate(t.Context(), json.RawMessage(`{"text":"hi"}`)))
+	err := got.Validate(t.Context(), json.RawMessage(`{}`))
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "text")
 

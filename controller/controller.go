@@ -148,10 +148,15 @@ type serverState struct {
 	failures         int // consecutive failures, for the backoff
 	nextRetry        time.Time
 	starts           int
-	lastErr          string
+	lastErr          string // the failure it is in now (ServerStatus.LastError)
 	pid, tools       int
 	conn             Conn     // the connected session while inst has one
 	tail             []string // stderr tail of the last session or failed start
+
+	// lastFailure and lastFailureAt keep the most recent failure after the
+	// server recovered (lastErr is cleared then).
+	lastFailure   string
+	lastFailureAt time.Time
 }
 
 // instance is one owner goroutine's handle.
@@ -310,6 +315,12 @@ func (c *Controller) unlockPublish(evs []PhaseChanged) {
 		c.bus.Publish(e)
 	}
 	c.pubMu.Unlock()
+}
+
+// fail records msg as the failure the server is in now and as its most
+// recent one.
+func (st *serverState) fail(msg string, at time.Time) {
+	st.lastErr, st.lastFailure, st.lastFailureAt = msg, msg, at
 }
 
 // shutdown stops every owner and waits for all of them.
@@ -495,11 +506,18 @@ type ServerStatus struct {
 	// start, a changed spec, or Restart).
 	Restarts int       `json:"restarts"`
 	Since    time.Time `json:"since"`
-	// LastError is the last failure (exit status and stderr tail, timeout,
-	// HTTP status...); it is kept after the server recovers.
-	LastError  string    `json:"lastError,omitempty"`
-	StderrTail []string  `json:"stderrTail,omitempty"`
-	NextRetry  time.Time `json:"nextRetry,omitzero"`
+	// LastError is the failure the server is in now: why its last start
+	// failed or its session ended (exit status and stderr tail, timeout,
+	// HTTP status...), or why the tools of its running session were
+	// refused. It is cleared once a start succeeds, so a ready server shows
+	// none unless its tools were refused.
+	LastError string `json:"lastError,omitempty"`
+	// LastFailure is the most recent failure and LastFailureAt when it
+	// happened; unlike LastError they are kept after the server recovers.
+	LastFailure   string    `json:"lastFailure,omitempty"`
+	LastFailureAt time.Time `json:"lastFailureAt,omitzero"`
+	StderrTail    []string  `json:"stderrTail,omitempty"`
+	NextRetry     time.Time `json:"nextRetry,omitzero"`
 }
 
 // Status returns a snapshot; servers are sorted by name.
@@ -534,6 +552,7 @@ func (c *Controller) Status() Status {
 			ss.Phase, ss.Since = st.phase, st.since
 			ss.Generation, ss.ObservedGeneration = st.gen, st.observedGen
 			ss.PID, ss.Tools, ss.LastError, ss.NextRetry = st.pid, st.tools, st.lastErr, st.nextRetry
+			ss.LastFailure, ss.LastFailureAt = st.lastFailure, st.lastFailureAt
 			ss.Restarts = max(st.starts-1, 0)
 			if st.inst != nil {
 				ss.SpecHash = st.inst.spec.SpecHash()

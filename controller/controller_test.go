@@ -118,7 +118,8 @@ func TestKilledServerRestartsAfterBackoff(t *testing.T) {
 	s2 := h.server("k")
 	require.Equal(t, 1, s2.Restarts)
 	require.Equal(t, int64(2), s2.Generation)
-	require.Contains(t, s2.LastError, "SIGKILL")
+	require.Empty(t, s2.LastError, "ready again: no current error")
+	require.Contains(t, s2.LastFailure, "SIGKILL")
 	require.False(t, testutil.Alive(s1.PID))
 
 	var seq []Phase
@@ -363,7 +364,7 @@ func TestCallThroughRegistry(t *testing.T) {
 	tool, ok := h.reg.Get(mcp.ToolID("call", "echo"))
 	require.True(t, ok)
 	require.True(t, tool.ReadOnly)
-	require.Error(t, tool.Validate([]byte(`{}`)))
+	require.Error(t, tool.Validate(t.Context(), []byte(`{}`)))
 	res, err := tool.Call(t.Context(), []byte(`{"text":"hello"}`))
 	require.NoError(t, err)
 	require.Contains(t, res.Text(), "hello")

@@ -157,21 +157,24 @@ func (c *Controller) adopt(ctx context.Context, name string, gen int64, conn Con
 		return false
 	}
 	st.conn, st.pid, st.observedGen = conn, conn.PID(), gen
+	st.lastErr = "" // recovered; lastFailure keeps it
 	return true
 }
 
 // register makes the session's current tools the registry's set for name.
 // A rejected set (an id already taken by another source) leaves the server
-// running without tools and shows the error in its status.
+// running without tools and shows the error in its status until a later
+// set is accepted.
 func (c *Controller) register(name string, gen int64, conn Conn) {
 	tools := conn.Tools()
 	n := len(tools)
-	if _, err := c.reg.ReplaceSource(name, bridge.Tools(conn, tools)); err != nil {
+	_, err := c.reg.ReplaceSource(name, bridge.Tools(conn, tools))
+	if err != nil {
 		c.log.Error(err, "registering tools", "server", name)
 		c.reg.RemoveSource(name)
 		c.mu.Lock()
 		if st := c.servers[name]; st != nil && st.gen == gen {
-			st.lastErr = err.Error()
+			st.fail(err.Error(), time.Now())
 		}
 		c.mu.Unlock()
 		n = 0
@@ -179,6 +182,9 @@ func (c *Controller) register(name string, gen int64, conn Conn) {
 	c.mu.Lock()
 	if st := c.servers[name]; st != nil && st.gen == gen {
 		st.tools = n
+		if err == nil {
+			st.lastErr = "" // an earlier refused set is replaced
+		}
 	}
 	c.mu.Unlock()
 }
@@ -216,7 +222,7 @@ func (c *Controller) ended(name string, gen int64, err error, tail []string, rea
 		evs = st.setPhase(PhaseStopped, evs)
 	} else {
 		st.observedGen = gen
-		st.lastErr = err.Error()
+		st.fail(err.Error(), now)
 		if !readyAt.IsZero() && now.Sub(readyAt) >= c.backoff.StableAfter {
 			st.failures = 0
 		}

@@ -6,9 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 )
 
@@ -50,20 +53,39 @@ type writeArgs struct {
 	Content string `json:"content"`
 }
 
-// Builtins returns FreeCode's own tools operating on files under root:
+// BuiltinOptions configure Builtins.
+type BuiltinOptions struct {
+	// Root is the workspace the file tools work in (required).
+	Root string
+	// Protected are files and directories that read and write touch only
+	// with the user's approval, even inside Root and whatever the
+	// permission rules allow: FreeCode's home (its config holds provider
+	// keys, trust.json the trust decisions) and the config file in use.
+	Protected []string
+}
+
+// Builtins returns FreeCode's own tools operating on files under opts.Root:
 //
 //   - read (read-only): {path, offset?, limit?} returns up to limit lines
 //     (default 2000) starting at line offset (1-based), at most 256 KiB;
 //   - write (mutating): {path, content} replaces the file's content,
 //     creating it and its parent directories.
 //
-// Paths are relative to root, or absolute inside it; nothing outside root
+// Paths are relative to the root, or absolute inside it; nothing outside it
 // (including through symlinks) can be read or written. Arguments are
 // validated against the tools' JSON Schemas.
-func Builtins(root string) ([]Tool, error) {
-	abs, err := filepath.Abs(root)
+//
+// A call whose file is inside one of opts.Protected — as written, after
+// following symlinks, or as another name (hard link) of a file there — is
+// Sensitive: the orchestrator asks the user whatever the rules say. The
+// tools check again on the file they open (read) or are about to write
+// (write), and refuse a protected file unless the call was approved
+// (registry.Approved), so a symlink swapped in after the check changes
+// nothing.
+func Builtins(opts BuiltinOptions) ([]Tool, error) {
+	abs, err := filepath.Abs(opts.Root)
 	if err != nil {
-		return nil, fmt.Errorf("builtin tools: root %s: %w", root, err)
+		return nil, fmt.Errorf("builtin tools: root %s: %w", opts.Root, err)
 	}
 	readValidate, err := compileValidator(json.RawMessage(readSchema))
 	if err != nil {
@@ -73,7 +95,17 @@ func Builtins(root string) ([]Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("builtin tools: write schema: %w", err)
 	}
-	fs := fileTools{root: abs}
+	ft := fileTools{root: abs}
+	for _, p := range opts.Protected {
+		if p == "" {
+			continue
+		}
+		pa, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("builtin tools: protected path %s: %w", p, err)
+		}
+		ft.protected = append(ft.protected, pa)
+	}
 	return []Tool{
 		{
 			ID:          "read",
@@ -84,7 +116,8 @@ func Builtins(root string) ([]Tool, error) {
 			Annotations: json.RawMessage(`{"readOnlyHint":true}`),
 			ReadOnly:    true,
 			Validate:    readValidate,
-			Call:        fs.read,
+			Sensitive:   ft.sensitive,
+			Call:        ft.read,
 		},
 		{
 			ID:          "write",
@@ -95,15 +128,16 @@ func Builtins(root string) ([]Tool, error) {
 			Annotations: json.RawMessage(`{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true}`),
 			ReadOnly:    false,
 			Validate:    writeValidate,
-			Call:        fs.write,
+			Sensitive:   ft.sensitive,
+			Call:        ft.write,
 		},
 	}, nil
 }
 
-// RegisterBuiltins registers Builtins(root) as source "builtin", exactly as
+// RegisterBuiltins registers Builtins(opts) as source "builtin", exactly as
 // an MCP server's tools are registered.
-func RegisterBuiltins(r *Registry, root string) error {
-	tools, err := Builtins(root)
+func RegisterBuiltins(r *Registry, opts BuiltinOptions) error {
+	tools, err := Builtins(opts)
 	if err != nil {
 		return err
 	}
@@ -114,7 +148,8 @@ func RegisterBuiltins(r *Registry, root string) error {
 }
 
 type fileTools struct {
-	root string // absolute
+	root      string   // absolute
+	protected []string // absolute; see BuiltinOptions.Protected
 }
 
 // rel turns a user path into a name relative to the root.
@@ -164,6 +199,11 @@ func (f fileTools) read(ctx context.Context, raw json.RawMessage) (Result, error
 		return ErrorResult(fmt.Sprintf("cannot read %s: %v", a.Path, err)), nil
 	}
 	defer file.Close()
+	if !Approved(ctx) {
+		if what := f.protectedOpen(file); what != "" {
+			return ErrorResult(fmt.Sprintf("refusing to read %s without approval: it is %s", a.Path, what)), nil
+		}
+	}
 	if st, err := file.Stat(); err == nil && st.IsDir() {
 		return ErrorResult(fmt.Sprintf("%s is a directory", a.Path)), nil
 	}
@@ -223,6 +263,11 @@ func (f fileTools) write(ctx context.Context, raw json.RawMessage) (Result, erro
 			return ErrorResult(fmt.Sprintf("cannot create directory for %s: %v", a.Path, err)), nil
 		}
 	}
+	if !Approved(ctx) {
+		if what := f.protectedName(name); what != "" {
+			return ErrorResult(fmt.Sprintf("refusing to write %s without approval: it is %s", a.Path, what)), nil
+		}
+	}
 	if err := root.WriteFile(name, []byte(a.Content), 0o644); err != nil {
 		return ErrorResult(fmt.Sprintf("cannot write %s: %v", a.Path, err)), nil
 	}
@@ -234,4 +279,136 @@ func deref(r *Result) Result {
 		return Result{}
 	}
 	return *r
+}
+
+// sensitive is the tools' Tool.Sensitive: the file named by args' path is
+// protected.
+func (f fileTools) sensitive(raw json.RawMessage) string {
+	var a struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(raw, &a) != nil || a.Path == "" {
+		return ""
+	}
+	name, err := f.rel(a.Path)
+	if err != nil {
+		return "" // outside the workspace: the call fails anyway
+	}
+	if what := f.protectedName(name); what != "" {
+		return fmt.Sprintf("%s is %s; it is read or written only with your approval", a.Path, what)
+	}
+	return ""
+}
+
+// protectedName says what protects name (relative to the root), or "".
+// It looks at the path as written, at the path its existing part resolves
+// to through symlinks (as os.Root would follow them inside the root), and
+// at the file's other names when it has hard links.
+func (f fileTools) protectedName(name string) string {
+	if len(f.protected) == 0 {
+		return ""
+	}
+	full := filepath.Join(f.root, name)
+	if what := f.inside(full); what != "" {
+		return what
+	}
+	if what := f.inside(resolveExisting(full)); what != "" {
+		return what
+	}
+	if st, err := os.Stat(full); err == nil {
+		return f.hardLinked(st)
+	}
+	return ""
+}
+
+// protectedOpen says what protects the opened file, or "": its path as the
+// kernel knows it (which no later symlink swap can change) and its other
+// names.
+func (f fileTools) protectedOpen(file *os.File) string {
+	if len(f.protected) == 0 {
+		return ""
+	}
+	if p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(file.Fd()))); err == nil {
+		if what := f.inside(p); what != "" {
+			return what
+		}
+	}
+	if st, err := file.Stat(); err == nil {
+		return f.hardLinked(st)
+	}
+	return ""
+}
+
+// inside says which protected path contains p (itself or below), or "".
+// Protected paths are compared both as given and resolved.
+func (f fileTools) inside(p string) string {
+	for _, prot := range f.protected {
+		for _, q := range []string{prot, resolveExisting(prot)} {
+			if r, err := filepath.Rel(q, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+				return fmt.Sprintf("inside FreeCode's %s", describeProtected(prot))
+			}
+		}
+	}
+	return ""
+}
+
+func describeProtected(p string) string {
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		return "home " + p + " (its config holds provider keys)"
+	}
+	return "config " + p
+}
+
+// maxLinkScan bounds the files of protected directories compared with a
+// hard-linked file.
+const maxLinkScan = 1000
+
+// hardLinked says which protected file st is another name of, or "". Only
+// files with more than one name are compared, so ordinary reads cost one
+// stat.
+func (f fileTools) hardLinked(st os.FileInfo) string {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok || sys.Nlink < 2 || st.IsDir() {
+		return ""
+	}
+	seen := 0
+	for _, prot := range f.protected {
+		found := ""
+		_ = filepath.WalkDir(prot, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if seen++; seen > maxLinkScan {
+				return filepath.SkipAll
+			}
+			if d.Type().IsRegular() {
+				if info, err := d.Info(); err == nil && os.SameFile(info, st) {
+					found = p
+					return filepath.SkipAll
+				}
+			}
+			return nil
+		})
+		if found != "" {
+			return fmt.Sprintf("another name of %s, inside FreeCode's %s", found, describeProtected(prot))
+		}
+	}
+	return ""
+}
+
+// resolveExisting returns p with symlinks resolved in its longest existing
+// prefix; the rest (a file about to be created) is appended as it is.
+func resolveExisting(p string) string {
+	rest := ""
+	for cur := p; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
 }

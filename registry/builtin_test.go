@@ -13,7 +13,7 @@ import (
 func TestBuiltinsReadWrite(t *testing.T) {
 	dir := t.TempDir()
 	r := NewRegistry(NewBus())
-	require.NoError(t, RegisterBuiltins(r, dir))
+	require.NoError(t, RegisterBuiltins(r, BuiltinOptions{Root: dir}))
 	require.Equal(t, []string{SourceBuiltin}, r.Sources())
 	read, ok := r.Get("read")
 	require.True(t, ok)
@@ -23,7 +23,7 @@ func TestBuiltinsReadWrite(t *testing.T) {
 	require.False(t, write.ReadOnly)
 
 	// Registering again with fresh closures is not a change.
-	tools, err := Builtins(dir)
+	tools, err := Builtins(BuiltinOptions{Root: dir})
 	require.NoError(t, err)
 	changed, err := r.ReplaceSource(SourceBuiltin, tools)
 	require.NoError(t, err)
@@ -62,7 +62,7 @@ func TestBuiltinSymlinkEscape(t *testing.T) {
 	dir, outside := t.TempDir(), t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o600))
 	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "link")))
-	tools, err := Builtins(dir)
+	tools, err := Builtins(BuiltinOptions{Root: dir})
 	require.NoError(t, err)
 	res, err := tools[0].Call(testCtx(t), json.RawMessage(`{"path":"link/secret"}`))
 	require.NoError(t, err)

@@ -22,7 +22,7 @@ func TestDefsCacheVersion(t *testing.T) {
 	}
 	_, err := r.ReplaceSource("s", set("B"))
 	require.NoError(t, err)
-	require.NoError(t, RegisterBuiltins(r, t.TempDir()))
+	require.NoError(t, RegisterBuiltins(r, BuiltinOptions{Root: t.TempDir()}))
 
 	v1 := c.Defs(DialectOpenAI)
 	require.NotEqual(t, empty.Version, v1.Version)

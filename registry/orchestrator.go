@@ -27,6 +27,60 @@ var (
 
 const defaultMaxParallel = 4
 
+// Defaults of OrchestratorOptions and Limits.
+const (
+	// DefaultMaxArgumentBytes bounds a call's arguments when
+	// Limits.MaxArgumentBytes is 0. A model's arguments are rarely more than
+	// a few kilobytes; the largest ordinary ones are a file the built-in
+	// write replaces, and a model that writes a megabyte in one call is
+	// already far past what it can produce in a turn. The local API reads
+	// at most 4 MiB of body, the most this may be raised to.
+	DefaultMaxArgumentBytes = 1 << 20
+	// DefaultValidateTimeout bounds one call's argument validation, waiting
+	// for a free validation included. Validation is metered to about half a
+	// second of CPU at most (jschema.MaxValidationSteps), so this is only
+	// reached on a machine starved of CPU.
+	DefaultValidateTimeout = 5 * time.Second
+	// defaultMaxValidations bounds how many validations run at once: each
+	// may use a core for up to that half second.
+	defaultMaxValidations = 4
+)
+
+// errValidateTimeout is the cause of a validation context that ran out of
+// DefaultValidateTimeout (or ValidateTimeout).
+var errValidateTimeout = errors.New("validation timed out")
+
+// Limits bound the work of each call. OrchestratorOptions.Limits is read
+// once per Run, like the rules, so a changed configuration applies to the
+// next batch.
+type Limits struct {
+	// MaxArgumentBytes bounds the size of a call's arguments; larger ones
+	// are refused before anything else is looked at. 0 means
+	// DefaultMaxArgumentBytes.
+	MaxArgumentBytes int
+	// CallTimeout bounds each attempt of each call; 0 means no bound beyond
+	// the ctx given to Run.
+	CallTimeout time.Duration
+	// SourceCallTimeouts, keyed by Tool.Source (an MCP server's name),
+	// replace CallTimeout for that source's tools.
+	SourceCallTimeouts map[string]time.Duration
+}
+
+// callTimeout is the bound of one attempt of a call of t (0: none).
+func (l Limits) callTimeout(t Tool) time.Duration {
+	if d, ok := l.SourceCallTimeouts[t.Source]; ok && d > 0 {
+		return d
+	}
+	return l.CallTimeout
+}
+
+func (l Limits) maxArgumentBytes() int {
+	if l.MaxArgumentBytes > 0 {
+		return l.MaxArgumentBytes
+	}
+	return DefaultMaxArgumentBytes
+}
+
 // callError carries a model-readable message and matches its kind sentinel
 // and its cause with errors.Is/As.
 type callError struct {
@@ -60,15 +114,25 @@ type OrchestratorOptions struct {
 	// MaxParallel bounds how many read-only calls run at once (default 4).
 	MaxParallel int
 	// CallTimeout bounds each attempt of each call; 0 means no bound beyond
-	// the ctx given to Run.
+	// the ctx given to Run. It is used only when Limits is nil.
 	CallTimeout time.Duration
-	Logger      logr.Logger
+	// Limits returns the current bounds of each call (argument size,
+	// per-source call timeouts); it is called once per Run. nil means
+	// Limits{CallTimeout: CallTimeout}.
+	Limits func() Limits
+	// MaxValidations bounds how many argument validations run at once
+	// across all batches (default 4); ValidateTimeout bounds one, its wait
+	// for a turn included (default DefaultValidateTimeout).
+	MaxValidations  int
+	ValidateTimeout time.Duration
+	Logger          logr.Logger
 }
 
 // Orchestrator runs batches of tool calls under the permission rules.
 // It holds no per-batch state and is safe for concurrent use.
 type Orchestrator struct {
-	opts OrchestratorOptions
+	opts        OrchestratorOptions
+	validations chan struct{} // one token per validation running
 }
 
 // New returns an orchestrator. It panics if opts.Registry is nil, which is
@@ -83,7 +147,28 @@ func New(opts OrchestratorOptions) *Orchestrator {
 	if opts.Rules == nil {
 		opts.Rules = func() Rules { return Rules{} }
 	}
-	return &Orchestrator{opts: opts}
+	if opts.Limits == nil {
+		l := Limits{CallTimeout: opts.CallTimeout}
+		opts.Limits = func() Limits { return l }
+	}
+	if opts.MaxValidations < 1 {
+		opts.MaxValidations = defaultMaxValidations
+	}
+	if opts.ValidateTimeout <= 0 {
+		opts.ValidateTimeout = DefaultValidateTimeout
+	}
+	return &Orchestrator{opts: opts, validations: make(chan struct{}, opts.MaxValidations)}
+}
+
+type approvedKey struct{}
+
+// Approved reports whether ctx is the context of a call that was put to the
+// Approver and approved. A tool whose Sensitive check made the orchestrator
+// ask can check again, at the moment it acts, that what it touches is what
+// the user approved (or was not sensitive at all).
+func Approved(ctx context.Context) bool {
+	ok, _ := ctx.Value(approvedKey{}).(bool)
+	return ok
 }
 
 // Call is one tool call requested by the model.
@@ -117,13 +202,33 @@ type prepared struct {
 	call     Call
 	tool     Tool
 	decision Decision
+	// sensitive is Tool.Sensitive's reason: the call asks whatever the
+	// decision says.
+	sensitive string
+	// approved: the Approver said yes.
+	approved bool
+	timeout  time.Duration // of each attempt; 0: none
+}
+
+// asks reports whether the call must be put to the Approver.
+func (p prepared) asks() bool { return p.decision.Action == Ask || p.sensitive != "" }
+
+// reason says why the call is put to the Approver.
+func (p prepared) reason() string {
+	if p.sensitive != "" {
+		return p.sensitive
+	}
+	return p.decision.Reason()
 }
 
 // Run executes calls and returns one Outcome per call, in the same order.
 //
-// Before anything runs, each call is checked: an unknown tool, a call denied
-// by the rules, or arguments that fail the tool's Validate produce an error
-// outcome and the tool's Call is never invoked. The remaining calls are
+// Before anything runs, each call is checked: arguments larger than
+// Limits.MaxArgumentBytes, an unknown tool, a call denied by the rules, or
+// arguments that fail the tool's Validate (within ValidateTimeout, at most
+// MaxValidations at once) produce an error outcome and the tool's Call is
+// never invoked. A call the tool's Sensitive check flags asks, whatever the
+// rules allow. The remaining calls are
 // grouped: consecutive read-only calls form one group and run in parallel
 // (at most MaxParallel at once); every other call is a group of its own and
 // runs alone. Groups run strictly one after another, in batch order, so a
@@ -133,15 +238,15 @@ type prepared struct {
 //
 // A read-only call whose error wraps ErrTransport is retried once (if ctx
 // and its own timeout still allow); nothing else is ever retried. Each
-// attempt gets ctx bounded by CallTimeout. Once ctx ends, calls that have
-// not started get ctx's error.
+// attempt gets ctx bounded by the tool's call timeout (Limits). Once ctx
+// ends, calls that have not started get ctx's error.
 func (o *Orchestrator) Run(ctx context.Context, calls []Call) []Outcome {
 	out := make([]Outcome, len(calls))
-	policy := NewPolicy(o.opts.Rules())
+	policy, limits := NewPolicy(o.opts.Rules()), o.opts.Limits()
 	var ready []prepared
 	for i, c := range calls {
 		out[i] = Outcome{ID: c.ID, Tool: c.Tool}
-		p, err := o.check(policy, i, c)
+		p, err := o.check(ctx, policy, limits, i, c)
 		if err != nil {
 			out[i].fail(err)
 			o.opts.Logger.V(1).Info("tool call rejected", "call", c.ID, "tool", c.Tool, "reason", err.Error())
@@ -171,8 +276,14 @@ func (o *Orchestrator) Run(ctx context.Context, calls []Call) []Outcome {
 	return out
 }
 
-// check looks the tool up, applies the rules and validates the arguments.
-func (o *Orchestrator) check(policy Policy, i int, c Call) (prepared, error) {
+// check bounds the arguments' size, looks the tool up, applies the rules,
+// validates the arguments and asks the tool whether the call is sensitive.
+func (o *Orchestrator) check(ctx context.Context, policy Policy, limits Limits, i int, c Call) (prepared, error) {
+	if limit := limits.maxArgumentBytes(); len(c.Args) > limit {
+		return prepared{}, callErr(ErrInvalidArgs, nil,
+			"invalid arguments for %s: arguments of %s exceed the limit of %s (mcp.maxArgumentBytes); send less per call",
+			c.Tool, byteSize(len(c.Args)), byteSize(limit))
+	}
 	t, ok := o.opts.Registry.Get(c.Tool)
 	if !ok {
 		return prepared{}, callErr(ErrUnknownTool, nil, "tool %q is not available", c.Tool)
@@ -189,14 +300,56 @@ func (o *Orchestrator) check(policy Policy, i int, c Call) (prepared, error) {
 		return prepared{}, callErr(ErrInvalidArgs, nil, "invalid arguments for %s: arguments must be a JSON object", c.Tool)
 	}
 	if t.Validate != nil {
-		if err := t.Validate(args); err != nil {
-			// Validators say "invalid arguments: <details>"; name the tool once.
-			detail := strings.TrimPrefix(err.Error(), "invalid arguments: ")
-			return prepared{}, callErr(ErrInvalidArgs, err, "invalid arguments for %s: %s", c.Tool, detail)
+		if err := o.validate(ctx, t, c.Tool, args); err != nil {
+			return prepared{}, err
 		}
 	}
 	c.Args = args
-	return prepared{idx: i, call: c, tool: t, decision: d}, nil
+	p := prepared{idx: i, call: c, tool: t, decision: d, timeout: limits.callTimeout(t)}
+	if t.Sensitive != nil {
+		p.sensitive = t.Sensitive(args)
+	}
+	return p, nil
+}
+
+// validate runs t.Validate under the validation bounds: a free turn among
+// MaxValidations, ValidateTimeout and ctx.
+func (o *Orchestrator) validate(ctx context.Context, t Tool, id string, args json.RawMessage) error {
+	vctx, cancel := context.WithTimeoutCause(ctx, o.opts.ValidateTimeout, errValidateTimeout)
+	defer cancel()
+	var err error
+	select {
+	case o.validations <- struct{}{}:
+		err = t.Validate(vctx, args)
+		<-o.validations
+	case <-vctx.Done():
+		if ctx.Err() == nil {
+			return callErr(ErrCallTimeout, context.Cause(vctx), "the arguments for %s found no free validation within %s (%d running, the limit); try again", id, o.opts.ValidateTimeout, o.opts.MaxValidations)
+		}
+		err = context.Cause(vctx)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return callErr(ErrNotStarted, err, "call to %q was not started: %v", id, context.Cause(ctx))
+	case errors.Is(err, errValidateTimeout):
+		return callErr(ErrCallTimeout, err, "the arguments for %s were not validated within %s, the limit; send smaller arguments", id, o.opts.ValidateTimeout)
+	}
+	// Validators say "invalid arguments: <details>"; name the tool once.
+	detail := strings.TrimPrefix(err.Error(), "invalid arguments: ")
+	return callErr(ErrInvalidArgs, err, "invalid arguments for %s: %s", id, detail)
+}
+
+// byteSize writes n bytes for people: "512 bytes", "64 KiB", "2.6 MiB".
+func byteSize(n int) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1<<20:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/(1<<10)), ".0") + " KiB"
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/(1<<20)), ".0") + " MiB"
 }
 
 // approve asks the Approver about every "ask" call of group, in order, and
@@ -204,12 +357,12 @@ func (o *Orchestrator) check(policy Policy, i int, c Call) (prepared, error) {
 func (o *Orchestrator) approve(ctx context.Context, group []prepared, out []Outcome) []prepared {
 	kept := group[:0:0]
 	for _, p := range group {
-		if p.decision.Action != Ask {
+		if !p.asks() {
 			kept = append(kept, p)
 			continue
 		}
 		if o.opts.Approver == nil {
-			out[p.idx].fail(callErr(ErrNotApproved, nil, "tool %q needs approval (%s) but no approver is available", p.call.Tool, p.decision.Reason()))
+			out[p.idx].fail(callErr(ErrNotApproved, nil, "tool %q needs approval (%s) but no approver is available", p.call.Tool, p.reason()))
 			continue
 		}
 		ok, err := o.opts.Approver.Approve(ctx, ApprovalRequest{
@@ -217,7 +370,7 @@ func (o *Orchestrator) approve(ctx context.Context, group []prepared, out []Outc
 			ToolID:   p.call.Tool,
 			Args:     p.call.Args,
 			ReadOnly: p.tool.ReadOnly,
-			Reason:   p.decision.Reason(),
+			Reason:   p.reason(),
 		})
 		switch {
 		case err != nil:
@@ -225,6 +378,7 @@ func (o *Orchestrator) approve(ctx context.Context, group []prepared, out []Outc
 		case !ok:
 			out[p.idx].fail(callErr(ErrNotApproved, nil, "the call to %q was not approved", p.call.Tool))
 		default:
+			p.approved = true
 			kept = append(kept, p)
 		}
 	}
@@ -282,12 +436,15 @@ func (o *Orchestrator) execute(ctx context.Context, p prepared, oc *Outcome) {
 		"attempts", oc.Attempts, "duration", oc.Duration, "isError", res.IsError)
 }
 
-// attempt makes one call under CallTimeout, converting panics to errors.
+// attempt makes one call under its timeout, converting panics to errors.
 func (o *Orchestrator) attempt(ctx context.Context, p prepared) (res Result, err error, timedOut bool) {
 	cctx := ctx
-	if o.opts.CallTimeout > 0 {
+	if p.approved {
+		cctx = context.WithValue(cctx, approvedKey{}, true)
+	}
+	if p.timeout > 0 {
 		var cancel context.CancelFunc
-		cctx, cancel = context.WithTimeoutCause(ctx, o.opts.CallTimeout, ErrCallTimeout)
+		cctx, cancel = context.WithTimeoutCause(cctx, p.timeout, ErrCallTimeout)
 		defer cancel()
 	}
 	func() {
@@ -300,7 +457,7 @@ func (o *Orchestrator) attempt(ctx context.Context, p prepared) (res Result, err
 		res, err = p.tool.Call(cctx, p.call.Args)
 	}()
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), ErrCallTimeout) {
-		return Result{}, callErr(ErrCallTimeout, err, "tool %s did not finish within %s", p.call.Tool, o.opts.CallTimeout), true
+		return Result{}, callErr(ErrCallTimeout, err, "tool %s did not finish within %s", p.call.Tool, p.timeout), true
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("tool %s: %w", p.call.Tool, err), false

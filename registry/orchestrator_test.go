@@ -50,7 +50,7 @@ func TestOrchestratorRejectsBeforeCalling(t *testing.T) {
 	var n atomic.Int32
 	r := NewRegistry(nil)
 	valid := fakeTool("mcp__s__t", true, &n, nil)
-	valid.Validate = func(args json.RawMessage) error {
+	valid.Validate = func(_ context.Context, args json.RawMessage) error {
 		var m map[string]any
 		_ = json.Unmarshal(args, &m)
 		if _, ok := m["q"]; !ok {
@@ -111,7 +111,7 @@ func TestOrchestratorRejectsBeforeCalling(t *testing.T) {
 func TestOrchestratorBuiltinValidationNeverCalls(t *testing.T) {
 	r := NewRegistry(nil)
 	dir := t.TempDir()
-	require.NoError(t, RegisterBuiltins(r, dir))
+	require.NoError(t, RegisterBuiltins(r, BuiltinOptions{Root: dir}))
 	o := newOrch(t, r, func(o *OrchestratorOptions) { o.Rules = func() Rules { return Rules{Allow: []string{"write"}} } })
 	out := o.Run(testCtx(t), []Call{{ID: "1", Tool: "write", Args: json.RawMessage(`{"path":"a.txt"}`)}})
 	require.ErrorIs(t, out[0].Err, ErrInvalidArgs)
@@ -385,7 +385,7 @@ func BenchmarkOrchestratorRun(b *testing.B) {
 	echo := fakeTool("mcp__bench__echo", true, nil, func(_ context.Context, args json.RawMessage) (Result, error) {
 		return TextResult(string(args)), nil
 	})
-	echo.Validate = func(json.RawMessage) error { return nil }
+	echo.Validate = func(context.Context, json.RawMessage) error { return nil }
 	if _, err := r.ReplaceSource("bench", []Tool{echo}); err != nil {
 		b.Fatal(err)
 	}

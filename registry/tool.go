@@ -46,7 +46,18 @@ type Tool struct {
 	ReadOnly bool
 	// Validate checks arguments before any call; nil means no validation.
 	// Its error text is shown to the model, so it should say what is wrong.
-	Validate func(args json.RawMessage) error
+	// It must return promptly once ctx ends: the orchestrator bounds every
+	// validation by the call's ctx and by OrchestratorOptions.ValidateTimeout
+	// (jschema's ValidateContext does; see also ErrTooCostly there).
+	Validate func(ctx context.Context, args json.RawMessage) error
+	// Sensitive, when set, is asked about every call whose arguments passed
+	// Validate. A non-empty answer says the call would touch something the
+	// user must see first (the built-in read of a file in FreeCode's home,
+	// where provider keys are): the call is put to the Approver with that
+	// reason whatever the rules allow; only a deny rule still wins. The call
+	// itself can check Approved(ctx). It must be cheap and safe for
+	// concurrent use.
+	Sensitive func(args json.RawMessage) (reason string)
 	// Call runs the tool. It must honour ctx (cancellation and deadline).
 	// A tool-level failure is a Result with IsError; a non-nil error means
 	// the call could not be completed (wrap ErrTransport for transport

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/freecode/freecode/mcp/jschema"
@@ -8,10 +9,10 @@ import (
 
 // compileValidator returns a Validate function for a self-contained JSON
 // Schema, using the same validator as MCP tools.
-func compileValidator(schema json.RawMessage) (func(json.RawMessage) error, error) {
+func compileValidator(schema json.RawMessage) (func(context.Context, json.RawMessage) error, error) {
 	v, err := jschema.Compile(schema)
 	if err != nil {
 		return nil, err
 	}
-	return v.Validate, nil
+	return v.ValidateContext, nil
 }

@@ -62,7 +62,7 @@ var ErrNotExist = os.ErrNotExist
 func (v *Validator) Load(path string, opts LoadOptions) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return &Config{Path: path, MCP: MCP{PollInterval: DefaultPollInterval}}, nil
+		return &Config{Path: path, MCP: MCP{PollInterval: DefaultPollInterval, CallTimeout: DefaultCallTimeout}}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
@@ -104,8 +104,13 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 				Transport Transport         `json:"transport"`
 				Enabled   *bool             `json:"enabled"`
 				Timeout   *json.Number      `json:"timeout"`
+
+				CallTimeout *json.Number `json:"callTimeout"`
 			} `json:"servers"`
 			PollInterval *json.Number `json:"pollInterval"`
+
+			CallTimeout      *json.Number `json:"callTimeout"`
+			MaxArgumentBytes *json.Number `json:"maxArgumentBytes"`
 		}
 		Permission Permission
 	}
@@ -120,7 +125,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 			}
 		}
 	}
-	cfg := &Config{Path: file, Permission: raw.Permission, MCP: MCP{PollInterval: DefaultPollInterval}}
+	cfg := &Config{Path: file, Permission: raw.Permission, MCP: MCP{PollInterval: DefaultPollInterval, CallTimeout: DefaultCallTimeout}}
 	if raw.MCP == nil {
 		return cfg, nil
 	}
@@ -136,6 +141,18 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 	}
 	if raw.MCP.PollInterval != nil {
 		cfg.MCP.PollInterval = duration(raw.MCP.PollInterval, MinPollInterval, MaxPollInterval, pollIntervalRule(), "mcp", "pollInterval")
+	}
+	if raw.MCP.CallTimeout != nil {
+		cfg.MCP.CallTimeout = duration(raw.MCP.CallTimeout, time.Millisecond, MaxCallTimeout, callTimeoutRule(), "mcp", "callTimeout")
+	}
+	if raw.MCP.MaxArgumentBytes != nil {
+		n, ok := wholeNumber(*raw.MCP.MaxArgumentBytes, MinArgumentBytesLimit, MaxArgumentBytesLimit)
+		if !ok {
+			e := &Error{File: file, Path: []string{"mcp", "maxArgumentBytes"}, Msg: maxArgumentBytesRule()}
+			locate(e, lines, root)
+			derrs = append(derrs, e)
+		}
+		cfg.MCP.MaxArgumentBytes = int(n)
 	}
 	source := opts.Source
 	if source == "" {
@@ -156,6 +173,9 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 		}
 		if rs.Timeout != nil {
 			s.Timeout = duration(rs.Timeout, time.Millisecond, MaxTimeout, timeoutRule(), "mcp", "servers", strconv.Itoa(i), "timeout")
+		}
+		if rs.CallTimeout != nil {
+			s.CallTimeout = duration(rs.CallTimeout, time.Millisecond, MaxCallTimeout, callTimeoutRule(), "mcp", "servers", strconv.Itoa(i), "callTimeout")
 		}
 		if s.Type == Remote && s.Transport == "" {
 			s.Transport = TransportAuto
@@ -182,11 +202,18 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 // millis converts a JSON number of milliseconds to a duration; ok is false
 // unless it is a whole number in [lo, hi].
 func millis(num json.Number, lo, hi time.Duration) (d time.Duration, ok bool) {
-	ms, err := strconv.ParseInt(num.String(), 10, 64)
-	if err != nil || ms < lo.Milliseconds() || ms > hi.Milliseconds() {
+	ms, ok := wholeNumber(num, lo.Milliseconds(), hi.Milliseconds())
+	return time.Duration(ms) * time.Millisecond, ok
+}
+
+// wholeNumber parses num as an integer in [lo, hi]; ok is false for
+// anything else (a fraction, an exponent, a number out of range).
+func wholeNumber(num json.Number, lo, hi int64) (n int64, ok bool) {
+	n, err := strconv.ParseInt(num.String(), 10, 64)
+	if err != nil || n < lo || n > hi {
 		return 0, false
 	}
-	return time.Duration(ms) * time.Millisecond, true
+	return n, true
 }
 
 // decodeError positions a decoding failure of the member starting at

@@ -24,6 +24,19 @@ const (
 	// nanoseconds a time.Duration holds.
 	MaxTimeout      = time.Hour
 	MaxPollInterval = 24 * time.Hour
+	// DefaultCallTimeout is mcp.callTimeout's default: long enough for the
+	// slow tools people run (a build, a search over a large tree, a page
+	// load in a browser), short enough that a server that never answers
+	// frees the call, and the model, within minutes. The model's own wait
+	// for an approval is not counted.
+	DefaultCallTimeout = 5 * time.Minute
+	// MaxCallTimeout bounds callTimeout (config.cue has the same bound).
+	MaxCallTimeout = 24 * time.Hour
+	// MinArgumentBytesLimit and MaxArgumentBytesLimit bound
+	// mcp.maxArgumentBytes (config.cue has the same bounds); the upper one is
+	// what the local API reads of a request.
+	MinArgumentBytesLimit = 1024
+	MaxArgumentBytesLimit = 4 << 20
 )
 
 // ServerType says how a server is reached.
@@ -57,6 +70,10 @@ type Server struct {
 	Transport Transport         `json:"transport,omitempty"`
 	Enabled   bool              `json:"enabled"`
 	Timeout   time.Duration     `json:"-"`
+	// CallTimeout bounds one call of the server's tools; 0 means the
+	// config's MCP.CallTimeout. It is not part of the spec: a change
+	// applies to the next call without a restart.
+	CallTimeout time.Duration `json:"-"`
 	// Source is SourceUser or "project:<dir>"; it is not part of the file.
 	Source string `json:"-"`
 	// Hold, when set, keeps the server from running (see LoadDesired).
@@ -109,6 +126,24 @@ type Permission struct {
 type MCP struct {
 	Servers      []Server      `json:"servers"`
 	PollInterval time.Duration `json:"-"`
+	// CallTimeout bounds one tool call (default DefaultCallTimeout); a
+	// server's own CallTimeout replaces it. LoadDesired takes it from the
+	// user config.
+	CallTimeout time.Duration `json:"-"`
+	// MaxArgumentBytes bounds one tool call's arguments; 0 means the
+	// orchestrator's default (registry.DefaultMaxArgumentBytes).
+	MaxArgumentBytes int `json:"-"`
+}
+
+// CallTimeoutOf is how long one call of the tools of server s may run.
+func (m MCP) CallTimeoutOf(s Server) time.Duration {
+	if s.CallTimeout > 0 {
+		return s.CallTimeout
+	}
+	if m.CallTimeout > 0 {
+		return m.CallTimeout
+	}
+	return DefaultCallTimeout
 }
 
 // Config is a validated configuration file.

@@ -383,13 +383,21 @@ var (
 
 // knownFields are suggested when an unknown field looks like a typo.
 var knownFields = []string{"name", "type", "command", "url", "headers", "env", "enabled", "timeout",
-	"transport", "servers", "pollInterval", "allow", "ask", "deny"}
+	"transport", "servers", "pollInterval", "allow", "ask", "deny", "callTimeout", "maxArgumentBytes"}
 
 // timeoutRule and pollIntervalRule say the allowed ranges of the duration
 // fields (config.cue has the same bounds: MaxTimeout, MinPollInterval,
 // MaxPollInterval).
 func timeoutRule() string {
 	return fmt.Sprintf("timeout must be a whole number of milliseconds from 1 to %d (1 hour)", MaxTimeout.Milliseconds())
+}
+
+func callTimeoutRule() string {
+	return fmt.Sprintf("callTimeout must be a whole number of milliseconds from 1 to %d (a day)", MaxCallTimeout.Milliseconds())
+}
+
+func maxArgumentBytesRule() string {
+	return fmt.Sprintf("maxArgumentBytes must be a whole number of bytes from %d to %d (4 MiB, what the local API reads of a request)", MinArgumentBytesLimit, MaxArgumentBytesLimit)
 }
 
 func pollIntervalRule() string {
@@ -456,6 +464,10 @@ func explain(root *node, path []string, msg string) *Error {
 		e.Msg = "url must be an http:// or https:// address with a host"
 	case inServer && field == "timeout":
 		e.Msg = timeoutRule()
+	case (inServer && field == "callTimeout") || (len(path) == 2 && path[0] == "mcp" && path[1] == "callTimeout"):
+		e.Msg = callTimeoutRule()
+	case len(path) == 2 && path[0] == "mcp" && path[1] == "maxArgumentBytes":
+		e.Msg = maxArgumentBytesRule()
 	case inServer && field == "transport":
 		e.Msg = `transport must be "auto", "streamable-http" or "sse"`
 	case inServer && field == "command":

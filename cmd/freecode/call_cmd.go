@@ -15,6 +15,7 @@ import (
 	"github.com/freecode/freecode/bridge"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/schema"
 )
 
 // serverOfTool returns the server part of an MCP tool id, or "" for a
@@ -68,7 +69,11 @@ a terminal; without one the call is refused unless --yes.`,
 			if err != nil {
 				return fmt.Errorf("working directory: %w", err)
 			}
-			if err := registry.RegisterBuiltins(reg, wd); err != nil {
+			home, err := schema.Home(a.getenv)
+			if err != nil {
+				return err
+			}
+			if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: wd, Protected: []string{home, cfg.Path}}); err != nil {
 				return err
 			}
 			if name := serverOfTool(id); name != "" {
@@ -90,7 +95,9 @@ a terminal; without one the call is refused unless --yes.`,
 				Rules:       func() registry.Rules { return registry.Rules(cfg.Permission) },
 				Approver:    a.approver(yes),
 				MaxParallel: 1,
-				CallTimeout: timeout,
+				Limits: func() registry.Limits {
+					return registry.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: timeout}
+				},
 			})
 			out := orch.Run(c.Context(), []registry.Call{{ID: "cli", Tool: id, Args: callArgs}})[0]
 			if asJSON {

@@ -229,7 +229,10 @@ type serverView struct {
 	Headers   map[string]string `json:"headers,omitempty"`
 	Env       map[string]string `json:"env,omitempty"`
 	TimeoutMS int64             `json:"timeout"`
-	Source    string            `json:"source"`
+	// CallTimeoutMS is the server's own callTimeout; 0 when mcp.callTimeout
+	// applies.
+	CallTimeoutMS int64  `json:"callTimeout,omitempty"`
+	Source        string `json:"source"`
 	// Held says why the server does not run (untrusted project, name
 	// defined twice); empty when it may run.
 	Held  string `json:"held,omitempty"`
@@ -248,7 +251,8 @@ func view(s schema.Server, showSecrets bool) serverView {
 		return out
 	}
 	v := serverView{Name: s.Name, Type: s.Type, Enabled: s.Enabled, Command: s.Command, URL: s.URL,
-		Transport: s.Transport, Headers: mask(s.Headers), Env: mask(s.Env), TimeoutMS: s.Timeout.Milliseconds(), Source: s.Source}
+		Transport: s.Transport, Headers: mask(s.Headers), Env: mask(s.Env), TimeoutMS: s.Timeout.Milliseconds(),
+		CallTimeoutMS: s.CallTimeout.Milliseconds(), Source: s.Source}
 	if s.Hold != nil {
 		v.Held = s.Hold.Reason
 	}
@@ -404,6 +408,9 @@ func (a *app) getCmd() *cobra.Command {
 				}
 			}
 			fmt.Fprintf(tw, "timeout:\t%dms\n", v.TimeoutMS)
+			if v.CallTimeoutMS > 0 {
+				fmt.Fprintf(tw, "callTimeout:\t%dms\n", v.CallTimeoutMS)
+			}
 			file := cfg.Path
 			if cfg.Project != nil && strings.HasPrefix(v.Source, schema.SourceProjectPrefix) {
 				file = cfg.Project.Path

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/gofrs/flock"
@@ -118,7 +119,9 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 	}
 	bus := registry.NewBus()
 	reg := registry.NewRegistry(bus)
-	if err := registry.RegisterBuiltins(reg, root); err != nil {
+	// The home holds provider keys and trust decisions, and serve may well
+	// run in a directory that contains it (~).
+	if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: root, Protected: []string{home, cfgPath}}); err != nil {
 		return err
 	}
 	// The guard learns of each server's process group the moment it starts,
@@ -138,6 +141,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 	orch := registry.New(registry.OrchestratorOptions{
 		Registry: reg,
 		Rules:    rules.get,
+		Limits:   rules.limits,
 		Approver: approvals,
 		Logger:   log.WithName("orchestrator"),
 	})
@@ -334,11 +338,14 @@ func listenSocket(path string, log logr.Logger) (net.Listener, error) {
 }
 
 // rulesHolder keeps what serve takes from the last valid configuration
-// besides its servers: the permission rules for the orchestrator, which
-// reads them on every batch, and why the project is ignored, for the status.
+// besides its servers: the permission rules and call limits for the
+// orchestrator, which reads them on every batch, and why the project is
+// ignored, for the status. Before the first configuration is applied the
+// limits are the defaults.
 type rulesHolder struct {
-	mu         sync.Mutex // guards rules and projectErr
+	mu         sync.Mutex // guards rules, lim and projectErr
 	rules      registry.Rules
+	lim        *registry.Limits
 	projectErr string
 }
 
@@ -348,10 +355,21 @@ func (r *rulesHolder) get() registry.Rules {
 	return r.rules
 }
 
+func (r *rulesHolder) limits() registry.Limits {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lim == nil {
+		return registry.Limits{CallTimeout: schema.DefaultCallTimeout}
+	}
+	return *r.lim
+}
+
 func (r *rulesHolder) set(cfg *schema.Config) {
+	lim := callLimits(cfg)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rules = registry.Rules(cfg.Permission)
+	r.lim = &lim
 	r.projectErr = projectError(cfg)
 }
 
@@ -359,6 +377,21 @@ func (r *rulesHolder) projectError() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.projectErr
+}
+
+// callLimits are the orchestrator's limits for cfg: mcp.maxArgumentBytes,
+// mcp.callTimeout for every tool, and each server's callTimeout for its own.
+func callLimits(cfg *schema.Config) registry.Limits {
+	lim := registry.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: cfg.MCP.CallTimeoutOf(schema.Server{})}
+	for _, s := range cfg.MCP.Servers {
+		if s.CallTimeout > 0 {
+			if lim.SourceCallTimeouts == nil {
+				lim.SourceCallTimeouts = map[string]time.Duration{}
+			}
+			lim.SourceCallTimeouts[s.Name] = s.CallTimeout
+		}
+	}
+	return lim
 }
 
 func statusFromController(cs controller.Status) api.Status {
@@ -371,6 +404,7 @@ func statusFromController(cs controller.Status) api.Status {
 			Generation: s.Generation, ObservedGeneration: s.ObservedGeneration,
 			PID: s.PID, Tools: s.Tools, Restarts: s.Restarts, Since: s.Since,
 			LastError: s.LastError, StderrTail: s.StderrTail, NextRetry: s.NextRetry, Reason: s.Reason,
+			LastFailure: s.LastFailure, LastFailureAt: s.LastFailureAt,
 		})
 	}
 	return st

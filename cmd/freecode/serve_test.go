@@ -73,13 +73,20 @@ type serveProc struct {
 	client *api.Client
 }
 
-// startServe runs `freecode serve -v [args...]` for home and waits for its API.
+// startServe runs `freecode serve -v [args...]` for home, in home, and waits
+// for its API.
 func startServe(t *testing.T, home string, args ...string) *serveProc {
+	t.Helper()
+	return startServeIn(t, home, home, args...)
+}
+
+// startServeIn is startServe with serve's working directory dir.
+func startServeIn(t *testing.T, home, dir string, args ...string) *serveProc {
 	t.Helper()
 	p := &serveProc{t: t, home: home, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command("freecode", append([]string{"serve", "-v"}, args...)...)
 	p.cmd.Env = append(os.Environ(), "FREECODE_HOME="+home)
-	p.cmd.Dir = home
+	p.cmd.Dir = dir
 	p.cmd.Stderr = p.stderr
 	require.NoError(t, p.cmd.Start())
 	go func() {

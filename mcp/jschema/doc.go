@@ -83,4 +83,20 @@
 //
 // [Validator.Validate] reports every violation at once as a [ValidationError]
 // whose message is written for a language model to act on.
+//
+// # Bounded work
+//
+// The library cannot be interrupted and some schemas make its work grow much
+// faster than the arguments: every patternProperties expression is tried on
+// every member, a large pattern runs over a long string, nested anyOf
+// alternatives that both descend multiply. [Validator.ValidateContext]
+// therefore bounds it three ways. Before validating, an estimate (object
+// members × patternProperties, strings × pattern keywords, values × the
+// largest enum) over [MaxValidationSteps] is refused with [ErrTooCostly]
+// without validating anything. While validating, hooks compiled into the
+// schema (a vocabulary without keywords on every schema that applies
+// subschemas, and the regular-expression engine) count steps and stop the
+// library at [MaxValidationSteps] ([ErrTooCostly]) or as soon as the context
+// ends (its cause). Validations of one Validator take turns, since the count
+// lives with the compiled schema.
 package jschema

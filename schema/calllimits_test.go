@@ -1,0 +1,49 @@
+package schema
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestCallTimeoutAndArgumentLimit(t *testing.T) {
+	v, err := NewValidator()
+	require.NoError(t, err)
+	cfg, err := v.Parse("c.json", []byte(`{"mcp": {"callTimeout": 60000, "maxArgumentBytes": 2048, "servers": [
+		{"name": "a", "type": "local", "command": ["x"], "callTimeout": 1000},
+		{"name": "b", "type": "local", "command": ["x"]}
+	]}}`), LoadOptions{})
+	require.NoError(t, err)
+	a, b := cfg.MCP.Servers[0], cfg.MCP.Servers[1]
+	require.Equal(t, time.Second, cfg.MCP.CallTimeoutOf(a))
+	require.Equal(t, time.Minute, cfg.MCP.CallTimeoutOf(b))
+	require.Equal(t, 2048, cfg.MCP.MaxArgumentBytes)
+	noCall := a
+	noCall.CallTimeout = 0
+	require.Equal(t, noCall.SpecHash(), a.SpecHash(), "a call timeout is not part of what runs")
+
+	cfg, err = v.Parse("c.json", []byte(`{"mcp": {"servers": [{"name": "a", "type": "local", "command": ["x"]}]}}`), LoadOptions{})
+	require.NoError(t, err)
+	require.Equal(t, DefaultCallTimeout, cfg.MCP.CallTimeout)
+	require.Equal(t, DefaultCallTimeout, cfg.MCP.CallTimeoutOf(cfg.MCP.Servers[0]))
+	require.Zero(t, cfg.MCP.MaxArgumentBytes, "the orchestrator's default applies")
+	require.Equal(t, DefaultCallTimeout, MCP{}.CallTimeoutOf(Server{}))
+}
+
+func TestCallLimitsBounded(t *testing.T) {
+	v, err := NewValidator()
+	require.NoError(t, err)
+	for _, tc := range []struct{ doc, msg string }{
+		{`{"mcp": {"callTimeout": 0}}`, "c.json:1:10: mcp.callTimeout: callTimeout must be a whole number of milliseconds from 1 to 86400000 (a day)"},
+		{`{"mcp": {"callTimeout": 86400001}}`, "c.json:1:10: mcp.callTimeout: callTimeout must be"},
+		{`{"mcp": {"callTimeout": "5s"}}`, "c.json:1:10: mcp.callTimeout: callTimeout must be"},
+		{`{"mcp": {"servers": [{"name": "a", "type": "local", "command": ["x"], "callTimeout": 1.5}]}}`, `mcp.servers[0].callTimeout (server "a"): callTimeout must be`},
+		{`{"mcp": {"maxArgumentBytes": 100}}`, "c.json:1:10: mcp.maxArgumentBytes: maxArgumentBytes must be a whole number of bytes from 1024 to 4194304"},
+		{`{"mcp": {"maxArgumentBytes": 4194305}}`, "mcp.maxArgumentBytes: maxArgumentBytes must be"},
+		{`{"mcp": {"maxArgumentByte": 4096}}`, `unknown field "maxArgumentByte" (did you mean "maxArgumentBytes"?)`},
+	} {
+		_, err := v.Parse("c.json", []byte(tc.doc), LoadOptions{})
+		require.ErrorContains(t, err, tc.msg, tc.doc)
+	}
+}
