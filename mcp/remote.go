@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,12 +32,16 @@ type remoteConn struct {
 }
 
 func (s *Session) connectRemote(cctx context.Context) error {
+	// Set before anything can log or fail: every message of this session
+	// shows the URL as written.
+	s.mask = newURLMask(s.srv)
+	s.log = maskLogger(s.log, s.mask)
 	u, err := url.Parse(s.srv.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("server %q: url %q is not an http(s) URL", s.srv.Name, redactRawURL(s.srv.URL))
+		return fmt.Errorf("server %q: url %q is not an http(s) URL", s.srv.Name, s.mask.configured())
 	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
-	rec := &statusRecorder{base: base, server: s.srv.Name, lost: s.reportLost}
+	rec := &statusRecorder{base: base, server: s.srv.Name, lost: s.reportLost, mask: s.mask}
 	s.remote = &remoteConn{rec: rec, base: base}
 	httpClient := &http.Client{Transport: rec}
 	// mcp-go's transports log through slog; route that into our logger.
@@ -54,9 +57,13 @@ func (s *Session) connectRemote(cctx context.Context) error {
 		// The MCP spec's backwards compatibility rule: a 4xx answer to
 		// POST initialize means a server of the older HTTP+SSE transport.
 		if errors.Is(err, transport.ErrLegacySSEServer) {
-			s.log.V(1).Info("endpoint refused streamable HTTP; trying SSE", "status", rec.lastStatus())
+			status := ""
+			if st := rec.lastStatus(); st != nil {
+				status = st.status
+			}
+			s.log.V(1).Info("endpoint refused streamable HTTP; trying SSE", "status", status)
 			if cerr := s.client.Close(); cerr != nil {
-				s.log.V(1).Info("closing streamable HTTP transport", "err", cerr.Error())
+				s.log.V(1).Info("closing streamable HTTP transport", "err", s.mask.err(cerr))
 			}
 			s.client = nil
 			rec.reset()
@@ -83,7 +90,7 @@ func (s *Session) connectStreamable(cctx context.Context, hc *http.Client, slogg
 		transport.WithHTTPLogger(slogger),
 	)
 	if err != nil {
-		return newError(fmt.Sprintf("server %q: %s", s.srv.Name, redactErr(err, s.srv.URL)), err)
+		return newError(fmt.Sprintf("server %q: %s", s.srv.Name, s.mask.err(err)), err)
 	}
 	s.client = client.NewClient(&remoteTransport{Interface: tr}, client.WithProtocolVersion(ProtocolVersion))
 	return s.handshake(cctx)
@@ -101,11 +108,11 @@ func (s *Session) connectSSE(cctx context.Context, hc *http.Client, slogger *slo
 		transport.WithSSELogger(slogger),
 	)
 	if err != nil {
-		return newError(fmt.Sprintf("server %q: %s", s.srv.Name, redactErr(err, s.srv.URL)), err)
+		return newError(fmt.Sprintf("server %q: %s", s.srv.Name, s.mask.err(err)), err)
 	}
 	s.client = client.NewClient(&remoteTransport{Interface: tr}, client.WithProtocolVersion(ProtocolVersion))
 	s.client.OnConnectionLost(func(err error) {
-		s.reportLost(newError(fmt.Sprintf("server %q: SSE stream lost: %s", s.srv.Name, redactErr(err, s.srv.URL)), ErrTransport, err))
+		s.reportLost(newError(fmt.Sprintf("server %q: SSE stream lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, err))
 	})
 	return s.handshake(cctx)
 }
@@ -142,6 +149,7 @@ type statusRecorder struct {
 	base        http.RoundTripper
 	server      string
 	lost        func(error)
+	mask        *urlMask // for the URLs and errors it reports
 	established atomic.Bool
 	last        atomic.Pointer[httpStatus]
 }
@@ -150,12 +158,12 @@ func (r *statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := r.base.RoundTrip(req)
 	if err != nil {
 		if r.established.Load() && req.Context().Err() == nil {
-			r.lost(newError(fmt.Sprintf("server %q: connection lost: %s", r.server, redactErr(err, req.URL.String())), ErrTransport, err))
+			r.lost(newError(fmt.Sprintf("server %q: connection lost: %s", r.server, r.mask.err(err)), ErrTransport, err))
 		}
 		return nil, err
 	}
 	if resp.StatusCode >= 400 {
-		r.last.Store(&httpStatus{method: req.Method, url: redactURL(req.URL), status: resp.Status, code: resp.StatusCode})
+		r.last.Store(&httpStatus{method: req.Method, url: r.mask.requestURL(req.URL), status: resp.Status, code: resp.StatusCode})
 		// A 404 for the GET stream may only mean the server offers none.
 		if resp.StatusCode == http.StatusNotFound && r.established.Load() &&
 			req.Method == http.MethodPost && req.Header.Get(transport.HeaderKeySessionID) != "" {
@@ -168,57 +176,6 @@ func (r *statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 func (r *statusRecorder) lastStatus() *httpStatus { return r.last.Load() }
 
 func (r *statusRecorder) reset() { r.last.Store(nil) }
-
-// redactURL drops userinfo and the query (SSE endpoints carry session ids
-// there, some servers take keys) from a URL shown to users.
-func redactURL(u *url.URL) string {
-	c := *u
-	c.User = nil
-	c.RawQuery = ""
-	c.ForceQuery = false
-	return c.String()
-}
-
-// redactRawURL is redactURL for a URL as configured or as carried by an
-// error. One that does not parse as a hierarchical URL (it may be
-// malformed, or lack its scheme) loses everything from the first '?' and
-// everything of its authority up to the last '@'.
-func redactRawURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.Opaque == "" {
-		return redactURL(u)
-	}
-	s, _, _ := strings.Cut(raw, "?")
-	authority := 0
-	if i := strings.Index(s, "://"); i >= 0 {
-		authority = i + len("://")
-	}
-	end := len(s)
-	if i := strings.IndexByte(s[authority:], '/'); i >= 0 {
-		end = authority + i
-	}
-	if at := strings.LastIndexByte(s[authority:end], '@'); at >= 0 {
-		s = s[:authority] + s[authority+at+1:]
-	}
-	return s
-}
-
-// redactErr is err's message with the URLs in it redacted (redactRawURL):
-// that of a *url.Error in its chain, which net/http puts in every error of
-// a request, and raw, the configured URL, wherever it appears.
-func redactErr(err error, raw string) string {
-	msg := err.Error()
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		c := *ue
-		c.URL = redactRawURL(ue.URL)
-		msg = strings.ReplaceAll(msg, ue.Error(), c.Error())
-		msg = strings.ReplaceAll(msg, ue.URL, c.URL)
-	}
-	if raw != "" {
-		msg = strings.ReplaceAll(msg, raw, redactRawURL(raw))
-	}
-	return msg
-}
 
 // requestIDSlotKey keys the context value through which remoteTransport
 // tells CallTool the JSON-RPC id of its tools/call request.
@@ -311,7 +268,7 @@ func (s *Session) sendCancelled(slot *requestIDSlot, reason error) {
 		ctx, cancel := context.WithTimeout(s.ctx, cancelNoticeWait)
 		defer cancel()
 		if err := s.client.GetTransport().SendNotification(ctx, n); err != nil {
-			s.log.V(1).Info("sending notifications/cancelled failed", "err", err.Error())
+			s.log.V(1).Info("sending notifications/cancelled failed", "err", s.mask.err(err))
 		}
 	}()
 }
