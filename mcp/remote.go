@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,9 +42,18 @@ func (s *Session) connectRemote(cctx context.Context) error {
 		return fmt.Errorf("server %q: url %q is not an http(s) URL", s.srv.Name, s.mask.configured())
 	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
+	if s.opts.TLSClientConfig != nil {
+		base.TLSClientConfig = s.opts.TLSClientConfig.Clone()
+	}
 	rec := &statusRecorder{base: base, server: s.srv.Name, lost: s.reportLost, mask: s.mask}
 	s.remote = &remoteConn{rec: rec, base: base}
-	httpClient := &http.Client{Transport: rec}
+	// mcp-go's transports send every request (POST, the GET stream, the SSE
+	// stream and its endpoint, DELETE) through this client, so the redirect
+	// policy covers them all.
+	httpClient := &http.Client{
+		Transport:     rec,
+		CheckRedirect: s.checkRedirect,
+	}
 	// mcp-go's transports log through slog; route that into our logger.
 	slogger := slog.New(logr.ToSlogHandler(s.log.V(1)))
 
@@ -73,9 +83,85 @@ func (s *Session) connectRemote(cctx context.Context) error {
 		return fmt.Errorf("server %q: unknown transport %q", s.srv.Name, s.srv.Transport)
 	}
 	if err == nil {
+		select {
+		case lost := <-s.lost:
+			// Lost while connecting: a refused redirect of the GET stream,
+			// which runs beside the handshake, or the SSE stream's end.
+			return lost
+		default:
+		}
 		rec.established.Store(true)
 	}
 	return err
+}
+
+// maxRedirects is how many redirects one request follows, as under
+// net/http's default policy.
+const maxRedirects = 10
+
+// RedirectError reports that a remote server answered a request with a
+// redirect the session does not follow: to another origin (scheme, host or
+// port), which would receive the configured headers, or from https to
+// http, which would send them unencrypted. It wraps ErrTransport: the
+// session fails, and so does a start, until the config names the final
+// URL.
+type RedirectError struct {
+	Server string
+	// To is the redirect's target, without userinfo and query, and with
+	// any part of the configured URL as written (see Session).
+	To string
+	// Downgrade is set for a redirect from https to http.
+	Downgrade bool
+}
+
+func (e *RedirectError) Error() string {
+	if e.Downgrade {
+		return fmt.Sprintf("server %q: the server redirected to %s (from https to http); FreeCode does not follow "+
+			"redirects from https to http for MCP servers (your headers would travel unencrypted); put the final URL in the config", e.Server, e.To)
+	}
+	return fmt.Sprintf("server %q: the server redirected to %s (another origin); FreeCode does not follow "+
+		"cross-origin redirects for MCP servers (they would receive your headers); put the final URL in the config", e.Server, e.To)
+}
+
+func (e *RedirectError) Unwrap() error { return ErrTransport }
+
+// checkRedirect is the redirect policy of every request of a remote
+// session: follow one to the same origin as the request that started the
+// chain (a trailing-slash 307 or 308; net/http then resends the body and
+// keeps every header), refuse any other with a *RedirectError. A refusal
+// also ends the session, as a lost connection does: one of a request that
+// fails no call (the GET stream's) must not go unnoticed.
+func (s *Session) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	from := via[0].URL
+	if sameOrigin(from, req.URL) {
+		return nil
+	}
+	err := &RedirectError{Server: s.srv.Name, To: s.mask.requestURL(req.URL),
+		Downgrade: strings.EqualFold(from.Scheme, "https") && strings.EqualFold(req.URL.Scheme, "http")}
+	s.reportLost(newError(err.Error(), err))
+	return err
+}
+
+// sameOrigin reports whether a and b have one scheme, host and port (an
+// absent port is the scheme's default).
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && originPort(a) == originPort(b)
+}
+
+func originPort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http":
+		return "80"
+	case "https":
+		return "443"
+	}
+	return ""
 }
 
 func (s *Session) connectStreamable(cctx context.Context, hc *http.Client, slogger *slog.Logger) error {

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,6 +48,11 @@ type Options struct {
 	// ClientName and ClientVersion identify FreeCode in initialize; they
 	// default to "freecode" and "dev".
 	ClientName, ClientVersion string
+	// TLSClientConfig, if set, is used for remote servers' https
+	// connections: a host embedding sessions can trust a private CA
+	// (RootCAs) or present a client certificate. Nil means Go's defaults:
+	// the system roots, which honour SSL_CERT_FILE and SSL_CERT_DIR.
+	TLSClientConfig *tls.Config
 	// OnProcess, if set, is called as soon as a local server's process has
 	// started, before the handshake, with its pid (also its process group
 	// id) and a channel closed once the process was reaped and SIGKILL was
@@ -262,6 +268,10 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 			ErrTransport, context.DeadlineExceeded)
 	case cctx.Err() != nil && !errors.Is(cause, errProcessExited):
 		return fmt.Errorf("server %q: %s canceled: %w", name, step, cause)
+	}
+	var redirect *RedirectError
+	if errors.As(err, &redirect) {
+		return newError(redirect.Error(), redirect, err)
 	}
 	if s.remote != nil {
 		if st := s.remote.rec.lastStatus(); st != nil {
