@@ -107,8 +107,9 @@ const maxRedirects = 10
 // URL.
 type RedirectError struct {
 	Server string
-	// To is the redirect's target, without userinfo and query, and with
-	// any part of the configured URL as written (see Session).
+	// To is the redirect's target as every URL of a session is shown:
+	// without userinfo and query, and with the parts it shares with the
+	// configured URL (a secret path) as written.
 	To string
 	// Downgrade is set for a redirect from https to http.
 	Downgrade bool
