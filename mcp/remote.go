@@ -33,14 +33,27 @@ type remoteConn struct {
 }
 
 func (s *Session) connectRemote(cctx context.Context) error {
+	// Set before anything can log or fail: every message of this session
+	// shows the URL as written.
+	s.mask = newURLMask(s.srv)
+	s.log = maskLogger(s.log, s.mask)
 	u, err := url.Parse(s.srv.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("server %q: url %q is not an http(s) URL", s.srv.Name, redactRawURL(s.srv.URL))
+		return fmt.Errorf("server %q: url %q is not an http(s) URL", s.srv.Name, s.mask.configured())
 	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
-	rec := &statusRecorder{base: base, server: s.srv.Name, lost: s.reportLost}
+	if s.opts.TLSClientConfig != nil {
+		base.TLSClientConfig = s.opts.TLSClientConfig.Clone()
+	}
+	rec := &statusRecorder{base: base, server: s.srv.Name, lost: s.reportLost, mask: s.mask}
 	s.remote = &remoteConn{rec: rec, base: base}
-	httpClient := &http.Client{Transport: rec}
+	// mcp-go's transports send every request (POST, the GET stream, the SSE
+	// stream and its endpoint, DELETE) through this client, so the redirect
+	// policy covers them all.
+	httpClient := &http.Client{
+		Transport:     rec,
+		CheckRedirect: s.checkRedirect,
+	}
 	// mcp-go's transports log through slog; route that into our logger.
 	slogger := slog.New(logr.ToSlogHandler(s.log.V(1)))
 
@@ -54,9 +67,13 @@ func (s *Session) connectRemote(cctx context.Context) error {
 		// The MCP spec's backwards compatibility rule: a 4xx answer to
 		// POST initialize means a server of the older HTTP+SSE transport.
 		if errors.Is(err, transport.ErrLegacySSEServer) {
-			s.log.V(1).Info("endpoint refused streamable HTTP; trying SSE", "status", rec.lastStatus())
+			status := ""
+			if st := rec.lastStatus(); st != nil {
+				status = st.status
+			}
+			s.log.V(1).Info("endpoint refused streamable HTTP; trying SSE", "status", status)
 			if cerr := s.client.Close(); cerr != nil {
-				s.log.V(1).Info("closing streamable HTTP transport", "err", cerr.Error())
+				s.log.V(1).Info("closing streamable HTTP transport", "err", s.mask.err(cerr))
 			}
 			s.client = nil
 			rec.reset()
@@ -66,9 +83,86 @@ func (s *Session) connectRemote(cctx context.Context) error {
 		return fmt.Errorf("server %q: unknown transport %q", s.srv.Name, s.srv.Transport)
 	}
 	if err == nil {
+		select {
+		case lost := <-s.lost:
+			// Lost while connecting: a refused redirect of the GET stream,
+			// which runs beside the handshake, or the SSE stream's end.
+			return lost
+		default:
+		}
 		rec.established.Store(true)
 	}
 	return err
+}
+
+// maxRedirects is how many redirects one request follows, as under
+// net/http's default policy.
+const maxRedirects = 10
+
+// RedirectError reports that a remote server answered a request with a
+// redirect the session does not follow: to another origin (scheme, host or
+// port), which would receive the configured headers, or from https to
+// http, which would send them unencrypted. It wraps ErrTransport: the
+// session fails, and so does a start, until the config names the final
+// URL.
+type RedirectError struct {
+	Server string
+	// To is the redirect's target as every URL of a session is shown:
+	// without userinfo and query, and with the parts it shares with the
+	// configured URL (a secret path) as written.
+	To string
+	// Downgrade is set for a redirect from https to http.
+	Downgrade bool
+}
+
+func (e *RedirectError) Error() string {
+	if e.Downgrade {
+		return fmt.Sprintf("server %q: the server redirected to %s (from https to http); FreeCode does not follow "+
+			"redirects from https to http for MCP servers (your headers would travel unencrypted); put the final URL in the config", e.Server, e.To)
+	}
+	return fmt.Sprintf("server %q: the server redirected to %s (another origin); FreeCode does not follow "+
+		"cross-origin redirects for MCP servers (they would receive your headers); put the final URL in the config", e.Server, e.To)
+}
+
+func (e *RedirectError) Unwrap() error { return ErrTransport }
+
+// checkRedirect is the redirect policy of every request of a remote
+// session: follow one to the same origin as the request that started the
+// chain (a trailing-slash 307 or 308; net/http then resends the body and
+// keeps every header), refuse any other with a *RedirectError. A refusal
+// also ends the session, as a lost connection does: one of a request that
+// fails no call (the GET stream's) must not go unnoticed.
+func (s *Session) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	from := via[0].URL
+	if sameOrigin(from, req.URL) {
+		return nil
+	}
+	err := &RedirectError{Server: s.srv.Name, To: s.mask.requestURL(req.URL),
+		Downgrade: strings.EqualFold(from.Scheme, "https") && strings.EqualFold(req.URL.Scheme, "http")}
+	s.reportLost(newError(err.Error(), err))
+	return err
+}
+
+// sameOrigin reports whether a and b have one scheme, host and port (an
+// absent port is the scheme's default).
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && originPort(a) == originPort(b)
+}
+
+func originPort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http":
+		return "80"
+	case "https":
+		return "443"
+	}
+	return ""
 }
 
 func (s *Session) connectStreamable(cctx context.Context, hc *http.Client, slogger *slog.Logger) error {
@@ -83,7 +177,7 @@ func (s *Session) connectStreamable(cctx context.Context, hc *http.Client, slogg
 		transport.WithHTTPLogger(slogger),
 	)
 	if err != nil {
-		return newError(fmt.Sprintf("server %q: %s", s.srv.Name, redactErr(err, s.srv.URL)), err)
+		return newError(fmt.Sprintf("server %q: %s", s.srv.Name, s.mask.err(err)), err)
 	}
 	s.client = client.NewClient(&remoteTransport{Interface: tr}, client.WithProtocolVersion(ProtocolVersion))
 	return s.handshake(cctx)
@@ -101,11 +195,11 @@ func (s *Session) connectSSE(cctx context.Context, hc *http.Client, slogger *slo
 		transport.WithSSELogger(slogger),
 	)
 	if err != nil {
-		return newError(fmt.Sprintf("server %q: %s", s.srv.Name, redactErr(err, s.srv.URL)), err)
+		return newError(fmt.Sprintf("server %q: %s", s.srv.Name, s.mask.err(err)), err)
 	}
 	s.client = client.NewClient(&remoteTransport{Interface: tr}, client.WithProtocolVersion(ProtocolVersion))
 	s.client.OnConnectionLost(func(err error) {
-		s.reportLost(newError(fmt.Sprintf("server %q: SSE stream lost: %s", s.srv.Name, redactErr(err, s.srv.URL)), ErrTransport, err))
+		s.reportLost(newError(fmt.Sprintf("server %q: SSE stream lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, err))
 	})
 	return s.handshake(cctx)
 }
@@ -142,6 +236,7 @@ type statusRecorder struct {
 	base        http.RoundTripper
 	server      string
 	lost        func(error)
+	mask        *urlMask // for the URLs and errors it reports
 	established atomic.Bool
 	last        atomic.Pointer[httpStatus]
 }
@@ -150,12 +245,12 @@ func (r *statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := r.base.RoundTrip(req)
 	if err != nil {
 		if r.established.Load() && req.Context().Err() == nil {
-			r.lost(newError(fmt.Sprintf("server %q: connection lost: %s", r.server, redactErr(err, req.URL.String())), ErrTransport, err))
+			r.lost(newError(fmt.Sprintf("server %q: connection lost: %s", r.server, r.mask.err(err)), ErrTransport, err))
 		}
 		return nil, err
 	}
 	if resp.StatusCode >= 400 {
-		r.last.Store(&httpStatus{method: req.Method, url: redactURL(req.URL), status: resp.Status, code: resp.StatusCode})
+		r.last.Store(&httpStatus{method: req.Method, url: r.mask.requestURL(req.URL), status: resp.Status, code: resp.StatusCode})
 		// A 404 for the GET stream may only mean the server offers none.
 		if resp.StatusCode == http.StatusNotFound && r.established.Load() &&
 			req.Method == http.MethodPost && req.Header.Get(transport.HeaderKeySessionID) != "" {
@@ -168,57 +263,6 @@ func (r *statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 func (r *statusRecorder) lastStatus() *httpStatus { return r.last.Load() }
 
 func (r *statusRecorder) reset() { r.last.Store(nil) }
-
-// redactURL drops userinfo and the query (SSE endpoints carry session ids
-// there, some servers take keys) from a URL shown to users.
-func redactURL(u *url.URL) string {
-	c := *u
-	c.User = nil
-	c.RawQuery = ""
-	c.ForceQuery = false
-	return c.String()
-}
-
-// redactRawURL is redactURL for a URL as configured or as carried by an
-// error. One that does not parse as a hierarchical URL (it may be
-// malformed, or lack its scheme) loses everything from the first '?' and
-// everything of its authority up to the last '@'.
-func redactRawURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.Opaque == "" {
-		return redactURL(u)
-	}
-	s, _, _ := strings.Cut(raw, "?")
-	authority := 0
-	if i := strings.Index(s, "://"); i >= 0 {
-		authority = i + len("://")
-	}
-	end := len(s)
-	if i := strings.IndexByte(s[authority:], '/'); i >= 0 {
-		end = authority + i
-	}
-	if at := strings.LastIndexByte(s[authority:end], '@'); at >= 0 {
-		s = s[:authority] + s[authority+at+1:]
-	}
-	return s
-}
-
-// redactErr is err's message with the URLs in it redacted (redactRawURL):
-// that of a *url.Error in its chain, which net/http puts in every error of
-// a request, and raw, the configured URL, wherever it appears.
-func redactErr(err error, raw string) string {
-	msg := err.Error()
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		c := *ue
-		c.URL = redactRawURL(ue.URL)
-		msg = strings.ReplaceAll(msg, ue.Error(), c.Error())
-		msg = strings.ReplaceAll(msg, ue.URL, c.URL)
-	}
-	if raw != "" {
-		msg = strings.ReplaceAll(msg, raw, redactRawURL(raw))
-	}
-	return msg
-}
 
 // requestIDSlotKey keys the context value through which remoteTransport
 // tells CallTool the JSON-RPC id of its tools/call request.
@@ -311,7 +355,7 @@ func (s *Session) sendCancelled(slot *requestIDSlot, reason error) {
 		ctx, cancel := context.WithTimeout(s.ctx, cancelNoticeWait)
 		defer cancel()
 		if err := s.client.GetTransport().SendNotification(ctx, n); err != nil {
-			s.log.V(1).Info("sending notifications/cancelled failed", "err", err.Error())
+			s.log.V(1).Info("sending notifications/cancelled failed", "err", s.mask.err(err))
 		}
 	}()
 }

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,6 +48,11 @@ type Options struct {
 	// ClientName and ClientVersion identify FreeCode in initialize; they
 	// default to "freecode" and "dev".
 	ClientName, ClientVersion string
+	// TLSClientConfig, if set, is used for remote servers' https
+	// connections: a host embedding sessions can trust a private CA
+	// (RootCAs) or present a client certificate. Nil means Go's defaults:
+	// the system roots, which honour SSL_CERT_FILE and SSL_CERT_DIR.
+	TLSClientConfig *tls.Config
 	// OnProcess, if set, is called as soon as a local server's process has
 	// started, before the handshake, with its pid (also its process group
 	// id) and a channel closed once the process was reaped and SIGKILL was
@@ -79,13 +85,16 @@ type Session struct {
 	srv     schema.Server
 	timeout time.Duration
 	opts    Options
-	log     logr.Logger
+	log     logr.Logger // wrapped by connectRemote, before any use, to apply mask
 	stderr  *lineRing
 
 	// Set while connecting, read-only afterwards.
 	proc   *process // nil for a remote server
 	client *client.Client
 	remote *remoteConn // nil for a local server
+	// mask shows a remote server's URL as written in every message and
+	// log line (nil for a local server: it changes nothing).
+	mask *urlMask
 
 	// ctx lives as long as the session; mcp-go's Start gets it, and the
 	// owner goroutine's re-lists derive from it. cancel ends it.
@@ -260,19 +269,23 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 	case cctx.Err() != nil && !errors.Is(cause, errProcessExited):
 		return fmt.Errorf("server %q: %s canceled: %w", name, step, cause)
 	}
+	var redirect *RedirectError
+	if errors.As(err, &redirect) {
+		return newError(redirect.Error(), redirect, err)
+	}
 	if s.remote != nil {
 		if st := s.remote.rec.lastStatus(); st != nil {
 			return newError(fmt.Sprintf("server %q: %s: HTTP %s from %s", name, step, st.status, st.url), ErrTransport, err)
 		}
 		var opErr *net.OpError
 		if errors.As(err, &opErr) {
-			return newError(fmt.Sprintf("server %q: %s: cannot reach %s: %s", name, step, redactRawURL(s.srv.URL), redactErr(opErr, s.srv.URL)), ErrTransport, err)
+			return newError(fmt.Sprintf("server %q: %s: cannot reach %s: %s", name, step, s.mask.configured(), s.mask.err(opErr)), ErrTransport, err)
 		}
 	}
 	if isTransportError(err) {
-		return newError(fmt.Sprintf("server %q: %s: %s", name, step, redactErr(err, s.srv.URL)), ErrTransport, err)
+		return newError(fmt.Sprintf("server %q: %s: %s", name, step, s.mask.err(err)), ErrTransport, err)
 	}
-	return newError(fmt.Sprintf("server %q: %s: %s", name, step, redactErr(err, s.srv.URL)), err)
+	return newError(fmt.Sprintf("server %q: %s: %s", name, step, s.mask.err(err)), err)
 }
 
 // awaitExit reports whether the local process has exited, waiting a moment
@@ -446,7 +459,7 @@ func (s *Session) refresh() {
 		}
 		s.log.Error(err, "listing tools again after tools/list_changed failed")
 		if s.remote != nil && isConnectionLoss(err) {
-			s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, redactErr(err, s.srv.URL)), ErrTransport, err))
+			s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, err))
 		}
 		return
 	}
@@ -617,7 +630,7 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 		return nil, fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, context.Cause(ctx))
 	}
 	if !isTransportError(err) {
-		return nil, newError(fmt.Sprintf("server %q: tools/call %q: %s", s.srv.Name, name, redactErr(err, s.srv.URL)), err)
+		return nil, newError(fmt.Sprintf("server %q: tools/call %q: %s", s.srv.Name, name, s.mask.err(err)), err)
 	}
 	return nil, s.callFailure(name, err)
 }
@@ -627,7 +640,7 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 // goroutine to see it, and report the exit.
 func (s *Session) callFailure(name string, err error) error {
 	if s.remote != nil && isConnectionLoss(err) {
-		s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, redactErr(err, s.srv.URL)), ErrTransport, err))
+		s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, err))
 	}
 	timer := time.NewTimer(exitWait)
 	defer timer.Stop()
@@ -638,7 +651,7 @@ func (s *Session) callFailure(name string, err error) error {
 		}
 	case <-timer.C:
 	}
-	return newError(fmt.Sprintf("server %q: tools/call %q: %s", s.srv.Name, name, redactErr(err, s.srv.URL)), ErrTransport, err)
+	return newError(fmt.Sprintf("server %q: tools/call %q: %s", s.srv.Name, name, s.mask.err(err)), ErrTransport, err)
 }
 
 // endedError is the error of a call made after the session ended, or nil.

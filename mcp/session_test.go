@@ -586,7 +586,7 @@ func TestRedactErr(t *testing.T) {
 		"raw URL":      fmt.Errorf("bad endpoint %s", raw),
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := redactErr(err, raw)
+			got := newURLMask(remoteServer("x", raw, schema.TransportAuto)).err(err)
 			t.Log(got)
 			require.Contains(t, got, "127.0.0.1:1")
 			require.NotContains(t, got, "pw")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -49,6 +50,9 @@ type Config struct {
 	PIDFile string
 	HTTP    string
 	SSE     bool
+	// BasePath prefixes the HTTP endpoints ("/v1/key" serves /v1/key/mcp,
+	// or /v1/key/sse and /v1/key/message).
+	BasePath string
 
 	// Exit ends the process; nil means os.Exit. crash, --crash-after and
 	// --exit-at-start call it and expect it not to return. If it returns, the
@@ -90,6 +94,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.StringVar(&c.PIDFile, "pid-file", "", "write the server pid to FILE")
 	fs.StringVar(&c.HTTP, "http", "", "serve streamable HTTP on ADDR instead of stdio")
 	fs.BoolVar(&c.SSE, "sse", false, "with --http: serve legacy SSE")
+	fs.StringVar(&c.BasePath, "base-path", "", "with --http: serve the endpoints under `PATH` (e.g. /v1/key)")
 	return c
 }
 
@@ -123,6 +128,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Stderr == nil {
 		c.Stderr = os.Stderr
+	}
+	if c.BasePath != "" && (!strings.HasPrefix(c.BasePath, "/") || strings.HasSuffix(c.BasePath, "/")) {
+		return c, fmt.Errorf("--base-path %q: want /SEGMENT[/SEGMENT...], without a trailing /", c.BasePath)
 	}
 	return c, nil
 }

@@ -53,6 +53,9 @@
 //	                          list_changed reaches clients on the standalone GET stream
 //	--sse                     with --http: serve legacy SSE instead and print
 //	                          "listening on http://HOST:PORT/sse"
+//	--base-path PATH          with --http: serve the endpoints under PATH (e.g. /v1/key: /v1/key/mcp,
+//	                          or /v1/key/sse and /v1/key/message), like hosted servers with a key
+//	                          in the URL's path
 //	--modern                  answer server/discover (protocol 2026-07-28); by default it gets
 //	                          method-not-found like servers of the 2025 protocol revisions
 //	--evil-text               what a hostile server sends a terminal: the tool "evil" (above),

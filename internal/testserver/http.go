@@ -20,32 +20,36 @@ const shutdownGrace = 2 * time.Second
 
 // URL is the endpoint a client connects to for a server listening on addr in
 // mode: http://HOST:PORT/mcp (streamable) or http://HOST:PORT/sse (sse).
-func URL(addr net.Addr, mode string) string {
+func URL(addr net.Addr, mode string) string { return urlUnder(addr, mode, "") }
+
+// urlUnder is URL with the endpoints under basePath (Config.BasePath).
+func urlUnder(addr net.Addr, mode, basePath string) string {
 	if mode == ModeSSE {
-		return "http://" + addr.String() + "/sse"
+		return "http://" + addr.String() + basePath + "/sse"
 	}
-	return "http://" + addr.String() + "/mcp"
+	return "http://" + addr.String() + basePath + "/mcp"
 }
 
 // ServeHTTP serves MCP on ln until ctx ends, in mode ModeStreamable
 // (stateful streamable HTTP at /mcp; notifications such as list_changed go
 // out on the standalone GET stream) or ModeSSE (legacy SSE at /sse and
-// /message). It closes ln and returns nil after ctx ends, or the serve error.
+// /message), each under Config.BasePath. It closes ln and returns nil after
+// ctx ends, or the serve error.
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, mode string) error {
 	hs := &http.Server{ReadHeaderTimeout: 10 * time.Second}
 	var closeSessions func(context.Context)
 	switch mode {
 	case ModeStreamable, "":
 		h := server.NewStreamableHTTPServer(s.mcp,
-			server.WithEndpointPath("/mcp"),
+			server.WithEndpointPath(s.cfg.BasePath+"/mcp"),
 			server.WithStateful(true),
 		)
 		mux := http.NewServeMux()
-		mux.Handle("/mcp", s.rejectDiscover(h))
+		mux.Handle(s.cfg.BasePath+"/mcp", s.rejectDiscover(h))
 		hs.Handler = mux
 		closeSessions = h.CloseSessions
 	case ModeSSE:
-		h := server.NewSSEServer(s.mcp, server.WithBaseURL("http://"+ln.Addr().String()))
+		h := server.NewSSEServer(s.mcp, server.WithBaseURL("http://"+ln.Addr().String()), server.WithStaticBasePath(s.cfg.BasePath))
 		hs.Handler = h
 		closeSessions = func(context.Context) { h.CloseSessions() }
 	default:

@@ -88,7 +88,7 @@ func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	if cfg.SSE {
 		mode = ModeSSE
 	}
-	if _, err := fmt.Fprintf(out, "listening on %s\n", URL(ln.Addr(), mode)); err != nil {
+	if _, err := fmt.Fprintf(out, "listening on %s\n", urlUnder(ln.Addr(), mode, cfg.BasePath)); err != nil {
 		_ = ln.Close()
 		return fmt.Errorf("write stdout: %w", err)
 	}
