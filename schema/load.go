@@ -89,11 +89,14 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 	// document would also read an unvalidated "Mcp" or "Permission".
 	var raw struct {
 		MCP *struct {
+			// Limits are the defaults of this file's servers.
+			Limits  *rawLimits `json:"limits"`
 			Servers []struct {
 				Name      string            `json:"name"`
 				Type      ServerType        `json:"type"`
 				Command   []string          `json:"command"`
 				URL       string            `json:"url"`
+				Limits    *rawLimits        `json:"limits"`
 				Headers   map[string]string `json:"headers"`
 				Env       map[string]string `json:"env"`
 				Transport Transport         `json:"transport"`
@@ -125,6 +128,8 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 	if source == "" {
 		source = SourceUser
 	}
+	// mcp.limits applies to the servers of this file only.
+	limits := raw.MCP.Limits.resolve(Limits{}.WithDefaults())
 	x := expander{file: file, data: data, root: root, lookup: opts.LookupEnv}
 	if x.lookup == nil {
 		x.lookup = os.LookupEnv
@@ -134,6 +139,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 			Name: rs.Name, Type: rs.Type, Command: rs.Command, URL: rs.URL,
 			Headers: rs.Headers, Env: rs.Env, Transport: rs.Transport,
 			Enabled: true, Timeout: DefaultTimeout, Source: source,
+			Limits: rs.Limits.resolve(limits),
 		}
 		if rs.Enabled != nil {
 			s.Enabled = *rs.Enabled

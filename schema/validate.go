@@ -239,7 +239,8 @@ var (
 
 // knownFields are suggested when an unknown field looks like a typo.
 var knownFields = []string{"name", "type", "command", "url", "headers", "env", "enabled", "timeout",
-	"transport", "servers", "pollInterval", "allow", "ask", "deny"}
+	"transport", "servers", "pollInterval", "allow", "ask", "deny",
+	"limits", "maxMessageBytes", "maxListItems", "maxListPages", "maxListBytes"}
 
 // explain turns a CUE message into a plain-words reason.
 func explain(root *node, path []string, msg string) *Error {
@@ -261,7 +262,14 @@ func explain(root *node, path []string, msg string) *Error {
 	if inServer && len(path) >= 4 {
 		field = path[3]
 	}
+	limitsName, limitsPath, inLimits := limitsField(path)
 	switch {
+	case inLimits && limitsName != "" && reNotAllowed.MatchString(msg):
+		e.Path = slices.Clone(limitsPath)
+		e.Msg = fmt.Sprintf("unknown field %q in limits", limitsName)
+		if s := suggest(limitsName); s != "" {
+			e.Msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
 	case reNotAllowed.MatchString(msg):
 		// CUE reports a disallowed list as its first element; point at the field.
 		if inServer && len(path) > 4 {
@@ -289,6 +297,9 @@ func explain(root *node, path []string, msg string) *Error {
 			e.Msg = fmt.Sprintf("missing required field %q", last)
 		}
 		e.Path = path[:len(path)-1]
+	case inLimits:
+		e.Path = slices.Clone(limitsPath)
+		e.Msg = limitMessage(limitsName)
 	case inServer && field == "type":
 		e.Msg = `type must be "local" or "remote"`
 		if n, _ := lookup(root, path); n != nil && n.kind == '"' {
