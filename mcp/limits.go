@@ -134,8 +134,9 @@ func (t *limitTrip) tripped() *LimitError {
 	}
 }
 
-// overLimit trips the session's limit of a message's size and returns the
-// error a reader hands to the transport.
+// overLimit records that the server went over limit (value is the one in
+// force), which ends the session, and returns the error a reader hands to
+// the transport: the first limit recorded.
 func (s *Session) overLimit(limit string, value int64) error {
 	return s.limits.trip(&LimitError{Server: s.srv.Name, Limit: limit, Value: value})
 }
