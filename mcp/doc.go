@@ -17,4 +17,10 @@
 // Lines a local server writes to stdout that are not JSON are skipped (some
 // servers print a banner there); a server that never answers in JSON fails
 // with a timeout that quotes its stderr.
+//
+// What a server sends is bounded by its schema.Limits: one message (a
+// stdout line, an HTTP body, an SSE event) and one tools/list (items,
+// pages, bytes). A server that goes over one has its own session ended with
+// a [LimitError] naming the limit; HTTP error bodies are only read up to a
+// small cap, as they are only quoted.
 package mcp

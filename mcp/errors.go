@@ -21,6 +21,11 @@ var (
 	// ended. If it ended because of a failure, the error also wraps that
 	// failure (see [Session.Err]).
 	ErrClosed = errors.New("MCP session closed")
+
+	// ErrLimit is wrapped by the error that ends a session because its server
+	// sent more than one of its limits allows (a message too large, a tool
+	// list too long); see [LimitError].
+	ErrLimit = errors.New("MCP server went over a limit")
 )
 
 // stderrLinesInErrors bounds how many stderr lines an error message quotes.

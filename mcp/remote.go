@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -45,7 +46,8 @@ func (s *Session) connectRemote(cctx context.Context) error {
 	if s.opts.TLSClientConfig != nil {
 		base.TLSClientConfig = s.opts.TLSClientConfig.Clone()
 	}
-	rec := &statusRecorder{base: base, server: s.srv.Name, lost: s.reportLost, mask: s.mask}
+	rec := &statusRecorder{base: base, server: s.srv.Name, lost: s.reportLost, mask: s.mask,
+		maxMessage: s.lim.MaxMessageBytes, over: s.overLimit}
 	s.remote = &remoteConn{rec: rec, base: base}
 	// mcp-go's transports send every request (POST, the GET stream, the SSE
 	// stream and its endpoint, DELETE) through this client, so the redirect
@@ -226,17 +228,21 @@ func isConnectionLoss(err error) bool {
 type httpStatus struct {
 	method, url, status string
 	code                int
+	cut                 atomic.Bool // its body was longer than maxErrorBodyBytes
 }
 
 // statusRecorder is the remote session's http.RoundTripper. It remembers
 // the last HTTP error status, for error messages, and once the session is
 // established reports its loss: a network error, or 404 for a request that
-// carried the session id.
+// carried the session id. It bounds every response body mcp-go reads (see
+// limitBody).
 type statusRecorder struct {
 	base        http.RoundTripper
 	server      string
 	lost        func(error)
-	mask        *urlMask // for the URLs and errors it reports
+	mask        *urlMask                              // for the URLs and errors it reports
+	maxMessage  int64                                 // the server's MaxMessageBytes
+	over        func(limit string, value int64) error // ends the session over a limit
 	established atomic.Bool
 	last        atomic.Pointer[httpStatus]
 }
@@ -250,14 +256,40 @@ func (r *statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if resp.StatusCode >= 400 {
-		r.last.Store(&httpStatus{method: req.Method, url: r.mask.requestURL(req.URL), status: resp.Status, code: resp.StatusCode})
+		st := &httpStatus{method: req.Method, url: r.mask.requestURL(req.URL), status: resp.Status, code: resp.StatusCode}
+		r.last.Store(st)
+		resp.Body = &cappedBody{rc: resp.Body, ctx: req.Context(), left: maxErrorBodyBytes, cut: &st.cut}
 		// A 404 for the GET stream may only mean the server offers none.
 		if resp.StatusCode == http.StatusNotFound && r.established.Load() &&
 			req.Method == http.MethodPost && req.Header.Get(transport.HeaderKeySessionID) != "" {
 			r.lost(newError(fmt.Sprintf("server %q: the server ended the session (HTTP 404)", r.server), ErrTransport, transport.ErrSessionTerminated))
 		}
+		return resp, nil
 	}
+	resp.Body = r.limitBody(req, resp)
 	return resp, nil
+}
+
+// limitBody bounds a successful answer's body, which mcp-go reads whole
+// (io.ReadAll, a JSON decoder) or line by line (bufio.Reader.ReadString on
+// SSE streams, accumulating an event's data lines): one SSE event, or else
+// the whole body, may hold at most the message limit; past it the session
+// ends. Reads also fail once the request's context ends, so a body that
+// streams without pause cannot outlast the connect timeout.
+func (r *statusRecorder) limitBody(req *http.Request, resp *http.Response) io.ReadCloser {
+	ends := endAtEOF
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+		ends = endAtBlank
+	}
+	return &limitReadCloser{
+		limitReader: limitReader{
+			r:    resp.Body,
+			ctx:  req.Context(),
+			c:    newFrameCounter(r.maxMessage, ends),
+			over: func() error { return r.over(limitMessageBytes, r.maxMessage) },
+		},
+		Closer: resp.Body,
+	}
 }
 
 func (r *statusRecorder) lastStatus() *httpStatus { return r.last.Load() }

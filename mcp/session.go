@@ -37,6 +37,13 @@ const (
 	exitWait = 2 * time.Second
 )
 
+// The steps of connecting, as error messages name them.
+const (
+	stepInitialize = "initialize"
+	stepToolsList  = "tools/list"
+	stepDone       = "done" // the server answered everything
+)
+
 // Options configure a Session.
 type Options struct {
 	// Logger receives the session's diagnostics; a local server's stderr
@@ -84,9 +91,18 @@ var errProcessExited = errors.New("server process exited")
 type Session struct {
 	srv     schema.Server
 	timeout time.Duration
+	lim     schema.Limits // srv.Limits with defaults
 	opts    Options
 	log     logr.Logger // wrapped by connectRemote, before any use, to apply mask
 	stderr  *lineRing
+	limits  *limitTrip // the first limit the server went over ends the session
+
+	// step and listed say how far connecting got, for the timeout message,
+	// and raws is what tools/list answered; only the goroutine running
+	// Connect uses them.
+	step   string
+	listed listProgress
+	raws   []json.RawMessage
 
 	// Set while connecting, read-only afterwards.
 	proc   *process // nil for a remote server
@@ -126,8 +142,18 @@ type Session struct {
 // lists all its tools, all within srv.Timeout (schema.DefaultTimeout if
 // zero). On failure nothing is left running and the error says why in terms
 // a user can act on: the command that could not start, the exit status and
-// the tail of stderr, the step that got no answer in time, or the HTTP
-// status of a remote endpoint.
+// the tail of stderr, the step that got no answer in time (with what
+// tools/list had received so far), the HTTP status of a remote endpoint, or
+// the limit the server went over (a *LimitError).
+//
+// Converting the tools is FreeCode's own work, bounded by the limits, and
+// follows without counting against the timeout: a server that answered in
+// time is not failed for having many tools.
+//
+// Everything the server sends is bounded by srv.Limits (zero fields mean
+// the schema defaults): a message larger than MaxMessageBytes, or a tool
+// list beyond MaxListItems, MaxListPages or MaxListBytes, ends the session
+// with a *LimitError, while connecting or later.
 //
 // The session outlives ctx, which only bounds connecting; end it with Close.
 // A local server also gets SIGKILL if the OS thread that called Connect
@@ -151,9 +177,11 @@ func Connect(ctx context.Context, srv schema.Server, opts Options) (*Session, er
 	s := &Session{
 		srv:          srv,
 		timeout:      timeout,
+		lim:          srv.Limits.WithDefaults(),
 		opts:         opts,
 		log:          opts.Logger.WithValues("server", srv.Name),
 		stderr:       newLineRing(opts.StderrLines),
+		limits:       newLimitTrip(),
 		relist:       make(chan struct{}, 1),
 		toolsChanged: make(chan struct{}, 1),
 		lost:         make(chan error, 1),
@@ -164,6 +192,16 @@ func Connect(ctx context.Context, srv schema.Server, opts Options) (*Session, er
 
 	cctx, cancel := context.WithTimeoutCause(ctx, timeout, errConnectTimeout)
 	defer cancel()
+	// A limit the server goes over ends connecting at once.
+	cctx, cancelLimit := context.WithCancelCause(cctx)
+	defer cancelLimit(nil)
+	go func() {
+		select {
+		case <-s.limits.hit:
+			cancelLimit(s.limits.tripped())
+		case <-cctx.Done():
+		}
+	}()
 	// Until Connect succeeds, a timeout also ends the session's own context,
 	// which is what mcp-go's transports were started with (an SSE stream
 	// being opened, for one).
@@ -171,13 +209,16 @@ func Connect(ctx context.Context, srv schema.Server, opts Options) (*Session, er
 
 	err := s.connect(cctx)
 	if err == nil && !stopAfter() {
-		err = s.connectError(cctx, "initialize", context.Cause(cctx))
+		// Out of time (or over a limit) right after the last answer.
+		err = s.connectError(cctx, s.step, context.Cause(cctx))
 	}
 	stopAfter()
 	if err != nil {
 		s.finish(err)
 		return nil, err
 	}
+	s.setTools(s.raws)
+	s.raws = nil
 	s.log.V(1).Info("connected", "tools", len(s.Tools()), "protocol", s.client.ProtocolVersion())
 	s.running.Store(true)
 	go s.run()
@@ -222,41 +263,58 @@ func (s *Session) connectLocal(cctx context.Context) error {
 		}
 	}()
 
-	s.client = client.NewClient(transport.NewIO(proc.stdout, proc.stdin, nil), client.WithProtocolVersion(ProtocolVersion))
+	// mcp-go reads stdout with bufio.Reader.ReadString('\n'), which holds
+	// a whole line however long: stdout fails past the message limit, when
+	// ReadString holds the line's fragments and builds one string of them,
+	// about twice the limit, and then gives up (ending the session).
+	stdout := &limitReader{
+		r: proc.stdout,
+		c: newFrameCounter(s.lim.MaxMessageBytes, endAtNewline),
+		over: func() error {
+			return s.overLimit(limitMessageBytes, s.lim.MaxMessageBytes)
+		},
+	}
+	s.client = client.NewClient(transport.NewIO(stdout, proc.stdin, nil), client.WithProtocolVersion(ProtocolVersion))
 	return s.handshake(cctx)
 }
 
 // handshake starts the client, initializes the server and lists its tools.
 func (s *Session) handshake(cctx context.Context) error {
+	s.step = stepInitialize
 	s.client.OnNotification(s.onNotification)
 	if err := s.client.Start(s.ctx); err != nil {
-		return s.connectError(cctx, "initialize", transport.NewError(err))
+		return s.connectError(cctx, stepInitialize, transport.NewError(err))
 	}
 	req := mcpgo.InitializeRequest{}
 	req.Params.ProtocolVersion = ProtocolVersion
 	req.Params.ClientInfo = mcpgo.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion}
 	res, err := s.client.Initialize(cctx, req)
 	if err != nil {
-		return s.connectError(cctx, "initialize", err)
+		return s.connectError(cctx, stepInitialize, err)
 	}
 	if res.Capabilities.Tools == nil {
 		s.log.V(1).Info("server declares no tools capability")
+		s.step = stepDone
 		return nil
 	}
-	raws, err := s.listTools(cctx)
+	s.step = stepToolsList
+	raws, err := s.listTools(cctx, &s.listed)
 	if err != nil {
-		return s.connectError(cctx, "tools/list", err)
+		return s.connectError(cctx, stepToolsList, err)
 	}
-	s.setTools(raws)
+	s.step, s.raws = stepDone, raws
 	return nil
 }
 
 // connectError explains why step failed while connecting.
 func (s *Session) connectError(cctx context.Context, step string, err error) error {
 	name := s.srv.Name
+	if le := s.limits.tripped(); le != nil {
+		return le.during(step)
+	}
 	if s.proc != nil && s.awaitExit(cctx, err) {
 		when := "before initialize"
-		if step != "initialize" {
+		if step != stepInitialize {
 			when = "while listing tools"
 		}
 		return s.exitError(when)
@@ -264,8 +322,7 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 	cause := context.Cause(cctx)
 	switch {
 	case errors.Is(cause, errConnectTimeout):
-		return newError(fmt.Sprintf("server %q: no answer to %s within %s%s", name, step, s.timeout, formatStderr(s.stderr.tail())),
-			ErrTransport, context.DeadlineExceeded)
+		return newError(s.timeoutMessage(step)+formatStderr(s.stderr.tail()), ErrTransport, context.DeadlineExceeded)
 	case cctx.Err() != nil && !errors.Is(cause, errProcessExited):
 		return fmt.Errorf("server %q: %s canceled: %w", name, step, cause)
 	}
@@ -275,7 +332,11 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 	}
 	if s.remote != nil {
 		if st := s.remote.rec.lastStatus(); st != nil {
-			return newError(fmt.Sprintf("server %q: %s: HTTP %s from %s", name, step, st.status, st.url), ErrTransport, err)
+			cut := ""
+			if st.cut.Load() {
+				cut = fmt.Sprintf(" (the rest of its body, beyond %s, was not read)", formatBytes(maxErrorBodyBytes))
+			}
+			return newError(fmt.Sprintf("server %q: %s: HTTP %s from %s%s", name, step, st.status, st.url, cut), ErrTransport, err)
 		}
 		var opErr *net.OpError
 		if errors.As(err, &opErr) {
@@ -286,6 +347,23 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 		return newError(fmt.Sprintf("server %q: %s: %s", name, step, s.mask.err(err)), ErrTransport, err)
 	}
 	return newError(fmt.Sprintf("server %q: %s: %s", name, step, s.mask.err(err)), err)
+}
+
+// timeoutMessage says which step of connecting ran out of time, and for
+// tools/list how far it got.
+func (s *Session) timeoutMessage(step string) string {
+	name := s.srv.Name
+	switch step {
+	case stepToolsList:
+		return fmt.Sprintf("server %q: no answer to tools/list within %s (%s)", name, s.timeout, s.listed.soFar())
+	case stepDone:
+		msg := fmt.Sprintf("server %q: connecting did not finish within %s", name, s.timeout)
+		if s.listed.pages > 0 {
+			msg += fmt.Sprintf(" (tools/list answered: %s)", s.listed)
+		}
+		return msg
+	}
+	return fmt.Sprintf("server %q: no answer to %s within %s", name, step, s.timeout)
 }
 
 // awaitExit reports whether the local process has exited, waiting a moment
@@ -331,13 +409,43 @@ func isTransportError(err error) bool {
 	return errors.As(err, &te) || errors.Is(err, ErrTransport)
 }
 
+// listProgress counts what one tools/list received.
+type listProgress struct {
+	pages, tools int
+}
+
+func (p listProgress) String() string {
+	return fmt.Sprintf("%s in %s", plural(p.tools, "tool"), plural(p.pages, "page"))
+}
+
+// soFar describes an unfinished list.
+func (p listProgress) soFar() string {
+	if p.pages == 0 {
+		return "no page received yet"
+	}
+	return "received " + p.String() + " so far"
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
 // listTools issues tools/list itself, page by page, to keep each tool's raw
-// JSON: mcp-go's own types drop parts of input schemas.
-func (s *Session) listTools(ctx context.Context) ([]json.RawMessage, error) {
+// JSON: mcp-go's own types drop parts of input schemas. It counts what it
+// received in prog and ends the session (a *LimitError) when the list goes
+// over the server's MaxListPages, MaxListItems or MaxListBytes.
+func (s *Session) listTools(ctx context.Context, prog *listProgress) ([]json.RawMessage, error) {
 	var raws []json.RawMessage
+	var size int64 // bytes of the results so far, cursors included
 	seen := map[string]bool{}
 	cursor := ""
 	for {
+		if prog.pages >= s.lim.MaxListPages {
+			return nil, s.listLimit(limitListPages, int64(s.lim.MaxListPages))
+		}
 		params := map[string]any{}
 		if cursor != "" {
 			params["cursor"] = cursor
@@ -354,6 +462,9 @@ func (s *Session) listTools(ctx context.Context) ([]json.RawMessage, error) {
 		if resp.Error != nil {
 			return nil, resp.Error.AsError()
 		}
+		if size += int64(len(resp.Result)); size > s.lim.MaxListBytes {
+			return nil, s.listLimit(limitListBytes, s.lim.MaxListBytes)
+		}
 		var page struct {
 			Tools      []json.RawMessage `json:"tools"`
 			NextCursor string            `json:"nextCursor"`
@@ -361,7 +472,12 @@ func (s *Session) listTools(ctx context.Context) ([]json.RawMessage, error) {
 		if err := json.Unmarshal(resp.Result, &page); err != nil {
 			return nil, fmt.Errorf("decode tools/list result: %w", err)
 		}
+		prog.pages++
+		if len(raws)+len(page.Tools) > s.lim.MaxListItems {
+			return nil, s.listLimit(limitListItems, int64(s.lim.MaxListItems))
+		}
 		raws = append(raws, page.Tools...)
+		prog.tools = len(raws)
 		if page.NextCursor == "" {
 			return raws, nil
 		}
@@ -371,6 +487,11 @@ func (s *Session) listTools(ctx context.Context) ([]json.RawMessage, error) {
 		seen[page.NextCursor] = true
 		cursor = page.NextCursor
 	}
+}
+
+// listLimit ends the session because tools/list went over limit.
+func (s *Session) listLimit(limit string, value int64) error {
+	return s.limits.trip(&LimitError{Server: s.srv.Name, Step: stepToolsList, Limit: limit, Value: value})
 }
 
 // setTools converts raws and makes them the current set; it reports whether
@@ -425,16 +546,28 @@ func (s *Session) run() {
 		case <-s.closing:
 			s.finish(nil)
 			return
+		case <-s.limits.hit:
+			s.finish(s.unlessClosing(s.limits.tripped()))
+			return
 		case <-exited:
-			s.finish(s.unlessClosing(s.exitError("")))
+			s.finish(s.unlessClosing(s.limitOr(s.exitError(""))))
 			return
 		case err := <-s.lost:
-			s.finish(s.unlessClosing(err))
+			s.finish(s.unlessClosing(s.limitOr(err)))
 			return
 		case <-s.relist:
 			s.refresh()
 		}
 	}
+}
+
+// limitOr returns the limit the server went over, if any, else err: going
+// over a limit makes the connection fail too, but the limit is why.
+func (s *Session) limitOr(err error) error {
+	if le := s.limits.tripped(); le != nil {
+		return le
+	}
+	return err
 }
 
 // unlessClosing returns err, or nil if Close was called: a server that
@@ -452,10 +585,10 @@ func (s *Session) unlessClosing(err error) error {
 func (s *Session) refresh() {
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
-	raws, err := s.listTools(ctx)
+	raws, err := s.listTools(ctx, &listProgress{})
 	if err != nil {
-		if s.ctx.Err() != nil {
-			return // closing
+		if s.ctx.Err() != nil || s.limits.tripped() != nil {
+			return // closing, or ending over a limit
 		}
 		s.log.Error(err, "listing tools again after tools/list_changed failed")
 		if s.remote != nil && isConnectionLoss(err) {
@@ -559,8 +692,9 @@ func (s *Session) ToolsChanged() <-chan struct{} { return s.toolsChanged }
 func (s *Session) Done() <-chan struct{} { return s.done }
 
 // Err says why the session ended: nil while it runs and after Close, an
-// *ExitError when the local process exited, an error wrapping ErrTransport
-// when a remote connection was lost.
+// *ExitError when the local process exited, a *LimitError when the server
+// went over one of its limits, an error wrapping ErrTransport when a remote
+// connection was lost.
 func (s *Session) Err() error {
 	select {
 	case <-s.done:
@@ -629,7 +763,7 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 		}
 		return nil, fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, context.Cause(ctx))
 	}
-	if !isTransportError(err) {
+	if !isTransportError(err) && s.limits.tripped() == nil {
 		return nil, newError(fmt.Sprintf("server %q: tools/call %q: %s", s.srv.Name, name, s.mask.err(err)), err)
 	}
 	return nil, s.callFailure(name, err)

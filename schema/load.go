@@ -94,11 +94,14 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 	// names the field and its range.
 	var raw struct {
 		MCP *struct {
+			// Limits are the defaults of this file's servers.
+			Limits  *rawLimits `json:"limits"`
 			Servers []struct {
 				Name      string            `json:"name"`
 				Type      ServerType        `json:"type"`
 				Command   []string          `json:"command"`
 				URL       string            `json:"url"`
+				Limits    *rawLimits        `json:"limits"`
 				Headers   map[string]string `json:"headers"`
 				Env       map[string]string `json:"env"`
 				Transport Transport         `json:"transport"`
@@ -158,6 +161,8 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 	if source == "" {
 		source = SourceUser
 	}
+	// mcp.limits applies to the servers of this file only.
+	limits := raw.MCP.Limits.resolve(Limits{}.WithDefaults())
 	x := expander{file: file, lines: lines, root: root, lookup: opts.LookupEnv}
 	if x.lookup == nil {
 		x.lookup = os.LookupEnv
@@ -167,6 +172,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 			Name: rs.Name, Type: rs.Type, Command: rs.Command, URL: rs.URL,
 			Headers: rs.Headers, Env: rs.Env, Transport: rs.Transport,
 			Enabled: true, Timeout: DefaultTimeout, Source: source,
+			Limits: rs.Limits.resolve(limits),
 		}
 		if rs.Enabled != nil {
 			s.Enabled = *rs.Enabled

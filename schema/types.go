@@ -74,6 +74,9 @@ type Server struct {
 	// config's MCP.CallTimeout. It is not part of the spec: a change
 	// applies to the next call without a restart.
 	CallTimeout time.Duration `json:"-"`
+	// Limits bound what the server can make FreeCode hold: defaults, then
+	// the file's mcp.limits, then the server's own limits, field by field.
+	Limits Limits `json:"-"`
 	// Source is SourceUser or "project:<dir>"; it is not part of the file.
 	Source string `json:"-"`
 	// Hold, when set, keeps the server from running (see LoadDesired).
@@ -86,9 +89,9 @@ type Server struct {
 }
 
 // SpecHash identifies what would run: the resolved command, env, url,
-// headers, transport and timeout. Enabled and Source are not part of it, so
-// toggling a server or moving it between files does not count as a change of
-// spec.
+// headers, transport, timeout and limits. Enabled and Source are not part
+// of it, so toggling a server or moving it between files does not count as
+// a change of spec.
 func (s Server) SpecHash() string {
 	type spec struct {
 		Name      string     `json:"name"`
@@ -99,8 +102,9 @@ func (s Server) SpecHash() string {
 		Env       [][2]string
 		Transport Transport
 		TimeoutMS int64
+		Limits    Limits
 	}
-	b, _ := json.Marshal(spec{s.Name, s.Type, s.Command, s.URL, sortedPairs(s.Headers), sortedPairs(s.Env), s.Transport, s.Timeout.Milliseconds()})
+	b, _ := json.Marshal(spec{s.Name, s.Type, s.Command, s.URL, sortedPairs(s.Headers), sortedPairs(s.Env), s.Transport, s.Timeout.Milliseconds(), s.Limits.WithDefaults()})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }

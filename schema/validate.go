@@ -383,7 +383,8 @@ var (
 
 // knownFields are suggested when an unknown field looks like a typo.
 var knownFields = []string{"name", "type", "command", "url", "headers", "env", "enabled", "timeout",
-	"transport", "servers", "pollInterval", "allow", "ask", "deny", "callTimeout", "maxArgumentBytes"}
+	"transport", "servers", "pollInterval", "allow", "ask", "deny", "callTimeout", "maxArgumentBytes",
+	"limits", "maxMessageBytes", "maxListItems", "maxListPages", "maxListBytes"}
 
 // timeoutRule and pollIntervalRule say the allowed ranges of the duration
 // fields (config.cue has the same bounds: MaxTimeout, MinPollInterval,
@@ -425,7 +426,14 @@ func explain(root *node, path []string, msg string) *Error {
 	if inServer && len(path) >= 4 {
 		field = path[3]
 	}
+	limitsName, limitsPath, inLimits := limitsField(path)
 	switch {
+	case inLimits && limitsName != "" && reNotAllowed.MatchString(msg):
+		e.Path = slices.Clone(limitsPath)
+		e.Msg = fmt.Sprintf("unknown field %q in limits", limitsName)
+		if s := suggest(limitsName); s != "" {
+			e.Msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
 	case reNotAllowed.MatchString(msg):
 		// CUE reports a disallowed list as its first element; point at the field.
 		if inServer && len(path) > 4 {
@@ -453,6 +461,9 @@ func explain(root *node, path []string, msg string) *Error {
 			e.Msg = fmt.Sprintf("missing required field %q", last)
 		}
 		e.Path = path[:len(path)-1]
+	case inLimits:
+		e.Path = slices.Clone(limitsPath)
+		e.Msg = limitMessage(limitsName)
 	case inServer && field == "type":
 		e.Msg = `type must be "local" or "remote"`
 		if n, _ := lookup(root, path); n != nil && n.kind == '"' {

@@ -54,6 +54,13 @@ type Config struct {
 	// or /v1/key/sse and /v1/key/message).
 	BasePath string
 
+	// Hostile behaviours.
+	DescriptionBytes int
+	StdoutFlood      string // "", FloodStart or FloodCall
+	HTTPAttack       string // "", AttackErrorBody or AttackSSELine
+	FloodBytes       int64  // 0: endless
+	EndlessPages     bool
+
 	// Exit ends the process; nil means os.Exit. crash, --crash-after and
 	// --exit-at-start call it and expect it not to return. If it returns, the
 	// interrupted tools/call is never answered: its handler waits until the
@@ -95,6 +102,11 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.StringVar(&c.HTTP, "http", "", "serve streamable HTTP on ADDR instead of stdio")
 	fs.BoolVar(&c.SSE, "sse", false, "with --http: serve legacy SSE")
 	fs.StringVar(&c.BasePath, "base-path", "", "with --http: serve the endpoints under `PATH` (e.g. /v1/key)")
+	fs.IntVar(&c.DescriptionBytes, "description-bytes", 0, "make echo's description N bytes long")
+	fs.StringVar(&c.StdoutFlood, "stdout-flood-no-newline", "", "flood stdout with one endless line: start|call")
+	fs.StringVar(&c.HTTPAttack, "http-attack", "", "with --http: error-body|sse-line")
+	fs.Int64Var(&c.FloodBytes, "flood-bytes", 0, "bytes of a flood (0: endless)")
+	fs.BoolVar(&c.EndlessPages, "endless-pages", false, "answer every tools/list page with a fresh nextCursor")
 	return c
 }
 
@@ -118,10 +130,28 @@ func (c Config) withDefaults() (Config, error) {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"--tools", c.Tools}, {"--readonly-every", c.ReadOnlyEvery}, {"--page-size", c.PageSize}, {"--crash-after", c.CrashAfter}, {"--stderr-flood", c.StderrFlood}} {
+	}{{"--tools", c.Tools}, {"--readonly-every", c.ReadOnlyEvery}, {"--page-size", c.PageSize}, {"--crash-after", c.CrashAfter}, {"--stderr-flood", c.StderrFlood},
+		{"--description-bytes", c.DescriptionBytes}} {
 		if f.v < 0 {
 			return c, fmt.Errorf("%s %d: must not be negative", f.name, f.v)
 		}
+	}
+	if c.FloodBytes < 0 {
+		return c, fmt.Errorf("--flood-bytes %d: must not be negative", c.FloodBytes)
+	}
+	switch c.StdoutFlood {
+	case "", FloodStart, FloodCall:
+	default:
+		return c, fmt.Errorf("--stdout-flood-no-newline %q: want %s or %s", c.StdoutFlood, FloodStart, FloodCall)
+	}
+	switch {
+	case c.HTTPAttack == "":
+	case c.HTTP == "":
+		return c, fmt.Errorf("--http-attack needs --http ADDR")
+	case c.HTTPAttack == AttackErrorBody && c.SSE:
+		return c, fmt.Errorf("--http-attack %s is for streamable HTTP, not --sse", c.HTTPAttack)
+	case c.HTTPAttack != AttackErrorBody && c.HTTPAttack != AttackSSELine:
+		return c, fmt.Errorf("--http-attack %q: want %s or %s", c.HTTPAttack, AttackErrorBody, AttackSSELine)
 	}
 	if c.Exit == nil {
 		c.Exit = os.Exit

@@ -62,6 +62,27 @@
 //	                          and EvilStderr (EvilText plus a raw 8-bit CSI byte) written to
 //	                          stderr at start (before --exit-at-start) and on every call of evil
 //
+// Hostile behaviours, for the host's limits:
+//
+//	--description-bytes N     echo's description is N bytes long, so tools/list is one message of
+//	                          more than N bytes
+//	--stdout-flood-no-newline start|call
+//	                          (stdio) write 'x' bytes to stdout without a newline: at start, before
+//	                          reading anything, or in answer to the first tools/call (which is then
+//	                          never answered)
+//	--http-attack error-body  (--http, streamable) answer POST initialize with HTTP 500 and a body
+//	                          of "internal error: " and 'x' bytes
+//	--http-attack sse-line    (--http) after the first tools/call was answered, the standalone GET
+//	                          stream carries one line "data: xxx…" without a newline; it is opened
+//	                          at once and idles until then. With --sse the /sse stream is that line
+//	                          from the start, before the endpoint event
+//	--flood-bytes N           how many 'x' bytes the flood above sends before it ends (the stream
+//	                          or body then ends, the process exits for stdout); 0 (the default):
+//	                          without end, until the write fails
+//	--endless-pages           answer every tools/list with a page of fresh tools page<P>_tool<i>
+//	                          (--page-size of them, default 10) and the next cursor "page-<P+1>",
+//	                          however far the client follows (stdio and --http)
+//
 // initialize is answered for every legacy protocol revision, including
 // 2025-06-18 and 2025-11-25. Unknown methods get a method-not-found error.
 //

@@ -1,17 +1,13 @@
 package testserver
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -45,12 +41,12 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, mode string) er
 			server.WithStateful(true),
 		)
 		mux := http.NewServeMux()
-		mux.Handle(s.cfg.BasePath+"/mcp", s.rejectDiscover(h))
+		mux.Handle(s.cfg.BasePath+"/mcp", s.interceptHTTP(h))
 		hs.Handler = mux
 		closeSessions = h.CloseSessions
 	case ModeSSE:
 		h := server.NewSSEServer(s.mcp, server.WithBaseURL("http://"+ln.Addr().String()), server.WithStaticBasePath(s.cfg.BasePath))
-		hs.Handler = h
+		hs.Handler = s.interceptSSE(h)
 		closeSessions = func(context.Context) { h.CloseSessions() }
 	default:
 		return fmt.Errorf("http mode %q: want %q or %q", mode, ModeStreamable, ModeSSE)
@@ -74,34 +70,4 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, mode string) er
 		return fmt.Errorf("serve http: %w", err)
 	}
 	return nil
-}
-
-// rejectDiscover answers server/discover with method-not-found unless
-// --modern, like servers of the 2025 protocol revisions.
-func (s *Server) rejectDiscover(next http.Handler) http.Handler {
-	if s.cfg.Modern {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Body == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		var base struct {
-			Method string `json:"method"`
-			ID     any    `json:"id"`
-		}
-		if json.Unmarshal(body, &base) == nil && base.Method == string(mcp.MethodServerDiscover) {
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(mcp.NewJSONRPCError(mcp.NewRequestId(base.ID), mcp.METHOD_NOT_FOUND, "Method server/discover not found", nil))
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		next.ServeHTTP(w, r)
-	})
 }

@@ -78,6 +78,10 @@ func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 		if cfg.SSE {
 			return errors.New("--sse needs --http ADDR")
 		}
+		if cfg.StdoutFlood == FloodStart {
+			// Until the reader gives up: then the write fails.
+			return s.flood(ctx, out, "", nil)
+		}
 		return s.ServeStdio(ctx, in, out)
 	}
 	ln, err := net.Listen("tcp", cfg.HTTP)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,9 +23,10 @@ const crashExitCode = 3
 // serve any number of stdio and HTTP sessions, also at once; tools added by
 // add_tool, remove_tool and AddDynamicTool are shared by all of them.
 type Server struct {
-	cfg Config
-	mcp *server.MCPServer
-	log *callLog // nil without --call-log
+	cfg     Config
+	mcp     *server.MCPServer
+	log     *callLog // nil without --call-log
+	hostile *hostile
 
 	mu      sync.Mutex // mu guards notes, calls, dynamic and seq
 	notes   []string
@@ -39,7 +41,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg}
+	s := &Server{cfg: cfg, hostile: newHostile()}
 	if cfg.CallLog != "" {
 		f, err := os.OpenFile(cfg.CallLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
@@ -150,6 +152,7 @@ func (s *Server) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc 
 		}
 
 		res, err := next(ctx, req)
+		s.hostile.sawCall()
 
 		if s.log != nil {
 			end := time.Now()
@@ -183,7 +186,7 @@ func rawTool(name, description, schema string, ann mcp.ToolAnnotation) mcp.Tool 
 
 func (s *Server) fixedTools() []server.ServerTool {
 	return []server.ServerTool{
-		{Tool: rawTool("echo", "Returns its text argument.", echoSchema, readOnly(true)), Handler: handleEcho},
+		{Tool: rawTool("echo", s.echoDescription(), echoSchema, readOnly(true)), Handler: handleEcho},
 		{Tool: rawTool("sleep", "Sleeps for ms milliseconds, then returns.", sleepSchema, readOnly(true)), Handler: handleSleep},
 		{Tool: rawTool("note", "Appends text to the server's notes and returns how many there are.", noteSchema, readOnly(false)), Handler: s.handleNote},
 		{Tool: rawTool("add_tool", "Registers a tool with the given name and announces the change.", nameSchema, readOnly(false)), Handler: s.handleAddTool},
@@ -191,6 +194,15 @@ func (s *Server) fixedTools() []server.ServerTool {
 		{Tool: rawTool("fail", "Returns a tool result with isError true.", failSchema, readOnly(true)), Handler: handleFail},
 		{Tool: rawTool("crash", "Ends the server process with status 3 before answering.", emptySchema, readOnly(false)), Handler: handleCrash},
 	}
+}
+
+// echoDescription is echo's description, padded to --description-bytes.
+func (s *Server) echoDescription() string {
+	d := "Returns its text argument."
+	if n := s.cfg.DescriptionBytes; n > len(d) {
+		d += " " + strings.Repeat("x", n-len(d)-1)
+	}
+	return d
 }
 
 func (s *Server) generatedTools() []server.ServerTool {

@@ -124,6 +124,25 @@ func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, handl
 		}
 		return
 	}
+	if base.Method == string(mcp.MethodToolsList) && s.cfg.EndlessPages {
+		var req struct {
+			Params json.RawMessage `json:"params"`
+		}
+		_ = json.Unmarshal(line, &req)
+		if b, err := s.endlessPage(base.ID, req.Params); err == nil {
+			_ = w.writeLine(b)
+		}
+		return
+	}
+	if base.Method == string(mcp.MethodToolsCall) && s.cfg.StdoutFlood == FloodCall {
+		// Holds the writer for good: nothing else gets out.
+		w.mu.Lock()
+		handlers.Go(func() {
+			defer w.mu.Unlock()
+			_ = s.flood(ctx, w.out, "", nil)
+		})
+		return
+	}
 	if base.Method == string(mcp.MethodServerDiscover) && !s.cfg.Modern {
 		var id any
 		_ = json.Unmarshal(base.ID, &id)
@@ -161,6 +180,16 @@ func (w *lineWriter) writeJSON(v any) error {
 		if _, err := fmt.Fprintf(w.out, "garbage line %d after a message\n", w.n); err != nil {
 			return fmt.Errorf("write garbage: %w", err)
 		}
+	}
+	return nil
+}
+
+// writeLine writes b, one encoded message, and a newline.
+func (w *lineWriter) writeLine(b []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, err := w.out.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("write message: %w", err)
 	}
 	return nil
 }
