@@ -101,7 +101,9 @@ type Client struct {
 	flight  *flight     // the renewal or authorization in progress
 	stepUps int         // step-up authorizations since the last success
 	// renewedOn401 is the access token a renewal triggered by a 401
-	// produced; a 401 for it too means renewing does not help.
+	// produced, until a request succeeds with it; a 401 for it too means
+	// renewing does not help (the server moved to another authorization
+	// server, say) and a new authorization is needed.
 	renewedOn401 string
 }
 

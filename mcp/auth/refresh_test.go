@@ -61,14 +61,36 @@ func TestRefreshOn401(t *testing.T) {
 	srv := testauth.New(t, testauth.Options{})
 	c := e.client("remote", srv, nil)
 	e.login(c)
-	srv.ExpireAccessTokens()
+	for i := 1; i <= 3; i++ {
+		srv.ExpireAccessTokens()
+		code, err := e.call(c, srv.URL, "tools/list")
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, code)
+		n := srv.Counts()
+		assert.Equal(t, i, n.Refreshes)
+		assert.Equal(t, i, n.Authorized)
+	}
+}
 
+// TestRenewedTokenRefusedToo: when the server refuses even the token just
+// renewed for its 401, renewing again cannot help: the next 401 asks for a
+// sign-in instead of spending refresh tokens on every request.
+func TestRenewedTokenRefusedToo(t *testing.T) {
+	e := newEnv(t)
+	var srv *testauth.Server
+	srv = testauth.New(t, testauth.Options{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", resource_metadata="`+srv.PRMURL()+`"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	})})
+	c := e.client("remote", srv, nil)
+	e.login(c)
 	code, err := e.call(c, srv.URL, "tools/list")
 	require.NoError(t, err)
-	assert.Equal(t, http.StatusOK, code)
-	n := srv.Counts()
-	assert.Equal(t, 1, n.Refreshes)
-	assert.Equal(t, 1, n.Authorized)
+	assert.Equal(t, http.StatusUnauthorized, code, "renewed once, refused again: the answer is handed back")
+	_, err = e.call(c, srv.URL, "tools/list")
+	require.ErrorIs(t, err, auth.ErrNeedsLogin)
+	assert.Contains(t, err.Error(), "refused the stored token")
+	assert.Equal(t, 1, srv.Counts().Refreshes)
 }
 
 // TestInvalidGrantNeedsLogin: a refused refresh token is a sign-in the

@@ -111,11 +111,12 @@ func recoverable(resp *http.Response) (challenge, bool) {
 	return challenge{}, false
 }
 
-// answered resets the step-up count on a successful answer.
+// answered notes a successful answer: step-ups start counting afresh, and
+// a token renewed on a 401 has proved itself.
 func (c *Client) answered(resp *http.Response) {
 	if resp.StatusCode < 400 {
 		c.mu.Lock()
-		c.stepUps = 0
+		c.stepUps, c.renewedOn401 = 0, ""
 		c.mu.Unlock()
 	}
 }
