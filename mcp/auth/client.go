@@ -126,6 +126,9 @@ func New(opts Options) (*Client, error) {
 	if opts.Store == nil {
 		return nil, fmt.Errorf("server %q: no token store", opts.Server)
 	}
+	if opts.Interaction != nil && opts.Interaction.Out == nil {
+		return nil, fmt.Errorf("server %q: Interaction.Out is required: the authorization URL is always printed", opts.Server)
+	}
 	key, err := tokenKey(opts.Server, opts.URL)
 	if err != nil {
 		return nil, err
@@ -242,6 +245,10 @@ func canRenew(r *record) bool {
 	return r.Grant == GrantClientCredentials || r.RefreshToken != ""
 }
 
+// msgWaitingForFlight is logged (V(2)) by a request or Login that waits
+// for the renewal or authorization in progress.
+const msgWaitingForFlight = "waiting for the authorization in progress"
+
 // flight is one renewal or authorization; others wait for it.
 type flight struct {
 	done chan struct{}
@@ -257,6 +264,7 @@ func (c *Client) single(ctx context.Context, settled func(*record) bool, fn func
 		c.mu.Lock()
 		if f := c.flight; f != nil {
 			c.mu.Unlock()
+			c.log.V(2).Info(msgWaitingForFlight)
 			select {
 			case <-f.done:
 			case <-ctx.Done():
@@ -620,6 +628,9 @@ type LoginResult struct {
 // deadline gets DefaultLoginTimeout. Login and the Transport's recovery
 // never run at the same time for one Client.
 func (c *Client) Login(ctx context.Context, in Interaction) (*LoginResult, error) {
+	if in.Out == nil {
+		return nil, errors.New("auth: Login needs Interaction.Out, where the authorization URL is printed")
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultLoginTimeout)
@@ -637,6 +648,15 @@ func (c *Client) Login(ctx context.Context, in Interaction) (*LoginResult, error
 	})
 	if err != nil {
 		return nil, err
+	}
+	if rec == nil {
+		// An in-band authorization ran meanwhile and signed in.
+		if rec, err = c.current(); err != nil {
+			return nil, err
+		}
+		if rec == nil || rec.AccessToken == "" {
+			return nil, fmt.Errorf("server %q: the sign-in did not complete", c.name)
+		}
 	}
 	c.mu.Lock()
 	c.stepUps, c.renewedOn401 = 0, ""

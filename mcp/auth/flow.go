@@ -69,9 +69,6 @@ func (c *Client) authorizeCode(ctx context.Context, d *discovery, scopes []strin
 		return nil, fmt.Errorf("server %q: authorization server %s does not advertise PKCE S256 (code_challenge_methods_supported); FreeCode will not sign in without it", c.name, redactRawURL(asm.Issuer))
 	}
 	out := in.Out
-	if out == nil {
-		out = io.Discard
-	}
 	fresh := in.Reregister
 	for attempt := 0; ; attempt++ {
 		rec, err := c.authorizeOnce(ctx, d, scopes, in, out, fresh)

@@ -387,3 +387,42 @@ func refreshChild() int {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestLoginWaitsForInBandAuthorization: a Login while the Transport's
+// in-band authorization runs waits for it and reports its outcome rather
+// than starting a second flow.
+func TestLoginWaitsForInBandAuthorization(t *testing.T) {
+	e := newEnv(t)
+	srv := testauth.New(t, testauth.Options{})
+	b := newBrowser(t)
+	started, release := make(chan struct{}), make(chan struct{})
+	in := auth.Interaction{Out: io.Discard, Open: func(ctx context.Context, u string) error {
+		close(started)
+		<-release
+		return b.open(ctx, u)
+	}}
+	c := e.client("remote", srv, func(o *auth.Options) { o.Interaction = &in })
+	callErr := make(chan error, 1)
+	go func() {
+		_, err := e.call(c, srv.URL, "tools/list")
+		callErr <- err
+	}()
+	<-started
+	loginRes := make(chan *auth.LoginResult, 1)
+	loginErr := make(chan error, 1)
+	go func() {
+		res, err := c.Login(context.Background(), auth.Interaction{Out: io.Discard, Open: func(context.Context, string) error {
+			return fmt.Errorf("a second flow was started")
+		}})
+		loginRes <- res
+		loginErr <- err
+	}()
+	require.Eventually(t, func() bool {
+		return strings.Contains(e.logs.String(), "waiting for the authorization in progress")
+	}, 10*time.Second, 5*time.Millisecond)
+	close(release)
+	require.NoError(t, <-callErr)
+	require.NoError(t, <-loginErr)
+	assert.Equal(t, srv.Issuer(), (<-loginRes).Issuer)
+	assert.Equal(t, 1, srv.Counts().Authorizations)
+}
