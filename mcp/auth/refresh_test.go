@@ -206,6 +206,7 @@ const (
 func TestRefreshRaceBetweenProcesses(t *testing.T) {
 	refreshing := make(chan struct{}, 4)
 	release := make(chan struct{})
+	var releaseOnce sync.Once
 	srv := testauth.New(t, testauth.Options{OnRefresh: func() {
 		refreshing <- struct{}{}
 		select {
@@ -218,6 +219,9 @@ func TestRefreshRaceBetweenProcesses(t *testing.T) {
 
 	a := startChild(t, e.dir, srv.URL)
 	b := startChild(t, e.dir, srv.URL)
+	// Registered after the children's cleanups, so it runs before them: a
+	// failing test does not leave the first child stuck in the server.
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 	a.waitFor(t, childReady)
 	b.waitFor(t, childReady)
 
@@ -229,7 +233,7 @@ func TestRefreshRaceBetweenProcesses(t *testing.T) {
 	}
 	b.go_(t)
 	b.waitFor(t, "waiting for the token lock")
-	close(release)
+	releaseOnce.Do(func() { close(release) })
 
 	ha, hb := a.result(t), b.result(t)
 	assert.Equal(t, ha, hb, "both children use the one renewed token")
@@ -310,6 +314,8 @@ func (c *child) waitFor(t *testing.T, s string) {
 		c.mu.Unlock()
 		select {
 		case <-cond:
+		case <-c.done:
+			t.Fatalf("child exited (%v) without logging %q; its log:\n%s", c.err, s, c.log())
 		case <-deadline:
 			t.Fatalf("child never logged %q; its log:\n%s", s, c.log())
 		}
