@@ -121,6 +121,12 @@ func (c *Client) discover(ctx context.Context, ch challenge, sawChallenge bool) 
 		if err := checkASMURLs(&asm); err != nil {
 			return nil, fmt.Errorf("authorization server metadata at %s: %w", metaURL, err)
 		}
+		if len(asm.CodeChallengeMethodsSupported) == 0 {
+			// 2025-03-26 made PKCE mandatory without asking servers to
+			// advertise it; the later rule (refuse unless advertised) is
+			// for servers of the later revisions.
+			asm.CodeChallengeMethodsSupported = []string{"S256"}
+		}
 		return &discovery{resource: c.canonicalResource(), asm: &asm}, nil
 	}
 	if !sawChallenge {

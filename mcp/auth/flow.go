@@ -48,6 +48,18 @@ type Interaction struct {
 	Reregister bool
 }
 
+// lockedWriter serializes writes to an Interaction's Out.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
 // callbackResult is what the redirect (or a pasted URL) brought.
 type callbackResult struct {
 	code, iss string
@@ -68,7 +80,7 @@ func (c *Client) authorizeCode(ctx context.Context, d *discovery, scopes []strin
 		// MCP authorization: a client must refuse to proceed without PKCE.
 		return nil, fmt.Errorf("server %q: authorization server %s does not advertise PKCE S256 (code_challenge_methods_supported); FreeCode will not sign in without it", c.name, redactRawURL(asm.Issuer))
 	}
-	out := in.Out
+	out := &lockedWriter{w: in.Out} // the opener's and the paste reader's goroutines write too
 	fresh := in.Reregister
 	for attempt := 0; ; attempt++ {
 		rec, err := c.authorizeOnce(ctx, d, scopes, in, out, fresh)

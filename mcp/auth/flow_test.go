@@ -35,6 +35,7 @@ func TestLogin(t *testing.T) {
 		{"OpenID discovery at the root", testauth.Options{Metadata: testauth.MetadataOIDC}},
 		{"2025-03-26 root metadata naming an issuer with a path", testauth.Options{PRM: testauth.PRMNone, IssuerPath: "/oauth"}},
 		{"2025-03-26 default endpoints", testauth.Options{PRM: testauth.PRMNone, Metadata: testauth.MetadataNone}},
+		{"2025-03-26 metadata that does not advertise PKCE", testauth.Options{PRM: testauth.PRMNone, NoPKCE: true}},
 		{"iss sent without being advertised", testauth.Options{Iss: testauth.IssSent}},
 		{"iss advertised and sent", testauth.Options{Iss: testauth.IssAdvertised}},
 		{"ID token names the account", testauth.Options{IDTokenAccount: "ada@example.com"}},
