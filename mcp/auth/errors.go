@@ -1,0 +1,148 @@
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Sentinels callers branch on with errors.Is.
+var (
+	// ErrNeedsLogin means the server needs a user to sign in: no usable
+	// credentials are stored (none yet, or the authorization server refused
+	// the refresh token) and no interactive authorization is configured. The
+	// error that carries it says "run `freecode mcp login <name>`".
+	ErrNeedsLogin = errors.New("needs sign-in")
+
+	// ErrInsufficientScope means the server kept answering 403
+	// insufficient_scope after MaxStepUps re-authorizations.
+	ErrInsufficientScope = errors.New("insufficient scope")
+
+	// ErrNotProtected means Login found a server that does not ask for
+	// authorization and publishes no authorization metadata.
+	ErrNotProtected = errors.New("server does not ask for authorization")
+
+	// ErrResourceMismatch means the protected resource metadata describes
+	// another resource than the configured server URL; FreeCode refuses to
+	// authorize against it (RFC 9728 §3.3).
+	ErrResourceMismatch = errors.New("protected resource metadata is for another resource")
+)
+
+// OAuth error codes FreeCode acts on (RFC 6749 §5.2, RFC 6750 §3.1).
+const (
+	CodeInvalidGrant      = "invalid_grant"
+	CodeInvalidClient     = "invalid_client"
+	CodeUnauthorized      = "unauthorized_client"
+	CodeInsufficientScope = "insufficient_scope"
+)
+
+// LoginRequiredError is the error behind ErrNeedsLogin: it names the
+// server, says why a sign-in is needed and what to run.
+type LoginRequiredError struct {
+	Server string
+	Reason string // short, lower case: "no stored credentials", ...
+	Err    error  // the cause, if any (e.g. the refused refresh); may be nil
+}
+
+func (e *LoginRequiredError) Error() string {
+	msg := fmt.Sprintf("server %q needs sign-in", e.Server)
+	if e.Reason != "" {
+		msg += " (" + e.Reason + ")"
+	}
+	return msg + fmt.Sprintf(": run `freecode mcp login %s`", e.Server)
+}
+
+// Is makes errors.Is(err, ErrNeedsLogin) true.
+func (e *LoginRequiredError) Is(target error) bool { return target == ErrNeedsLogin }
+
+func (e *LoginRequiredError) Unwrap() error { return e.Err }
+
+// OAuthError is an error answer of an authorization server: an HTTP error
+// of the token, registration or revocation endpoint, or an error redirect
+// of the authorization endpoint (Status 0). Description is the server's
+// error_description, shortened and scrubbed of every secret FreeCode holds
+// for the flow.
+type OAuthError struct {
+	Op          string // "token request", "refresh", "client registration", "authorization", "revocation"
+	Status      int    // HTTP status; 0 for an authorization redirect
+	Code        string // RFC 6749 error code, if the server sent one
+	Description string
+}
+
+func (e *OAuthError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Op)
+	b.WriteString(": ")
+	switch {
+	case e.Code != "":
+		b.WriteString("the authorization server answered " + e.Code)
+		if e.Status != 0 {
+			fmt.Fprintf(&b, " (HTTP %d)", e.Status)
+		}
+	case e.Status != 0:
+		fmt.Fprintf(&b, "the authorization server answered HTTP %d", e.Status)
+	default:
+		b.WriteString("the authorization server refused")
+	}
+	if e.Description != "" {
+		b.WriteString(": " + e.Description)
+	}
+	return b.String()
+}
+
+// scrubbedError carries a message already cleaned of secrets, and unwraps
+// to the original error so that errors.Is (context.Canceled, net errors)
+// keeps working. Its own text never includes the original's.
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }
+
+// wrap returns err with a lower-case context, its text scrubbed of the
+// given secrets and of URL queries (authorization codes and states travel
+// there). A nil err stays nil.
+func wrap(context string, err error, secrets ...string) error {
+	if err == nil {
+		return nil
+	}
+	var le *LoginRequiredError
+	var oe *OAuthError
+	if errors.As(err, &le) || errors.As(err, &oe) {
+		// Already built from scrubbed parts.
+		return fmt.Errorf("%s: %w", context, err)
+	}
+	return &scrubbedError{msg: context + ": " + scrub(err.Error(), secrets...), err: err}
+}
+
+// maxDescription bounds an authorization server's error_description in
+// our messages.
+const maxDescription = 200
+
+var (
+	urlQuery    = regexp.MustCompile(`(?i)(https?://[^\s"'?#]*)\?[^\s"']*`)
+	urlUserinfo = regexp.MustCompile(`(?i)(https?://)[^\s"'/?#@]*@`)
+)
+
+// scrub removes every non-empty secret from s, and the userinfo and query
+// of every URL in it.
+func scrub(s string, secrets ...string) string {
+	for _, sec := range secrets {
+		if len(sec) >= 4 { // shorter values would shred ordinary words
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+	}
+	s = urlUserinfo.ReplaceAllString(s, "$1")
+	return urlQuery.ReplaceAllString(s, "$1?[redacted]")
+}
+
+func shorten(s string) string {
+	s = strings.ToValidUTF8(strings.TrimSpace(s), "?")
+	if r := []rune(s); len(r) > maxDescription {
+		s = string(r[:maxDescription]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,300 @@
+package auth
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	secretA = "SECRET-access-token-value"
+	secretR = "SECRET-refresh-token-value"
+	secretC = "SECRET-client-secret-value"
+)
+
+// TestFormattingHidesSecrets formats every type that holds a secret in
+// every way a value gets printed or logged.
+func TestFormattingHidesSecrets(t *testing.T) {
+	cfg := Config{ClientID: "id", ClientSecret: secretC, Scopes: []string{"a"}, ClientMetadataURL: "https://x.example/c.json?key=" + secretC}
+	creds := clientCreds{ID: "id", Secret: secretC, AuthMethod: authBasic, Kind: kindDynamic}
+	rec := record{Server: "s", AccessToken: secretA, RefreshToken: secretR, Client: creds, Expiry: time.Now()}
+	reg := clientRecord{Issuer: "https://as.example", ClientID: "id", ClientSecret: secretC}
+	st, err := OpenStore(t.TempDir())
+	require.NoError(t, err)
+	c, err := New(Options{Server: "s", URL: "https://mcp.example/mcp?token=" + secretA, Config: cfg, Store: st})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	opts := Options{Server: "s", URL: "https://user:" + secretC + "@mcp.example/mcp?token=" + secretA, Config: cfg}
+
+	values := map[string]any{
+		"Config": cfg, "*Config": &cfg, "clientCreds": creds, "*clientCreds": &creds,
+		"record": rec, "*record": &rec, "clientRecord": reg, "*clientRecord": &reg,
+		"Client": c, "Options": opts, "*Options": &opts,
+	}
+	for name, v := range values {
+		var out bytes.Buffer
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q"} {
+			fmt.Fprintf(&out, verb+"\n", v)
+		}
+		slog.New(slog.NewTextHandler(&out, nil)).Info("x", "v", v)
+		slog.New(slog.NewJSONHandler(&out, nil)).Info("x", "v", v)
+		funcr.New(func(p, a string) { out.WriteString(p + a + "\n") }, funcr.Options{}).Info("x", "v", v)
+		if strings.Contains(name, "Config") {
+			b, err := json.Marshal(v)
+			require.NoError(t, err)
+			out.Write(b)
+		}
+		for _, s := range []string{secretA, secretR, secretC} {
+			assert.NotContains(t, out.String(), s, "%s printed a secret:\n%s", name, out.String())
+		}
+		assert.Contains(t, out.String(), "[redacted]", name)
+	}
+}
+
+// TestErrorsHideSecrets: the error constructors keep secrets out.
+func TestErrorsHideSecrets(t *testing.T) {
+	inner := fmt.Errorf("Post \"https://as.example/token?code=%s\": dial %s", secretA, secretR)
+	for _, err := range []error{
+		wrap("refresh", inner, secretR),
+		tokenError("refresh", inner, secretR),
+		oauthErrorFrom("refresh", 400, []byte(`{"error":"invalid_grant","error_description":"token `+secretR+` is spent"}`), secretR),
+		&scrubbedError{msg: scrub("see https://user:" + secretC + "@host/x?y=" + secretA)},
+	} {
+		for _, s := range []string{secretA, secretR, secretC} {
+			assert.NotContains(t, err.Error(), s)
+		}
+	}
+	assert.ErrorIs(t, wrap("x", fmt.Errorf("y: %w", os.ErrDeadlineExceeded)), os.ErrDeadlineExceeded, "wrap keeps the chain")
+}
+
+func TestConfigValidate(t *testing.T) {
+	cases := []struct {
+		cfg  Config
+		want []string
+	}{
+		{Config{}, nil},
+		{Config{ClientID: "x", ClientSecret: "y", Grant: GrantClientCredentials, Scopes: []string{"a", "b:c"}, CallbackPort: 8765, ClientMetadataURL: "https://x.example/client.json"}, nil},
+		{Config{Grant: "implicit"}, []string{`oauth.grant: "implicit" is not`}},
+		{Config{Grant: GrantClientCredentials, ClientID: "x"}, []string{"oauth.grant: client_credentials needs oauth.clientId and oauth.clientSecret"}},
+		{Config{ClientSecret: "y"}, []string{"oauth.clientSecret: set oauth.clientId too"}},
+		{Config{CallbackPort: 70000}, []string{"oauth.callbackPort: 70000 is not a port"}},
+		{Config{Scopes: []string{"a b"}}, []string{`oauth.scopes[0]: "a b" is not a scope token`}},
+		{Config{ClientMetadataURL: "http://x.example/c.json"}, []string{"oauth.clientMetadataUrl: \"http://x.example/c.json\" is not an https URL"}},
+		{Config{ClientMetadataURL: "https://x.example/"}, []string{"needs a path"}},
+		{Config{ClientSecret: "y", CallbackPort: -1}, []string{"oauth.clientSecret", "oauth.callbackPort"}},
+	}
+	for _, tc := range cases {
+		err := tc.cfg.Validate()
+		if tc.want == nil {
+			assert.NoError(t, err, "%v", tc.cfg)
+			continue
+		}
+		require.Error(t, err, "%v", tc.cfg)
+		for _, w := range tc.want {
+			assert.Contains(t, err.Error(), w)
+		}
+		assert.NotContains(t, err.Error(), "\"y\"", "no secret in the message")
+	}
+}
+
+func TestResourceCovers(t *testing.T) {
+	server, _ := url.Parse("https://mcp.example.com/api/mcp")
+	cases := map[string]bool{
+		"https://mcp.example.com/api/mcp":      true,
+		"https://mcp.example.com/api/mcp/":     true,
+		"https://MCP.example.com:443/api/mcp":  true,
+		"https://mcp.example.com":              true,
+		"https://mcp.example.com/":             true,
+		"https://mcp.example.com/api":          true,
+		"https://mcp.example.com/ap":           false, // not a whole segment
+		"https://mcp.example.com/api/mcp/x":    false,
+		"https://mcp.example.com/other":        false,
+		"http://mcp.example.com/api/mcp":       false,
+		"https://mcp.example.com:8443/api/mcp": false,
+		"https://evil.example.com/api/mcp":     false,
+		"https://mcp.example.com/api/mcp?x=1":  false,
+		"https://mcp.example.com/api/mcp#frag": false,
+	}
+	for r, want := range cases {
+		ru, err := url.Parse(r)
+		require.NoError(t, err)
+		assert.Equal(t, want, resourceCovers(ru, server), r)
+	}
+}
+
+func TestDiscoveryURLs(t *testing.T) {
+	u, _ := url.Parse("https://mcp.example.com/api/mcp")
+	assert.Equal(t, []string{
+		"https://x.example/meta",
+		"https://mcp.example.com/.well-known/oauth-protected-resource/api/mcp",
+		"https://mcp.example.com/.well-known/oauth-protected-resource",
+	}, prmURLs("https://x.example/meta", u))
+	root, _ := url.Parse("https://mcp.example.com/")
+	assert.Equal(t, []string{"https://mcp.example.com/.well-known/oauth-protected-resource"}, prmURLs("", root))
+
+	iss, _ := url.Parse("https://auth.example.com/tenant1")
+	assert.Equal(t, []string{
+		"https://auth.example.com/.well-known/oauth-authorization-server/tenant1",
+		"https://auth.example.com/.well-known/openid-configuration/tenant1",
+		"https://auth.example.com/tenant1/.well-known/openid-configuration",
+	}, asmURLs(iss))
+	iss, _ = url.Parse("https://auth.example.com")
+	assert.Equal(t, []string{
+		"https://auth.example.com/.well-known/oauth-authorization-server",
+		"https://auth.example.com/.well-known/openid-configuration",
+	}, asmURLs(iss))
+}
+
+func TestCheckIss(t *testing.T) {
+	const issuer = "https://as.example"
+	cases := []struct {
+		iss        string
+		advertised bool
+		ok         bool
+	}{
+		{"", false, true},
+		{"", true, false},
+		{issuer, true, true},
+		{issuer, false, true}, // RFC 9207 §2.4: compare when present; it matches
+		{"https://as.example/", false, false},
+		{"https://evil.example", false, false},
+		{"https://evil.example", true, false},
+	}
+	for _, tc := range cases {
+		err := checkIss(tc.iss, &oauthex.AuthServerMeta{Issuer: issuer, AuthorizationResponseIssParameterSupported: tc.advertised})
+		assert.Equal(t, tc.ok, err == nil, "iss %q advertised %t: %v", tc.iss, tc.advertised, err)
+	}
+}
+
+func TestChooseAuthMethod(t *testing.T) {
+	cases := []struct {
+		supported []string
+		secret    bool
+		want      string
+	}{
+		{nil, true, authBasic},
+		{nil, false, authNone},
+		{[]string{authPost, authBasic}, true, authBasic},
+		{[]string{authPost}, true, authPost},
+		{[]string{authNone}, true, authNone},
+		{[]string{authNone, authBasic}, false, authNone},
+		{[]string{authBasic}, false, ""},
+		{[]string{"private_key_jwt"}, true, ""},
+	}
+	for _, tc := range cases {
+		got, err := chooseAuthMethod(tc.supported, tc.secret)
+		if tc.want == "" {
+			assert.Error(t, err, "%v", tc.supported)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got, "%v secret=%t", tc.supported, tc.secret)
+	}
+}
+
+// TestStoreModes: 0700 directories (tightened if they were not), 0600
+// files, no temporary file left behind.
+func TestStoreModes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "auth")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "tokens"), 0o755))
+	require.NoError(t, os.Chmod(dir, 0o755))
+	s, err := OpenStore(dir)
+	require.NoError(t, err)
+	key, err := tokenKey("srv", "https://mcp.example/mcp")
+	require.NoError(t, err)
+	require.NoError(t, s.saveRecord(key, &record{Server: "srv", AccessToken: secretA}))
+	require.NoError(t, s.saveClient(&clientRecord{Issuer: "https://as.example", ClientID: "c", ClientSecret: secretC}))
+	unlock, err := s.lockTokens(t.Context(), key, funcr.New(func(string, string) {}, funcr.Options{}))
+	require.NoError(t, err)
+	unlock()
+
+	for _, d := range []string{dir, filepath.Join(dir, "tokens"), filepath.Join(dir, "clients")} {
+		st, err := os.Stat(d)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o700), st.Mode().Perm(), d)
+	}
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		st, err := os.Stat(p)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), p)
+		assert.NotContains(t, filepath.Base(p), ".tmp-", "a temporary file was left")
+		return nil
+	})
+	require.NoError(t, err)
+
+	// A file made readable by others is tightened when read.
+	require.NoError(t, os.Chmod(s.tokenPath(key), 0o644))
+	r, _, err := s.loadRecord(key)
+	require.NoError(t, err)
+	assert.Equal(t, secretA, r.AccessToken)
+	st, err := os.Stat(s.tokenPath(key))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+}
+
+// TestStoreAtomicWrites: a reader racing many writers always reads a
+// whole file.
+func TestStoreAtomicWrites(t *testing.T) {
+	s, err := OpenStore(t.TempDir())
+	require.NoError(t, err)
+	key, err := tokenKey("srv", "https://mcp.example/mcp")
+	require.NoError(t, err)
+	big := strings.Repeat("x", 64<<10) // several write(2)s if written in place
+	require.NoError(t, s.saveRecord(key, &record{Server: "srv", AccessToken: big}))
+
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	var readErr error
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			r, _, err := s.loadRecord(key)
+			if err != nil || r == nil || len(r.AccessToken) != len(big) {
+				readErr = fmt.Errorf("partial read: %v", err)
+				return
+			}
+		}
+	})
+	for i := range 200 {
+		require.NoError(t, s.saveRecord(key, &record{Server: "srv", AccessToken: big, Account: fmt.Sprint(i)}))
+	}
+	close(stop)
+	wg.Wait()
+	require.NoError(t, readErr)
+}
+
+// TestStoreDamagedFile names the file and what to do.
+func TestStoreDamagedFile(t *testing.T) {
+	s, err := OpenStore(t.TempDir())
+	require.NoError(t, err)
+	key, err := tokenKey("srv", "https://mcp.example/mcp")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(s.tokenPath(key), []byte(`{"version":1,"access_token":`), 0o600))
+	_, _, err = s.loadRecord(key)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), s.tokenPath(key))
+	assert.Contains(t, err.Error(), "remove it to start afresh")
+
+	_, err = tokenKey("../etc", "https://x")
+	assert.Error(t, err, "a server name that is no file name")
+}
