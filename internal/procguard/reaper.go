@@ -53,13 +53,16 @@ func Dispatch() {
 }
 
 // helperEnv is the environment of a helper process: none of this program's
-// (a reaper gets its command's environment over the control socket), only
-// GORACE, which tells a race-enabled build how to exit.
+// (a reaper gets its command's environment over the control socket), but
+// one processor for the Go runtime (a helper has next to no work; fewer
+// threads and caches keep it small) and GORACE, which tells a race-enabled
+// build how to exit.
 func helperEnv() []string {
+	env := []string{"GOMAXPROCS=1"}
 	if v, ok := os.LookupEnv("GORACE"); ok {
-		return []string{"GORACE=" + v}
+		env = append(env, "GORACE="+v)
 	}
-	return []string{}
+	return env
 }
 
 // Reaper starts commands, each under a reaper process of its own (see the
