@@ -41,7 +41,7 @@ func (a *app) configuredServer(name string) (*schema.Config, schema.Server, erro
 
 // connect starts one server for the duration of a command.
 func (a *app) connect(ctx context.Context, srv schema.Server) (*mcp.Session, error) {
-	return mcp.Connect(ctx, srv, mcp.Options{Logger: logr.Discard(), ClientName: "freecode"})
+	return mcp.Connect(ctx, srv, mcp.Options{Logger: logr.Discard(), ClientName: "freecode", Reaper: a.processes(logr.Discard())})
 }
 
 func toolLine(t mcp.Tool) string {
