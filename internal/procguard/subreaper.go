@@ -15,7 +15,9 @@ import (
 
 const (
 	// suspectDelay is how long a child that looks foreign is left alone
-	// before it is killed: it must be seen by two sweeps this far apart.
+	// before it is killed: a child that another part of the program has
+	// just started with a group of its own is not mistaken for an orphan
+	// while it is short-lived.
 	suspectDelay = time.Second
 	// finalWait bounds how long Run, once its context ended, waits for the
 	// foreign children it killed to be reaped.
@@ -34,9 +36,9 @@ const (
 // foreign: one in its own process group or session that we did not start,
 // which only reparenting makes ours. So a program using a Subreaper must
 // start every child that gets a process group or session of its own
-// through it; such a child started otherwise is killed once two sweeps,
-// suspectDelay apart, found it, and its zombie may be reaped before the
-// program's own Wait.
+// through it; such a child started otherwise is killed once it has been
+// seen for suspectDelay, and its zombie may be reaped before the program's
+// own Wait.
 //
 // Sweeps run on SIGCHLD: every reparenting to this process follows the
 // death of one of its children.
@@ -48,7 +50,7 @@ type Subreaper struct {
 	// forked and recorded, so a sweep sees every known child recorded.
 	mu       sync.Mutex
 	known    map[int]bool
-	suspects map[int]bool // foreign-looking children seen by the last sweep
+	suspects map[int]time.Time // foreign children still spared: when first seen
 }
 
 // NewSubreaper makes the calling process a child subreaper
@@ -66,7 +68,7 @@ func NewSubreaper(log logr.Logger) (*Subreaper, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
-	return &Subreaper{log: log, self: os.Getpid(), pgid: pgid, sid: sid, known: map[int]bool{}, suspects: map[int]bool{}}, nil
+	return &Subreaper{log: log, self: os.Getpid(), pgid: pgid, sid: sid, known: map[int]bool{}, suspects: map[int]time.Time{}}, nil
 }
 
 // startKnown starts cmd as a known child. A nil Subreaper just starts it.
@@ -136,23 +138,29 @@ func (s *Subreaper) final(sigc <-chan os.Signal) {
 	}
 }
 
-// sweep kills and reaps the foreign children seen by the previous sweep too
-// (all of them if final) and reports whether any foreign child was found.
+// sweep kills and reaps the foreign children first seen suspectDelay ago
+// or earlier (all of them if final) and reports whether any foreign child
+// was found.
 func (s *Subreaper) sweep(final bool) bool {
 	// Read before the lock: a known child forked after this point is not
 	// in it, one forked before is recorded by the time we hold the lock.
 	kids := childrenOf(scanProcs(), s.self)
+	now := time.Now()
 	var act []procStat
 	s.mu.Lock()
-	next := map[int]bool{}
+	next := map[int]time.Time{}
 	for _, k := range kids {
 		if s.known[k.pid] || (k.pgid == s.pgid && k.sid == s.sid) {
 			continue
 		}
-		if final || s.suspects[k.pid] {
+		seen, ok := s.suspects[k.pid]
+		if !ok {
+			seen = now
+		}
+		if final || now.Sub(seen) >= suspectDelay {
 			act = append(act, k)
 		} else {
-			next[k.pid] = true
+			next[k.pid] = seen
 		}
 	}
 	s.suspects = next
