@@ -130,10 +130,10 @@ type Session struct {
 // status of a remote endpoint.
 //
 // The session outlives ctx, which only bounds connecting; end it with Close.
-// A local server also gets SIGKILL if the OS thread that called Connect
-// exits, which Go only lets happen to a goroutine that called
-// runtime.LockOSThread and returned without unlocking: do not call Connect
-// from such a goroutine.
+// A local server started without Options.Reaper also gets SIGKILL if the OS
+// thread that called Connect exits, which Go only lets happen to a
+// goroutine that called runtime.LockOSThread and returned without
+// unlocking: do not call Connect from such a goroutine.
 func Connect(ctx context.Context, srv schema.Server, opts Options) (*Session, error) {
 	if opts.StderrLines <= 0 {
 		opts.StderrLines = defaultStderrLines
