@@ -193,6 +193,7 @@ func TestReaperNotAReaper(t *testing.T) {
 	require.NoError(t, err)
 	_, err = procguard.NewReaper(sh, nil).Start(procguard.Command{Path: sh, Args: []string{"true"}})
 	require.Error(t, err)
+	t.Log(err)
 	assert.Contains(t, err.Error(), "did not start the command")
 }
 

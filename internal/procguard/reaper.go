@@ -172,15 +172,16 @@ func (p *Process) handshake(c Command) (int, error) {
 	switch {
 	case err == nil && convErr == nil && word == "pid" && n > 0:
 		return n, nil
-	case err == nil && convErr == nil && word == "error":
+	case err == nil && convErr == nil && word == "error" && n > 0:
 		p.wait()
 		return 0, &os.PathError{Op: "fork/exec", Path: c.Path, Err: syscall.Errno(n)}
 	}
+	// Not a reaper (its main does not call Dispatch), or it died.
 	p.abort()
 	if err == nil {
 		err = fmt.Errorf("unexpected reply %q", reply)
 	}
-	return 0, fmt.Errorf("reaper %s did not start the command (does its main call procguard.Dispatch?): %w", p.reaper.Path, err)
+	return 0, fmt.Errorf("reaper %s (%s) did not start the command: %w", p.reaper.Path, p.reaper.ProcessState, err)
 }
 
 // abort kills the reaper and waits for it.
