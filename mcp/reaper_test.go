@@ -177,3 +177,22 @@ func TestReaperReleasesFileDescriptors(t *testing.T) {
 	}
 	require.LessOrEqual(t, openFDs(t), before, "descriptors left open by four ended sessions")
 }
+
+// BenchmarkConnectLocal measures start, initialize, tools/list and close of
+// the test server, directly and under a reaper (this test binary, so its
+// start-up cost is the test binary's, not freecode's).
+func BenchmarkConnectLocal(b *testing.B) {
+	for name, reaper := range map[string]*procguard.Reaper{"direct": nil, "reaper": procguard.NewReaper(procguard.SelfExe, nil)} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				s, err := Connect(context.Background(), localServer("bench"), Options{Reaper: reaper})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
