@@ -16,6 +16,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"golang.org/x/sys/unix"
+
+	"github.com/freecode/freecode/internal/procguard"
 )
 
 // Stop timings for a local server: after stdin is closed the server gets
@@ -63,13 +65,15 @@ func childEnv(parent []string, env map[string]string) []string {
 }
 
 // process is a local server's child process, the leader of its own process
-// group. Its waiter goroutine reaps it the moment it exits, kills whatever
-// is left of its group, and then closes exited.
+// group, started directly or under a reaper (see package procguard). Its
+// waiter goroutine reaps it the moment it exits (under a reaper: once the
+// server and everything it left are gone), kills whatever is left of its
+// group, and then closes exited.
 type process struct {
-	cmd  *exec.Cmd
-	pid  int // also the process group id
-	log  logr.Logger
-	ring *lineRing
+	leader leader
+	pid    int // the server's pid, also its process group id
+	log    logr.Logger
+	ring   *lineRing
 
 	stdin  *os.File // write end of the child's stdin
 	stdout *os.File // read end of the child's stdout
@@ -84,25 +88,28 @@ type process struct {
 }
 
 // startProcess starts argv in a new process group with an explicit
-// environment and pipes for stdin, stdout and stderr. Stderr goes line by
-// line into ring and to log at V(1). onStart, if not nil, is called with the
-// pid and the exited channel as soon as the process runs.
+// environment and pipes for stdin, stdout and stderr, under a reaper
+// process if reaper is not nil. Stderr goes line by line into ring and to
+// log at V(1). onStart, if not nil, is called with the server's pid and the
+// exited channel as soon as the process runs.
 //
-// The child also gets SIGKILL (Pdeathsig) when the OS thread that started it
-// exits. The Go runtime only ends a thread when a goroutine exits while
-// locked to it (runtime.LockOSThread), so startProcess must not be called
-// from such a goroutine; from ordinary goroutines it means the child dies
-// with FreeCode even when FreeCode is killed without a chance to clean up.
-func startProcess(argv []string, env map[string]string, ring *lineRing, log logr.Logger, onStart func(pid int, exited <-chan struct{})) (_ *process, err error) {
+// Started directly, the child also gets SIGKILL (Pdeathsig) when the OS
+// thread that started it exits. The Go runtime only ends a thread when a
+// goroutine exits while locked to it (runtime.LockOSThread), so
+// startProcess must not be called from such a goroutine; from ordinary
+// goroutines it means the child dies with FreeCode even when FreeCode is
+// killed without a chance to clean up. A reaper learns of FreeCode's death
+// from its control socket instead, whichever thread started it.
+func startProcess(argv []string, env map[string]string, reaper *procguard.Reaper, ring *lineRing, log logr.Logger, onStart func(pid int, exited <-chan struct{})) (_ *process, err error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("no command configured")
 	}
+	// Resolved here, with FreeCode's PATH, with or without a reaper.
 	cmd := exec.Command(argv[0], argv[1:]...)
 	if cmd.Err != nil {
 		return nil, cmd.Err
 	}
 	cmd.Env = childEnv(os.Environ(), env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 
 	var parentEnds, childEnds []*os.File
 	defer func() {
@@ -137,16 +144,28 @@ func startProcess(argv []string, env map[string]string, ring *lineRing, log logr
 		return nil, err
 	}
 	childEnds, parentEnds = append(childEnds, errW), append(parentEnds, errR)
-	// *os.File streams are handed to the child as they are: exec starts no
-	// copying goroutines and Wait closes nothing we read from.
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-
-	if err := cmd.Start(); err != nil {
-		return nil, err
+	var l leader
+	if reaper == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		// *os.File streams are handed to the child as they are: exec
+		// starts no copying goroutines and Wait closes nothing we read
+		// from.
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		l = &directLeader{cmd: cmd, p: cmd.Process.Pid}
+	} else {
+		rp, err := reaper.Start(procguard.Command{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Stdin: inR, Stdout: outW, Stderr: errW})
+		if err != nil {
+			return nil, err
+		}
+		log.V(1).Info("started reaper", "pid", rp.ReaperPid(), "server", rp.Pid)
+		l = reapedLeader{rp}
 	}
 	p := &process{
-		cmd:        cmd,
-		pid:        cmd.Process.Pid,
+		leader:     l,
+		pid:        l.pid(),
 		log:        log,
 		ring:       ring,
 		stdin:      inW,
@@ -197,21 +216,7 @@ func (p *process) addStderr(line string) {
 // wait reaps the leader, kills what is left of its process group, and
 // collects the last of stderr before closing exited.
 func (p *process) wait() {
-	// Wait for the exit without reaping: while the leader is a zombie its
-	// pid, which is the group id, cannot be reused, so the group kill below
-	// cannot hit an unrelated process.
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
-	// Descendants (the real server behind `npx` or `sh -c`) may hold stdout
-	// open; with the leader gone they are orphans.
-	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
-	p.waitErr = p.cmd.Wait()
-	p.state = p.cmd.ProcessState
+	p.state, p.waitErr = p.leader.wait()
 
 	timer := time.NewTimer(stderrDrainWait)
 	defer timer.Stop()
@@ -243,12 +248,12 @@ func (p *process) stop(graceful bool) error {
 		}
 		p.log.V(1).Info("server did not exit after stdin closed; sending SIGTERM", "pid", p.pid)
 	}
-	_ = syscall.Kill(-p.pid, syscall.SIGTERM)
+	p.leader.terminate()
 	if p.waitFor(termGrace) {
 		return p.release()
 	}
 	p.log.Info("server did not exit after SIGTERM; sending SIGKILL", "pid", p.pid)
-	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+	p.leader.kill()
 	if p.waitFor(killWait) {
 		return p.release()
 	}
@@ -276,3 +281,56 @@ func (p *process) release() error {
 	})
 	return nil
 }
+
+// leader is the process FreeCode started for a server: the server itself,
+// or its reaper.
+type leader interface {
+	// pid is the server's pid, also its process group id.
+	pid() int
+	// terminate sends SIGTERM to the server's process group.
+	terminate()
+	// kill sends SIGKILL to the server's process group (under a reaper, to
+	// every other descendant of the server too).
+	kill()
+	// wait returns once the server has exited and its group was sent
+	// SIGKILL (under a reaper: once every descendant is gone too), with the
+	// server's state.
+	wait() (*os.ProcessState, error)
+}
+
+// directLeader is a server FreeCode started itself.
+type directLeader struct {
+	cmd *exec.Cmd
+	p   int
+}
+
+func (d *directLeader) pid() int   { return d.p }
+func (d *directLeader) terminate() { _ = syscall.Kill(-d.p, syscall.SIGTERM) }
+func (d *directLeader) kill()      { _ = syscall.Kill(-d.p, syscall.SIGKILL) }
+
+func (d *directLeader) wait() (*os.ProcessState, error) {
+	// Wait for the exit without reaping: while the leader is a zombie its
+	// pid, which is the group id, cannot be reused, so the group kill below
+	// cannot hit an unrelated process.
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, d.p, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	// Descendants (the real server behind `npx` or `sh -c`) may hold stdout
+	// open; with the leader gone they are orphans.
+	_ = syscall.Kill(-d.p, syscall.SIGKILL)
+	err := d.cmd.Wait()
+	return d.cmd.ProcessState, err
+}
+
+// reapedLeader is a server running under a reaper, which does the group
+// kills itself (it holds the server unreaped while it sends them).
+type reapedLeader struct{ p *procguard.Process }
+
+func (r reapedLeader) pid() int                        { return r.p.Pid }
+func (r reapedLeader) terminate()                      { r.p.Terminate() }
+func (r reapedLeader) kill()                           { r.p.Kill() }
+func (r reapedLeader) wait() (*os.ProcessState, error) { return r.p.Wait() }

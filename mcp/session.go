@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/freecode/freecode/internal/procguard"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -63,7 +64,8 @@ type Options struct {
 	// OnProcess, if set, is called as soon as a local server's process has
 	// started, before the handshake, with its pid (also its process group
 	// id) and a channel closed once the process was reaped and SIGKILL was
-	// sent to what was left of its group. It is called on the goroutine
+	// sent to what was left of its group (with a Reaper: once the reaper
+	// has exited, after it killed and reaped every descendant). It is called on the goroutine
 	// that called Connect, even if the connect then fails, and must not
 	// block. It lets a caller track the group for the whole life of the
 	// process, including a long first start.
@@ -72,6 +74,13 @@ type Options struct {
 	// tool lists and other sessions using the same cache; nil shares only
 	// within one list.
 	Schemas *SchemaCache
+	// Reaper, if set, runs each local server under a reaper process (see
+	// package procguard) that kills and reaps everything the server left
+	// behind when it exits, even helpers that moved to a session of their
+	// own, and kills it all at once if FreeCode dies. PID and OnProcess
+	// still name the server itself. Nil starts the server directly; then
+	// what leaves its process group outlives it.
+	Reaper *procguard.Reaper
 }
 
 // errConnectTimeout is the cancellation cause of Connect's deadline.
@@ -156,10 +165,10 @@ type Session struct {
 // with a *LimitError, while connecting or later.
 //
 // The session outlives ctx, which only bounds connecting; end it with Close.
-// A local server also gets SIGKILL if the OS thread that called Connect
-// exits, which Go only lets happen to a goroutine that called
-// runtime.LockOSThread and returned without unlocking: do not call Connect
-// from such a goroutine.
+// A local server started without Options.Reaper also gets SIGKILL if the OS
+// thread that called Connect exits, which Go only lets happen to a
+// goroutine that called runtime.LockOSThread and returned without
+// unlocking: do not call Connect from such a goroutine.
 func Connect(ctx context.Context, srv schema.Server, opts Options) (*Session, error) {
 	if opts.StderrLines <= 0 {
 		opts.StderrLines = defaultStderrLines
@@ -240,7 +249,7 @@ func (s *Session) connectLocal(cctx context.Context) error {
 	if len(s.srv.Command) == 0 || s.srv.Command[0] == "" {
 		return fmt.Errorf("server %q: no command configured", s.srv.Name)
 	}
-	proc, err := startProcess(s.srv.Command, s.srv.Env, s.stderr, s.log, s.opts.OnProcess)
+	proc, err := startProcess(s.srv.Command, s.srv.Env, s.opts.Reaper, s.stderr, s.log, s.opts.OnProcess)
 	if err != nil {
 		return fmt.Errorf("server %q: cannot start %q: %w", s.srv.Name, s.srv.Command[0], err)
 	}

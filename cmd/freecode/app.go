@@ -12,8 +12,10 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/internal/procguard"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/schema"
 )
@@ -34,6 +36,13 @@ type app struct {
 	configFlag     string
 	projectFlag    string
 	validator      *schema.Validator
+
+	// reaper runs the local servers this invocation starts; set up by
+	// processes. sub is nil if this process cannot be a subreaper, and
+	// stopSweep ends its sweeping (nil when none runs).
+	reaper    *procguard.Reaper
+	sub       *procguard.Subreaper
+	stopSweep func()
 }
 
 // usageError marks an error caused by how the command was invoked.
@@ -46,6 +55,7 @@ func (e silentError) Error() string { return fmt.Sprintf("exit status %d", e.cod
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: lookupEnv}
+	defer a.stopProcesses()
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -69,6 +79,42 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv fun
 		return exitUsage
 	}
 	return exitError
+}
+
+// processes returns the reaper that local servers run under (see package
+// procguard). The first call also makes this process a child subreaper that
+// kills the orphans a killed reaper leaves behind, logging to log, until
+// the command ends. Call it from the command's goroutine.
+func (a *app) processes(log logr.Logger) *procguard.Reaper {
+	if a.reaper != nil {
+		return a.reaper
+	}
+	sub, err := procguard.NewSubreaper(log)
+	if err != nil {
+		log.Error(err, "what a killed reaper leaves behind will not be cleaned up")
+	} else {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			sub.Run(ctx)
+		}()
+		a.stopSweep = func() {
+			cancel()
+			<-done
+		}
+	}
+	a.sub = sub
+	a.reaper = procguard.NewReaper(procguard.SelfExe, sub)
+	return a.reaper
+}
+
+// stopProcesses ends the subreaper's sweeping, after a last sweep that
+// kills whatever orphan is left; every session has ended by then.
+func (a *app) stopProcesses() {
+	if a.stopSweep != nil {
+		a.stopSweep()
+	}
 }
 
 func (a *app) getenv(k string) string {

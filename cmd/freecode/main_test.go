@@ -14,11 +14,20 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/freecode/freecode/internal/procguard"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/script from the actual output")
 
 func TestMain(m *testing.M) {
+	// serve and the one-shot commands run their servers under reapers:
+	// this same binary.
+	procguard.Dispatch()
+	if os.Getenv("GORACE") == "" {
+		// A race-enabled reaper otherwise sleeps a second before exiting.
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	testscript.Main(m, map[string]func(){
 		"freecode": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv)) },
 	})
@@ -41,6 +50,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FREECODE_HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
+			env.Setenv("GORACE", os.Getenv("GORACE"))
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {

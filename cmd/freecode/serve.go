@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -11,13 +10,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -26,6 +21,7 @@ import (
 
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/controller"
+	"github.com/freecode/freecode/internal/procguard"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
@@ -36,8 +32,6 @@ import (
 type serveFlags struct {
 	logFormat string
 	verbose   int
-	// guard runs the process as serve's guard (see runGuard).
-	guard bool
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -55,9 +49,6 @@ Stop with Ctrl-C, SIGTERM or SIGHUP (its terminal closing): every server is
 stopped before serve exits.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, args []string) error {
-			if f.guard {
-				return runGuard(a.stdin)
-			}
 			switch f.logFormat {
 			case "text", "json":
 			default:
@@ -68,8 +59,6 @@ stopped before serve exits.`,
 	}
 	c.Flags().StringVar(&f.logFormat, "log-format", "text", "log format on stderr: text or json")
 	c.Flags().CountVarP(&f.verbose, "verbose", "v", "log more (repeat for more detail; -v shows servers' stderr)")
-	c.Flags().BoolVar(&f.guard, "internal-guard", false, "")
-	_ = c.Flags().MarkHidden("internal-guard")
 	return c
 }
 
@@ -102,15 +91,14 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 	}
 	defer ln.Close() // unlinks the socket file
 
-	g, err := startGuard(a.stderr)
+	// Every server runs under a reaper, and serve takes what a killed
+	// reaper leaves; the guard covers serve and a reaper dying together.
+	reaper := a.processes(log.WithName("procguard"))
+	g, err := procguard.StartGuard(procguard.GuardOptions{Path: procguard.SelfExe, Sub: a.sub, Logger: log.WithName("guard"), Stderr: a.stderr})
 	if err != nil {
-		log.Error(err, "no guard process: if serve is killed, processes started by servers' own children may outlive it")
+		log.Error(err, "no guard process: if serve and a server's reaper are killed together, what the server started may outlive them")
 	} else {
-		defer func() {
-			if gerr := g.close(); gerr != nil {
-				log.Error(gerr, "guard process")
-			}
-		}()
+		defer g.Close()
 	}
 
 	root, err := os.Getwd()
@@ -129,8 +117,8 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 	// takes the group with it too.
 	// One schema cache for every session: restarts and re-lists of servers
 	// whose tools did not change resolve and compile nothing.
-	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: g.track,
-		Schemas: mcp.NewSchemaCache(schemaCacheSize)}
+	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: g.Track,
+		Schemas: mcp.NewSchemaCache(schemaCacheSize), Reaper: reaper}
 	ctrl := controller.New(controller.Options{
 		Registry: reg,
 		Logger:   log.WithName("controller"),
@@ -408,109 +396,4 @@ func statusFromController(cs controller.Status) api.Status {
 		})
 	}
 	return st
-}
-
-// guard is a helper process that outlives serve to kill the process groups
-// of its servers when serve dies without stopping them (SIGKILL, a crash).
-//
-// Each server's child gets SIGKILL from the kernel when serve dies
-// (Pdeathsig), but what the child started in turn (npx's node, a shell's
-// commands) has no such tie. serve tells the guard, over the guard's
-// stdin, which process groups are live ("+PGID" / "-PGID" lines); when that
-// pipe reaches end of file — serve exited, however it exited — the guard
-// sends SIGKILL to every group still listed and exits. After a clean stop
-// the list is empty. A group is listed right after its leader started,
-// before the server is even initialized; only a serve killed between the
-// start and that line leaves a group unlisted (its leader still dies by
-// Pdeathsig, too soon to have started anything in all likelihood).
-type guard struct {
-	cmd *exec.Cmd
-
-	mu sync.Mutex // guards w
-	w  io.WriteCloser
-}
-
-func startGuard(stderr io.Writer) (*guard, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("start guard: %w", err)
-	}
-	cmd := exec.Command(exe, "serve", "--internal-guard")
-	cmd.Args[0] = "freecode"
-	cmd.Stderr = stderr
-	// Its own process group: a Ctrl-C aimed at serve's terminal job does not
-	// reach it, and it never shares a fate with serve.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	w, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, fmt.Errorf("start guard: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start guard: %w", err)
-	}
-	return &guard{cmd: cmd, w: w}, nil
-}
-
-// track lists a server's process group with the guard until exited is
-// closed, which mcp does once the leader was reaped and the rest of its
-// group was sent SIGKILL (see mcp.Options.OnProcess). The goroutine it
-// starts ends then. A nil guard does nothing.
-func (g *guard) track(pgid int, exited <-chan struct{}) {
-	if g == nil || pgid <= 0 {
-		return
-	}
-	g.send('+', pgid)
-	go func() {
-		<-exited
-		g.send('-', pgid)
-	}()
-}
-
-func (g *guard) send(op byte, pid int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.w != nil {
-		_, _ = fmt.Fprintf(g.w, "%c%d\n", op, pid)
-	}
-}
-
-// close ends the guard (its list is empty after a clean stop) and waits for
-// it.
-func (g *guard) close() error {
-	g.mu.Lock()
-	w := g.w
-	g.w = nil
-	g.mu.Unlock()
-	if w != nil {
-		_ = w.Close()
-	}
-	return g.cmd.Wait()
-}
-
-// runGuard is the guard's side: it keeps the listed process groups until
-// stdin ends, then kills them.
-func runGuard(stdin io.Reader) error {
-	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	groups := map[int]bool{}
-	sc := bufio.NewScanner(stdin)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if len(line) < 2 {
-			continue
-		}
-		pid, err := strconv.Atoi(line[1:])
-		if err != nil || pid <= 1 {
-			continue
-		}
-		switch line[0] {
-		case '+':
-			groups[pid] = true
-		case '-':
-			delete(groups, pid)
-		}
-	}
-	for pgid := range groups {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	}
-	return nil
 }

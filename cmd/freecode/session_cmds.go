@@ -42,7 +42,7 @@ func (a *app) configuredServer(name string) (*schema.Config, schema.Server, erro
 
 // connect starts one server for the duration of a command.
 func (a *app) connect(ctx context.Context, srv schema.Server) (*mcp.Session, error) {
-	return mcp.Connect(ctx, srv, mcp.Options{Logger: logr.Discard(), ClientName: "freecode"})
+	return mcp.Connect(ctx, srv, mcp.Options{Logger: logr.Discard(), ClientName: "freecode", Reaper: a.processes(logr.Discard())})
 }
 
 // toolLine is a tool's id and flag for a listing. The id holds the

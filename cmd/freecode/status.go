@@ -13,9 +13,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/internal/procguard"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
@@ -192,12 +194,13 @@ func (a *app) offlineStatus(ctx context.Context, home string, asJSON, probe bool
 		}
 	}
 	if probe {
+		reaper := a.processes(logr.Discard())
 		var wg sync.WaitGroup
 		for i, s := range cfg.MCP.Servers {
 			if !s.Enabled || s.Hold != nil {
 				continue
 			}
-			wg.Go(func() { probeServer(ctx, s, &out.Servers[i]) })
+			wg.Go(func() { probeServer(ctx, s, reaper, &out.Servers[i]) })
 		}
 		wg.Wait()
 	}
@@ -205,10 +208,10 @@ func (a *app) offlineStatus(ctx context.Context, home string, asJSON, probe bool
 	return a.renderStatus(out, asJSON)
 }
 
-// probeServer connects s (within its timeout), records the outcome in ss
-// and closes the session.
-func probeServer(ctx context.Context, s schema.Server, ss *api.ServerStatus) {
-	sess, err := mcp.Connect(ctx, s, mcp.Options{})
+// probeServer connects s (within its timeout, a local server under
+// reaper), records the outcome in ss and closes the session.
+func probeServer(ctx context.Context, s schema.Server, reaper *procguard.Reaper, ss *api.ServerStatus) {
+	sess, err := mcp.Connect(ctx, s, mcp.Options{Reaper: reaper})
 	if err != nil {
 		ss.Phase, ss.LastError = "failed", err.Error()
 		return

@@ -56,13 +56,17 @@ func procCPU(pid int) (time.Duration, error) {
 }
 
 // procRSS returns VmRSS of pid in bytes.
-func procRSS(pid int) (uint64, error) {
+func procRSS(pid int) (uint64, error) { return procStatus(pid, "VmRSS") }
+
+// procStatus returns a kB field of /proc/<pid>/status (VmRSS, RssAnon) in
+// bytes.
+func procStatus(pid int, field string) (uint64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			f := strings.Fields(rest)
 			if len(f) == 2 && f[1] == "kB" {
 				kb, err := strconv.ParseUint(f[0], 10, 64)
@@ -70,7 +74,25 @@ func procRSS(pid int) (uint64, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("/proc/%d/status: no VmRSS", pid)
+	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, field)
+}
+
+// procParent returns the parent pid of pid (field 4 of /proc/<pid>/stat).
+func procParent(pid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	return strconv.Atoi(f[1])
 }
 
 // Idle runs a real `freecode serve` with Servers test servers, waits until
@@ -169,21 +191,30 @@ func Idle(ctx context.Context, cfg Config, opts IdleOptions) (rows []Row, err er
 	// Let start-up work (GC, deferred goroutines) settle before measuring.
 	time.Sleep(2 * time.Second)
 
-	childCPU := func() time.Duration {
+	// Each server runs under a reaper, its parent.
+	var reapers []int
+	for _, p := range pids {
+		if r, err := procParent(p); err == nil && r != pid {
+			reapers = append(reapers, r)
+		}
+	}
+	cpuOf := func(procs []int) time.Duration {
 		var sum time.Duration
-		for _, p := range pids {
+		for _, p := range procs {
 			if c, err := procCPU(p); err == nil {
 				sum += c
 			}
 		}
 		return sum
 	}
+	childCPU := func() time.Duration { return cpuOf(pids) }
 	window := opts.Duration / time.Duration(opts.Windows)
 	cpu0, err := procCPU(pid)
 	if err != nil {
 		return nil, err
 	}
 	kids0 := childCPU()
+	reapers0 := cpuOf(reapers)
 	t0 := time.Now()
 	var pcts, rsss []float64
 	prevCPU, prevT := cpu0, t0
@@ -210,7 +241,17 @@ func Idle(ctx context.Context, cfg Config, opts IdleOptions) (rows []Row, err er
 	total := prevT.Sub(t0)
 	cpuAll := prevCPU - cpu0
 	kids := childCPU() - kids0
+	reaperCPU := cpuOf(reapers) - reapers0
 	pct := 100 * float64(cpuAll) / float64(total)
+	var reaperRSS, reaperAnon []float64
+	for _, r := range reapers {
+		rss, err1 := procStatus(r, "VmRSS")
+		anon, err2 := procStatus(r, "RssAnon")
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, fmt.Errorf("reaper %d: %w", r, err)
+		}
+		reaperRSS, reaperAnon = append(reaperRSS, float64(rss)/(1<<20)), append(reaperAnon, float64(anon)/(1<<20))
+	}
 
 	group := fmt.Sprintf("4. idle cost (`freecode serve` subprocess, %d servers, %s)", opts.Servers, opts.Duration)
 	rows = []Row{
@@ -219,6 +260,10 @@ func Idle(ctx context.Context, cfg Config, opts IdleOptions) (rows []Row, err er
 		{Group: group, Name: fmt.Sprintf("serve's own CPU per %s window", window.Round(time.Second)),
 			Value: fmt.Sprintf("%.3f%% of one core", medianF(pcts)), Runs: len(pcts)},
 		{Group: group, Name: "serve's RSS (VmRSS)", Value: fmt.Sprintf("%.1f MiB", medianF(rsss)), Runs: len(rsss)},
+		{Group: group, Name: "one server's reaper (fc-reaper): RSS (VmRSS; mostly file pages shared with serve)", Value: fmt.Sprintf("%.1f MiB", medianF(reaperRSS)), Runs: len(reaperRSS)},
+		{Group: group, Name: "one server's reaper (fc-reaper): private memory (RssAnon)", Value: fmt.Sprintf("%.1f MiB", medianF(reaperAnon)), Runs: len(reaperAnon)},
+		{Group: group, Name: fmt.Sprintf("the %d reapers' CPU, together", len(reapers)),
+			Value: fmt.Sprintf("%.3f%% of one core (%s)", 100*float64(reaperCPU)/float64(total), ms(reaperCPU)), Runs: 1},
 		{Group: group, Name: fmt.Sprintf("for reference: the %d test servers' own CPU, together", len(pids)),
 			Value: fmt.Sprintf("%.3f%% of one core (%s)", 100*float64(kids)/float64(total), ms(kids)), Runs: 1},
 		{Group: group, Name: "for reference: start of serve until all ready (API polled every 100 ms)", Value: ms(ready), Runs: 1},

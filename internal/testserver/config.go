@@ -42,6 +42,7 @@ type Config struct {
 	StderrFlood   int
 	Grandchild    bool
 	GrandchildPID string
+	SetsidHelper  string // pid file of the helper; "" for none
 	Hold          bool
 	Modern        bool
 	EvilText      bool
@@ -94,6 +95,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.IntVar(&c.StderrFlood, "stderr-flood", 0, "write N lines to stderr at start")
 	fs.BoolVar(&c.Grandchild, "grandchild", false, "start a child process that inherits stdout and blocks")
 	fs.StringVar(&c.GrandchildPID, "grandchild-pid-file", "", "write the grandchild's pid to FILE")
+	fs.StringVar(&c.SetsidHelper, "setsid-helper", "", "start a helper in a new session that blocks, and write its pid to `FILE`")
 	fs.BoolVar(&c.Hold, "hold", false, "internal: block until killed")
 	fs.BoolVar(&c.Modern, "modern", false, "answer server/discover instead of method-not-found")
 	fs.BoolVar(&c.EvilText, "evil-text", false, "put terminal escapes (EvilText) in an evil tool's title, description, schema and result and in stderr")

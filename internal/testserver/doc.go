@@ -45,6 +45,9 @@
 //	                          and stderr and blocks until killed; its pid goes to stderr as
 //	                          "grandchild pid <pid>" and to --grandchild-pid-file
 //	--grandchild-pid-file FILE
+//	--setsid-helper FILE      start a helper (this binary with --hold) in a new session and process
+//	                          group, its stdio on /dev/null, that blocks until killed; its pid goes
+//	                          to FILE. Nothing of the server's group or pipes reaches it.
 //	--hold                    internal: block until killed (the grandchild's mode)
 //	--call-log FILE           append JSON lines describing every tools/call (format below)
 //	--pid-file FILE           write the server's pid (decimal, newline) once started

@@ -15,7 +15,8 @@ import (
 )
 
 // Run is the whole mcp-testserver process: the start-up behaviours (--hold,
-// --exit-at-start, --stderr-flood, --pid-file, --grandchild), SIGUSR1 adding
+// --exit-at-start, --stderr-flood, --pid-file, --grandchild,
+// --setsid-helper), SIGUSR1 adding
 // dyn_<n> tools, then stdio on in/out or HTTP (--http, --sse) until in
 // reaches EOF or ctx ends.
 func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
@@ -45,6 +46,11 @@ func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	}
 	if cfg.Grandchild {
 		if err := startGrandchild(cfg, out); err != nil {
+			return err
+		}
+	}
+	if cfg.SetsidHelper != "" {
+		if err := startSetsidHelper(cfg.SetsidHelper); err != nil {
 			return err
 		}
 	}
@@ -134,4 +140,20 @@ func startGrandchild(cfg Config, out io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// startSetsidHelper re-executes this binary with --hold in a new session,
+// with stdin, stdout and stderr on /dev/null, and writes its pid to
+// pidFile. It is not waited for: it lives until something kills it.
+func startSetsidHelper(pidFile string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("setsid helper: %w", err)
+	}
+	cmd := exec.Command(self, "--hold")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("setsid helper: %w", err)
+	}
+	return writePID(pidFile, cmd.Process.Pid)
 }

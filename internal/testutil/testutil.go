@@ -16,6 +16,9 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+	"golang.org/x/sys/unix"
+
+	"github.com/freecode/freecode/internal/procguard"
 )
 
 // RepoRoot is the module's root directory.
@@ -37,8 +40,14 @@ func BuildTestServer(dir string) (string, error) {
 
 // Main is a TestMain for packages that run the test server: it builds it,
 // stores its path in *bin, runs the tests under goleak and removes the
-// build at the end.
+// build at the end. Run as a reaper or guard (procguard.Dispatch), the test
+// binary is that and nothing else.
 func Main(m *testing.M, bin *string) {
+	procguard.Dispatch()
+	if os.Getenv("GORACE") == "" {
+		// A race-enabled reaper otherwise sleeps a second before exiting.
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	dir, err := os.MkdirTemp("", "freecode-testserver-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -112,4 +121,90 @@ func scan(match func(Stat) bool) []int {
 		}
 	}
 	return out
+}
+
+// Proc is one process, told apart from a later one with the same pid by its
+// start time.
+type Proc struct {
+	PID   int
+	Start uint64 // clock ticks after boot (field 22 of /proc/<pid>/stat)
+}
+
+// Identify returns the process that has pid now; ok is false when none.
+func Identify(pid int) (Proc, bool) {
+	start, ok := startTime(pid)
+	return Proc{PID: pid, Start: start}, ok
+}
+
+func startTime(pid int) (uint64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	// After "(comm)": state is field 3, starttime field 22.
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return 0, false
+	}
+	start, err := strconv.ParseUint(f[19], 10, 64)
+	return start, err == nil
+}
+
+// Alive reports whether p still runs: same pid, same start time, and not a
+// zombie.
+func (p Proc) Alive() bool {
+	start, ok := startTime(p.PID)
+	return ok && start == p.Start && Alive(p.PID)
+}
+
+// Kill sends SIGKILL to p if it still runs; a pid reused by another process
+// is left alone.
+func (p Proc) Kill() {
+	if p.Alive() {
+		_ = unix.Kill(p.PID, unix.SIGKILL)
+	}
+}
+
+// Descendants lists the live descendants of pid.
+func Descendants(pid int) []Proc {
+	entries, _ := os.ReadDir("/proc")
+	parent, live := map[int]int{}, map[int]bool{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := ProcStat(p); ok {
+			parent[p] = st.PPID
+			live[p] = st.State != 'Z' && st.State != 'X'
+		}
+	}
+	var out []Proc
+	for p := range parent {
+		if !live[p] {
+			continue
+		}
+		for q, n := parent[p], 0; q > 0 && n < len(parent); q, n = parent[q], n+1 {
+			if q == pid {
+				if id, ok := Identify(p); ok {
+					out = append(out, id)
+				}
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Comm is the process's name (/proc/<pid>/comm), "" when it is gone.
+func Comm(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
