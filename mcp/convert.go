@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/freecode/freecode/mcp/jschema"
+	"github.com/freecode/freecode/jsonschema"
 )
 
 // MaxToolIDLen is the longest tool id ConvertTool produces; model providers
@@ -31,13 +31,13 @@ type Tool struct {
 	// Title is the tool's top-level title, or annotations.title.
 	Title       string
 	Description string
-	// InputSchema is the resolved, self-contained schema (jschema.Resolve).
+	// InputSchema is the resolved, self-contained schema (jsonschema.Resolve).
 	InputSchema json.RawMessage
 	// Annotations is the server's annotations object verbatim, nil if none.
 	Annotations json.RawMessage
 	// ReadOnly is true only when annotations.readOnlyHint is JSON true.
 	ReadOnly  bool
-	Validator *jschema.Validator
+	Validator *jsonschema.Validator
 }
 
 // ConvertError says why one tool of a server was not converted.
@@ -141,22 +141,22 @@ type rawTool struct {
 // array as the server sent it. The raw JSON is used rather than a decoded
 // SDK type so that nothing in the input schema is lost (top-level oneOf,
 // description, $defs …). The tool needs a non-empty string name and a schema
-// that jschema.Resolve accepts (which implies jschema.Compile does); a missing schema means
+// that jsonschema.Resolve accepts (which implies jsonschema.Compile does); a missing schema means
 // "no arguments". Errors name the server and the tool.
 func ConvertTool(server string, raw json.RawMessage) (Tool, error) {
 	return convertTool(server, raw, prepare)
 }
 
-// prepared is the outcome of jschema.Prepare for one input schema.
+// prepared is the outcome of jsonschema.Prepare for one input schema.
 type prepared struct {
 	schema    json.RawMessage
-	validator *jschema.Validator
+	validator *jsonschema.Validator
 	err       error
 }
 
 func prepare(schema json.RawMessage) prepared {
 	var p prepared
-	p.schema, p.validator, p.err = jschema.Prepare(schema)
+	p.schema, p.validator, p.err = jsonschema.Prepare(schema)
 	return p
 }
 

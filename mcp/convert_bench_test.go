@@ -1,6 +1,6 @@
 package mcp_test
 
-// Benchmarks of tool conversion (jschema.Prepare: resolve, encode, compile)
+// Benchmarks of tool conversion (jsonschema.Prepare: resolve, encode, compile)
 // on the exact tools/list elements the test server sends, in both of its
 // schema styles.
 

@@ -38,7 +38,7 @@ const (
 	DefaultMaxArgumentBytes = 1 << 20
 	// DefaultValidateTimeout bounds one call's argument validation, waiting
 	// for a free validation included. Validation is metered to about half a
-	// second of CPU at most (jschema.MaxValidationSteps), so this is only
+	// second of CPU at most (jsonschema.MaxValidationSteps), so this is only
 	// reached on a machine starved of CPU.
 	DefaultValidateTimeout = 5 * time.Second
 	// defaultMaxValidations bounds how many validations run at once: each

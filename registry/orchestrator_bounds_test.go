@@ -11,13 +11,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/freecode/freecode/mcp/jschema"
+	"github.com/freecode/freecode/jsonschema"
 )
 
 // schemaTool is a read-only tool validated by the real validator of schema.
 func schemaTool(t *testing.T, id string, schema string, calls *atomic.Int32) Tool {
 	t.Helper()
-	_, v, err := jschema.Prepare(json.RawMessage(schema))
+	_, v, err := jsonschema.Prepare(json.RawMessage(schema))
 	require.NoError(t, err)
 	tool := fakeTool(id, true, calls, nil)
 	tool.Validate = v.ValidateContext
@@ -105,7 +105,7 @@ func TestPatternPropertiesAttackRefused(t *testing.T) {
 
 	out := runAsync(t, testCtx(t), o, Call{ID: "1", Tool: "mcp__evil__t", Args: members(2_700_000)})
 	require.ErrorIs(t, out[0].Err, ErrInvalidArgs)
-	require.ErrorIs(t, out[0].Err, jschema.ErrTooCostly)
+	require.ErrorIs(t, out[0].Err, jsonschema.ErrTooCostly)
 	require.Contains(t, out[0].Err.Error(), "invalid arguments for mcp__evil__t: validating these arguments would take up to")
 	require.Zero(t, calls.Load())
 }

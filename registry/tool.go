@@ -48,7 +48,7 @@ type Tool struct {
 	// Its error text is shown to the model, so it should say what is wrong.
 	// It must return promptly once ctx ends: the orchestrator bounds every
 	// validation by the call's ctx and by OrchestratorOptions.ValidateTimeout
-	// (jschema's ValidateContext does; see also ErrTooCostly there).
+	// (jsonschema.ValidateContext does; see also ErrTooCostly there).
 	Validate func(ctx context.Context, args json.RawMessage) error
 	// Sensitive, when set, is asked about every call whose arguments passed
 	// Validate. A non-empty answer says the call would touch something the

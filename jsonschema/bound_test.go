@@ -1,4 +1,4 @@
-package jschema
+package jsonschema
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 )
 
@@ -219,9 +219,9 @@ func BenchmarkValidate(b *testing.B) {
 	args := json.RawMessage(`{"query":"find the config loader","limit":20,"mode":"fast","tags":["go","config","cue"],"options":{"verbose":true,"depth":3}}`)
 	resolved, v, err := Prepare(schema)
 	require.NoError(b, err)
-	c := jsonschema.NewCompiler()
-	c.UseLoader(jsonschema.SchemeURLLoader{})
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(resolved)))
+	c := sjs.NewCompiler()
+	c.UseLoader(sjs.SchemeURLLoader{})
+	doc, err := sjs.UnmarshalJSON(strings.NewReader(string(resolved)))
 	require.NoError(b, err)
 	require.NoError(b, c.AddResource(schemaLocation, doc))
 	plain, err := c.Compile(schemaLocation)
@@ -229,7 +229,7 @@ func BenchmarkValidate(b *testing.B) {
 
 	b.Run("baseline", func(b *testing.B) {
 		for b.Loop() {
-			inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(args)))
+			inst, err := sjs.UnmarshalJSON(strings.NewReader(string(args)))
 			if err != nil {
 				b.Fatal(err)
 			}

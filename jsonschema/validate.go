@@ -1,4 +1,4 @@
-package jschema
+package jsonschema
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
@@ -43,7 +43,7 @@ var ErrTooCostly = errors.New("validation too costly")
 // concurrent use; validations of one Validator run one at a time (see
 // ValidateContext).
 type Validator struct {
-	schema *jsonschema.Schema
+	schema *sjs.Schema
 	shape  schemaShape
 	// turn holds one token: the validation that took it owns meter.cur.
 	turn  chan struct{}
@@ -117,7 +117,7 @@ var applicators = map[string]bool{
 	"contains": true, "unevaluatedItems": true,
 }
 
-func (e meterExt) Validate(*jsonschema.ValidatorContext, any) { e.slot.charge(1) }
+func (e meterExt) Validate(*sjs.ValidatorContext, any) { e.slot.charge(1) }
 
 // meteredRegexp charges the meter for every match: one step, plus one per
 // 4096 of input bytes × program instructions, so that one match over a
@@ -136,8 +136,8 @@ func (r meteredRegexp) MatchString(s string) bool {
 
 func (r meteredRegexp) String() string { return r.re.String() }
 
-func meteredEngine(slot *meterSlot) jsonschema.RegexpEngine {
-	return func(expr string) (jsonschema.Regexp, error) {
+func meteredEngine(slot *meterSlot) sjs.RegexpEngine {
+	return func(expr string) (sjs.Regexp, error) {
 		re, err := regexp.Compile(expr)
 		if err != nil {
 			return nil, err
@@ -154,7 +154,7 @@ func meteredEngine(slot *meterSlot) jsonschema.RegexpEngine {
 
 // meterVocabURL names the vocabulary that carries meterExt; it has no
 // keywords of its own and is never named by a schema.
-const meterVocabURL = "urn:freecode:jschema:meter"
+const meterVocabURL = "urn:freecode:jsonschema:meter"
 
 // Compile builds a Validator for a schema, normally the output of Resolve.
 // No URL loader is installed: a reference that is not inside the schema
@@ -162,7 +162,7 @@ const meterVocabURL = "urn:freecode:jschema:meter"
 // 2019-09 or 2020-12 when present; a missing $schema means 2020-12. Formats
 // are never asserted (see the package documentation).
 func Compile(resolved json.RawMessage) (*Validator, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(resolved))
+	doc, err := sjs.UnmarshalJSON(bytes.NewReader(resolved))
 	if err != nil {
 		return nil, fmt.Errorf("parse schema: %w", err)
 	}
@@ -175,13 +175,13 @@ func Compile(resolved json.RawMessage) (*Validator, error) {
 		}
 	}
 	slot := &meterSlot{}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(jsonschema.SchemeURLLoader{})
-	c.DefaultDraft(jsonschema.Draft2020)
+	c := sjs.NewCompiler()
+	c.UseLoader(sjs.SchemeURLLoader{})
+	c.DefaultDraft(sjs.Draft2020)
 	c.UseRegexpEngine(meteredEngine(slot))
-	c.RegisterVocabulary(&jsonschema.Vocabulary{
+	c.RegisterVocabulary(&sjs.Vocabulary{
 		URL: meterVocabURL,
-		Compile: func(_ *jsonschema.CompilerContext, obj map[string]any) (jsonschema.SchemaExt, error) {
+		Compile: func(_ *sjs.CompilerContext, obj map[string]any) (sjs.SchemaExt, error) {
 			for k := range obj {
 				if applicators[k] {
 					return meterExt{slot}, nil
@@ -197,7 +197,7 @@ func Compile(resolved json.RawMessage) (*Validator, error) {
 	// format name used turns them back into annotations.
 	for name := range formatNames(doc, map[string]bool{}) {
 		if name != "regex" {
-			c.RegisterFormat(&jsonschema.Format{Name: name, Validate: func(any) error { return nil }})
+			c.RegisterFormat(&sjs.Format{Name: name, Validate: func(any) error { return nil }})
 		}
 	}
 	if err := c.AddResource(schemaLocation, doc); err != nil {
@@ -328,8 +328,8 @@ func (v *Validator) estimate(inst any) (n int64, what string, over bool) {
 // schemas against a metaschema it assembles and names "urn:mem:metaschema",
 // which would mean nothing to the reader.
 func nameMetaschema(err error, doc any) {
-	var sve *jsonschema.SchemaValidationError
-	var ve *jsonschema.ValidationError
+	var sve *sjs.SchemaValidationError
+	var ve *sjs.ValidationError
 	if !errors.As(err, &sve) || !errors.As(sve.Err, &ve) {
 		return
 	}
@@ -337,7 +337,7 @@ func nameMetaschema(err error, doc any) {
 	if !ok || k.Location != "urn:mem:metaschema" {
 		return
 	}
-	name := jsonschema.Draft2020.String()
+	name := sjs.Draft2020.String()
 	if m, ok := doc.(map[string]any); ok {
 		if s, ok := m["$schema"].(string); ok && s != "" {
 			name = s
@@ -387,7 +387,7 @@ func (v *Validator) ValidateContext(ctx context.Context, args json.RawMessage) (
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		trimmed = []byte("{}")
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(trimmed))
+	inst, err := sjs.UnmarshalJSON(bytes.NewReader(trimmed))
 	if err != nil {
 		return &ValidationError{Violations: []Violation{{Path: "/", Message: "arguments are not valid JSON: " + err.Error()}}}
 	}
@@ -422,7 +422,7 @@ func (v *Validator) check(inst any) error {
 	if err == nil {
 		return nil
 	}
-	var ve *jsonschema.ValidationError
+	var ve *sjs.ValidationError
 	if !errors.As(err, &ve) {
 		return fmt.Errorf("validate arguments: %w", err)
 	}
@@ -474,7 +474,7 @@ func writeViolations(b *strings.Builder, vs []Violation) {
 // collect flattens the library's error tree into violations. Wrappers
 // (schema, reference, allOf, property groups) are looked through; a failed
 // anyOf/oneOf becomes one violation that says what each alternative lacked.
-func collect(e *jsonschema.ValidationError, out *[]Violation) {
+func collect(e *sjs.ValidationError, out *[]Violation) {
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
 		for _, name := range k.Missing {
@@ -529,7 +529,7 @@ func collect(e *jsonschema.ValidationError, out *[]Violation) {
 
 // leafMessage is the library's English message for e alone, without its
 // location.
-func leafMessage(e *jsonschema.ValidationError) string {
+func leafMessage(e *sjs.ValidationError) string {
 	leaf := *e
 	leaf.Causes = nil
 	if u := leaf.DetailedOutput(); u.Error != nil {

@@ -1,5 +1,7 @@
-// Package jschema turns an MCP tool's raw inputSchema into a self-contained
-// JSON Schema and validates tool arguments against it.
+// Package jsonschema is FreeCode's one JSON Schema walker: it turns a raw
+// tool input schema into a self-contained one, and validates arguments
+// against it. Package mcp uses it for tools' input schemas, the registry for
+// the built-ins' schemas and the provider dialects for their rewrites.
 //
 // # Resolution
 //
@@ -99,4 +101,4 @@
 // library at [MaxValidationSteps] ([ErrTooCostly]) or as soon as the context
 // ends (its cause). Validations of one Validator take turns, since the count
 // lives with the compiled schema.
-package jschema
+package jsonschema
