@@ -469,6 +469,8 @@ func explain(root *node, path []string, msg string) *Error {
 		if n, _ := lookup(root, path); n != nil && n.kind == '"' {
 			e.Msg += fmt.Sprintf(", not %q", n.str)
 		}
+	case inServer && field == "name" && isString(root, path, "builtin"):
+		e.Msg = `the server name "builtin" is taken by FreeCode's own tools (read, write); pick another name`
 	case inServer && field == "name":
 		e.Msg = `server name must start with a letter, contain only letters, digits, "_" and "-", be at most 48 characters, and neither contain "__" nor end in "_" (tool ids are mcp__<server>__<tool>)`
 	case inServer && field == "url":
@@ -504,6 +506,12 @@ func explain(root *node, path []string, msg string) *Error {
 		e.Msg = msg
 	}
 	return e
+}
+
+// isString reports whether the value at path is the JSON string want.
+func isString(root *node, path []string, want string) bool {
+	n, _ := lookup(root, path)
+	return n != nil && n.kind == '"' && n.str == want
 }
 
 func suggest(f string) string {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,6 +67,12 @@ func procMemory(pid int, field string) int64 {
 	return 0
 }
 
+// withKeys returns server with keys added.
+func withKeys(server, keys map[string]any) map[string]any {
+	maps.Copy(server, keys)
+	return server
+}
+
 // Every way a server can make serve buffer without bound, at once: each
 // hostile server's session ends with its limit named and backs off, the
 // healthy server answers throughout, and serve's memory stays bounded.
@@ -88,8 +95,11 @@ func TestServeHostileServersStayBounded(t *testing.T) {
 			`server "flood": initialize: the server sent a message of more than 16 MiB (limit mcp.limits.maxMessageBytes)`, false},
 		{local("floodcall", ts, "--stdout-flood-no-newline", "call"),
 			`server "floodcall": the server sent a message of more than 16 MiB (limit mcp.limits.maxMessageBytes)`, true},
-		{local("pages", ts, "--endless-pages"),
-			`server "pages": tools/list: the server needed more than 1000 pages to list its tools (limit mcp.limits.maxListPages)`, false},
+		// A lower page limit and a longer timeout than the defaults: 1000
+		// pages take more than the default 5 s on a loaded machine, and
+		// then the timeout, not the limit, ends the listing.
+		{withKeys(local("pages", ts, "--endless-pages"), map[string]any{"limits": map[string]any{"maxListPages": 100}, "timeout": 60000}),
+			`server "pages": tools/list: the server needed more than 100 pages to list its tools (limit mcp.limits.maxListPages)`, false},
 		{remote("errbody", startHTTPTestServer(t, ts, "--http-attack", "error-body"), "auto"),
 			`(the rest of its body, beyond 64 KiB, was not read)`, false},
 		// Once set off, its stream floods every new session at once, so the
