@@ -21,6 +21,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/defs"
+	"github.com/freecode/freecode/registry/event"
+	"github.com/freecode/freecode/registry/orchestrator"
 )
 
 // fixture is an API server over a real registry, orchestrator and approvals
@@ -48,9 +51,9 @@ func (f *fixture) newSession(lines ...string) {
 	f.mu.Unlock()
 }
 
-func newFixture(t *testing.T, rules registry.Rules, approvalTimeout time.Duration) *fixture {
+func newFixture(t *testing.T, rules orchestrator.Rules, approvalTimeout time.Duration) *fixture {
 	t.Helper()
-	bus := registry.NewBus()
+	bus := event.NewBus()
 	reg := registry.NewRegistry(bus)
 	require.NoError(t, registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: t.TempDir()}))
 	f := &fixture{reg: reg}
@@ -73,9 +76,9 @@ func newFixture(t *testing.T, rules registry.Rules, approvalTimeout time.Duratio
 			defer f.mu.Unlock()
 			return Logs{Lines: slices.Clone(f.logs), Session: f.session}, nil
 		},
-		Registry:  reg,
-		Defs:      registry.NewDefsCache(reg),
-		Runner:    registry.New(registry.OrchestratorOptions{Registry: reg, Rules: func() registry.Rules { return rules }, Approver: approvals}),
+		Bus:       bus,
+		Defs:      defs.NewDefsCache(reg),
+		Runner:    orchestrator.New(orchestrator.Options{Registry: reg, Rules: func() orchestrator.Rules { return rules }, Approver: approvals}),
 		Approvals: approvals,
 		LogPoll:   10 * time.Millisecond,
 	})
@@ -116,7 +119,7 @@ func TestDialNotRunning(t *testing.T) {
 }
 
 func TestStatusToolsRestartLogs(t *testing.T) {
-	f := newFixture(t, registry.Rules{}, time.Minute)
+	f := newFixture(t, orchestrator.Rules{}, time.Minute)
 	ctx := t.Context()
 	st, err := f.client.Status(ctx)
 	require.NoError(t, err)
@@ -149,7 +152,7 @@ func TestStatusToolsRestartLogs(t *testing.T) {
 }
 
 func TestFollowLogs(t *testing.T) {
-	f := newFixture(t, registry.Rules{}, time.Minute)
+	f := newFixture(t, orchestrator.Rules{}, time.Minute)
 	f.setLogs("a", "b")
 	s, err := f.client.FollowLogs(t.Context(), "one")
 	require.NoError(t, err)
@@ -205,7 +208,7 @@ func TestNewLines(t *testing.T) {
 }
 
 func TestCallErrors(t *testing.T) {
-	f := newFixture(t, registry.Rules{Deny: []string{"write"}}, time.Minute)
+	f := newFixture(t, orchestrator.Rules{Deny: []string{"write"}}, time.Minute)
 	ctx := t.Context()
 
 	_, err := f.client.Call(ctx, "nope", nil)
@@ -233,7 +236,7 @@ func TestCallErrors(t *testing.T) {
 }
 
 func TestApprovalFlow(t *testing.T) {
-	f := newFixture(t, registry.Rules{}, time.Minute)
+	f := newFixture(t, orchestrator.Rules{}, time.Minute)
 	ctx := t.Context()
 	events, err := f.client.Events(ctx)
 	require.NoError(t, err)
@@ -291,7 +294,7 @@ func TestApprovalFlow(t *testing.T) {
 }
 
 func TestApprovalTimeout(t *testing.T) {
-	f := newFixture(t, registry.Rules{}, 50*time.Millisecond)
+	f := newFixture(t, orchestrator.Rules{}, 50*time.Millisecond)
 	resp, err := f.client.Call(t.Context(), "write", json.RawMessage(`{"path":"x","content":"y"}`))
 	require.Error(t, err)
 	assert.Equal(t, KindNotApproved, resp.Kind)
@@ -299,7 +302,7 @@ func TestApprovalTimeout(t *testing.T) {
 }
 
 func TestApprovalCallerGone(t *testing.T) {
-	f := newFixture(t, registry.Rules{}, time.Minute)
+	f := newFixture(t, orchestrator.Rules{}, time.Minute)
 	events, err := f.client.Events(t.Context())
 	require.NoError(t, err)
 	defer events.Close()
@@ -321,7 +324,7 @@ func TestApprovalCallerGone(t *testing.T) {
 }
 
 func TestEventsToolsChanged(t *testing.T) {
-	f := newFixture(t, registry.Rules{}, time.Minute)
+	f := newFixture(t, orchestrator.Rules{}, time.Minute)
 	events, err := f.client.Events(t.Context())
 	require.NoError(t, err)
 	defer events.Close()
@@ -338,12 +341,12 @@ func TestEventsToolsChanged(t *testing.T) {
 }
 
 func TestStreamsEndWhenServerStops(t *testing.T) {
-	bus := registry.NewBus()
+	bus := event.NewBus()
 	reg := registry.NewRegistry(bus)
 	approvals := NewApprovals(bus, 0)
 	srv := NewServer(Options{
-		Status: func() Status { return Status{} }, Registry: reg, Defs: registry.NewDefsCache(reg),
-		Runner: registry.New(registry.OrchestratorOptions{Registry: reg}), Approvals: approvals,
+		Status: func() Status { return Status{} }, Bus: bus, Defs: defs.NewDefsCache(reg),
+		Runner: orchestrator.New(orchestrator.Options{Registry: reg}), Approvals: approvals,
 	})
 	dir, err := os.MkdirTemp("", "fcapi")
 	require.NoError(t, err)
@@ -420,7 +423,7 @@ func specEvents(t *testing.T, r io.Reader, n int) []Event {
 // A server's stderr line is one line event whatever line breaks it holds:
 // a CR must not end the data line and start forged fields.
 func TestFollowLogsLineBreaksStayInData(t *testing.T) {
-	f := newFixture(t, registry.Rules{}, time.Minute)
+	f := newFixture(t, orchestrator.Rules{}, time.Minute)
 	f.setLogs("x\revent: approval_requested\rdata: {}", "two\r\nlines\nthree", "after")
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://freecode/v1/servers/one/logs?follow=1", nil)
 	require.NoError(t, err)

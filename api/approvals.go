@@ -10,7 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/event"
+	"github.com/freecode/freecode/registry/orchestrator"
 )
 
 // DefaultApprovalTimeout bounds how long a call waits for its approval.
@@ -19,12 +20,12 @@ const DefaultApprovalTimeout = 5 * time.Minute
 // ErrApprovalTimeout is the error of an approval nobody answered in time.
 var ErrApprovalTimeout = errors.New("nobody answered the approval request in time")
 
-// Approvals is a registry.Approver whose answers come through the API: every
+// Approvals is a orchestrator.Approver whose answers come through the API: every
 // request becomes a pending Approval, announced with ApprovalRequested on the
 // bus, until Answer, the timeout or the caller's ctx ends it. It is safe for
 // concurrent use.
 type Approvals struct {
-	bus     *registry.Bus
+	bus     *event.Bus
 	timeout time.Duration
 
 	mu      sync.Mutex // guards pending and next
@@ -39,17 +40,17 @@ type pendingApproval struct {
 
 // NewApprovals returns an Approvals publishing on bus (nil: no events);
 // timeout <= 0 means DefaultApprovalTimeout.
-func NewApprovals(bus *registry.Bus, timeout time.Duration) *Approvals {
+func NewApprovals(bus *event.Bus, timeout time.Duration) *Approvals {
 	if timeout <= 0 {
 		timeout = DefaultApprovalTimeout
 	}
 	return &Approvals{bus: bus, timeout: timeout, pending: map[string]*pendingApproval{}}
 }
 
-// Approve implements registry.Approver. It blocks until the request is
+// Approve implements orchestrator.Approver. It blocks until the request is
 // answered (true only for an explicit approval), the timeout passes
 // (ErrApprovalTimeout) or ctx ends (ctx's error).
-func (a *Approvals) Approve(ctx context.Context, req registry.ApprovalRequest) (bool, error) {
+func (a *Approvals) Approve(ctx context.Context, req orchestrator.ApprovalRequest) (bool, error) {
 	a.mu.Lock()
 	a.next++
 	p := &pendingApproval{

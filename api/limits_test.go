@@ -16,21 +16,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/defs"
+	"github.com/freecode/freecode/registry/event"
+	"github.com/freecode/freecode/registry/orchestrator"
 )
 
 // limitedServer serves the API on a fresh socket with the given connection
 // options and returns the socket's path.
 func limitedServer(t *testing.T, mod func(*Options)) string {
 	t.Helper()
-	bus := registry.NewBus()
+	bus := event.NewBus()
 	reg := registry.NewRegistry(bus)
 	require.NoError(t, registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: t.TempDir()}))
 	approvals := NewApprovals(bus, time.Minute)
 	opts := Options{
 		Status:    func() Status { return Status{Servers: []ServerStatus{}} },
-		Registry:  reg,
-		Defs:      registry.NewDefsCache(reg),
-		Runner:    registry.New(registry.OrchestratorOptions{Registry: reg}),
+		Bus:       bus,
+		Defs:      defs.NewDefsCache(reg),
+		Runner:    orchestrator.New(orchestrator.Options{Registry: reg}),
 		Approvals: approvals,
 	}
 	mod(&opts)

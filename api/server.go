@@ -19,6 +19,9 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/defs"
+	"github.com/freecode/freecode/registry/event"
+	"github.com/freecode/freecode/registry/orchestrator"
 )
 
 // Defaults of Options.
@@ -46,13 +49,13 @@ const (
 	DefaultMaxConns = 1024
 )
 
-// Runner runs tool calls; *registry.Orchestrator implements it.
+// Runner runs tool calls; *orchestrator.Orchestrator implements it.
 type Runner interface {
-	Run(ctx context.Context, calls []registry.Call) []registry.Outcome
+	Run(ctx context.Context, calls []orchestrator.Call) []orchestrator.Outcome
 }
 
-// Options configure NewServer. Status, Registry, Defs, Runner and Approvals
-// are required.
+// Options configure NewServer. Status, Bus, Defs, Runner and Approvals are
+// required.
 type Options struct {
 	// Status returns the current status snapshot.
 	Status func() Status
@@ -63,9 +66,10 @@ type Options struct {
 	// an error wrapping ErrNotFound becomes 404.
 	Logs func(name string) (Logs, error)
 
-	// Registry's bus feeds GET /v1/events.
-	Registry  *registry.Registry
-	Defs      *registry.DefsCache
+	// Bus feeds GET /v1/events: the bus the registry, the controller and
+	// Approvals publish on.
+	Bus       *event.Bus
+	Defs      *defs.DefsCache
 	Runner    Runner
 	Approvals *Approvals
 
@@ -89,8 +93,8 @@ type Server struct {
 // NewServer returns the API handler. It panics when a required option is
 // missing, which is a programming error.
 func NewServer(opts Options) *Server {
-	if opts.Status == nil || opts.Registry == nil || opts.Defs == nil || opts.Runner == nil || opts.Approvals == nil {
-		panic("api.NewServer: Status, Registry, Defs, Runner and Approvals are required")
+	if opts.Status == nil || opts.Bus == nil || opts.Defs == nil || opts.Runner == nil || opts.Approvals == nil {
+		panic("api.NewServer: Status, Bus, Defs, Runner and Approvals are required")
 	}
 	if opts.LogPoll <= 0 {
 		opts.LogPoll = DefaultLogPoll
@@ -228,24 +232,24 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
-	d := registry.Dialect(r.URL.Query().Get("dialect"))
+	d := defs.Dialect(r.URL.Query().Get("dialect"))
 	if d == "" {
-		d = registry.DialectJSONSchema
+		d = defs.DialectJSONSchema
 	}
-	if !slices.Contains(registry.Dialects(), d) {
+	if !slices.Contains(defs.Dialects(), d) {
 		names := make([]string, 0, 3)
-		for _, x := range registry.Dialects() {
+		for _, x := range defs.Dialects() {
 			names = append(names, string(x))
 		}
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown dialect %q (want one of %s)", d, strings.Join(names, ", ")))
 		return
 	}
-	defs := s.opts.Defs.Defs(d)
-	tools := defs.Tools
+	list := s.opts.Defs.Defs(d)
+	tools := list.Tools
 	if tools == nil {
-		tools = []registry.Def{}
+		tools = []defs.Def{}
 	}
-	writeJSON(w, http.StatusOK, Tools{Dialect: string(d), Version: defs.Version, Tools: tools, Problems: defs.Problems})
+	writeJSON(w, http.StatusOK, Tools{Dialect: string(d), Version: list.Version, Tools: tools, Problems: list.Problems})
 }
 
 func (s *Server) call(w http.ResponseWriter, r *http.Request) {
@@ -256,7 +260,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	callID := "api-" + strconv.FormatUint(s.calls.Add(1), 10)
-	out := s.opts.Runner.Run(r.Context(), []registry.Call{{ID: callID, Tool: id, Args: body}})
+	out := s.opts.Runner.Run(r.Context(), []orchestrator.Call{{ID: callID, Tool: id, Args: body}})
 	if len(out) != 1 {
 		writeError(w, http.StatusInternalServerError, fmt.Sprintf("orchestrator returned %d outcomes for one call", len(out)))
 		return
@@ -277,21 +281,21 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 // classify maps an Outcome error to a status code and a Kind.
 func classify(err error) (int, string) {
 	switch {
-	case errors.Is(err, registry.ErrUnknownTool):
+	case errors.Is(err, orchestrator.ErrUnknownTool):
 		return http.StatusNotFound, KindUnknownTool
-	case errors.Is(err, registry.ErrDenied):
+	case errors.Is(err, orchestrator.ErrDenied):
 		return http.StatusForbidden, KindDenied
-	case errors.Is(err, registry.ErrNotApproved):
+	case errors.Is(err, orchestrator.ErrNotApproved):
 		return http.StatusForbidden, KindNotApproved
-	case errors.Is(err, registry.ErrInvalidArgs):
+	case errors.Is(err, orchestrator.ErrInvalidArgs):
 		return http.StatusBadRequest, KindInvalidArgs
-	case errors.Is(err, registry.ErrCallTimeout):
+	case errors.Is(err, orchestrator.ErrCallTimeout):
 		return http.StatusGatewayTimeout, KindTimeout
 	case errors.Is(err, registry.ErrTransport):
 		return http.StatusBadGateway, KindTransport
-	case errors.Is(err, registry.ErrToolPanicked):
+	case errors.Is(err, orchestrator.ErrToolPanicked):
 		return http.StatusInternalServerError, KindPanicked
-	case errors.Is(err, registry.ErrNotStarted), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, orchestrator.ErrNotStarted), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable, KindCanceled
 	}
 	return http.StatusInternalServerError, KindFailed
@@ -403,7 +407,7 @@ func newLines(prev, cur []string) []string {
 }
 
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	msgs, cancel := s.opts.Registry.Bus().Subscribe(64)
+	msgs, cancel := s.opts.Bus.Subscribe(64)
 	defer cancel()
 	sw := startStream(w)
 	if sw.event("subscribed", struct{}{}) != nil {
@@ -436,7 +440,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 }
 
 // wire is the JSON form of a bus event.
-func (s *Server) wire(e registry.Event) any {
+func (s *Server) wire(e event.Event) any {
 	switch e := e.(type) {
 	case registry.ToolsChanged:
 		return map[string]string{"source": e.Source}

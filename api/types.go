@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/defs"
 )
 
 // ErrNotFound is wrapped by backend errors that mean "no such server" (or
@@ -78,10 +79,10 @@ type ServerStatus struct {
 
 // Tools is the answer of GET /v1/tools.
 type Tools struct {
-	Dialect  string         `json:"dialect"`
-	Version  string         `json:"version"`
-	Tools    []registry.Def `json:"tools"`
-	Problems []string       `json:"problems,omitempty"`
+	Dialect  string     `json:"dialect"`
+	Version  string     `json:"version"`
+	Tools    []defs.Def `json:"tools"`
+	Problems []string   `json:"problems,omitempty"`
 }
 
 // CallResponse is the answer of POST /v1/tools/{id}/call. Result is what a
@@ -126,7 +127,7 @@ type Approval struct {
 // waiting for approval.
 type ApprovalRequested struct{ Approval }
 
-// Kind implements registry.Event.
+// Kind implements event.Event.
 func (ApprovalRequested) Kind() string { return "approval_requested" }
 
 // ApprovalAnswered is published when a pending approval was answered (by the
@@ -139,7 +140,7 @@ type ApprovalAnswered struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Kind implements registry.Event.
+// Kind implements event.Event.
 func (ApprovalAnswered) Kind() string { return "approval_answered" }
 
 // Logs is the answer of GET /v1/servers/{name}/logs.

@@ -31,7 +31,7 @@ type Caller interface {
 // converts the answer to a registry.Result. A call error that wraps
 // mcp.ErrTransport also wraps registry.ErrTransport, so the orchestrator can
 // tell a lost connection from any other failure. The call's timeout is the
-// orchestrator's (registry.Limits, per server).
+// orchestrator's (orchestrator.Limits, per server).
 func Tools(caller Caller, tools []mcp.Tool) []registry.Tool {
 	out := make([]registry.Tool, 0, len(tools))
 	for _, t := range tools {

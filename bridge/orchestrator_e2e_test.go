@@ -3,7 +3,7 @@ package bridge_test
 // End-to-end tests of the orchestrator path with a real MCP server: the
 // mcp-testserver binary runs as a child process through mcp.Connect, its
 // tools go through bridge.Tools into a registry.Registry, and calls go
-// through registry.Orchestrator.Run. What the server saw is read from its
+// through orchestrator.Orchestrator.Run. What the server saw is read from its
 // --call-log file (see package internal/testserver).
 
 import (
@@ -32,6 +32,7 @@ import (
 	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -49,7 +50,7 @@ func TestMain(m *testing.M) { testutil.Main(m, &testServerBin) }
 func id(tool string) string { return mcp.ToolID(serverName, tool) }
 
 // allowAll lets every tool of the test server run without an approver.
-func allowAll() registry.Rules { return registry.Rules{Allow: []string{"mcp__" + serverName}} }
+func allowAll() orchestrator.Rules { return orchestrator.Rules{Allow: []string{"mcp__" + serverName}} }
 
 // fixture is one running test server, connected and registered.
 type fixture struct {
@@ -85,12 +86,12 @@ func startServer(tb testing.TB, logger logr.Logger, flags ...string) *fixture {
 	return &fixture{sess: sess, reg: reg, callLog: callLog}
 }
 
-func (f *fixture) orchestrator(opts registry.OrchestratorOptions) *registry.Orchestrator {
+func (f *fixture) orchestrator(opts orchestrator.Options) *orchestrator.Orchestrator {
 	opts.Registry = f.reg
 	if opts.Rules == nil {
 		opts.Rules = allowAll
 	}
-	return registry.New(opts)
+	return orchestrator.New(opts)
 }
 
 // testLogger logs to t at V(1), so session and orchestrator logs show in
@@ -149,16 +150,16 @@ func requireGroupGone(tb testing.TB, pgid int) {
 
 func TestE2EInvalidArgumentsNeverReachServer(t *testing.T) {
 	f := startServer(t, testLogger(t))
-	orch := f.orchestrator(registry.OrchestratorOptions{Logger: testLogger(t)})
+	orch := f.orchestrator(orchestrator.Options{Logger: testLogger(t)})
 
-	out := orch.Run(t.Context(), []registry.Call{
+	out := orch.Run(t.Context(), []orchestrator.Call{
 		{ID: "1", Tool: id("echo"), Args: json.RawMessage(`{}`)},             // missing required text
 		{ID: "2", Tool: id("note"), Args: nil},                               // missing required text
 		{ID: "3", Tool: id("sleep"), Args: json.RawMessage(`{"ms":"soon"}`)}, // wrong type
 		{ID: "4", Tool: id("echo"), Args: json.RawMessage(`["x"]`)},          // not an object
 	})
 	for _, oc := range out {
-		require.ErrorIs(t, oc.Err, registry.ErrInvalidArgs, "call %s", oc.ID)
+		require.ErrorIs(t, oc.Err, orchestrator.ErrInvalidArgs, "call %s", oc.ID)
 		require.Zero(t, oc.Attempts, "call %s", oc.ID)
 		require.True(t, oc.Result.IsError)
 	}
@@ -169,7 +170,7 @@ func TestE2EInvalidArgumentsNeverReachServer(t *testing.T) {
 
 	// A valid call afterwards is logged as the server's first call: nothing
 	// of the rejected ones was in flight.
-	out = orch.Run(t.Context(), []registry.Call{{ID: "5", Tool: id("echo"), Args: json.RawMessage(`{"text":"ok"}`)}})
+	out = orch.Run(t.Context(), []orchestrator.Call{{ID: "5", Tool: id("echo"), Args: json.RawMessage(`{"text":"ok"}`)}})
 	require.NoError(t, out[0].Err)
 	require.Equal(t, "ok", out[0].Result.Text())
 	recs := readCallLog(t, f.callLog)
@@ -183,9 +184,9 @@ func TestE2EInvalidArgumentsNeverReachServer(t *testing.T) {
 
 func TestE2EReadOnlyCallsOverlap(t *testing.T) {
 	f := startServer(t, testLogger(t))
-	orch := f.orchestrator(registry.OrchestratorOptions{Logger: testLogger(t)})
+	orch := f.orchestrator(orchestrator.Options{Logger: testLogger(t)})
 
-	out := orch.Run(t.Context(), []registry.Call{
+	out := orch.Run(t.Context(), []orchestrator.Call{
 		{ID: "a", Tool: id("sleep"), Args: json.RawMessage(`{"ms":400}`)},
 		{ID: "b", Tool: id("sleep"), Args: json.RawMessage(`{"ms":401}`)},
 	})
@@ -203,25 +204,25 @@ func TestE2EReadOnlyCallsOverlap(t *testing.T) {
 
 func TestE2EMutatingCallsRunAlone(t *testing.T) {
 	f := startServer(t, testLogger(t))
-	orch := f.orchestrator(registry.OrchestratorOptions{Logger: testLogger(t)})
+	orch := f.orchestrator(orchestrator.Options{Logger: testLogger(t)})
 
 	// group is the batch's execution group: consecutive read-only calls
 	// share one, every mutating call has its own.
 	calls := []struct {
-		call  registry.Call
+		call  orchestrator.Call
 		group int
 	}{
-		{registry.Call{ID: "s1", Tool: id("sleep"), Args: json.RawMessage(`{"ms":150}`)}, 0},
-		{registry.Call{ID: "s2", Tool: id("sleep"), Args: json.RawMessage(`{"ms":151}`)}, 0},
-		{registry.Call{ID: "n1", Tool: id("note"), Args: json.RawMessage(`{"text":"first"}`)}, 1},
-		{registry.Call{ID: "s3", Tool: id("sleep"), Args: json.RawMessage(`{"ms":152}`)}, 2},
-		{registry.Call{ID: "n2", Tool: id("note"), Args: json.RawMessage(`{"text":"second"}`)}, 3},
-		{registry.Call{ID: "n3", Tool: id("note"), Args: json.RawMessage(`{"text":"third"}`)}, 4},
-		{registry.Call{ID: "s4", Tool: id("sleep"), Args: json.RawMessage(`{"ms":153}`)}, 5},
-		{registry.Call{ID: "s5", Tool: id("sleep"), Args: json.RawMessage(`{"ms":154}`)}, 5},
-		{registry.Call{ID: "n4", Tool: id("note"), Args: json.RawMessage(`{"text":"fourth"}`)}, 6},
+		{orchestrator.Call{ID: "s1", Tool: id("sleep"), Args: json.RawMessage(`{"ms":150}`)}, 0},
+		{orchestrator.Call{ID: "s2", Tool: id("sleep"), Args: json.RawMessage(`{"ms":151}`)}, 0},
+		{orchestrator.Call{ID: "n1", Tool: id("note"), Args: json.RawMessage(`{"text":"first"}`)}, 1},
+		{orchestrator.Call{ID: "s3", Tool: id("sleep"), Args: json.RawMessage(`{"ms":152}`)}, 2},
+		{orchestrator.Call{ID: "n2", Tool: id("note"), Args: json.RawMessage(`{"text":"second"}`)}, 3},
+		{orchestrator.Call{ID: "n3", Tool: id("note"), Args: json.RawMessage(`{"text":"third"}`)}, 4},
+		{orchestrator.Call{ID: "s4", Tool: id("sleep"), Args: json.RawMessage(`{"ms":153}`)}, 5},
+		{orchestrator.Call{ID: "s5", Tool: id("sleep"), Args: json.RawMessage(`{"ms":154}`)}, 5},
+		{orchestrator.Call{ID: "n4", Tool: id("note"), Args: json.RawMessage(`{"text":"fourth"}`)}, 6},
 	}
-	batch := make([]registry.Call, len(calls))
+	batch := make([]orchestrator.Call, len(calls))
 	groupOf := make(map[string]int) // by argument text
 	for i, c := range calls {
 		batch[i] = c.call
@@ -287,9 +288,9 @@ func TestE2EMutatingCallsRunAlone(t *testing.T) {
 func TestE2ETransportFailure(t *testing.T) {
 	t.Run("mutating call is made exactly once", func(t *testing.T) {
 		f := startServer(t, testLogger(t), "--crash-after", "1")
-		orch := f.orchestrator(registry.OrchestratorOptions{Logger: testLogger(t)})
+		orch := f.orchestrator(orchestrator.Options{Logger: testLogger(t)})
 
-		out := orch.Run(t.Context(), []registry.Call{{ID: "1", Tool: id("note"), Args: json.RawMessage(`{"text":"x"}`)}})
+		out := orch.Run(t.Context(), []orchestrator.Call{{ID: "1", Tool: id("note"), Args: json.RawMessage(`{"text":"x"}`)}})
 		oc := out[0]
 		require.Error(t, oc.Err)
 		require.ErrorIs(t, oc.Err, registry.ErrTransport)
@@ -316,9 +317,9 @@ func TestE2ETransportFailure(t *testing.T) {
 	// ErrTransport). The server sees the call once.
 	t.Run("read-only call is retried at most once", func(t *testing.T) {
 		f := startServer(t, testLogger(t), "--crash-after", "1")
-		orch := f.orchestrator(registry.OrchestratorOptions{Logger: testLogger(t)})
+		orch := f.orchestrator(orchestrator.Options{Logger: testLogger(t)})
 
-		out := orch.Run(t.Context(), []registry.Call{{ID: "1", Tool: id("echo"), Args: json.RawMessage(`{"text":"x"}`)}})
+		out := orch.Run(t.Context(), []orchestrator.Call{{ID: "1", Tool: id("echo"), Args: json.RawMessage(`{"text":"x"}`)}})
 		oc := out[0]
 		t.Logf("outcome after retry: attempts=%d err=%v", oc.Attempts, oc.Err)
 		require.Equal(t, 2, oc.Attempts)
@@ -367,35 +368,35 @@ func waitCancelledSleep(t *testing.T, f *fixture, asked time.Duration) {
 
 func TestE2ECancellationReachesServer(t *testing.T) {
 	const asked = 10 * time.Second
-	sleep10s := registry.Call{ID: "1", Tool: id("sleep"), Args: json.RawMessage(fmt.Sprintf(`{"ms":%d}`, asked.Milliseconds()))}
+	sleep10s := orchestrator.Call{ID: "1", Tool: id("sleep"), Args: json.RawMessage(fmt.Sprintf(`{"ms":%d}`, asked.Milliseconds()))}
 
 	t.Run("per-call timeout", func(t *testing.T) {
 		f := startServer(t, testLogger(t))
-		orch := f.orchestrator(registry.OrchestratorOptions{Logger: testLogger(t), CallTimeout: 200 * time.Millisecond})
+		orch := f.orchestrator(orchestrator.Options{Logger: testLogger(t), CallTimeout: 200 * time.Millisecond})
 
-		oc := orch.Run(t.Context(), []registry.Call{sleep10s})[0]
-		require.ErrorIs(t, oc.Err, registry.ErrCallTimeout)
+		oc := orch.Run(t.Context(), []orchestrator.Call{sleep10s})[0]
+		require.ErrorIs(t, oc.Err, orchestrator.ErrCallTimeout)
 		require.Equal(t, 1, oc.Attempts, "a timed-out call is not retried")
 		require.Less(t, oc.Duration, asked/2)
 		waitCancelledSleep(t, f, asked)
 
-		oc = orch.Run(t.Context(), []registry.Call{{ID: "2", Tool: id("echo"), Args: json.RawMessage(`{"text":"still here"}`)}})[0]
+		oc = orch.Run(t.Context(), []orchestrator.Call{{ID: "2", Tool: id("echo"), Args: json.RawMessage(`{"text":"still here"}`)}})[0]
 		require.NoError(t, oc.Err)
 		require.Equal(t, "still here", oc.Result.Text())
 	})
 
 	t.Run("batch context cancelled", func(t *testing.T) {
 		f := startServer(t, testLogger(t))
-		orch := f.orchestrator(registry.OrchestratorOptions{Logger: testLogger(t)})
+		orch := f.orchestrator(orchestrator.Options{Logger: testLogger(t)})
 
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		done := make(chan []registry.Outcome, 1)
-		go func() { done <- orch.Run(ctx, []registry.Call{sleep10s}) }()
+		done := make(chan []orchestrator.Outcome, 1)
+		go func() { done <- orch.Run(ctx, []orchestrator.Call{sleep10s}) }()
 		require.Eventually(t, func() bool { return len(readCallLog(t, f.callLog)) > 0 }, wait, 5*time.Millisecond,
 			"the sleep call never reached the server")
 		cancel()
-		var out []registry.Outcome
+		var out []orchestrator.Outcome
 		select {
 		case out = <-done:
 		case <-time.After(wait):
@@ -468,11 +469,11 @@ func rawEcho(ctx context.Context, c *client.Client) error {
 func BenchmarkCallOverhead(b *testing.B) {
 	raw := rawClient(b)
 	f := startServer(b, logr.Discard())
-	orch := f.orchestrator(registry.OrchestratorOptions{MaxParallel: 8})
-	one := []registry.Call{{ID: "1", Tool: id("echo"), Args: echoArgs}}
-	eight := make([]registry.Call, 8)
+	orch := f.orchestrator(orchestrator.Options{MaxParallel: 8})
+	one := []orchestrator.Call{{ID: "1", Tool: id("echo"), Args: echoArgs}}
+	eight := make([]orchestrator.Call, 8)
 	for i := range eight {
-		eight[i] = registry.Call{ID: strconv.Itoa(i), Tool: id("echo"), Args: echoArgs}
+		eight[i] = orchestrator.Call{ID: strconv.Itoa(i), Tool: id("echo"), Args: echoArgs}
 	}
 
 	b.Run("raw-mcp-go", func(b *testing.B) {

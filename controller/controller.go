@@ -39,6 +39,7 @@ import (
 
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -93,9 +94,12 @@ const DefaultMaxParallelStarts = 64
 
 // Options configure a Controller.
 type Options struct {
-	// Registry receives every server's tools; events (ToolsChanged,
-	// PhaseChanged) go to its Bus. nil: a private registry without a bus.
+	// Registry receives every server's tools; it publishes ToolsChanged on
+	// the bus it was made with. nil: a private registry without a bus.
 	Registry *registry.Registry
+	// Bus gets the controller's events (PhaseChanged, ConfigErrorChanged);
+	// normally the bus the Registry publishes on. nil: no events.
+	Bus *event.Bus
 	// Dial connects a server; nil means MCPDialer with Logger.
 	Dial Dialer
 	// Logger gets one line per start, stop, failure and config error.
@@ -112,7 +116,7 @@ type Options struct {
 // Restart may be called before Start.
 type Controller struct {
 	reg     *registry.Registry
-	bus     *registry.Bus
+	bus     *event.Bus
 	dial    Dialer
 	log     logr.Logger
 	backoff Backoff
@@ -182,7 +186,7 @@ func New(opts Options) *Controller {
 	}
 	return &Controller{
 		reg:          opts.Registry,
-		bus:          opts.Registry.Bus(),
+		bus:          opts.Bus,
 		dial:         opts.Dial,
 		log:          opts.Logger,
 		backoff:      opts.Backoff.withDefaults(),
@@ -387,7 +391,7 @@ type ConfigErrorChanged struct {
 	Err string `json:"err,omitempty"`
 }
 
-// Kind implements registry.Event.
+// Kind implements event.Event.
 func (ConfigErrorChanged) Kind() string { return "config_error" }
 
 // SetConfigError records that the configuration on disk is invalid (err

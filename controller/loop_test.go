@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -183,8 +184,9 @@ func TestLoopStaleDialIsDropped(t *testing.T) {
 		d := newFakeDialer(t)
 		release := make(chan struct{})
 		d.block["slow"] = release
-		reg := registry.NewRegistry(registry.NewBus())
-		c := New(Options{Registry: reg, Dial: d.dial, Logger: testLogger(t)})
+		bus := event.NewBus()
+		reg := registry.NewRegistry(bus)
+		c := New(Options{Registry: reg, Bus: bus, Dial: d.dial, Logger: testLogger(t)})
 		stop := runLoop(c)
 		defer stop()
 
@@ -241,11 +243,11 @@ func TestLoopMaxParallelStarts(t *testing.T) {
 func TestLoopToolsChangedAndCollision(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newFakeDialer(t)
-		bus := registry.NewBus()
+		bus := event.NewBus()
 		reg := registry.NewRegistry(bus)
 		events, cancel := bus.Subscribe(100)
 		defer cancel()
-		c := New(Options{Registry: reg, Dial: d.dial, Logger: testLogger(t)})
+		c := New(Options{Registry: reg, Bus: bus, Dial: d.dial, Logger: testLogger(t)})
 		stop := runLoop(c)
 		defer stop()
 		c.SetDesired([]schema.Server{fakeServer("a")}, time.Hour)

@@ -17,6 +17,7 @@ import (
 	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -47,25 +48,26 @@ func testLogger(t *testing.T) logr.Logger {
 type harness struct {
 	t      *testing.T
 	reg    *registry.Registry
-	bus    *registry.Bus
+	bus    *event.Bus
 	c      *Controller
-	events <-chan registry.Message
+	events <-chan event.Message
 	cancel context.CancelFunc
 	done   chan error
 
 	mu   sync.Mutex // guards pids and log
 	pids map[int]bool
-	log  []registry.Event // every event seen by drain
+	log  []event.Event // every event seen by drain
 }
 
 type harnessOpt func(*Options)
 
 func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 	t.Helper()
-	bus := registry.NewBus()
+	bus := event.NewBus()
 	h := &harness{t: t, bus: bus, reg: registry.NewRegistry(bus), pids: map[int]bool{}, done: make(chan error, 1)}
 	o := Options{
 		Registry: h.reg,
+		Bus:      bus,
 		Logger:   testLogger(t),
 		Dial:     MCPDialer(mcp.Options{Logger: testLogger(t)}),
 		Backoff:  Backoff{Initial: 50 * time.Millisecond, Max: 2 * time.Second, Factor: 2, Jitter: 0.2, StableAfter: time.Minute},

@@ -2,8 +2,9 @@ package controller
 
 import (
 	"fmt"
-	"github.com/freecode/freecode/schema"
 	"time"
+
+	"github.com/freecode/freecode/schema"
 )
 
 // Phase is where a server is in its life cycle.
@@ -92,5 +93,5 @@ type PhaseChanged struct {
 	NextRetry time.Time `json:"nextRetry,omitzero"`
 }
 
-// Kind implements registry.Event.
+// Kind implements event.Event.
 func (PhaseChanged) Kind() string { return "phase_changed" }

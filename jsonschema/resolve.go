@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"reflect"
 	"slices"
@@ -130,7 +129,7 @@ func Prepare(raw json.RawMessage) (json.RawMessage, *Validator, error) {
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		trimmed = []byte("{}")
 	}
-	doc, err := decode(trimmed)
+	doc, err := Decode(trimmed)
 	if err != nil {
 		return nil, nil, fmt.Errorf("parse schema: %w", err)
 	}
@@ -163,9 +162,9 @@ func Prepare(raw json.RawMessage) (json.RawMessage, *Validator, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	resolved, err := encode(out)
+	resolved, err := Encode(out)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("encode schema: %w", err)
 	}
 	// Keywords are copied, not checked; the validator's metaschema decides
 	// whether the result is a schema at all.
@@ -995,27 +994,4 @@ func jsonKind(v any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-func decode(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, errors.New("unexpected data after the JSON value")
-	}
-	return v, nil
-}
-
-func encode(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, fmt.Errorf("encode schema: %w", err)
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

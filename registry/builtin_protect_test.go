@@ -1,4 +1,4 @@
-package registry
+package registry_test
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/orchestrator"
 )
 
 // protectedWorkspace is a workspace that contains FreeCode's home, as when
@@ -28,23 +31,23 @@ func TestBuiltinsAskForFilesInTheHome(t *testing.T) {
 	require.NoError(t, os.Symlink(".freecode", filepath.Join(ws, "dirlink")))
 	require.NoError(t, os.Link(filepath.Join(home, "config.json"), filepath.Join(ws, "hardlink")))
 	require.NoError(t, os.Mkdir(filepath.Join(ws, "sub"), 0o755))
-	r := NewRegistry(nil)
-	require.NoError(t, RegisterBuiltins(r, BuiltinOptions{Root: ws, Protected: []string{home}}))
+	r := registry.NewRegistry(nil)
+	require.NoError(t, registry.RegisterBuiltins(r, registry.BuiltinOptions{Root: ws, Protected: []string{home}}))
 
-	var asked []ApprovalRequest
+	var asked []orchestrator.ApprovalRequest
 	answer := false
-	o := newOrch(t, r, func(o *OrchestratorOptions) {
+	o := newOrch(t, r, func(o *orchestrator.Options) {
 		// Even rules that allow both tools outright do not skip the question.
-		o.Rules = func() Rules { return Rules{Allow: []string{"read", "write"}} }
-		o.Approver = ApproverFunc(func(_ context.Context, req ApprovalRequest) (bool, error) {
+		o.Rules = func() orchestrator.Rules { return orchestrator.Rules{Allow: []string{"read", "write"}} }
+		o.Approver = orchestrator.ApproverFunc(func(_ context.Context, req orchestrator.ApprovalRequest) (bool, error) {
 			asked = append(asked, req)
 			return answer, nil
 		})
 	})
-	read := func(path string) Call {
-		return Call{ID: path, Tool: "read", Args: json.RawMessage(`{"path":` + jsonString(path) + `}`)}
+	read := func(path string) orchestrator.Call {
+		return orchestrator.Call{ID: path, Tool: "read", Args: json.RawMessage(`{"path":` + jsonString(path) + `}`)}
 	}
-	sensitive := []Call{
+	sensitive := []orchestrator.Call{
 		read(".freecode/config.json"),
 		read(filepath.Join(home, "config.json")),
 		read("sub/../.freecode/config.json"),
@@ -56,7 +59,7 @@ func TestBuiltinsAskForFilesInTheHome(t *testing.T) {
 	}
 	out := o.Run(testCtx(t), append(sensitive, read("notes.txt")))
 	for i, c := range sensitive {
-		require.ErrorIs(t, out[i].Err, ErrNotApproved, c.ID)
+		require.ErrorIs(t, out[i].Err, orchestrator.ErrNotApproved, c.ID)
 		require.NotContains(t, out[i].Result.Text(), "sk-secret", c.ID)
 	}
 	require.NoError(t, out[len(sensitive)].Err)
@@ -71,7 +74,7 @@ func TestBuiltinsAskForFilesInTheHome(t *testing.T) {
 
 	// Approved, the read goes ahead.
 	answer = true
-	out = o.Run(testCtx(t), []Call{read("link")})
+	out = o.Run(testCtx(t), []orchestrator.Call{read("link")})
 	require.NoError(t, out[0].Err)
 	require.Contains(t, out[0].Result.Text(), "sk-secret")
 }
@@ -83,7 +86,7 @@ func TestBuiltinsRecheckWhatTheyOpen(t *testing.T) {
 	ws, home := protectedWorkspace(t)
 	link := filepath.Join(ws, "link")
 	require.NoError(t, os.Symlink("notes.txt", link))
-	tools, err := Builtins(BuiltinOptions{Root: ws, Protected: []string{home}})
+	tools, err := registry.Builtins(registry.BuiltinOptions{Root: ws, Protected: []string{home}})
 	require.NoError(t, err)
 	read, write := tools[0], tools[1]
 	args := json.RawMessage(`{"path":"link"}`)
@@ -105,7 +108,7 @@ func TestBuiltinsRecheckWhatTheyOpen(t *testing.T) {
 	require.Contains(t, string(b), "sk-secret")
 
 	// With the approval in its context the same call reads.
-	res, err = read.Call(context.WithValue(testCtx(t), approvedKey{}, true), args)
+	res, err = read.Call(registry.WithApproval(testCtx(t)), args)
 	require.NoError(t, err)
 	require.Contains(t, res.Text(), "sk-secret")
 }
@@ -115,7 +118,7 @@ func TestBuiltinsProtectAConfigFile(t *testing.T) {
 	ws := t.TempDir()
 	cfg := filepath.Join(ws, "my-config.json")
 	require.NoError(t, os.WriteFile(cfg, []byte(`{}`), 0o600))
-	tools, err := Builtins(BuiltinOptions{Root: ws, Protected: []string{cfg, ""}})
+	tools, err := registry.Builtins(registry.BuiltinOptions{Root: ws, Protected: []string{cfg, ""}})
 	require.NoError(t, err)
 	require.Equal(t, "my-config.json is inside FreeCode's config "+cfg+"; it is read or written only with your approval",
 		tools[0].Sensitive(json.RawMessage(`{"path":"my-config.json"}`)))

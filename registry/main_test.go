@@ -1,13 +1,10 @@
 package registry
 
 import (
-	"flag"
 	"testing"
 
 	"go.uber.org/goleak"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)

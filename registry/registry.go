@@ -8,7 +8,20 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/freecode/freecode/jsonschema"
+	"github.com/freecode/freecode/registry/event"
 )
+
+// ToolsChanged says that a source's tool set really changed: an id, title,
+// description, schema, annotations or read-only flag differs from before.
+// It carries only the source name; readers re-read the registry.
+type ToolsChanged struct {
+	Source string
+}
+
+// Kind implements event.Event.
+func (ToolsChanged) Kind() string { return "tools_changed" }
 
 // Registry holds tools keyed by id and grouped by source. It is safe for
 // concurrent use.
@@ -18,33 +31,34 @@ import (
 // the ReadOnly flag — never the Validate or Call functions, so re-registering
 // the same tools with fresh closures is not a change.
 type Registry struct {
-	bus *Bus
+	bus *event.Bus
 
 	mu       sync.RWMutex // guards tools, bySource and gen
-	tools    map[string]entry
+	tools    map[string]Entry
 	bySource map[string][]string // sorted ids
 	gen      uint64              // bumped on every real change
 }
 
-// entry is a registered tool with its canonical JSON forms.
-type entry struct {
-	tool        Tool
-	schemaCanon []byte
-	annotCanon  []byte
+// Entry is a registered tool with the canonical JSON of its input schema,
+// as Snapshot returns it.
+type Entry struct {
+	Tool Tool
+	// Schema is Tool.InputSchema as jsonschema.Canonical made it (nil when
+	// the tool has none). It is shared: callers must not modify it.
+	Schema []byte
+
+	annotCanon []byte // Tool.Annotations, canonical
 }
 
 // NewRegistry returns an empty registry that publishes ToolsChanged on bus
 // (nil: no events).
-func NewRegistry(bus *Bus) *Registry {
+func NewRegistry(bus *event.Bus) *Registry {
 	return &Registry{
 		bus:      bus,
-		tools:    make(map[string]entry),
+		tools:    make(map[string]Entry),
 		bySource: make(map[string][]string),
 	}
 }
-
-// Bus returns the bus the registry publishes on (may be nil).
-func (r *Registry) Bus() *Bus { return r.bus }
 
 // ReplaceSource makes tools the complete tool set of source, replacing what
 // it had. It fails, changing nothing, when source is empty, a tool has no id
@@ -63,7 +77,7 @@ func (r *Registry) ReplaceSource(source string, tools []Tool) (changed bool, err
 	// bytes are equal, so re-registering an unchanged set (a re-list, a
 	// restart) and tools sharing one schema cost no re-encoding.
 	r.mu.RLock()
-	prev := make(map[string]entry, len(r.bySource[source]))
+	prev := make(map[string]Entry, len(r.bySource[source]))
 	for _, id := range r.bySource[source] {
 		prev[id] = r.tools[id]
 	}
@@ -76,13 +90,13 @@ func (r *Registry) ReplaceSource(source string, tools []Tool) (changed bool, err
 		if c, ok := memo[string(raw)]; ok {
 			return c, nil
 		}
-		c, err := canonicalJSON(raw)
+		c, err := jsonschema.Canonical(raw)
 		if err == nil {
 			memo[string(raw)] = c
 		}
 		return c, err
 	}
-	next := make(map[string]entry, len(tools))
+	next := make(map[string]Entry, len(tools))
 	for _, t := range tools {
 		if t.ID == "" {
 			return false, fmt.Errorf("replace tools of %s: a tool has no id", source)
@@ -97,23 +111,23 @@ func (r *Registry) ReplaceSource(source string, tools []Tool) (changed bool, err
 			return false, fmt.Errorf("replace tools of %s: duplicate tool id %q", source, t.ID)
 		}
 		p, had := prev[t.ID]
-		sc, err := canon(t.InputSchema, p.tool.InputSchema, p.schemaCanon, had)
+		sc, err := canon(t.InputSchema, p.Tool.InputSchema, p.Schema, had)
 		if err != nil {
 			return false, fmt.Errorf("replace tools of %s: input schema of %q: %w", source, t.ID, err)
 		}
-		ac, err := canon(t.Annotations, p.tool.Annotations, p.annotCanon, had)
+		ac, err := canon(t.Annotations, p.Tool.Annotations, p.annotCanon, had)
 		if err != nil {
 			return false, fmt.Errorf("replace tools of %s: annotations of %q: %w", source, t.ID, err)
 		}
 		t.Source = source
-		next[t.ID] = entry{tool: t, schemaCanon: sc, annotCanon: ac}
+		next[t.ID] = Entry{Tool: t, Schema: sc, annotCanon: ac}
 	}
 
 	r.mu.Lock()
 	for id := range next {
-		if e, ok := r.tools[id]; ok && e.tool.Source != source {
+		if e, ok := r.tools[id]; ok && e.Tool.Source != source {
 			r.mu.Unlock()
-			return false, fmt.Errorf("replace tools of %s: tool id %q is already provided by %s", source, id, e.tool.Source)
+			return false, fmt.Errorf("replace tools of %s: tool id %q is already provided by %s", source, id, e.Tool.Source)
 		}
 	}
 	changed = !r.sameLocked(source, next)
@@ -142,7 +156,7 @@ func (r *Registry) ReplaceSource(source string, tools []Tool) (changed bool, err
 }
 
 // sameLocked reports whether source's current set equals next. r.mu held.
-func (r *Registry) sameLocked(source string, next map[string]entry) bool {
+func (r *Registry) sameLocked(source string, next map[string]Entry) bool {
 	cur := r.bySource[source]
 	if len(cur) != len(next) {
 		return false
@@ -156,12 +170,12 @@ func (r *Registry) sameLocked(source string, next map[string]entry) bool {
 	return true
 }
 
-func sameEntry(a, b entry) bool {
-	return a.tool.ID == b.tool.ID &&
-		a.tool.Title == b.tool.Title &&
-		a.tool.Description == b.tool.Description &&
-		a.tool.ReadOnly == b.tool.ReadOnly &&
-		bytes.Equal(a.schemaCanon, b.schemaCanon) &&
+func sameEntry(a, b Entry) bool {
+	return a.Tool.ID == b.Tool.ID &&
+		a.Tool.Title == b.Tool.Title &&
+		a.Tool.Description == b.Tool.Description &&
+		a.Tool.ReadOnly == b.Tool.ReadOnly &&
+		bytes.Equal(a.Schema, b.Schema) &&
 		bytes.Equal(a.annotCanon, b.annotCanon)
 }
 
@@ -190,7 +204,7 @@ func (r *Registry) Get(id string) (Tool, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	e, ok := r.tools[id]
-	return e.tool, ok
+	return e.Tool, ok
 }
 
 // List returns every tool sorted by id.
@@ -206,7 +220,7 @@ func (r *Registry) SourceTools(source string) []Tool {
 	ids := r.bySource[source]
 	out := make([]Tool, 0, len(ids))
 	for _, id := range ids {
-		out = append(out, r.tools[id].tool)
+		out = append(out, r.tools[id].Tool)
 	}
 	return out
 }
@@ -233,23 +247,24 @@ func (r *Registry) Generation() uint64 {
 
 // snapshot returns the generation and the sorted tools, consistently.
 func (r *Registry) snapshot() (uint64, []Tool) {
-	gen, entries := r.snapshotEntries()
+	gen, entries := r.Snapshot()
 	out := make([]Tool, len(entries))
 	for i, e := range entries {
-		out[i] = e.tool
+		out[i] = e.Tool
 	}
 	return gen, out
 }
 
-// snapshotEntries returns the generation and the entries sorted by id,
-// consistently. Entries are values whose byte slices are never modified.
-func (r *Registry) snapshotEntries() (uint64, []entry) {
+// Snapshot returns the generation and every entry sorted by tool id, read
+// consistently under one lock: the entries are exactly the tool set of that
+// generation. Entries are values whose byte slices are never modified.
+func (r *Registry) Snapshot() (gen uint64, entries []Entry) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := make([]entry, 0, len(r.tools))
+	out := make([]Entry, 0, len(r.tools))
 	for _, e := range r.tools {
 		out = append(out, e)
 	}
-	slices.SortFunc(out, func(a, b entry) int { return strings.Compare(a.tool.ID, b.tool.ID) })
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Tool.ID, b.Tool.ID) })
 	return r.gen, out
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/freecode/freecode/registry/event"
 )
 
 func nopCall(context.Context, json.RawMessage) (Result, error) { return TextResult("ok"), nil }
@@ -18,8 +20,8 @@ func tool(id, desc, schema string) Tool {
 	return t
 }
 
-func drain(ch <-chan Message) []Event {
-	var out []Event
+func drain(ch <-chan event.Message) []event.Event {
+	var out []event.Event
 	for {
 		select {
 		case m := <-ch:
@@ -31,7 +33,7 @@ func drain(ch <-chan Message) []Event {
 }
 
 func TestRegistryChangedSemantics(t *testing.T) {
-	bus := NewBus()
+	bus := event.NewBus()
 	events, cancel := bus.Subscribe(16)
 	defer cancel()
 	r := NewRegistry(bus)
@@ -43,7 +45,7 @@ func TestRegistryChangedSemantics(t *testing.T) {
 	changed, err := r.ReplaceSource("s", base)
 	require.NoError(t, err)
 	require.True(t, changed)
-	require.Equal(t, []Event{ToolsChanged{Source: "s"}}, drain(events))
+	require.Equal(t, []event.Event{ToolsChanged{Source: "s"}}, drain(events))
 
 	// Same content: different order, key order, whitespace and fresh closures.
 	same := []Tool{
@@ -76,7 +78,7 @@ func TestRegistryChangedSemantics(t *testing.T) {
 			changed, err := r.ReplaceSource("s", next)
 			require.NoError(t, err)
 			require.True(t, changed)
-			require.Equal(t, []Event{ToolsChanged{Source: "s"}}, drain(events))
+			require.Equal(t, []event.Event{ToolsChanged{Source: "s"}}, drain(events))
 		})
 	}
 
@@ -89,7 +91,7 @@ func TestRegistryChangedSemantics(t *testing.T) {
 	require.True(t, changed)
 	require.True(t, r.RemoveSource("s"))
 	require.False(t, r.RemoveSource("s"))
-	require.Equal(t, []Event{ToolsChanged{Source: "s"}, ToolsChanged{Source: "s"}}, drain(events))
+	require.Equal(t, []event.Event{ToolsChanged{Source: "s"}, ToolsChanged{Source: "s"}}, drain(events))
 	require.Empty(t, r.List())
 	require.Empty(t, r.Sources())
 }

@@ -1,7 +1,9 @@
 // Package registry holds every tool FreeCode can call — built-ins and MCP
-// tools alike — and the machinery around them: the event bus that announces
-// tool-set changes, the provider-facing definitions cache, permission rules
-// and the orchestrator that runs a model's batch of calls.
+// tools alike: the Tool type, the store keyed by id and grouped by source
+// (Registry), and FreeCode's own tools (Builtins). The rooms around it have
+// packages of their own: registry/event (the bus ToolsChanged goes out on),
+// registry/orchestrator (permission rules and the batches of calls) and
+// registry/defs (provider-facing definitions and their dialects).
 //
 // The package does not know where a tool came from beyond its source name
 // ("builtin" or an MCP server's name); adapters build Tool values and hand
@@ -17,6 +19,24 @@ import (
 
 // SourceBuiltin is the source name of FreeCode's own tools.
 const SourceBuiltin = "builtin"
+
+type approvedKey struct{}
+
+// Approved reports whether ctx is the context of a call that was put to the
+// Approver and approved. A tool whose Sensitive check made the orchestrator
+// ask can check again, at the moment it acts, that what it touches is what
+// the user approved (or was not sensitive at all).
+func Approved(ctx context.Context) bool {
+	ok, _ := ctx.Value(approvedKey{}).(bool)
+	return ok
+}
+
+// WithApproval returns ctx marked as the context of an approved call
+// (Approved reports true for it). The orchestrator marks the context of
+// every call the Approver approved, and nothing else should.
+func WithApproval(ctx context.Context) context.Context {
+	return context.WithValue(ctx, approvedKey{}, true)
+}
 
 // ErrTransport marks a call that failed in transport (connection lost,
 // process exited, malformed response) rather than in the tool itself.
@@ -47,7 +67,7 @@ type Tool struct {
 	// Validate checks arguments before any call; nil means no validation.
 	// Its error text is shown to the model, so it should say what is wrong.
 	// It must return promptly once ctx ends: the orchestrator bounds every
-	// validation by the call's ctx and by OrchestratorOptions.ValidateTimeout
+	// validation by the call's ctx and by orchestrator.Options.ValidateTimeout
 	// (jsonschema.ValidateContext does; see also ErrTooCostly there).
 	Validate func(ctx context.Context, args json.RawMessage) error
 	// Sensitive, when set, is asked about every call whose arguments passed

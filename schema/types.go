@@ -119,7 +119,7 @@ func sortedPairs(m map[string]string) [][2]string {
 
 // Permission holds the rules of the "permission" section; a rule names a
 // server ("mcp__github"), one of its tools ("mcp__github__create_issue"),
-// every MCP tool ("mcp") or a built-in ("write") (registry.RuleMatches).
+// every MCP tool ("mcp") or a built-in ("write") (orchestrator.RuleMatches).
 type Permission struct {
 	Allow []string `json:"allow,omitempty"`
 	Ask   []string `json:"ask,omitempty"`
@@ -135,7 +135,7 @@ type MCP struct {
 	// user config.
 	CallTimeout time.Duration `json:"-"`
 	// MaxArgumentBytes bounds one tool call's arguments; 0 means the
-	// orchestrator's default (registry.DefaultMaxArgumentBytes).
+	// orchestrator's default (orchestrator.DefaultMaxArgumentBytes).
 	MaxArgumentBytes int `json:"-"`
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/freecode/freecode/bridge"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -90,16 +91,16 @@ a terminal; without one the call is refused unless --yes.`,
 					return err
 				}
 			}
-			orch := registry.New(registry.OrchestratorOptions{
+			orch := orchestrator.New(orchestrator.Options{
 				Registry:    reg,
-				Rules:       func() registry.Rules { return registry.Rules(cfg.Permission) },
+				Rules:       func() orchestrator.Rules { return orchestrator.Rules(cfg.Permission) },
 				Approver:    a.approver(yes),
 				MaxParallel: 1,
-				Limits: func() registry.Limits {
-					return registry.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: timeout}
+				Limits: func() orchestrator.Limits {
+					return orchestrator.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: timeout}
 				},
 			})
-			out := orch.Run(c.Context(), []registry.Call{{ID: "cli", Tool: id, Args: callArgs}})[0]
+			out := orch.Run(c.Context(), []orchestrator.Call{{ID: "cli", Tool: id, Args: callArgs}})[0]
 			if asJSON {
 				if err := a.printJSON(callView(out)); err != nil {
 					return err
@@ -136,7 +137,7 @@ type outcomeView struct {
 	DurationMS float64            `json:"durationMs"`
 }
 
-func callView(o registry.Outcome) outcomeView {
+func callView(o orchestrator.Outcome) outcomeView {
 	v := outcomeView{Tool: o.Tool, IsError: o.Result.IsError, Content: o.Result.Content, Structured: o.Result.Structured,
 		Attempts: o.Attempts, DurationMS: float64(o.Duration.Microseconds()) / 1000}
 	if o.Err != nil {
@@ -150,8 +151,8 @@ func callView(o registry.Outcome) outcomeView {
 
 // approver answers "ask" decisions: --yes approves, a terminal prompts, and
 // anything else refuses with what to do instead.
-func (a *app) approver(yes bool) registry.Approver {
-	return registry.ApproverFunc(func(ctx context.Context, req registry.ApprovalRequest) (bool, error) {
+func (a *app) approver(yes bool) orchestrator.Approver {
+	return orchestrator.ApproverFunc(func(ctx context.Context, req orchestrator.ApprovalRequest) (bool, error) {
 		if yes {
 			return true, nil
 		}

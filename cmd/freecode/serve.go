@@ -25,6 +25,9 @@ import (
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/defs"
+	"github.com/freecode/freecode/registry/event"
+	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -105,7 +108,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 	if err != nil {
 		return fmt.Errorf("working directory: %w", err)
 	}
-	bus := registry.NewBus()
+	bus := event.NewBus()
 	reg := registry.NewRegistry(bus)
 	// The home holds provider keys and trust decisions, and serve may well
 	// run in a directory that contains it (~).
@@ -121,12 +124,13 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 		Schemas: mcp.NewSchemaCache(schemaCacheSize), Reaper: reaper}
 	ctrl := controller.New(controller.Options{
 		Registry: reg,
+		Bus:      bus,
 		Logger:   log.WithName("controller"),
 		Dial:     controller.MCPDialer(mcpOpts),
 	})
 	rules := &rulesHolder{}
 	approvals := api.NewApprovals(bus, 0)
-	orch := registry.New(registry.OrchestratorOptions{
+	orch := orchestrator.New(orchestrator.Options{
 		Registry: reg,
 		Rules:    rules.get,
 		Limits:   rules.limits,
@@ -168,8 +172,8 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 			}
 			return logs, nil
 		},
-		Registry:  reg,
-		Defs:      registry.NewDefsCache(reg),
+		Bus:       bus,
+		Defs:      defs.NewDefsCache(reg),
 		Runner:    orch,
 		Approvals: approvals,
 		Logger:    log.WithName("api"),
@@ -332,22 +336,22 @@ func listenSocket(path string, log logr.Logger) (net.Listener, error) {
 // limits are the defaults.
 type rulesHolder struct {
 	mu         sync.Mutex // guards rules, lim and projectErr
-	rules      registry.Rules
-	lim        *registry.Limits
+	rules      orchestrator.Rules
+	lim        *orchestrator.Limits
 	projectErr string
 }
 
-func (r *rulesHolder) get() registry.Rules {
+func (r *rulesHolder) get() orchestrator.Rules {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.rules
 }
 
-func (r *rulesHolder) limits() registry.Limits {
+func (r *rulesHolder) limits() orchestrator.Limits {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.lim == nil {
-		return registry.Limits{CallTimeout: schema.DefaultCallTimeout}
+		return orchestrator.Limits{CallTimeout: schema.DefaultCallTimeout}
 	}
 	return *r.lim
 }
@@ -356,7 +360,7 @@ func (r *rulesHolder) set(cfg *schema.Config) {
 	lim := callLimits(cfg)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.rules = registry.Rules(cfg.Permission)
+	r.rules = orchestrator.Rules(cfg.Permission)
 	r.lim = &lim
 	r.projectErr = projectError(cfg)
 }
@@ -369,8 +373,8 @@ func (r *rulesHolder) projectError() string {
 
 // callLimits are the orchestrator's limits for cfg: mcp.maxArgumentBytes,
 // mcp.callTimeout for every tool, and each server's callTimeout for its own.
-func callLimits(cfg *schema.Config) registry.Limits {
-	lim := registry.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: cfg.MCP.CallTimeoutOf(schema.Server{})}
+func callLimits(cfg *schema.Config) orchestrator.Limits {
+	lim := orchestrator.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: cfg.MCP.CallTimeoutOf(schema.Server{})}
 	for _, s := range cfg.MCP.Servers {
 		if s.CallTimeout > 0 {
 			if lim.SourceCallTimeouts == nil {

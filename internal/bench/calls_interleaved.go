@@ -19,6 +19,7 @@ import (
 	"github.com/freecode/freecode/bridge"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/orchestrator"
 )
 
 // InterleavedOptions configure CallsInterleaved.
@@ -65,7 +66,7 @@ func rawSession(ctx context.Context, argv []string) (*client.Client, func(), err
 }
 
 // CallsInterleaved compares the same echo call through the orchestrator
-// (registry.Orchestrator → bridge → mcp.Session) and through a plain mcp-go
+// (orchestrator.Orchestrator → bridge → mcp.Session) and through a plain mcp-go
 // client, each on its own test server started with the same flags, taking
 // turns in blocks.
 func CallsInterleaved(ctx context.Context, cfg Config, opts InterleavedOptions) ([]Row, error) {
@@ -84,8 +85,8 @@ func CallsInterleaved(ctx context.Context, cfg Config, opts InterleavedOptions) 
 	if _, err := reg.ReplaceSource("ts", bridge.Tools(sess, sess.Tools())); err != nil {
 		return nil, err
 	}
-	orch := registry.New(registry.OrchestratorOptions{Registry: reg, MaxParallel: 8,
-		Rules: func() registry.Rules { return registry.Rules{Allow: []string{"mcp__ts"}} }})
+	orch := orchestrator.New(orchestrator.Options{Registry: reg, MaxParallel: 8,
+		Rules: func() orchestrator.Rules { return orchestrator.Rules{Allow: []string{"mcp__ts"}} }})
 
 	args := json.RawMessage(`{"text":"hello"}`)
 	req := mcpgo.CallToolRequest{}
@@ -98,12 +99,12 @@ func CallsInterleaved(ctx context.Context, cfg Config, opts InterleavedOptions) 
 		return err
 	}
 	id := mcp.ToolID("ts", "echo")
-	one := []registry.Call{{ID: "1", Tool: id, Args: args}}
-	eight := make([]registry.Call, 8)
+	one := []orchestrator.Call{{ID: "1", Tool: id, Args: args}}
+	eight := make([]orchestrator.Call, 8)
 	for i := range eight {
-		eight[i] = registry.Call{ID: strconv.Itoa(i), Tool: id, Args: args}
+		eight[i] = orchestrator.Call{ID: strconv.Itoa(i), Tool: id, Args: args}
 	}
-	orchRun := func(calls []registry.Call) func() error {
+	orchRun := func(calls []orchestrator.Call) func() error {
 		return func() error {
 			for _, oc := range orch.Run(ctx, calls) {
 				if oc.Err != nil || oc.Result.IsError {

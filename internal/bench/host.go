@@ -7,6 +7,7 @@ import (
 
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -14,10 +15,10 @@ import (
 // and a running Controller publishing there, plus one subscription that
 // sees every event from before the controller started.
 type host struct {
-	bus    *registry.Bus
+	bus    *event.Bus
 	reg    *registry.Registry
 	ctrl   *controller.Controller
-	events <-chan registry.Message
+	events <-chan event.Message
 	unsub  func()
 	cancel context.CancelFunc
 	done   chan struct{} // closed when Start returned (every server stopped)
@@ -27,9 +28,9 @@ type host struct {
 const eventTimeout = 60 * time.Second
 
 func newHost(opts controller.Options) *host {
-	h := &host{bus: registry.NewBus()}
+	h := &host{bus: event.NewBus()}
 	h.reg = registry.NewRegistry(h.bus)
-	opts.Registry = h.reg
+	opts.Registry, opts.Bus = h.reg, h.bus
 	h.ctrl = controller.New(opts)
 	// Large enough that no scenario overflows it; a Missed count fails the
 	// wait below rather than being ignored.
@@ -53,7 +54,7 @@ func (h *host) close() {
 // waitFor reads events until match returns true for one and returns the
 // time it was received. Every event read before it is passed to match too.
 // A server entering backoff is an error unless failOnBackoff is false.
-func (h *host) waitFor(what string, failOnBackoff bool, match func(registry.Event) bool) (time.Time, error) {
+func (h *host) waitFor(what string, failOnBackoff bool, match func(event.Event) bool) (time.Time, error) {
 	timer := time.NewTimer(eventTimeout)
 	defer timer.Stop()
 	for {
@@ -84,7 +85,7 @@ func (h *host) waitTools(names ...string) (time.Time, error) {
 	for _, n := range names {
 		left[n] = true
 	}
-	return h.waitFor(fmt.Sprintf("tools of %d server(s)", len(names)), true, func(e registry.Event) bool {
+	return h.waitFor(fmt.Sprintf("tools of %d server(s)", len(names)), true, func(e event.Event) bool {
 		if tc, ok := e.(registry.ToolsChanged); ok {
 			delete(left, tc.Source)
 		}
@@ -99,7 +100,7 @@ func (h *host) waitReady(names ...string) (time.Time, error) {
 	for _, n := range names {
 		left[n] = true
 	}
-	return h.waitFor(fmt.Sprintf("%d server(s) to be ready", len(names)), true, func(e registry.Event) bool {
+	return h.waitFor(fmt.Sprintf("%d server(s) to be ready", len(names)), true, func(e event.Event) bool {
 		if pc, ok := e.(controller.PhaseChanged); ok && pc.Phase == controller.PhaseReady {
 			delete(left, pc.Server)
 		}
@@ -109,7 +110,7 @@ func (h *host) waitReady(names ...string) (time.Time, error) {
 
 // waitPhase waits for name to reach phase p.
 func (h *host) waitPhase(name string, p controller.Phase) (time.Time, error) {
-	return h.waitFor(fmt.Sprintf("%s to be %s", name, p), true, func(e registry.Event) bool {
+	return h.waitFor(fmt.Sprintf("%s to be %s", name, p), true, func(e event.Event) bool {
 		pc, ok := e.(controller.PhaseChanged)
 		return ok && pc.Server == name && pc.Phase == p
 	})

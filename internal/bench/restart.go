@@ -8,6 +8,8 @@ import (
 
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/defs"
+	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -52,17 +54,17 @@ func Restarts(ctx context.Context, cfg Config, opts RestartOptions) ([]Row, erro
 	if _, err := h.waitReady(names...); err != nil {
 		return nil, err
 	}
-	defs := registry.NewDefsCache(h.reg)
+	cache := defs.NewDefsCache(h.reg)
 
 	run := func(count int, kick func(name string) error) (stability, error) {
 		var st stability
 		gen0 := h.reg.Generation()
-		v0 := defs.Defs(registry.DialectJSONSchema).Version
+		v0 := cache.Defs(defs.DialectJSONSchema).Version
 		last := v0
-		watch := func(e registry.Event) {
+		watch := func(e event.Event) {
 			if _, ok := e.(registry.ToolsChanged); ok {
 				st.toolsChanged++
-				if v := defs.Defs(registry.DialectJSONSchema).Version; v != last {
+				if v := cache.Defs(defs.DialectJSONSchema).Version; v != last {
 					st.versionChanges++
 					last = v
 				}
@@ -77,7 +79,7 @@ func Restarts(ctx context.Context, cfg Config, opts RestartOptions) ([]Row, erro
 			// Down first (stopping after Restart, backoff after a kill), then
 			// ready again; events before that are counted too.
 			down := false
-			at, err := h.waitFor(name+" to restart", false, func(e registry.Event) bool {
+			at, err := h.waitFor(name+" to restart", false, func(e event.Event) bool {
 				watch(e)
 				pc, ok := e.(controller.PhaseChanged)
 				if !ok || pc.Server != name {
@@ -94,7 +96,7 @@ func Restarts(ctx context.Context, cfg Config, opts RestartOptions) ([]Row, erro
 			st.durations = append(st.durations, at.Sub(start))
 		}
 		st.genBumps = h.reg.Generation() - gen0
-		st.endChanged = defs.Defs(registry.DialectJSONSchema).Version != v0
+		st.endChanged = cache.Defs(defs.DialectJSONSchema).Version != v0
 		return st, nil
 	}
 

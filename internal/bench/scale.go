@@ -15,6 +15,8 @@ import (
 	"github.com/freecode/freecode/bridge"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/defs"
+	"github.com/freecode/freecode/registry/event"
 )
 
 // ScaleOptions configure Scale.
@@ -90,16 +92,16 @@ func heapInUse() uint64 {
 // scaleSample is one repetition's timings.
 type scaleSample struct {
 	convListed, convDistinct, register, reregister time.Duration
-	defs                                           map[registry.Dialect]time.Duration
+	defs                                           map[defs.Dialect]time.Duration
 	defsWarm, defsOne                              time.Duration
 	heap                                           uint64
 	tools                                          int
 }
 
-var dialects = []registry.Dialect{registry.DialectJSONSchema, registry.DialectOpenAI, registry.DialectGemini}
+var dialects = []defs.Dialect{defs.DialectJSONSchema, defs.DialectOpenAI, defs.DialectGemini}
 
 func scaleOnce(listed [][]json.RawMessage, unique [][]json.RawMessage, names []string) (scaleSample, error) {
-	s := scaleSample{defs: map[registry.Dialect]time.Duration{}}
+	s := scaleSample{defs: map[defs.Dialect]time.Duration{}}
 	convert := func(in [][]json.RawMessage) ([][]mcp.Tool, time.Duration, error) {
 		out := make([][]mcp.Tool, len(in))
 		start := time.Now()
@@ -125,7 +127,7 @@ func scaleOnce(listed [][]json.RawMessage, unique [][]json.RawMessage, names []s
 	}
 	s.convDistinct = d
 
-	reg := registry.NewRegistry(registry.NewBus())
+	reg := registry.NewRegistry(event.NewBus())
 	regTools := make([][]registry.Tool, len(converted))
 	for i, tools := range converted {
 		regTools[i] = bridge.Tools(noCalls{}, tools)
@@ -151,7 +153,7 @@ func scaleOnce(listed [][]json.RawMessage, unique [][]json.RawMessage, names []s
 	}
 	s.reregister = time.Since(start)
 
-	cache := registry.NewDefsCache(reg)
+	cache := defs.NewDefsCache(reg)
 	for _, dl := range dialects {
 		start := time.Now()
 		defs := cache.Defs(dl)

@@ -1,4 +1,4 @@
-package registry
+package defs
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/freecode/freecode/jsonschema"
 )
 
 // Dialect selects the JSON Schema variant a provider accepts for tool
@@ -109,7 +111,7 @@ func ConvertSchema(d Dialect, schema json.RawMessage) (json.RawMessage, error) {
 		}
 		return json.RawMessage(emptyObjectSchema), nil
 	}
-	v, err := decodeJSON(schema)
+	v, err := jsonschema.Decode(schema)
 	if err != nil {
 		return nil, fmt.Errorf("convert schema: %w", err)
 	}
@@ -132,7 +134,7 @@ func ConvertSchema(d Dialect, schema json.RawMessage) (json.RawMessage, error) {
 	default:
 		return nil, fmt.Errorf("convert schema: unknown dialect %q", d)
 	}
-	b, err := encodeJSON(out)
+	b, err := jsonschema.Encode(out)
 	if err != nil {
 		return nil, fmt.Errorf("convert schema: %w", err)
 	}
@@ -265,7 +267,7 @@ func tupleToItems(node map[string]any) {
 	var distinct []any
 	seen := map[string]bool{}
 	for _, p := range prefix {
-		b, _ := encodeJSON(p)
+		b, _ := jsonschema.Encode(p)
 		if !seen[string(b)] {
 			seen[string(b)] = true
 			distinct = append(distinct, p)
@@ -640,7 +642,7 @@ func geminiNode(node map[string]any) map[string]any {
 			if len(vals) > 0 {
 				words := make([]string, 0, len(vals))
 				for _, v := range vals {
-					b, _ := encodeJSON(v)
+					b, _ := jsonschema.Encode(v)
 					words = append(words, string(b))
 				}
 				desc, _ := node["description"].(string)

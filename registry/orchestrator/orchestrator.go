@@ -1,4 +1,10 @@
-package registry
+// Package orchestrator runs a model's batch of tool calls under the
+// permission rules: each call is bounded, looked up in the registry, decided
+// by the rules (allow, ask, deny), validated before it can run and, when
+// asked, put to the Approver; read-only calls run in parallel, mutating
+// calls alone and in order; only a read-only call that failed in transport
+// is retried, once.
+package orchestrator
 
 import (
 	"bytes"
@@ -12,6 +18,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"github.com/freecode/freecode/registry"
 )
 
 // Errors an Outcome's Err matches (errors.Is) to say why a call failed.
@@ -27,7 +35,7 @@ var (
 
 const defaultMaxParallel = 4
 
-// Defaults of OrchestratorOptions and Limits.
+// Defaults of Options and Limits.
 const (
 	// DefaultMaxArgumentBytes bounds a call's arguments when
 	// Limits.MaxArgumentBytes is 0. A model's arguments are rarely more than
@@ -50,7 +58,7 @@ const (
 // DefaultValidateTimeout (or ValidateTimeout).
 var errValidateTimeout = errors.New("validation timed out")
 
-// Limits bound the work of each call. OrchestratorOptions.Limits is read
+// Limits bound the work of each call. Options.Limits is read
 // once per Run, like the rules, so a changed configuration applies to the
 // next batch.
 type Limits struct {
@@ -61,13 +69,13 @@ type Limits struct {
 	// CallTimeout bounds each attempt of each call; 0 means no bound beyond
 	// the ctx given to Run.
 	CallTimeout time.Duration
-	// SourceCallTimeouts, keyed by Tool.Source (an MCP server's name),
+	// SourceCallTimeouts, keyed by registry.Tool.Source (an MCP server's name),
 	// replace CallTimeout for that source's tools.
 	SourceCallTimeouts map[string]time.Duration
 }
 
 // callTimeout is the bound of one attempt of a call of t (0: none).
-func (l Limits) callTimeout(t Tool) time.Duration {
+func (l Limits) callTimeout(t registry.Tool) time.Duration {
 	if d, ok := l.SourceCallTimeouts[t.Source]; ok && d > 0 {
 		return d
 	}
@@ -102,10 +110,10 @@ func callErr(kind, cause error, format string, args ...any) error {
 	return &callError{kind: kind, cause: cause, msg: fmt.Sprintf(format, args...)}
 }
 
-// OrchestratorOptions configure New.
-type OrchestratorOptions struct {
+// Options configure New.
+type Options struct {
 	// Registry is where tools are looked up (required).
-	Registry *Registry
+	Registry *registry.Registry
 	// Rules returns the current permission rules; it is called once per Run,
 	// so edits take effect for the next batch. nil means no rules.
 	Rules func() Rules
@@ -131,15 +139,15 @@ type OrchestratorOptions struct {
 // Orchestrator runs batches of tool calls under the permission rules.
 // It holds no per-batch state and is safe for concurrent use.
 type Orchestrator struct {
-	opts        OrchestratorOptions
+	opts        Options
 	validations chan struct{} // one token per validation running
 }
 
 // New returns an orchestrator. It panics if opts.Registry is nil, which is
 // a programming error.
-func New(opts OrchestratorOptions) *Orchestrator {
+func New(opts Options) *Orchestrator {
 	if opts.Registry == nil {
-		panic("registry.New: OrchestratorOptions.Registry is nil")
+		panic("orchestrator.New: Options.Registry is nil")
 	}
 	if opts.MaxParallel < 1 {
 		opts.MaxParallel = defaultMaxParallel
@@ -160,17 +168,6 @@ func New(opts OrchestratorOptions) *Orchestrator {
 	return &Orchestrator{opts: opts, validations: make(chan struct{}, opts.MaxValidations)}
 }
 
-type approvedKey struct{}
-
-// Approved reports whether ctx is the context of a call that was put to the
-// Approver and approved. A tool whose Sensitive check made the orchestrator
-// ask can check again, at the moment it acts, that what it touches is what
-// the user approved (or was not sensitive at all).
-func Approved(ctx context.Context) bool {
-	ok, _ := ctx.Value(approvedKey{}).(bool)
-	return ok
-}
-
 // Call is one tool call requested by the model.
 type Call struct {
 	ID   string          // the model's call id, echoed in the Outcome
@@ -184,10 +181,10 @@ type Outcome struct {
 	Tool string
 	// Result is what to show the model. When Err is non-nil it is an
 	// IsError result whose text is Err's message.
-	Result Result
+	Result registry.Result
 	// Err is non-nil when the call did not complete: it wraps
 	// ErrUnknownTool, ErrDenied, ErrNotApproved, ErrInvalidArgs,
-	// ErrCallTimeout, ErrToolPanicked, ErrNotStarted, ErrTransport, or
+	// ErrCallTimeout, ErrToolPanicked, ErrNotStarted, registry.ErrTransport, or
 	// ctx's error.
 	Err error
 	// Attempts is how many times the tool's Call ran (0, 1 or 2).
@@ -200,7 +197,7 @@ type Outcome struct {
 type prepared struct {
 	idx      int
 	call     Call
-	tool     Tool
+	tool     registry.Tool
 	decision Decision
 	// sensitive is Tool.Sensitive's reason: the call asks whatever the
 	// decision says.
@@ -236,7 +233,7 @@ func (p prepared) reason() string {
 // is "ask" are put to the Approver one at a time, in order, right before
 // their group starts; a refusal is an error outcome.
 //
-// A read-only call whose error wraps ErrTransport is retried once (if ctx
+// A read-only call whose error wraps registry.ErrTransport is retried once (if ctx
 // and its own timeout still allow); nothing else is ever retried. Each
 // attempt gets ctx bounded by the tool's call timeout (Limits). Once ctx
 // ends, calls that have not started get ctx's error.
@@ -314,7 +311,7 @@ func (o *Orchestrator) check(ctx context.Context, policy Policy, limits Limits, 
 
 // validate runs t.Validate under the validation bounds: a free turn among
 // MaxValidations, ValidateTimeout and ctx.
-func (o *Orchestrator) validate(ctx context.Context, t Tool, id string, args json.RawMessage) error {
+func (o *Orchestrator) validate(ctx context.Context, t registry.Tool, id string, args json.RawMessage) error {
 	vctx, cancel := context.WithTimeoutCause(ctx, o.opts.ValidateTimeout, errValidateTimeout)
 	defer cancel()
 	var err error
@@ -408,7 +405,7 @@ func (o *Orchestrator) runGroup(ctx context.Context, group []prepared, out []Out
 func (o *Orchestrator) execute(ctx context.Context, p prepared, oc *Outcome) {
 	start := time.Now()
 	var (
-		res Result
+		res registry.Result
 		err error
 	)
 	for {
@@ -419,7 +416,7 @@ func (o *Orchestrator) execute(ctx context.Context, p prepared, oc *Outcome) {
 			break
 		}
 		retry := p.tool.ReadOnly && oc.Attempts == 1 && !timedOut &&
-			errors.Is(err, ErrTransport) && ctx.Err() == nil
+			errors.Is(err, registry.ErrTransport) && ctx.Err() == nil
 		o.opts.Logger.V(1).Info("tool call failed", "call", p.call.ID, "tool", p.call.Tool,
 			"attempt", oc.Attempts, "retry", retry, "error", err.Error())
 		if !retry {
@@ -437,10 +434,10 @@ func (o *Orchestrator) execute(ctx context.Context, p prepared, oc *Outcome) {
 }
 
 // attempt makes one call under its timeout, converting panics to errors.
-func (o *Orchestrator) attempt(ctx context.Context, p prepared) (res Result, err error, timedOut bool) {
+func (o *Orchestrator) attempt(ctx context.Context, p prepared) (res registry.Result, err error, timedOut bool) {
 	cctx := ctx
 	if p.approved {
-		cctx = context.WithValue(cctx, approvedKey{}, true)
+		cctx = registry.WithApproval(cctx)
 	}
 	if p.timeout > 0 {
 		var cancel context.CancelFunc
@@ -457,10 +454,10 @@ func (o *Orchestrator) attempt(ctx context.Context, p prepared) (res Result, err
 		res, err = p.tool.Call(cctx, p.call.Args)
 	}()
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), ErrCallTimeout) {
-		return Result{}, callErr(ErrCallTimeout, err, "tool %s did not finish within %s", p.call.Tool, p.timeout), true
+		return registry.Result{}, callErr(ErrCallTimeout, err, "tool %s did not finish within %s", p.call.Tool, p.timeout), true
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("tool %s: %w", p.call.Tool, err), false
+		return registry.Result{}, fmt.Errorf("tool %s: %w", p.call.Tool, err), false
 	}
 	return res, nil, false
 }
@@ -468,5 +465,5 @@ func (o *Orchestrator) attempt(ctx context.Context, p prepared) (res Result, err
 // fail records err as the outcome's error and model-facing result.
 func (oc *Outcome) fail(err error) {
 	oc.Err = err
-	oc.Result = ErrorResult(err.Error())
+	oc.Result = registry.ErrorResult(err.Error())
 }

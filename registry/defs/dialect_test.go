@@ -1,4 +1,4 @@
-package registry
+package defs
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/freecode/freecode/jsonschema"
 )
 
 // TestDialectGoldens converts every testdata/dialects/*.json schema with
@@ -62,7 +64,7 @@ func checkDialectInvariants(t *testing.T, d Dialect, out json.RawMessage) {
 		require.Equal(t, DialectGemini, d, "only gemini omits parameters")
 		return
 	}
-	v, err := decodeJSON(out)
+	v, err := jsonschema.Decode(out)
 	require.NoError(t, err)
 	top := v.(map[string]any)
 	require.Equal(t, "object", top["type"])

@@ -1,4 +1,9 @@
-package registry
+// Package defs turns the registry's tools into the definitions a model
+// provider is shown: one list per dialect (full JSON Schema, OpenAI
+// function calling, Gemini function declarations; DIALECTS.md has the
+// rules), with a content-hashed version, cached until the tool set really
+// changes.
+package defs
 
 import (
 	"bytes"
@@ -6,6 +11,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"sync"
+
+	"github.com/freecode/freecode/registry"
 )
 
 // Def is one provider-facing tool definition.
@@ -34,7 +41,7 @@ type Defs struct {
 //
 // Invalidation uses the registry's generation counter, which is bumped under
 // the registry lock exactly when ToolsChanged is published. Reading the
-// counter on each Defs call (rather than subscribing to the Bus) means the
+// counter on each Defs call (rather than subscribing to the event bus) means the
 // cache can never miss an invalidation when a subscriber buffer overflows,
 // needs no goroutine, and is never rebuilt for a re-registration that
 // changed nothing — so the version, and the provider's prompt cache behind
@@ -45,7 +52,7 @@ type Defs struct {
 // tool, keyed by tool id and compared on the canonical input schema. So a
 // change of one server costs that server's tools, not every tool again.
 type DefsCache struct {
-	reg *Registry
+	reg *registry.Registry
 
 	mu    sync.Mutex // guards gen, cache and conv
 	gen   uint64
@@ -64,7 +71,7 @@ type converted struct {
 }
 
 // NewDefsCache returns a cache over r.
-func NewDefsCache(r *Registry) *DefsCache {
+func NewDefsCache(r *registry.Registry) *DefsCache {
 	return &DefsCache{reg: r, cache: make(map[Dialect]Defs), conv: make(map[Dialect]map[string]converted)}
 }
 
@@ -88,7 +95,7 @@ func (c *DefsCache) Defs(d Dialect) Defs {
 	c.mu.Unlock()
 
 	// Build outside the lock from a consistent snapshot.
-	gen, entries := c.reg.snapshotEntries()
+	gen, entries := c.reg.Snapshot()
 	defs, conv := buildDefs(d, entries, prev)
 
 	c.mu.Lock()
@@ -109,20 +116,20 @@ func (c *DefsCache) Defs(d Dialect) Defs {
 // buildDefs converts entries' schemas to dialect d, reusing prev's
 // conversion of a tool whose canonical schema is unchanged. It returns the
 // defs and the conversions of this build.
-func buildDefs(d Dialect, entries []entry, prev map[string]converted) (Defs, map[string]converted) {
+func buildDefs(d Dialect, entries []registry.Entry, prev map[string]converted) (Defs, map[string]converted) {
 	out := Defs{Tools: make([]Def, 0, len(entries))}
 	conv := make(map[string]converted, len(entries))
 	for _, e := range entries {
-		t := e.tool
+		t := e.Tool
 		cv, ok := prev[t.ID]
-		if !ok || !bytes.Equal(cv.canon, e.schemaCanon) {
-			cv = converted{canon: e.schemaCanon}
-			if d == DialectJSONSchema && len(e.schemaCanon) > 0 && string(e.schemaCanon) != "null" {
+		if !ok || !bytes.Equal(cv.canon, e.Schema) {
+			cv = converted{canon: e.Schema}
+			if d == DialectJSONSchema && len(e.Schema) > 0 && string(e.Schema) != "null" {
 				// ConvertSchema would decode and re-encode canonical JSON:
 				// the same bytes.
-				cv.out = e.schemaCanon
+				cv.out = e.Schema
 			} else {
-				cv.out, cv.err = ConvertSchema(d, e.schemaCanon)
+				cv.out, cv.err = ConvertSchema(d, e.Schema)
 			}
 		}
 		conv[t.ID] = cv
@@ -141,10 +148,10 @@ func buildDefs(d Dialect, entries []entry, prev map[string]converted) (Defs, map
 	return out, conv
 }
 
-// defsVersion is the hex SHA-256 of encodeJSON(tools), computed without
-// re-encoding the schemas: they are compact canonical JSON already (made
-// by encodeJSON), which is what encodeJSON would copy for them, so only
-// the names and descriptions need encoding.
+// defsVersion is the hex SHA-256 of jsonschema.Encode(tools), computed
+// without re-encoding the schemas: they are compact canonical JSON already
+// (made by jsonschema.Encode), which is what jsonschema.Encode would copy
+// for them, so only the names and descriptions need encoding.
 func defsVersion(tools []Def) string {
 	h := sha256.New()
 	var buf bytes.Buffer

@@ -1,10 +1,12 @@
-package registry
+package orchestrator
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/freecode/freecode/registry"
 )
 
 // Rules are the allow / ask / deny lists of the config's "permission"
@@ -78,7 +80,7 @@ func (d Decision) Reason() string {
 // ("mcp__github__" is "mcp__github"); an empty rule, or one naming an empty
 // server, matches nothing. A rule naming a server that is not configured
 // is still a rule: rules are written before servers start.
-func RuleMatches(rule string, tool Tool) bool {
+func RuleMatches(rule string, tool registry.Tool) bool {
 	return parseRule(rule).matches(tool)
 }
 
@@ -133,7 +135,7 @@ func parseRule(text string) rule {
 }
 
 // toolServer returns the MCP server of t, or ok false for a built-in.
-func toolServer(t Tool) (server string, ok bool) {
+func toolServer(t registry.Tool) (server string, ok bool) {
 	rest, isMCP := strings.CutPrefix(t.ID, mcpPrefix)
 	if !isMCP {
 		return "", false
@@ -145,7 +147,7 @@ func toolServer(t Tool) (server string, ok bool) {
 	return server, true
 }
 
-func (r rule) matches(t Tool) bool {
+func (r rule) matches(t registry.Tool) bool {
 	server, isMCP := toolServer(t)
 	switch r.kind {
 	case ruleAll:
@@ -183,12 +185,12 @@ func NewPolicy(rules Rules) Policy {
 // rules' specificity; with no matching rule a read-only tool is allowed and
 // any other tool asks. Within the winning list the first matching rule is
 // reported. Rules match as RuleMatches says.
-func Decide(rules Rules, tool Tool) Decision {
+func Decide(rules Rules, tool registry.Tool) Decision {
 	return NewPolicy(rules).Decide(tool)
 }
 
 // Decide is the package's Decide with the policy's rules.
-func (p Policy) Decide(tool Tool) Decision {
+func (p Policy) Decide(tool registry.Tool) Decision {
 	for _, l := range []struct {
 		action Action
 		rules  []rule

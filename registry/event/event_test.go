@@ -1,10 +1,13 @@
-package registry
+package event_test
 
 import (
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/event"
 )
 
 type testEvent struct{ N int }
@@ -12,14 +15,14 @@ type testEvent struct{ N int }
 func (testEvent) Kind() string { return "test" }
 
 func TestBusDelivery(t *testing.T) {
-	b := NewBus()
+	b := event.NewBus()
 	ch1, cancel1 := b.Subscribe(4)
 	ch2, cancel2 := b.Subscribe(4)
 	defer cancel2()
-	b.Publish(ToolsChanged{Source: "s"})
-	require.Equal(t, Message{Event: ToolsChanged{Source: "s"}}, <-ch1)
-	require.Equal(t, Message{Event: ToolsChanged{Source: "s"}}, <-ch2)
-	require.Equal(t, "tools_changed", ToolsChanged{}.Kind())
+	b.Publish(registry.ToolsChanged{Source: "s"})
+	require.Equal(t, event.Message{Event: registry.ToolsChanged{Source: "s"}}, <-ch1)
+	require.Equal(t, event.Message{Event: registry.ToolsChanged{Source: "s"}}, <-ch2)
+	require.Equal(t, "tools_changed", registry.ToolsChanged{}.Kind())
 
 	cancel1()
 	cancel1() // idempotent
@@ -31,7 +34,7 @@ func TestBusDelivery(t *testing.T) {
 }
 
 func TestBusDropsOldestAndCountsMissed(t *testing.T) {
-	b := NewBus()
+	b := event.NewBus()
 	ch, cancel := b.Subscribe(2)
 	defer cancel()
 	for i := 1; i <= 5; i++ {
@@ -44,11 +47,11 @@ func TestBusDropsOldestAndCountsMissed(t *testing.T) {
 	require.NotZero(t, m1.Missed)
 	require.Equal(t, uint64(3), m1.Missed+m2.Missed)
 	b.Publish(testEvent{6})
-	require.Equal(t, Message{Event: testEvent{6}}, <-ch)
+	require.Equal(t, event.Message{Event: testEvent{6}}, <-ch)
 }
 
 func TestBusConcurrentPublishAndCancel(t *testing.T) {
-	b := NewBus()
+	b := event.NewBus()
 	var wg sync.WaitGroup
 	for i := range 8 {
 		ch, cancel := b.Subscribe(1)

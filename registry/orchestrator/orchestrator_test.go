@@ -1,4 +1,4 @@
-package registry
+package orchestrator
 
 import (
 	"context"
@@ -12,28 +12,30 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
+
+	"github.com/freecode/freecode/registry"
 )
 
 // fakeTool builds a tool whose Call is fn and counts invocations.
-func fakeTool(id string, readOnly bool, calls *atomic.Int32, fn func(ctx context.Context, args json.RawMessage) (Result, error)) Tool {
-	return Tool{
+func fakeTool(id string, readOnly bool, calls *atomic.Int32, fn func(ctx context.Context, args json.RawMessage) (registry.Result, error)) registry.Tool {
+	return registry.Tool{
 		ID:       id,
 		ReadOnly: readOnly,
-		Call: func(ctx context.Context, args json.RawMessage) (Result, error) {
+		Call: func(ctx context.Context, args json.RawMessage) (registry.Result, error) {
 			if calls != nil {
 				calls.Add(1)
 			}
 			if fn == nil {
-				return TextResult(id), nil
+				return registry.TextResult(id), nil
 			}
 			return fn(ctx, args)
 		},
 	}
 }
 
-func newOrch(t *testing.T, r *Registry, mod func(*OrchestratorOptions)) *Orchestrator {
+func newOrch(t *testing.T, r *registry.Registry, mod func(*Options)) *Orchestrator {
 	t.Helper()
-	opts := OrchestratorOptions{Registry: r, Logger: logr.Discard()}
+	opts := Options{Registry: r, Logger: logr.Discard()}
 	if mod != nil {
 		mod(&opts)
 	}
@@ -48,7 +50,7 @@ func testCtx(t *testing.T) context.Context {
 
 func TestOrchestratorRejectsBeforeCalling(t *testing.T) {
 	var n atomic.Int32
-	r := NewRegistry(nil)
+	r := registry.NewRegistry(nil)
 	valid := fakeTool("mcp__s__t", true, &n, nil)
 	valid.Validate = func(_ context.Context, args json.RawMessage) error {
 		var m map[string]any
@@ -58,13 +60,13 @@ func TestOrchestratorRejectsBeforeCalling(t *testing.T) {
 		}
 		return nil
 	}
-	_, err := r.ReplaceSource("s", []Tool{valid, fakeTool("mcp__s__mut", false, &n, nil)})
+	_, err := r.ReplaceSource("s", []registry.Tool{valid, fakeTool("mcp__s__mut", false, &n, nil)})
 	require.NoError(t, err)
-	_, err = r.ReplaceSource("github", []Tool{fakeTool("mcp__github__x", true, &n, nil)})
+	_, err = r.ReplaceSource("github", []registry.Tool{fakeTool("mcp__github__x", true, &n, nil)})
 	require.NoError(t, err)
 
 	refuse := ApproverFunc(func(context.Context, ApprovalRequest) (bool, error) { return false, nil })
-	o := newOrch(t, r, func(o *OrchestratorOptions) {
+	o := newOrch(t, r, func(o *Options) {
 		o.Rules = func() Rules { return Rules{Deny: []string{"mcp__github"}} }
 		o.Approver = refuse
 	})
@@ -101,7 +103,7 @@ func TestOrchestratorRejectsBeforeCalling(t *testing.T) {
 	require.ErrorIs(t, out[0].Err, ErrNotApproved)
 	require.Contains(t, out[0].Err.Error(), "no approver")
 	boom := errors.New("tty closed")
-	out = newOrch(t, r, func(o *OrchestratorOptions) {
+	out = newOrch(t, r, func(o *Options) {
 		o.Approver = ApproverFunc(func(context.Context, ApprovalRequest) (bool, error) { return false, boom })
 	}).Run(testCtx(t), []Call{{ID: "a", Tool: "mcp__s__mut"}})
 	require.ErrorIs(t, out[0].Err, boom)
@@ -109,10 +111,10 @@ func TestOrchestratorRejectsBeforeCalling(t *testing.T) {
 }
 
 func TestOrchestratorBuiltinValidationNeverCalls(t *testing.T) {
-	r := NewRegistry(nil)
+	r := registry.NewRegistry(nil)
 	dir := t.TempDir()
-	require.NoError(t, RegisterBuiltins(r, BuiltinOptions{Root: dir}))
-	o := newOrch(t, r, func(o *OrchestratorOptions) { o.Rules = func() Rules { return Rules{Allow: []string{"write"}} } })
+	require.NoError(t, registry.RegisterBuiltins(r, registry.BuiltinOptions{Root: dir}))
+	o := newOrch(t, r, func(o *Options) { o.Rules = func() Rules { return Rules{Allow: []string{"write"}} } })
 	out := o.Run(testCtx(t), []Call{{ID: "1", Tool: "write", Args: json.RawMessage(`{"path":"a.txt"}`)}})
 	require.ErrorIs(t, out[0].Err, ErrInvalidArgs)
 	require.Contains(t, out[0].Err.Error(), "content")
@@ -126,17 +128,17 @@ func TestOrchestratorReadOnlyOverlap(t *testing.T) {
 	entered.Add(2)
 	both := make(chan struct{})
 	go func() { entered.Wait(); close(both) }()
-	barrier := func(ctx context.Context, _ json.RawMessage) (Result, error) {
+	barrier := func(ctx context.Context, _ json.RawMessage) (registry.Result, error) {
 		entered.Done()
 		select {
 		case <-both:
-			return TextResult("met"), nil
+			return registry.TextResult("met"), nil
 		case <-ctx.Done():
-			return Result{}, ctx.Err()
+			return registry.Result{}, ctx.Err()
 		}
 	}
-	r := NewRegistry(nil)
-	_, err := r.ReplaceSource("s", []Tool{fakeTool("r1", true, nil, barrier), fakeTool("r2", true, nil, barrier)})
+	r := registry.NewRegistry(nil)
+	_, err := r.ReplaceSource("s", []registry.Tool{fakeTool("r1", true, nil, barrier), fakeTool("r2", true, nil, barrier)})
 	require.NoError(t, err)
 	out := newOrch(t, r, nil).Run(testCtx(t), []Call{{ID: "a", Tool: "r1"}, {ID: "b", Tool: "r2"}})
 	for _, oc := range out {
@@ -157,8 +159,8 @@ func TestOrchestratorMutatingRunsAloneInOrder(t *testing.T) {
 		log = append(log, ev)
 		mu.Unlock()
 	}
-	mk := func(id string, ro bool) Tool {
-		return fakeTool(id, ro, nil, func(ctx context.Context, _ json.RawMessage) (Result, error) {
+	mk := func(id string, ro bool) registry.Tool {
+		return fakeTool(id, ro, nil, func(ctx context.Context, _ json.RawMessage) (registry.Result, error) {
 			n := active.Add(1)
 			if !ro && n != 1 {
 				overlaps.Add(1)
@@ -169,13 +171,13 @@ func TestOrchestratorMutatingRunsAloneInOrder(t *testing.T) {
 				overlaps.Add(1)
 			}
 			active.Add(-1)
-			return TextResult(id), nil
+			return registry.TextResult(id), nil
 		})
 	}
-	r := NewRegistry(nil)
-	_, err := r.ReplaceSource("s", []Tool{mk("r1", true), mk("r2", true), mk("m1", false), mk("r3", true), mk("m2", false), mk("m3", false), mk("r4", true)})
+	r := registry.NewRegistry(nil)
+	_, err := r.ReplaceSource("s", []registry.Tool{mk("r1", true), mk("r2", true), mk("m1", false), mk("r3", true), mk("m2", false), mk("m3", false), mk("r4", true)})
 	require.NoError(t, err)
-	o := newOrch(t, r, func(o *OrchestratorOptions) { o.Rules = func() Rules { return Rules{Allow: []string{"*"}} } })
+	o := newOrch(t, r, func(o *Options) { o.Rules = func() Rules { return Rules{Allow: []string{"*"}} } })
 	ids := []string{"r1", "r2", "m1", "r3", "m2", "m3", "r4"}
 	var calls []Call
 	for _, id := range ids {
@@ -210,7 +212,7 @@ func TestOrchestratorMutatingRunsAloneInOrder(t *testing.T) {
 
 func TestOrchestratorMaxParallel(t *testing.T) {
 	var active, peak atomic.Int32
-	fn := func(context.Context, json.RawMessage) (Result, error) {
+	fn := func(context.Context, json.RawMessage) (registry.Result, error) {
 		n := active.Add(1)
 		for {
 			p := peak.Load()
@@ -219,10 +221,10 @@ func TestOrchestratorMaxParallel(t *testing.T) {
 			}
 		}
 		active.Add(-1)
-		return TextResult("ok"), nil
+		return registry.TextResult("ok"), nil
 	}
-	r := NewRegistry(nil)
-	var tools []Tool
+	r := registry.NewRegistry(nil)
+	var tools []registry.Tool
 	var calls []Call
 	for i := range 8 {
 		id := fmt.Sprintf("r%d", i)
@@ -231,13 +233,13 @@ func TestOrchestratorMaxParallel(t *testing.T) {
 	}
 	_, err := r.ReplaceSource("s", tools)
 	require.NoError(t, err)
-	out := newOrch(t, r, func(o *OrchestratorOptions) { o.MaxParallel = 2 }).Run(testCtx(t), calls)
+	out := newOrch(t, r, func(o *Options) { o.MaxParallel = 2 }).Run(testCtx(t), calls)
 	require.Len(t, out, 8)
 	require.LessOrEqual(t, peak.Load(), int32(2))
 }
 
 func TestOrchestratorRetries(t *testing.T) {
-	transport := fmt.Errorf("connection reset: %w", ErrTransport)
+	transport := fmt.Errorf("connection reset: %w", registry.ErrTransport)
 	cases := []struct {
 		name         string
 		readOnly     bool
@@ -246,25 +248,25 @@ func TestOrchestratorRetries(t *testing.T) {
 		wantErr      error
 		wantAttempts int
 	}{
-		{"mutating transport failure is not retried", false, []error{transport, nil}, 1, ErrTransport, 1},
+		{"mutating transport failure is not retried", false, []error{transport, nil}, 1, registry.ErrTransport, 1},
 		{"read-only transport failure retried once", true, []error{transport, nil}, 2, nil, 2},
-		{"read-only retried at most once", true, []error{transport, transport, nil}, 2, ErrTransport, 2},
+		{"read-only retried at most once", true, []error{transport, transport, nil}, 2, registry.ErrTransport, 2},
 		{"read-only tool error not retried", true, []error{errors.New("bad"), nil}, 1, nil, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var n atomic.Int32
-			tl := fakeTool("t", c.readOnly, &n, func(context.Context, json.RawMessage) (Result, error) {
+			tl := fakeTool("t", c.readOnly, &n, func(context.Context, json.RawMessage) (registry.Result, error) {
 				i := int(n.Load()) - 1
 				if err := c.errs[i]; err != nil {
-					return Result{}, err
+					return registry.Result{}, err
 				}
-				return TextResult("ok"), nil
+				return registry.TextResult("ok"), nil
 			})
-			r := NewRegistry(nil)
-			_, err := r.ReplaceSource("s", []Tool{tl})
+			r := registry.NewRegistry(nil)
+			_, err := r.ReplaceSource("s", []registry.Tool{tl})
 			require.NoError(t, err)
-			o := newOrch(t, r, func(o *OrchestratorOptions) { o.Rules = func() Rules { return Rules{Allow: []string{"t"}} } })
+			o := newOrch(t, r, func(o *Options) { o.Rules = func() Rules { return Rules{Allow: []string{"t"}} } })
 			out := o.Run(testCtx(t), []Call{{ID: "1", Tool: "t"}})
 			require.Equal(t, c.wantCalls, n.Load())
 			require.Equal(t, c.wantAttempts, out[0].Attempts)
@@ -274,7 +276,7 @@ func TestOrchestratorRetries(t *testing.T) {
 				require.True(t, out[0].Result.IsError)
 			case c.name == "read-only tool error not retried":
 				require.Error(t, out[0].Err)
-				require.NotErrorIs(t, out[0].Err, ErrTransport)
+				require.NotErrorIs(t, out[0].Err, registry.ErrTransport)
 			default:
 				require.NoError(t, out[0].Err)
 				require.Equal(t, "ok", out[0].Result.Text())
@@ -286,17 +288,17 @@ func TestOrchestratorRetries(t *testing.T) {
 func TestOrchestratorTimeoutPropagates(t *testing.T) {
 	var n atomic.Int32
 	seen := make(chan error, 2)
-	tl := fakeTool("slow", true, &n, func(ctx context.Context, _ json.RawMessage) (Result, error) {
+	tl := fakeTool("slow", true, &n, func(ctx context.Context, _ json.RawMessage) (registry.Result, error) {
 		<-ctx.Done()
 		seen <- ctx.Err()
 		// An adapter may report the aborted call as a transport failure;
 		// a timed-out attempt is still not retried.
-		return Result{}, fmt.Errorf("aborted: %w: %w", ErrTransport, ctx.Err())
+		return registry.Result{}, fmt.Errorf("aborted: %w: %w", registry.ErrTransport, ctx.Err())
 	})
-	r := NewRegistry(nil)
-	_, err := r.ReplaceSource("s", []Tool{tl})
+	r := registry.NewRegistry(nil)
+	_, err := r.ReplaceSource("s", []registry.Tool{tl})
 	require.NoError(t, err)
-	o := newOrch(t, r, func(o *OrchestratorOptions) { o.CallTimeout = 20 * time.Millisecond })
+	o := newOrch(t, r, func(o *Options) { o.CallTimeout = 20 * time.Millisecond })
 	out := o.Run(testCtx(t), []Call{{ID: "1", Tool: "slow"}})
 	require.ErrorIs(t, <-seen, context.DeadlineExceeded)
 	require.ErrorIs(t, out[0].Err, ErrCallTimeout)
@@ -307,12 +309,12 @@ func TestOrchestratorTimeoutPropagates(t *testing.T) {
 func TestOrchestratorCancellation(t *testing.T) {
 	started := make(chan struct{})
 	var later atomic.Int32
-	r := NewRegistry(nil)
-	_, err := r.ReplaceSource("s", []Tool{
-		fakeTool("block", false, nil, func(ctx context.Context, _ json.RawMessage) (Result, error) {
+	r := registry.NewRegistry(nil)
+	_, err := r.ReplaceSource("s", []registry.Tool{
+		fakeTool("block", false, nil, func(ctx context.Context, _ json.RawMessage) (registry.Result, error) {
 			close(started)
 			<-ctx.Done()
-			return Result{}, ctx.Err()
+			return registry.Result{}, ctx.Err()
 		}),
 		fakeTool("after", false, &later, nil),
 	})
@@ -320,7 +322,7 @@ func TestOrchestratorCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(testCtx(t))
 	defer cancel()
 	go func() { <-started; cancel() }()
-	o := newOrch(t, r, func(o *OrchestratorOptions) { o.Rules = func() Rules { return Rules{Allow: []string{"*"}} } })
+	o := newOrch(t, r, func(o *Options) { o.Rules = func() Rules { return Rules{Allow: []string{"*"}} } })
 	out := o.Run(ctx, []Call{{ID: "1", Tool: "block"}, {ID: "2", Tool: "after"}})
 	require.ErrorIs(t, out[0].Err, context.Canceled)
 	require.ErrorIs(t, out[1].Err, ErrNotStarted)
@@ -339,18 +341,18 @@ func TestOrchestratorApprovalsAndRuntimeRules(t *testing.T) {
 		return req.ToolID != "m2", nil
 	})
 	var approvalsAtRun atomic.Int32
-	runFn := func(context.Context, json.RawMessage) (Result, error) {
+	runFn := func(context.Context, json.RawMessage) (registry.Result, error) {
 		mu.Lock()
 		approvalsAtRun.Store(int32(len(reqs)))
 		mu.Unlock()
-		return TextResult("ok"), nil
+		return registry.TextResult("ok"), nil
 	}
-	r := NewRegistry(nil)
-	_, err := r.ReplaceSource("s", []Tool{fakeTool("r1", true, nil, runFn), fakeTool("m1", false, nil, nil), fakeTool("m2", false, nil, nil)})
+	r := registry.NewRegistry(nil)
+	_, err := r.ReplaceSource("s", []registry.Tool{fakeTool("r1", true, nil, runFn), fakeTool("m1", false, nil, nil), fakeTool("m2", false, nil, nil)})
 	require.NoError(t, err)
 	var rules atomic.Pointer[Rules]
 	rules.Store(&Rules{Ask: []string{"r1"}})
-	o := newOrch(t, r, func(o *OrchestratorOptions) {
+	o := newOrch(t, r, func(o *Options) {
 		o.Approver = approver
 		o.Rules = func() Rules { return *rules.Load() }
 	})
@@ -372,8 +374,8 @@ func TestOrchestratorApprovalsAndRuntimeRules(t *testing.T) {
 }
 
 func TestOrchestratorPanicBecomesError(t *testing.T) {
-	r := NewRegistry(nil)
-	_, err := r.ReplaceSource("s", []Tool{fakeTool("p", true, nil, func(context.Context, json.RawMessage) (Result, error) { panic("oops") })})
+	r := registry.NewRegistry(nil)
+	_, err := r.ReplaceSource("s", []registry.Tool{fakeTool("p", true, nil, func(context.Context, json.RawMessage) (registry.Result, error) { panic("oops") })})
 	require.NoError(t, err)
 	out := newOrch(t, r, nil).Run(testCtx(t), []Call{{ID: "1", Tool: "p"}})
 	require.ErrorIs(t, out[0].Err, ErrToolPanicked)
@@ -381,15 +383,15 @@ func TestOrchestratorPanicBecomesError(t *testing.T) {
 }
 
 func BenchmarkOrchestratorRun(b *testing.B) {
-	r := NewRegistry(nil)
-	echo := fakeTool("mcp__bench__echo", true, nil, func(_ context.Context, args json.RawMessage) (Result, error) {
-		return TextResult(string(args)), nil
+	r := registry.NewRegistry(nil)
+	echo := fakeTool("mcp__bench__echo", true, nil, func(_ context.Context, args json.RawMessage) (registry.Result, error) {
+		return registry.TextResult(string(args)), nil
 	})
 	echo.Validate = func(context.Context, json.RawMessage) error { return nil }
-	if _, err := r.ReplaceSource("bench", []Tool{echo}); err != nil {
+	if _, err := r.ReplaceSource("bench", []registry.Tool{echo}); err != nil {
 		b.Fatal(err)
 	}
-	o := New(OrchestratorOptions{Registry: r, Logger: logr.Discard(), CallTimeout: time.Minute})
+	o := New(Options{Registry: r, Logger: logr.Discard(), CallTimeout: time.Minute})
 	ctx := context.Background()
 	args := json.RawMessage(`{"text":"hello"}`)
 	for _, size := range []int{1, 4} {

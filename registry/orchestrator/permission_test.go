@@ -1,9 +1,11 @@
-package registry
+package orchestrator
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/freecode/freecode/registry"
 )
 
 func TestRuleMatches(t *testing.T) {
@@ -28,18 +30,18 @@ func TestRuleMatches(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.rule+"→"+c.id, func(t *testing.T) {
-			require.Equal(t, c.want, RuleMatches(c.rule, Tool{ID: c.id}))
+			require.Equal(t, c.want, RuleMatches(c.rule, registry.Tool{ID: c.id}))
 		})
 	}
 }
 
 func TestDecide(t *testing.T) {
-	ro := Tool{ID: "mcp__github__list_issues", ReadOnly: true}
-	mut := Tool{ID: "mcp__github__create_issue"}
+	ro := registry.Tool{ID: "mcp__github__list_issues", ReadOnly: true}
+	mut := registry.Tool{ID: "mcp__github__create_issue"}
 	cases := []struct {
 		name     string
 		rules    Rules
-		tool     Tool
+		tool     registry.Tool
 		want     Action
 		wantRule string
 	}{

@@ -1,4 +1,4 @@
-package registry
+package orchestrator
 
 import (
 	"context"
@@ -8,21 +8,23 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/freecode/freecode/registry"
 )
 
 // Rules match on the tool's (server, tool) pair: a rule for one server
 // never covers another's tools, however their ids look.
 func TestRuleNeverCrossesServers(t *testing.T) {
-	fs := Tool{ID: "mcp__fs__write_file", Source: "fs"}
+	fs := registry.Tool{ID: "mcp__fs__write_file", Source: "fs"}
 	// The ids a server "fs_" had before such names were refused.
-	fsUnderscore := Tool{ID: "mcp__fs___write_file", Source: "fs_"}
-	xUnderscoreY := Tool{ID: "mcp__x___y", Source: "x_"}
-	builtinRead := Tool{ID: "read", Source: SourceBuiltin}
+	fsUnderscore := registry.Tool{ID: "mcp__fs___write_file", Source: "fs_"}
+	xUnderscoreY := registry.Tool{ID: "mcp__x___y", Source: "x_"}
+	builtinRead := registry.Tool{ID: "read", Source: registry.SourceBuiltin}
 	// A server that happens to be called "builtin" is an MCP server.
-	namedBuiltin := Tool{ID: "mcp__builtin__read", Source: "builtin"}
+	namedBuiltin := registry.Tool{ID: "mcp__builtin__read", Source: "builtin"}
 	for _, c := range []struct {
 		rule string
-		tool Tool
+		tool registry.Tool
 		want bool
 	}{
 		{"mcp__fs", fs, true},
@@ -41,15 +43,15 @@ func TestRuleNeverCrossesServers(t *testing.T) {
 		{"read", namedBuiltin, false},
 		{"mcp__builtin", namedBuiltin, true},
 		{"mcp__builtin", builtinRead, false},
-		{"read", Tool{ID: "read__x"}, false},
+		{"read", registry.Tool{ID: "read__x"}, false},
 		{"mcp____x", fs, false},
 		{"mcp__not_configured", fs, false},
 		// The Source decides, not the id's spelling.
-		{"mcp__fs", Tool{ID: "mcp__fs__x", Source: "evil"}, false},
-		{"mcp__evil", Tool{ID: "mcp__fs__x", Source: "evil"}, true},
+		{"mcp__fs", registry.Tool{ID: "mcp__fs__x", Source: "evil"}, false},
+		{"mcp__evil", registry.Tool{ID: "mcp__fs__x", Source: "evil"}, true},
 		// A tool outside a registry: its server is read from the id.
-		{"mcp__fs", Tool{ID: "mcp__fs__write_file"}, true},
-		{"mcp__f", Tool{ID: "mcp__fs__write_file"}, false},
+		{"mcp__fs", registry.Tool{ID: "mcp__fs__write_file"}, true},
+		{"mcp__f", registry.Tool{ID: "mcp__fs__write_file"}, false},
 	} {
 		t.Run(c.rule+"→"+c.tool.Source+"/"+c.tool.ID, func(t *testing.T) {
 			require.Equal(t, c.want, RuleMatches(c.rule, c.tool))
@@ -64,15 +66,15 @@ func TestRuleNeverCrossesServers(t *testing.T) {
 // the approver; fs's own tool runs without asking.
 func TestOrchestratorAsksAcrossServerBoundary(t *testing.T) {
 	var n atomic.Int32
-	r := NewRegistry(nil)
-	_, err := r.ReplaceSource("fs", []Tool{fakeTool("mcp__fs__write_file", false, &n, nil)})
+	r := registry.NewRegistry(nil)
+	_, err := r.ReplaceSource("fs", []registry.Tool{fakeTool("mcp__fs__write_file", false, &n, nil)})
 	require.NoError(t, err)
-	_, err = r.ReplaceSource("fs_", []Tool{fakeTool("mcp__fs___write_file", false, &n, nil)})
+	_, err = r.ReplaceSource("fs_", []registry.Tool{fakeTool("mcp__fs___write_file", false, &n, nil)})
 	require.NoError(t, err)
 
 	var mu sync.Mutex
 	var asked []ApprovalRequest
-	o := newOrch(t, r, func(o *OrchestratorOptions) {
+	o := newOrch(t, r, func(o *Options) {
 		o.Rules = func() Rules { return Rules{Allow: []string{"mcp__fs"}} }
 		o.Approver = ApproverFunc(func(_ context.Context, req ApprovalRequest) (bool, error) {
 			mu.Lock()
@@ -95,7 +97,7 @@ func TestOrchestratorAsksAcrossServerBoundary(t *testing.T) {
 
 func BenchmarkPolicyDecide(b *testing.B) {
 	rules := Rules{Deny: []string{"mcp__github__delete_repository", "write"}, Ask: []string{"mcp__filesystem__write_file"}, Allow: []string{"read", "mcp__memory", "mcp__fs"}}
-	tool := Tool{ID: "mcp__other__tool", Source: "other"}
+	tool := registry.Tool{ID: "mcp__other__tool", Source: "other"}
 	p := NewPolicy(rules)
 	for b.Loop() {
 		_ = p.Decide(tool)

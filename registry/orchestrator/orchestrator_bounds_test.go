@@ -1,4 +1,4 @@
-package registry
+package orchestrator
 
 import (
 	"context"
@@ -12,10 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/jsonschema"
+
+	"github.com/freecode/freecode/registry"
 )
 
 // schemaTool is a read-only tool validated by the real validator of schema.
-func schemaTool(t *testing.T, id string, schema string, calls *atomic.Int32) Tool {
+func schemaTool(t *testing.T, id string, schema string, calls *atomic.Int32) registry.Tool {
 	t.Helper()
 	_, v, err := jsonschema.Prepare(json.RawMessage(schema))
 	require.NoError(t, err)
@@ -24,9 +26,9 @@ func schemaTool(t *testing.T, id string, schema string, calls *atomic.Int32) Too
 	return tool
 }
 
-func register(t *testing.T, source string, tools ...Tool) *Registry {
+func register(t *testing.T, source string, tools ...registry.Tool) *registry.Registry {
 	t.Helper()
-	r := NewRegistry(nil)
+	r := registry.NewRegistry(nil)
 	_, err := r.ReplaceSource(source, tools)
 	require.NoError(t, err)
 	return r
@@ -79,7 +81,7 @@ func TestArgumentSizeIsBoundedFirst(t *testing.T) {
 
 	// Limits apply per batch.
 	limit := 64
-	o := newOrch(t, r, func(o *OrchestratorOptions) { o.Limits = func() Limits { return Limits{MaxArgumentBytes: limit} } })
+	o := newOrch(t, r, func(o *Options) { o.Limits = func() Limits { return Limits{MaxArgumentBytes: limit} } })
 	exact := json.RawMessage(`{"k":"` + strings.Repeat("x", 64-len(`{"k":""}`)) + `"}`)
 	require.Len(t, exact, 64)
 	out = o.Run(testCtx(t), []Call{{ID: "3", Tool: "mcp__s__t", Args: exact}})
@@ -101,7 +103,7 @@ func TestPatternPropertiesAttackRefused(t *testing.T) {
 	}
 	var calls atomic.Int32
 	r := register(t, "evil", schemaTool(t, "mcp__evil__t", `{"type":"object","required":["must"],"patternProperties":{`+strings.Join(pp, ",")+`}}`, &calls))
-	o := newOrch(t, r, func(o *OrchestratorOptions) { o.Limits = func() Limits { return Limits{MaxArgumentBytes: 4 << 20} } })
+	o := newOrch(t, r, func(o *Options) { o.Limits = func() Limits { return Limits{MaxArgumentBytes: 4 << 20} } })
 
 	out := runAsync(t, testCtx(t), o, Call{ID: "1", Tool: "mcp__evil__t", Args: members(2_700_000)})
 	require.ErrorIs(t, out[0].Err, ErrInvalidArgs)
@@ -141,7 +143,7 @@ func TestValidationEndsWithTheCall(t *testing.T) {
 	require.ErrorIs(t, out[0].Err, context.DeadlineExceeded)
 
 	// Without either, ValidateTimeout ends it with a timeout of its own.
-	o = newOrch(t, r, func(o *OrchestratorOptions) { o.ValidateTimeout = 20 * time.Millisecond })
+	o = newOrch(t, r, func(o *Options) { o.ValidateTimeout = 20 * time.Millisecond })
 	out = runAsync(t, testCtx(t), o, Call{ID: "3", Tool: "mcp__s__t", Args: endless()})
 	require.ErrorIs(t, out[0].Err, ErrCallTimeout)
 	require.Contains(t, out[0].Err.Error(), "the arguments for mcp__s__t were not validated within 20ms, the limit; send smaller arguments")
@@ -168,7 +170,7 @@ func TestValidationsAreBounded(t *testing.T) {
 	fast := fakeTool("mcp__s__fast", true, nil, nil)
 	fast.Validate = func(context.Context, json.RawMessage) error { return nil }
 	r := register(t, "s", slow, fast)
-	o := newOrch(t, r, func(o *OrchestratorOptions) {
+	o := newOrch(t, r, func(o *Options) {
 		o.MaxValidations = 1
 		o.ValidateTimeout = 100 * time.Millisecond
 	})
@@ -185,22 +187,22 @@ func TestValidationsAreBounded(t *testing.T) {
 }
 
 func TestCallTimeoutPerSource(t *testing.T) {
-	block := func(ctx context.Context, _ json.RawMessage) (Result, error) {
+	block := func(ctx context.Context, _ json.RawMessage) (registry.Result, error) {
 		<-ctx.Done()
-		return Result{}, ctx.Err()
+		return registry.Result{}, ctx.Err()
 	}
-	r := NewRegistry(nil)
-	_, err := r.ReplaceSource("slow", []Tool{fakeTool("mcp__slow__t", true, nil, block)})
+	r := registry.NewRegistry(nil)
+	_, err := r.ReplaceSource("slow", []registry.Tool{fakeTool("mcp__slow__t", true, nil, block)})
 	require.NoError(t, err)
-	_, err = r.ReplaceSource("other", []Tool{fakeTool("mcp__other__t", true, nil, func(ctx context.Context, _ json.RawMessage) (Result, error) {
+	_, err = r.ReplaceSource("other", []registry.Tool{fakeTool("mcp__other__t", true, nil, func(ctx context.Context, _ json.RawMessage) (registry.Result, error) {
 		if dl, ok := ctx.Deadline(); !ok || time.Until(dl) < 30*time.Minute {
-			return ErrorResult("want the global hour"), nil
+			return registry.ErrorResult("want the global hour"), nil
 		}
-		return TextResult("ok"), nil
+		return registry.TextResult("ok"), nil
 	})})
 	require.NoError(t, err)
 	limits := Limits{CallTimeout: time.Hour, SourceCallTimeouts: map[string]time.Duration{"slow": 20 * time.Millisecond}}
-	o := newOrch(t, r, func(o *OrchestratorOptions) {
+	o := newOrch(t, r, func(o *Options) {
 		o.CallTimeout = time.Nanosecond // replaced by Limits
 		o.Limits = func() Limits { return limits }
 	})
@@ -222,11 +224,11 @@ func TestSensitiveCallsAsk(t *testing.T) {
 		path     string
 	}
 	calls := make(chan seen, 10)
-	read := fakeTool("read", true, nil, func(ctx context.Context, args json.RawMessage) (Result, error) {
+	read := fakeTool("read", true, nil, func(ctx context.Context, args json.RawMessage) (registry.Result, error) {
 		var a struct{ Path string }
 		_ = json.Unmarshal(args, &a)
-		calls <- seen{Approved(ctx), a.Path}
-		return TextResult("contents"), nil
+		calls <- seen{registry.Approved(ctx), a.Path}
+		return registry.TextResult("contents"), nil
 	})
 	read.Sensitive = func(args json.RawMessage) string {
 		if strings.Contains(string(args), "secret") {
@@ -234,7 +236,7 @@ func TestSensitiveCallsAsk(t *testing.T) {
 		}
 		return ""
 	}
-	r := register(t, SourceBuiltin, read)
+	r := register(t, registry.SourceBuiltin, read)
 	var asked []ApprovalRequest
 	answer := false
 	approver := ApproverFunc(func(_ context.Context, req ApprovalRequest) (bool, error) {
@@ -242,7 +244,7 @@ func TestSensitiveCallsAsk(t *testing.T) {
 		return answer, nil
 	})
 	rules := Rules{Allow: []string{"read"}}
-	o := newOrch(t, r, func(o *OrchestratorOptions) {
+	o := newOrch(t, r, func(o *Options) {
 		o.Rules = func() Rules { return rules }
 		o.Approver = approver
 	})
@@ -264,7 +266,7 @@ func TestSensitiveCallsAsk(t *testing.T) {
 	require.Equal(t, seen{true, "secret"}, <-calls)
 
 	// Without an approver it is refused with the reason.
-	out = newOrch(t, r, func(o *OrchestratorOptions) { o.Rules = func() Rules { return rules } }).Run(testCtx(t), []Call{secret})
+	out = newOrch(t, r, func(o *Options) { o.Rules = func() Rules { return rules } }).Run(testCtx(t), []Call{secret})
 	require.ErrorIs(t, out[0].Err, ErrNotApproved)
 	require.Contains(t, out[0].Err.Error(), "secret is FreeCode's")
 

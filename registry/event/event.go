@@ -1,26 +1,31 @@
-package registry
+// Package event is FreeCode's typed event bus: the registry announces tool
+// set changes on it, the controller phase changes and config errors, the
+// API approval requests; the API's event stream and the hosts read it.
+//
+// # Delivery contract
+//
+// Publish never blocks and never waits for a subscriber. Every subscriber
+// has its own buffered channel; when it is full, the subscriber's oldest
+// undelivered message is dropped to make room, and the drop is counted in
+// the Missed field of a later message to that subscriber. A subscriber
+// therefore always sees the most recent events, in publish order per
+// publisher, and knows when it missed some. Events are hints to look again,
+// never state to apply: a subscriber that missed any re-reads the state it
+// cares about, and one that must never miss a change (the provider-facing
+// definitions) reads a generation counter instead of subscribing.
+package event
 
 import (
 	"sync"
 )
 
 // Event is anything published on a Bus. Packages define their own event
-// types (the registry publishes ToolsChanged; a controller may publish phase
-// changes or approval requests); Kind names the type for logs and for
+// types (the registry publishes ToolsChanged; the controller phase changes;
+// the API approval requests); Kind names the type for logs and for
 // subscribers that forward events elsewhere.
 type Event interface {
 	Kind() string
 }
-
-// ToolsChanged says that a source's tool set really changed: an id, title,
-// description, schema, annotations or read-only flag differs from before.
-// It carries only the source name; readers re-read the registry.
-type ToolsChanged struct {
-	Source string
-}
-
-// Kind implements Event.
-func (ToolsChanged) Kind() string { return "tools_changed" }
 
 // Message is what a subscriber receives: the event, plus a count of
 // messages this subscriber lost because its buffer was full. Counts are
@@ -36,16 +41,9 @@ type Message struct {
 // given a size below 1.
 const DefaultBufferSize = 16
 
-// Bus delivers events to subscribers.
-//
-// Delivery guarantee: every subscriber has its own buffered channel. Publish
-// never blocks: when a subscriber's buffer is full, its oldest undelivered
-// message is dropped to make room, and the drop is counted in the Missed
-// field of a later message to that subscriber.
-// A subscriber therefore always sees the most recent events, in publish
-// order per publisher, and knows when it missed some; events are hints to
-// look again, so a subscriber that missed any should re-read the state it
-// cares about. The zero Bus is ready to use.
+// Bus delivers events to subscribers as the package documentation's
+// delivery contract says. The zero Bus is ready to use; a nil *Bus drops
+// every event published on it.
 type Bus struct {
 	mu   sync.Mutex // guards subs and next
 	subs map[uint64]*subscriber
@@ -95,7 +93,7 @@ func (b *Bus) Subscribe(size int) (<-chan Message, func()) {
 }
 
 // Publish delivers e to every current subscriber without blocking (see the
-// Bus delivery guarantee). It is safe to call from any goroutine and never
+// package's delivery contract). It is safe to call from any goroutine and never
 // waits for a subscriber to receive.
 func (b *Bus) Publish(e Event) {
 	if b == nil {

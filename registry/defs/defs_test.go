@@ -1,28 +1,31 @@
-package registry
+package defs
 
 import (
 	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/event"
 )
 
 func TestDefsCacheVersion(t *testing.T) {
-	r := NewRegistry(NewBus())
+	r := registry.NewRegistry(event.NewBus())
 	c := NewDefsCache(r)
 	empty := c.Defs(DialectOpenAI)
 	require.Empty(t, empty.Tools)
 	require.Len(t, empty.Version, 64)
 
-	set := func(desc string) []Tool {
-		return []Tool{
+	set := func(desc string) []registry.Tool {
+		return []registry.Tool{
 			tool("mcp__s__b", desc, `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`),
 			tool("mcp__s__a", "A", ""),
 		}
 	}
 	_, err := r.ReplaceSource("s", set("B"))
 	require.NoError(t, err)
-	require.NoError(t, RegisterBuiltins(r, BuiltinOptions{Root: t.TempDir()}))
+	require.NoError(t, registry.RegisterBuiltins(r, registry.BuiltinOptions{Root: t.TempDir()}))
 
 	v1 := c.Defs(DialectOpenAI)
 	require.NotEqual(t, empty.Version, v1.Version)
