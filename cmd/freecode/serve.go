@@ -123,6 +123,9 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 		Registry: reg,
 		Logger:   log.WithName("controller"),
 		Dial:     controller.MCPDialer(mcpOpts),
+		// The status and errors of serve say what to do, as the
+		// commands do.
+		HoldReason: holdReason,
 	})
 	rules := &rulesHolder{}
 	approvals := api.NewApprovals(bus, 0)
@@ -201,8 +204,8 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 			Files: src.Files(),
 			Load: func() (*schema.Config, error) {
 				cfg, err := v.LoadDesired(src, schema.LoadOptions{LookupEnv: a.lookupEnv})
-				if err == nil && cfg.Project != nil && cfg.Project.Err != nil {
-					log.Info("project settings ignored; the user config applies", "project", src.Project, "error", cfg.Project.Err.Error())
+				if err == nil && cfg.Project != nil && cfg.Project.Trust.Err != nil {
+					log.Info("project settings ignored; the user config applies", "project", src.Project, "error", cfg.Project.Trust.Err.Error())
 				}
 				return cfg, err
 			},
