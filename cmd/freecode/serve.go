@@ -200,10 +200,9 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 	run("controller", func() error { return ctrl.Start(ctx) })
 	run("config watcher", func() error {
 		return controller.Watch(ctx, controller.WatchOptions{
-			Path:  cfgPath,
-			Files: src.Files(),
-			Load: func() (*schema.Config, error) {
-				cfg, err := v.LoadDesired(src, schema.LoadOptions{LookupEnv: a.lookupEnv})
+			Sources: src,
+			Load: func(src schema.Sources, c schema.Contents) (*schema.Config, error) {
+				cfg, err := v.Desired(src, c, schema.LoadOptions{LookupEnv: a.lookupEnv})
 				if err == nil && cfg.Project != nil && cfg.Project.Trust.Err != nil {
 					log.Info("project settings ignored; the user config applies", "project", src.Project, "error", cfg.Project.Trust.Err.Error())
 				}
