@@ -109,6 +109,10 @@ type Options struct {
 	MaxParallelStarts int
 	// Backoff between restarts; zero fields take DefaultBackoff's values.
 	Backoff Backoff
+	// HoldReason phrases why a held server does not run, for
+	// ServerStatus.Reason and Restart's error; nil means
+	// (*schema.Hold).String, the facts alone.
+	HoldReason func(*schema.Hold) string
 }
 
 // Controller reconciles the desired servers with the running ones. Its
@@ -135,6 +139,9 @@ type Controller struct {
 	pollInterval time.Duration
 	configErr    string
 	servers      map[string]*serverState
+
+	// holdReason is Options.HoldReason; New sets it, nothing changes it.
+	holdReason func(*schema.Hold) string
 }
 
 // serverState is everything known about one server's actual state. All
@@ -184,6 +191,9 @@ func New(opts Options) *Controller {
 	if opts.MaxParallelStarts < 1 {
 		opts.MaxParallelStarts = DefaultMaxParallelStarts
 	}
+	if opts.HoldReason == nil {
+		opts.HoldReason = (*schema.Hold).String
+	}
 	return &Controller{
 		reg:          opts.Registry,
 		bus:          opts.Bus,
@@ -194,6 +204,7 @@ func New(opts Options) *Controller {
 		kick:         make(chan struct{}, 1),
 		pollInterval: schema.DefaultPollInterval,
 		servers:      make(map[string]*serverState),
+		holdReason:   opts.HoldReason,
 	}
 }
 
@@ -433,7 +444,7 @@ func (c *Controller) Restart(name string) error {
 	case !ok || st == nil:
 		return fmt.Errorf("restart %q: %w", name, ErrUnknownServer)
 	case d.Hold != nil:
-		return fmt.Errorf("restart %q: %w: %s", name, ErrHeld, d.Hold.Reason)
+		return fmt.Errorf("restart %q: %w: %s", name, ErrHeld, c.holdReason(d.Hold))
 	case !d.Enabled:
 		return fmt.Errorf("restart %q: %w (enable it first)", name, ErrDisabled)
 	}
@@ -549,7 +560,7 @@ func (c *Controller) Status() Status {
 			ss.Source = d.Source
 			ss.Desired = DesiredStatus{Enabled: d.Enabled, SpecHash: d.SpecHash(), Type: string(d.Type), Target: target(d)}
 			if d.Hold != nil {
-				ss.Reason = d.Hold.Reason
+				ss.Reason = c.holdReason(d.Hold)
 			}
 		}
 		if st := c.servers[name]; st != nil {

@@ -302,11 +302,14 @@ func TestRestart(t *testing.T) {
 }
 
 // A held server (untrusted, conflicting) must not run: Restart says so
-// instead of accepting a request that would never be acted on.
+// instead of accepting a request that would never be acted on, in the
+// words of Options.HoldReason, as the status does.
 func TestRestartHeld(t *testing.T) {
-	h := newHarness(t)
+	h := newHarness(t, func(o *Options) {
+		o.HoldReason = func(h *schema.Hold) string { return h.Text("run freecode trust") }
+	})
 	untrusted := held(testServer("u"), schema.HoldUntrusted)
-	untrusted.Hold.Reason = "project server not trusted yet; run freecode trust"
+	untrusted.Hold.Trust = schema.Trust{Project: "/src/p/.freecode/settings.json", State: schema.NeverTrusted}
 	conflict := held(testServer("c"), schema.HoldConflict)
 	h.c.SetDesired([]schema.Server{untrusted, conflict}, time.Hour)
 	h.waitPhase("u", PhaseUntrusted)
@@ -314,7 +317,9 @@ func TestRestartHeld(t *testing.T) {
 
 	err := h.c.Restart("u")
 	require.ErrorIs(t, err, ErrHeld)
-	require.ErrorContains(t, err, "run freecode trust")
+	const reason = "project /src/p/.freecode/settings.json is not trusted; run freecode trust"
+	require.ErrorContains(t, err, reason)
+	require.Equal(t, reason, statusOf(h.c, "u").Reason)
 	require.ErrorIs(t, h.c.Restart("c"), ErrHeld)
 
 	h.c.mu.Lock()

@@ -18,7 +18,7 @@ func srv(name string, args ...string) schema.Server {
 func disabled(s schema.Server) schema.Server { s.Enabled = false; return s }
 
 func held(s schema.Server, kind schema.HoldKind) schema.Server {
-	s.Hold = &schema.Hold{Kind: kind, Reason: string(kind)}
+	s.Hold = &schema.Hold{Kind: kind, Server: s.Name}
 	return s
 }
 

@@ -27,21 +27,24 @@ const DefaultDebounce = 30 * time.Millisecond
 
 // WatchOptions configure Watch.
 type WatchOptions struct {
-	// Path of the configuration file. Its directory should exist; if it
-	// cannot be watched, Watch relies on polling alone.
-	Path      string
+	// Sources are the files of the configuration: every file whose change
+	// can change the desired state (Sources.Files). User is required; its
+	// directory should exist, and if one cannot be watched, Watch relies
+	// on polling alone.
+	Sources schema.Sources
+	// Validator builds the desired state from what was read
+	// (Validator.Desired, with LookupEnv), unless Load is set.
 	Validator *schema.Validator
 	// LookupEnv resolves ${VAR} references; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
-	// Source is stored in each Server.Source ("" means schema.SourceUser).
-	Source string
-	// Files, when set, are all the files whose change can change the
-	// desired state (user config, project settings, trust store); Path is
-	// then only used in log lines. Load must be set with it.
-	Files []string
-	// Load reads the desired state from Files; a schema.Errors result is a
-	// configuration error. Nil means: parse Path with Validator.
-	Load func() (*schema.Config, error)
+	// Load, if set, builds the desired state instead of Validator: from
+	// src (Sources with absolute paths, the keys of contents) and contents,
+	// exactly the bytes the watcher read and compared. An error is a
+	// configuration error.
+	Load func(src schema.Sources, contents schema.Contents) (*schema.Config, error)
+	// ReadFile reads one file; nil means os.ReadFile. Every read of the
+	// configuration reads each file once.
+	ReadFile func(string) ([]byte, error)
 	// OnApplied, if set, receives every valid configuration after it was
 	// handed to the controller (for state derived from it, such as
 	// permission rules). It runs on Watch's goroutine.
@@ -64,9 +67,13 @@ type WatchOptions struct {
 //     paths; when a file is a symlink, any event in its directory counts
 //     (a swapped "..data"-style link names no event for the file), and the
 //     link target's directory is watched too.
-//   - A read whose content hash (over all files) equals the last one does
-//     nothing at all, so an identical rewrite neither calls SetDesired nor
-//     restarts anything.
+//   - Each read reads every file once, and what it decides on is exactly
+//     those bytes: they are hashed (over all files) and, if the hash
+//     differs from the last one, the desired state is built from them, so
+//     a file that changes while it is read is applied as it was read and
+//     the change is read at the next event or poll. A read whose hash
+//     equals the last one does nothing at all, so an identical rewrite
+//     neither calls SetDesired nor restarts anything.
 //   - A valid configuration is passed to Controller.SetDesired and clears
 //     the configuration error; an invalid one goes to
 //     Controller.SetConfigError and nothing else changes: the last valid
@@ -85,31 +92,26 @@ type WatchOptions struct {
 //     from the moment it is applied.
 //
 // Watch returns nil when ctx ends, or an error at once if opts lacks the
-// controller, or both Load and the validator and path.
+// controller, Sources.User, or both Load and Validator.
 func Watch(ctx context.Context, opts WatchOptions) error {
-	if opts.Controller == nil || (opts.Load == nil && (opts.Validator == nil || opts.Path == "")) {
-		return errors.New("watch config: Controller and either Load or Path and Validator are required")
+	if opts.Controller == nil || opts.Sources.User == "" || (opts.Load == nil && opts.Validator == nil) {
+		return errors.New("watch config: Controller, Sources.User and either Load or Validator are required")
 	}
 	if opts.Debounce <= 0 {
 		opts.Debounce = DefaultDebounce
 	}
-	files := opts.Files
-	if len(files) == 0 {
-		files = []string{opts.Path}
+	src, err := absSources(opts.Sources)
+	if err != nil {
+		return fmt.Errorf("watch config: %w", err)
 	}
-	w := &watcher{opts: opts, poll: schema.DefaultPollInterval}
-	for _, f := range files {
-		abs, err := filepath.Abs(f)
-		if err != nil {
-			return fmt.Errorf("watch config: %w", err)
-		}
-		w.files = append(w.files, &watchedFile{path: filepath.Clean(abs)})
+	w := &watcher{opts: opts, src: src, poll: schema.DefaultPollInterval}
+	for _, f := range src.Files() {
+		w.files = append(w.files, &watchedFile{path: f})
 	}
-	w.log = opts.Logger.WithValues("config", w.files[0].path)
+	w.log = opts.Logger.WithValues("config", src.User)
 	if w.opts.Load == nil {
-		path := w.files[0].path
-		w.opts.Load = func() (*schema.Config, error) {
-			return opts.Validator.Load(path, schema.LoadOptions{LookupEnv: opts.LookupEnv, Source: opts.Source})
+		w.opts.Load = func(src schema.Sources, c schema.Contents) (*schema.Config, error) {
+			return opts.Validator.Desired(src, c, schema.LoadOptions{LookupEnv: opts.LookupEnv})
 		}
 	}
 
@@ -174,8 +176,9 @@ func Watch(ctx context.Context, opts WatchOptions) error {
 // watcher is Watch's state; only Watch's goroutine uses it.
 type watcher struct {
 	opts  WatchOptions
+	src   schema.Sources // opts.Sources, absolute
 	log   logr.Logger
-	files []*watchedFile
+	files []*watchedFile // one per file of src, in src.Files order
 	fw    *fsnotify.Watcher
 	dirs  map[string]bool // directories added to fw
 	hash  string          // of the last contents read; "" forces the next read through
@@ -183,6 +186,21 @@ type watcher struct {
 	// missingHeld: the last read found files missing that existed at the
 	// last valid configuration, and did not apply that.
 	missingHeld bool
+}
+
+// absSources returns src with every path absolute and cleaned.
+func absSources(src schema.Sources) (schema.Sources, error) {
+	for _, p := range []*string{&src.User, &src.Project, &src.Trust} {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return schema.Sources{}, err
+		}
+		*p = abs // filepath.Abs cleans
+	}
+	return src, nil
 }
 
 // watchedFile is one file of the configuration.
@@ -237,27 +255,29 @@ func (w *watcher) watchDirs() {
 	}
 }
 
-// reload reads the files and, if their contents changed, applies them.
+// reload reads the files and, if their contents changed, applies exactly
+// what it read.
 func (w *watcher) reload(why string) {
 	w.watchDirs()
+	contents := schema.ReadSources(w.src, w.opts.ReadFile)
 	h := sha256.New()
 	var gone []string // missing files that existed at the last valid configuration
 	for _, f := range w.files {
-		data, err := os.ReadFile(f.path)
-		f.exists = err == nil
+		c := contents[f.path]
+		f.exists = c.Err == nil
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
+		case c.Missing():
 			fmt.Fprintf(h, "%s\x00missing\x00", f.path)
 			if f.existed {
 				gone = append(gone, f.path)
 			}
-		case err != nil:
+		case c.Err != nil:
 			w.hash = ""
-			w.opts.Controller.SetConfigError(fmt.Errorf("read config %s: %w", f.path, err))
+			w.opts.Controller.SetConfigError(fmt.Errorf("read config %s: %w", f.path, c.Err))
 			return
 		default:
-			fmt.Fprintf(h, "%s\x00%d\x00", f.path, len(data))
-			h.Write(data)
+			fmt.Fprintf(h, "%s\x00%d\x00", f.path, len(c.Data))
+			h.Write(c.Data)
 		}
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
@@ -278,7 +298,7 @@ func (w *watcher) reload(why string) {
 	w.missingHeld = false
 	w.hash = sum
 
-	cfg, err := w.opts.Load()
+	cfg, err := w.opts.Load(w.src, contents)
 	if err != nil {
 		w.log.Info("config invalid; the last valid one stays applied", "trigger", why, "error", err.Error())
 		w.opts.Controller.SetConfigError(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/schema"
@@ -59,7 +60,7 @@ type watchHarness struct {
 	path string
 }
 
-func newWatchHarness(t *testing.T, path string) *watchHarness {
+func newWatchHarness(t *testing.T, path string, opts ...func(*WatchOptions)) *watchHarness {
 	t.Helper()
 	v, err := schema.NewValidator()
 	require.NoError(t, err)
@@ -74,13 +75,17 @@ func newWatchHarness(t *testing.T, path string) *watchHarness {
 	}()
 	go func() {
 		defer wg.Done()
-		require.NoError(t, Watch(ctx, WatchOptions{
-			Path:       path,
+		o := WatchOptions{
+			Sources:    schema.Sources{User: path},
 			Validator:  v,
 			LookupEnv:  func(string) (string, bool) { return "", false },
 			Controller: w.c,
 			Logger:     w.logs.logger(t),
-		}))
+		}
+		for _, f := range opts {
+			f(&o)
+		}
+		require.NoError(t, Watch(ctx, o))
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -295,7 +300,16 @@ func TestWatchMissingFileAtStart(t *testing.T) {
 }
 
 func TestWatchOptionsRequired(t *testing.T) {
-	require.Error(t, Watch(context.Background(), WatchOptions{Path: "x"}))
+	v, err := schema.NewValidator()
+	require.NoError(t, err)
+	c := New(Options{})
+	for name, opts := range map[string]WatchOptions{
+		"no controller": {Sources: schema.Sources{User: "x"}, Validator: v},
+		"no user file":  {Sources: schema.Sources{Project: "x"}, Validator: v, Controller: c},
+		"no loader":     {Sources: schema.Sources{User: "x"}, Controller: c},
+	} {
+		require.Error(t, Watch(context.Background(), opts), name)
+	}
 }
 
 func TestWatchPollsAtTheConfiguredInterval(t *testing.T) {
@@ -322,4 +336,88 @@ func TestWatchPollIntervalChangeResetsTheTimer(t *testing.T) {
 	writeRename(t, path, withPoll(config("a"), 100))
 	require.Eventually(t, func() bool { return w.logs.count("config unchanged", "poll") >= 1 }, 30*time.Second, 5*time.Millisecond)
 	require.Equal(t, 1, w.d.count("a"))
+}
+
+// shiftingFile is a config file that is edited right after some of its
+// reads: after a read returned content X, the file holds after[X] (once).
+type shiftingFile struct {
+	mu        sync.Mutex // guards data, after, reads and settledAt
+	data      string
+	after     map[string]string
+	reads     int // reads so far
+	settledAt int // reads when the last edit in after was made; -1 while edits are pending
+}
+
+func (f *shiftingFile) read(string) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	got := f.data
+	if next, ok := f.after[got]; ok {
+		delete(f.after, got)
+		f.data = next
+		if len(f.after) == 0 {
+			f.settledAt = f.reads
+		}
+	}
+	return []byte(got), nil
+}
+
+// set makes the file hold data, to be edited after reads as after says.
+func (f *shiftingFile) set(data string, after map[string]string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.data, f.after, f.settledAt = data, after, -1
+}
+
+// readsSinceSettled is how many reads followed the last edit (-1 while
+// edits are pending).
+func (f *shiftingFile) readsSinceSettled() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.settledAt < 0 {
+		return -1
+	}
+	return f.reads - f.settledAt
+}
+
+// The file goes A→B right after the read that found A, and back to A right
+// after the read that found B. Every read is decided on as it was read, so
+// A ends up applied, as the file holds it. (Hashing one read and loading
+// another applied B, read second, under the hash of A; every later read
+// found A, "unchanged", and B stayed applied for good.)
+func TestWatchAppliesTheBytesItCompared(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	// Polls read the file every 100 ms; no file event ever comes.
+	start, a, b := withPoll(config("s"), 100), withPoll(config("s", "a"), 100), withPoll(config("s", "b"), 100)
+	f := &shiftingFile{data: start, settledAt: -1}
+	var (
+		mu      sync.Mutex // guards applied
+		applied [][]string // server names of each applied configuration
+	)
+	w := newWatchHarness(t, path, func(o *WatchOptions) {
+		o.ReadFile = func(name string) ([]byte, error) {
+			assert.Equal(t, path, name)
+			return f.read(name)
+		}
+		o.OnApplied = func(cfg *schema.Config) {
+			var names []string
+			for _, s := range cfg.MCP.Servers {
+				names = append(names, s.Name)
+			}
+			mu.Lock()
+			applied = append(applied, names)
+			mu.Unlock()
+		}
+	})
+	w.waitReady("s")
+
+	f.set(a, map[string]string{a: b, b: a})
+	// Two reads after the last edit: the first found A, and the watcher
+	// decided on it (and applied what it decided) before it read again.
+	require.Eventually(t, func() bool { return f.readsSinceSettled() >= 2 }, 30*time.Second, 5*time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"s", "a"}, applied[len(applied)-1], "the file holds A; every configuration applied: %v", applied)
+	require.Equal(t, [][]string{{"s"}, {"s", "a"}, {"s", "b"}, {"s", "a"}}, applied, "each read that differed applied what it read")
 }

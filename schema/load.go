@@ -61,13 +61,7 @@ var ErrNotExist = os.ErrNotExist
 // error: it yields an empty config (nothing configured yet).
 func (v *Validator) Load(path string, opts LoadOptions) (*Config, error) {
 	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return &Config{Path: path, MCP: MCP{PollInterval: DefaultPollInterval, CallTimeout: DefaultCallTimeout}}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
-	}
-	return v.Parse(path, data, opts)
+	return v.parseContent(path, Content{Data: data, Err: err}, opts)
 }
 
 // Validate checks data (the contents of file) against the schema and, unless

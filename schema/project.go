@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -75,37 +74,19 @@ func ProjectDir(settingsPath string) string {
 	return filepath.Dir(filepath.Dir(settingsPath))
 }
 
-// Hold says why a configured server must not run.
-type Hold struct {
-	Kind   HoldKind
-	Reason string
-}
-
-// HoldKind names a reason class for a Hold.
-type HoldKind string
-
-const (
-	// HoldUntrusted: a project server whose definition the user has not
-	// trusted (or has changed since).
-	HoldUntrusted HoldKind = "untrusted"
-	// HoldConflict: the name is defined by both the user and the project.
-	HoldConflict HoldKind = "conflict"
-)
-
 // ProjectStatus describes the project part of a desired configuration.
 type ProjectStatus struct {
-	Path    string `json:"path"`
-	Dir     string `json:"dir"`
-	Hash    string `json:"hash"`
-	Trusted bool   `json:"trusted"`
-	// Reason explains why the project's servers do not run: never trusted,
-	// changed since, invalid (then with its errors).
-	Reason  string   `json:"reason,omitempty"`
-	Servers []string `json:"servers"`
-	// Err is why the project is ignored: it cannot be read or is invalid
-	// (positioned Errors), or, trusted, its ${VAR}s do not resolve. nil
-	// when none of that applies.
-	Err error `json:"-"`
+	Path string
+	Dir  string
+	// Hash is the project's DefinitionHash ("" when it is invalid).
+	Hash string
+	// Trust says whether the project's servers run and, if not, why: never
+	// trusted, changed since, invalid or trusted but its ${VAR}s do not
+	// resolve (both with their errors in Trust.Err).
+	Trust Trust
+	// Servers names the servers the project defines (of an invalid file,
+	// those it names validly).
+	Servers []string
 }
 
 // DefinitionHash identifies what a project asks to run: its "mcp" and
@@ -175,15 +156,21 @@ type trustFile struct {
 // Load reads every record; a missing file holds none.
 func (t TrustStore) Load() (map[string]TrustRecord, error) {
 	data, err := os.ReadFile(t.Path)
-	if errors.Is(err, os.ErrNotExist) {
+	return trustRecords(t.Path, Content{Data: data, Err: err})
+}
+
+// trustRecords parses c, what reading the trust store at path found; a
+// missing file holds no records.
+func trustRecords(path string, c Content) (map[string]TrustRecord, error) {
+	switch {
+	case c.Missing():
 		return map[string]TrustRecord{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read trust store: %w", err)
+	case c.Err != nil:
+		return nil, fmt.Errorf("read trust store: %w", c.Err)
 	}
 	var f trustFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("read trust store %s: %w", t.Path, err)
+	if err := json.Unmarshal(c.Data, &f); err != nil {
+		return nil, fmt.Errorf("read trust store %s: %w", path, err)
 	}
 	if f.Projects == nil {
 		f.Projects = map[string]TrustRecord{}
@@ -261,169 +248,6 @@ func (s Sources) Files() []string {
 		out = append(out, s.Trust)
 	}
 	return out
-}
-
-// LoadDesired reads the user config and, if given, the project settings and
-// returns the desired state: user servers plus project servers.
-//
-//   - A project server runs only if the project's current definition hash is
-//     the one the user trusted; otherwise it carries Hold{HoldUntrusted} with
-//     the reason, and the project's "allow" rules are dropped (its "ask" and
-//     "deny" rules only restrict, so they always apply).
-//   - A project file that cannot be read or is invalid in any way changes
-//     nothing: the user's servers and rules apply as if it were absent,
-//     Project.Err holds its errors, and each server it names (that can be
-//     named: a valid name of an entry, at most maxHeldNames of them) carries
-//     Hold{HoldUntrusted} whose reason quotes them — whether or not it was
-//     trusted, since a file that fails validation is read differently by
-//     different JSON readers. None of its rules apply.
-//   - A trusted project whose ${VAR}s do not resolve is held the same way,
-//     with those errors; its "ask" and "deny" rules apply.
-//   - A name defined in both files is not overridden: the entry (the user's)
-//     carries Hold{HoldConflict} naming both files, and neither copy runs.
-//   - pollInterval comes from the user config.
-//
-// The error is the user config's (positioned Errors), or one of the trust
-// store: only the user's own files can make LoadDesired fail.
-func (v *Validator) LoadDesired(src Sources, opts LoadOptions) (*Config, error) {
-	userOpts := opts
-	userOpts.Source = SourceUser
-	cfg, err := v.Load(src.User, userOpts)
-	if src.Project == "" || err != nil {
-		return cfg, err
-	}
-	data, rerr := os.ReadFile(src.Project)
-	if errors.Is(rerr, os.ErrNotExist) {
-		return cfg, nil
-	}
-	ps := &ProjectStatus{Path: src.Project, Dir: ProjectDir(src.Project)}
-	cfg.Project = ps
-	source := SourceProjectPrefix + ps.Dir
-	if rerr != nil {
-		ignoreProject(cfg, nil, fmt.Errorf("read project settings: %w", rerr))
-		return cfg, nil
-	}
-	// Nothing of an untrusted project is expanded: its ${VAR}s must neither
-	// read the user's environment nor, unset, break the user's own servers.
-	proj, perr := v.Parse(src.Project, data, LoadOptions{NoExpand: true, Source: source})
-	if perr != nil {
-		ignoreProject(cfg, data, perr)
-		return cfg, nil
-	}
-	hash, err := DefinitionHash(data)
-	if err != nil {
-		ignoreProject(cfg, data, err)
-		return cfg, nil
-	}
-	ps.Hash = hash
-	for _, s := range proj.MCP.Servers {
-		ps.Servers = append(ps.Servers, s.Name)
-	}
-	ps.Trusted, ps.Reason = true, ""
-	if src.Trust != "" {
-		recs, err := TrustStore{Path: src.Trust}.Load()
-		if err != nil {
-			return nil, err
-		}
-		switch rec, ok := recs[src.Project]; {
-		case !ok:
-			ps.Trusted, ps.Reason = false, fmt.Sprintf("project %s is not trusted; review it with `freecode mcp trust %s`", src.Project, ps.Dir)
-		case rec.Hash != hash:
-			ps.Trusted, ps.Reason = false, fmt.Sprintf("project %s changed since it was trusted on %s; review it again with `freecode mcp trust %s`", src.Project, rec.TrustedAt.Format(time.DateOnly), ps.Dir)
-		}
-	} else {
-		ps.Trusted, ps.Reason = false, "no trust store"
-	}
-	held := !ps.Trusted
-	if ps.Trusted && !opts.NoExpand {
-		expanded, err := v.Parse(src.Project, data, LoadOptions{LookupEnv: opts.LookupEnv, Source: source})
-		if err != nil {
-			ps.Err = err
-			ps.Reason = fmt.Sprintf("project %s is trusted but cannot run until this is fixed:\n%s", src.Project, err)
-			held = true
-		} else {
-			proj = expanded
-		}
-	}
-
-	userNames := map[string]int{}
-	for i, s := range cfg.MCP.Servers {
-		userNames[s.Name] = i
-	}
-	for _, s := range proj.MCP.Servers {
-		i, clash := userNames[s.Name]
-		switch {
-		case held:
-			// A held project changes nothing, not even by clashing: the
-			// user's server of that name keeps running.
-			reason := ps.Reason
-			if clash {
-				reason += fmt.Sprintf(" (its server %q also has the name of one in %s)", s.Name, src.User)
-			}
-			s.Hold = &Hold{Kind: HoldUntrusted, Reason: reason}
-		case clash:
-			cfg.MCP.Servers[i].Hold = &Hold{Kind: HoldConflict, Reason: fmt.Sprintf(
-				"server %q is defined both in %s and in %s; rename or remove one (neither runs until then)", s.Name, src.User, src.Project)}
-			continue
-		}
-		cfg.MCP.Servers = append(cfg.MCP.Servers, s)
-	}
-	cfg.Permission.Deny = append(cfg.Permission.Deny, proj.Permission.Deny...)
-	cfg.Permission.Ask = append(cfg.Permission.Ask, proj.Permission.Ask...)
-	if !held {
-		cfg.Permission.Allow = append(cfg.Permission.Allow, proj.Permission.Allow...)
-	}
-	return cfg, nil
-}
-
-// maxHeldNames bounds how many servers of an invalid project are shown as
-// held: enough for any real project, and a hostile file's million entries
-// do not become a million desired servers.
-const maxHeldNames = 100
-
-// ignoreProject records in cfg that its project (whose contents are data,
-// nil if unreadable) is ignored because of err: cfg.Project gets the error
-// and every server the file names validly is added, held with it.
-func ignoreProject(cfg *Config, data []byte, err error) {
-	ps := cfg.Project
-	ps.Trusted, ps.Err = false, err
-	ps.Reason = fmt.Sprintf("project %s is invalid and ignored:\n%s", ps.Path, err)
-	data, _ = stripBOM(data)
-	root, perr := parseTree(data)
-	if perr != nil {
-		return
-	}
-	servers := root.member("mcp").member("servers")
-	if servers == nil || servers.kind != '[' {
-		return
-	}
-	var errs Errors
-	errors.As(err, &errs)
-	badName := map[string]bool{}
-	for _, e := range errs {
-		if len(e.Path) == 4 && e.Path[0] == "mcp" && e.Path[1] == "servers" && e.Path[3] == "name" {
-			badName[e.Path[2]] = true
-		}
-	}
-	for i, el := range servers.elems {
-		if len(ps.Servers) == maxHeldNames {
-			break
-		}
-		name := el.member("name")
-		if name == nil || name.kind != '"' || badName[strconv.Itoa(i)] {
-			continue
-		}
-		s := Server{Name: name.str, Enabled: true, Source: SourceProjectPrefix + ps.Dir,
-			Hold: &Hold{Kind: HoldUntrusted, Reason: ps.Reason}}
-		if t := el.member("type"); t != nil && (t.str == string(Local) || t.str == string(Remote)) {
-			s.Type = ServerType(t.str)
-		}
-		if e := el.member("enabled"); e != nil && e.kind == 'f' {
-			s.Enabled = false
-		}
-		ps.Servers = append(ps.Servers, s.Name)
-		cfg.MCP.Servers = append(cfg.MCP.Servers, s)
-	}
 }
 
 // Describe lists what a project settings file would run, for a user about to

@@ -66,15 +66,15 @@ func TestInvalidProjectChangesNothing(t *testing.T) {
 				require.Equal(t, Permission{Allow: []string{"read"}}, cfg.Permission, "no rule of the project applies")
 
 				require.NotNil(t, cfg.Project)
-				require.False(t, cfg.Project.Trusted)
-				require.ErrorContains(t, cfg.Project.Err, tc.want)
-				require.ErrorContains(t, cfg.Project.Err, src.Project, "errors are positioned in the project file")
-				require.Contains(t, cfg.Project.Reason, "project "+src.Project+" is invalid and ignored:\n")
+				require.False(t, cfg.Project.Trust.Trusted())
+				require.ErrorContains(t, cfg.Project.Trust.Err, tc.want)
+				require.ErrorContains(t, cfg.Project.Trust.Err, src.Project, "errors are positioned in the project file")
+				require.Contains(t, cfg.Project.Trust.String(), "project "+src.Project+" is invalid and ignored:\n")
 				var held []string
 				for _, s := range cfg.MCP.Servers[1:] {
 					require.NotNil(t, s.Hold)
 					require.Equal(t, HoldUntrusted, s.Hold.Kind)
-					require.Equal(t, cfg.Project.Reason, s.Hold.Reason)
+					require.Equal(t, cfg.Project.Trust.String(), s.Hold.String())
 					require.Equal(t, SourceProjectPrefix+filepath.Join(dir, "repo"), s.Source)
 					held = append(held, s.Name)
 				}
@@ -95,8 +95,8 @@ func TestUnreadableProjectChangesNothing(t *testing.T) {
 	cfg, err := v.LoadDesired(src, LoadOptions{})
 	require.NoError(t, err)
 	require.Len(t, cfg.MCP.Servers, 1)
-	require.ErrorContains(t, cfg.Project.Err, "read project settings")
-	require.Contains(t, cfg.Project.Reason, "is invalid and ignored")
+	require.ErrorContains(t, cfg.Project.Trust.Err, "read project settings")
+	require.Contains(t, cfg.Project.Trust.String(), "is invalid and ignored")
 }
 
 // A trusted project that becomes invalid stops running even when the part
@@ -131,7 +131,7 @@ func TestTrustedProjectTurnedInvalid(t *testing.T) {
 			}
 			cfg, err := v.LoadDesired(src, LoadOptions{})
 			require.NoError(t, err)
-			require.False(t, cfg.Project.Trusted)
+			require.False(t, cfg.Project.Trust.Trusted())
 			require.Empty(t, cfg.Permission.Allow)
 			for _, s := range cfg.MCP.Servers {
 				require.NotNil(t, s.Hold, "%s must not run", s.Name)
@@ -141,7 +141,7 @@ func TestTrustedProjectTurnedInvalid(t *testing.T) {
 	write(t, src.Project, "{\n"+def+"\n}")
 	cfg, err = v.LoadDesired(src, LoadOptions{})
 	require.NoError(t, err)
-	require.True(t, cfg.Project.Trusted)
+	require.True(t, cfg.Project.Trust.Trusted())
 	require.Nil(t, cfg.MCP.Servers[0].Hold)
 }
 
@@ -162,9 +162,9 @@ func TestTrustedProjectUnsetVariable(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, cfg.MCP.Servers[0].Hold)
 	require.NotNil(t, cfg.MCP.Servers[1].Hold)
-	require.Contains(t, cfg.MCP.Servers[1].Hold.Reason, "is trusted but cannot run until this is fixed")
-	require.Contains(t, cfg.MCP.Servers[1].Hold.Reason, "environment variable DOCS_TOKEN is not set")
-	require.ErrorContains(t, cfg.Project.Err, "DOCS_TOKEN")
+	require.Contains(t, cfg.MCP.Servers[1].Hold.String(), "is trusted but cannot run until this is fixed")
+	require.Contains(t, cfg.MCP.Servers[1].Hold.String(), "environment variable DOCS_TOKEN is not set")
+	require.ErrorContains(t, cfg.Project.Trust.Err, "DOCS_TOKEN")
 	require.Empty(t, cfg.Permission.Allow)
 	require.Equal(t, []string{"write"}, cfg.Permission.Deny)
 

@@ -77,7 +77,7 @@ func TestLoadDesired(t *testing.T) {
 	require.Equal(t, SourceProjectPrefix+filepath.Join(dir, "repo"), p.Source)
 	require.NotNil(t, p.Hold)
 	require.Equal(t, HoldUntrusted, p.Hold.Kind)
-	require.False(t, cfg.Project.Trusted)
+	require.False(t, cfg.Project.Trust.Trusted())
 	require.Equal(t, []string{"read"}, cfg.Permission.Allow, "an untrusted project's allow rules are dropped")
 	require.Equal(t, []string{"write"}, cfg.Permission.Deny, "its deny rules always apply")
 
@@ -87,7 +87,7 @@ func TestLoadDesired(t *testing.T) {
 	cfg, err = v.LoadDesired(src, LoadOptions{})
 	require.NoError(t, err)
 	require.Nil(t, cfg.MCP.Servers[1].Hold)
-	require.True(t, cfg.Project.Trusted)
+	require.True(t, cfg.Project.Trust.Trusted())
 	require.Equal(t, []string{"read", "mcp__p"}, cfg.Permission.Allow)
 
 	// A clash holds the user's entry and leaves the project's out.
@@ -96,8 +96,8 @@ func TestLoadDesired(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, cfg.MCP.Servers, 1)
 	require.Equal(t, HoldConflict, cfg.MCP.Servers[0].Hold.Kind)
-	require.Contains(t, cfg.MCP.Servers[0].Hold.Reason, src.User)
-	require.Contains(t, cfg.MCP.Servers[0].Hold.Reason, src.Project)
+	require.Contains(t, cfg.MCP.Servers[0].Hold.String(), src.User)
+	require.Contains(t, cfg.MCP.Servers[0].Hold.String(), src.Project)
 
 	// Only the user's own file can make the load fail; the project's
 	// errors are the project's.
@@ -126,7 +126,7 @@ func TestUntrustedProjectChangesNothing(t *testing.T) {
 	require.Nil(t, cfg.MCP.Servers[0].Hold, "the user's github keeps running")
 	require.Equal(t, []string{"gh-mcp"}, cfg.MCP.Servers[0].Command)
 	require.Equal(t, HoldUntrusted, cfg.MCP.Servers[1].Hold.Kind)
-	require.Contains(t, cfg.MCP.Servers[1].Hold.Reason, "also has the name of one in")
+	require.Contains(t, cfg.MCP.Servers[1].Hold.String(), "also has the name of one in")
 	require.Equal(t, []string{"${UNSET_FOR_TEST}"}, cfg.MCP.Servers[2].Command, "not expanded while untrusted")
 }
 
@@ -152,9 +152,9 @@ func TestLookalikeKeyCannotKeepTrust(t *testing.T) {
 	cfg, err := v.LoadDesired(src, LoadOptions{})
 	require.NoError(t, err, "an invalid project is the project's problem")
 	var errs Errors
-	require.ErrorAs(t, cfg.Project.Err, &errs)
+	require.ErrorAs(t, cfg.Project.Trust.Err, &errs)
 	require.Contains(t, errs.Error(), `key "Mcp" is too close to "mcp"`)
-	require.False(t, cfg.Project.Trusted)
+	require.False(t, cfg.Project.Trust.Trusted())
 	require.Len(t, cfg.MCP.Servers, 1)
 	require.NotNil(t, cfg.MCP.Servers[0].Hold, "docs does not run")
 	require.Empty(t, cfg.Permission.Allow)

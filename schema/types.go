@@ -79,7 +79,7 @@ type Server struct {
 	Limits Limits `json:"-"`
 	// Source is SourceUser or "project:<dir>"; it is not part of the file.
 	Source string `json:"-"`
-	// Hold, when set, keeps the server from running (see LoadDesired).
+	// Hold, when set, keeps the server from running (see Validator.Desired).
 	Hold *Hold `json:"-"`
 	// Shown is the command line or URL as written in the file, before
 	// ${VAR} expansion: what status, logs and errors show, so that a secret
@@ -131,8 +131,8 @@ type MCP struct {
 	Servers      []Server      `json:"servers"`
 	PollInterval time.Duration `json:"-"`
 	// CallTimeout bounds one tool call (default DefaultCallTimeout); a
-	// server's own CallTimeout replaces it. LoadDesired takes it from the
-	// user config.
+	// server's own CallTimeout replaces it. Validator.Desired takes it from
+	// the user config.
 	CallTimeout time.Duration `json:"-"`
 	// MaxArgumentBytes bounds one tool call's arguments; 0 means the
 	// orchestrator's default (orchestrator.DefaultMaxArgumentBytes).
@@ -156,8 +156,8 @@ type Config struct {
 	Path       string
 	MCP        MCP
 	Permission Permission
-	// Project is set by LoadDesired when a project settings file is part
-	// of the configuration.
+	// Project is set by Validator.Desired when a project settings file is
+	// part of the configuration.
 	Project *ProjectStatus
 }
 

@@ -235,8 +235,9 @@ type serverView struct {
 	Source        string `json:"source"`
 	// Held says why the server does not run (untrusted project, name
 	// defined twice); empty when it may run.
-	Held  string `json:"held,omitempty"`
-	shown string // command line or URL as written (schema.Server.Shown)
+	Held     string          `json:"held,omitempty"`
+	heldKind schema.HoldKind // of the hold Held phrases
+	shown    string          // command line or URL as written (schema.Server.Shown)
 }
 
 func view(s schema.Server, showSecrets bool) serverView {
@@ -254,7 +255,7 @@ func view(s schema.Server, showSecrets bool) serverView {
 		Transport: s.Transport, Headers: mask(s.Headers), Env: mask(s.Env), TimeoutMS: s.Timeout.Milliseconds(),
 		CallTimeoutMS: s.CallTimeout.Milliseconds(), Source: s.Source}
 	if s.Hold != nil {
-		v.Held = s.Hold.Reason
+		v.Held, v.heldKind = holdReason(s.Hold), s.Hold.Kind
 	}
 	v.shown = s.Shown
 	return v
@@ -263,7 +264,7 @@ func view(s schema.Server, showSecrets bool) serverView {
 // enabledText is the ENABLED column: yes, no, or why it cannot run.
 func (v serverView) enabledText() string {
 	switch {
-	case v.Held != "" && strings.Contains(v.Held, "defined both"):
+	case v.heldKind == schema.HoldConflict:
 		return "conflict"
 	case v.Held != "":
 		return "untrusted"
@@ -353,10 +354,10 @@ func (a *app) printHeld(views []serverView, cfg *schema.Config) {
 // are not): the file is unreadable or invalid, or trusted but its
 // variables do not resolve.
 func projectError(cfg *schema.Config) string {
-	if cfg.Project == nil || cfg.Project.Err == nil {
+	if cfg.Project == nil || cfg.Project.Trust.Err == nil {
 		return ""
 	}
-	return cfg.Project.Reason
+	return trustReason(cfg.Project.Trust)
 }
 
 func yesNo(b bool) string {

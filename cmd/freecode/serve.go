@@ -127,6 +127,9 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 		Bus:      bus,
 		Logger:   log.WithName("controller"),
 		Dial:     controller.MCPDialer(mcpOpts),
+		// The status and errors of serve say what to do, as the
+		// commands do.
+		HoldReason: holdReason,
 	})
 	rules := &rulesHolder{}
 	approvals := api.NewApprovals(bus, 0)
@@ -201,12 +204,11 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 	run("controller", func() error { return ctrl.Start(ctx) })
 	run("config watcher", func() error {
 		return controller.Watch(ctx, controller.WatchOptions{
-			Path:  cfgPath,
-			Files: src.Files(),
-			Load: func() (*schema.Config, error) {
-				cfg, err := v.LoadDesired(src, schema.LoadOptions{LookupEnv: a.lookupEnv})
-				if err == nil && cfg.Project != nil && cfg.Project.Err != nil {
-					log.Info("project settings ignored; the user config applies", "project", src.Project, "error", cfg.Project.Err.Error())
+			Sources: src,
+			Load: func(src schema.Sources, c schema.Contents) (*schema.Config, error) {
+				cfg, err := v.Desired(src, c, schema.LoadOptions{LookupEnv: a.lookupEnv})
+				if err == nil && cfg.Project != nil && cfg.Project.Trust.Err != nil {
+					log.Info("project settings ignored; the user config applies", "project", src.Project, "error", cfg.Project.Trust.Err.Error())
 				}
 				return cfg, err
 			},

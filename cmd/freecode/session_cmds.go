@@ -35,7 +35,7 @@ func (a *app) configuredServer(name string) (*schema.Config, schema.Server, erro
 		return nil, schema.Server{}, fmt.Errorf("server %q: %w in %s (see `freecode mcp list`)", name, schema.ErrNoServer, cfg.Path)
 	}
 	if s.Hold != nil {
-		return nil, schema.Server{}, fmt.Errorf("server %q does not run: %s", name, s.Hold.Reason)
+		return nil, schema.Server{}, fmt.Errorf("server %q does not run: %s", name, holdReason(s.Hold))
 	}
 	return cfg, s, nil
 }

@@ -188,7 +188,7 @@ func (a *app) offlineStatus(ctx context.Context, home string, asJSON, probe bool
 		}
 		switch {
 		case s.Hold != nil:
-			out.Servers[i].Phase, out.Servers[i].Reason = string(s.Hold.Kind), s.Hold.Reason
+			out.Servers[i].Phase, out.Servers[i].Reason = string(s.Hold.Kind), holdReason(s.Hold)
 		case !s.Enabled:
 			out.Servers[i].Phase = "disabled"
 		}

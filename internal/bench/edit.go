@@ -64,7 +64,7 @@ func newEditEnv(dir string, v *schema.Validator, debounce time.Duration, argv []
 	go func() {
 		defer close(e.watched)
 		_ = controller.Watch(ctx, controller.WatchOptions{
-			Path: path, Validator: v, Controller: e.ctrl, Debounce: debounce,
+			Sources: schema.Sources{User: path}, Validator: v, Controller: e.ctrl, Debounce: debounce,
 			LookupEnv: func(string) (string, bool) { return "", false }, Logger: logr.Discard(),
 		})
 	}()
