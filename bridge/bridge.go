@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"slices"
 
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 )
@@ -21,7 +19,7 @@ import (
 // Caller calls a tool by the server's own tool name; *mcp.Session
 // satisfies it.
 type Caller interface {
-	CallTool(ctx context.Context, name string, args json.RawMessage) (*mcpgo.CallToolResult, error)
+	CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallResult, error)
 }
 
 // Tools returns one registry.Tool per tool, in the same order. Each tool's
@@ -70,82 +68,83 @@ func call(caller Caller, name string) func(context.Context, json.RawMessage) (re
 }
 
 // Result converts an MCP tool result. Text, image, audio, embedded
-// resource and resource link blocks fill the matching Content fields; every
-// block also keeps its JSON verbatim in Content.Raw, so nothing the server
-// sent (annotations, _meta, unknown types) is lost. Structured content is
-// kept byte for byte when the wire form is known.
-func Result(res *mcpgo.CallToolResult) (registry.Result, error) {
+// resource and resource link blocks fill the matching Content fields; a
+// block those fields do not carry whole (annotations, _meta, fields of its
+// own, a type FreeCode does not know) also keeps its JSON verbatim, as the
+// server sent it, in Content.Raw, so nothing is lost. Structured content
+// is kept byte for byte. Raw and Structured share res's bytes.
+func Result(res *mcp.CallResult) (registry.Result, error) {
 	out := registry.Result{IsError: res.IsError, Content: make([]registry.Content, 0, len(res.Content))}
-	for i, c := range res.Content {
-		rc, err := content(c)
+	for i, block := range res.Content {
+		rc, err := content(block)
 		if err != nil {
 			return registry.Result{}, fmt.Errorf("tool result content #%d: %w", i, err)
 		}
 		out.Content = append(out.Content, rc)
 	}
-	switch {
-	case len(res.RawStructuredContent) > 0:
-		out.Structured = append(json.RawMessage(nil), res.RawStructuredContent...)
-	case res.StructuredContent != nil:
-		b, err := json.Marshal(res.StructuredContent)
-		if err != nil {
-			return registry.Result{}, fmt.Errorf("tool result structured content: %w", err)
-		}
-		out.Structured = b
+	if len(res.Structured) > 0 {
+		out.Structured = res.Structured
 	}
 	return out, nil
 }
 
-// content converts one block. Plain text, by far the most common block, is
-// taken as is; every other block goes through its JSON form, which is the
-// same for mcp-go's value and pointer content types.
-func content(c mcpgo.Content) (registry.Content, error) {
-	switch t := c.(type) {
-	case mcpgo.TextContent:
-		if t.Annotations == nil && t.Meta == nil {
-			return registry.Content{Type: "text", Text: t.Text}, nil
-		}
-	case *mcpgo.TextContent:
-		if t != nil && t.Annotations == nil && t.Meta == nil {
-			return registry.Content{Type: "text", Text: t.Text}, nil
-		}
+// embedded is the resource of a "resource" block.
+type embedded struct {
+	URI      string `json:"uri"`
+	MimeType string `json:"mimeType"`
+	Text     string `json:"text"`
+	Blob     string `json:"blob"`
+}
+
+// content converts one block, decoded into its keys.
+func content(block json.RawMessage) (registry.Content, error) {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(block, &keys); err != nil {
+		return registry.Content{}, err
 	}
-	raw, err := json.Marshal(c)
+	if keys == nil {
+		return registry.Content{Raw: block}, nil // null
+	}
+	str := func(key string) (string, error) {
+		var s string
+		if v, ok := keys[key]; ok {
+			if err := json.Unmarshal(v, &s); err != nil {
+				return "", fmt.Errorf("%s: %w", key, err)
+			}
+		}
+		return s, nil
+	}
+	typeName, err := str("type")
 	if err != nil {
 		return registry.Content{}, err
 	}
-	var b struct {
-		Type     string `json:"type"`
-		Text     string `json:"text"`
-		Data     string `json:"data"`
-		MimeType string `json:"mimeType"`
-		URI      string `json:"uri"`
-		Resource *struct {
-			URI      string `json:"uri"`
-			MimeType string `json:"mimeType"`
-			Text     string `json:"text"`
-			Blob     string `json:"blob"`
-		} `json:"resource"`
+	out := registry.Content{Type: typeName}
+	if !mappedFully(keys, out.Type) {
+		out.Raw = block
 	}
-	if err := json.Unmarshal(raw, &b); err != nil {
-		return registry.Content{}, err
-	}
-	out := registry.Content{Type: b.Type}
-	if !mappedFully(raw, b.Type) {
-		out.Raw = raw
-	}
-	switch b.Type {
+	var errs [2]error
+	switch out.Type {
 	case "text":
-		out.Text = b.Text
+		out.Text, errs[0] = str("text")
 	case "image", "audio":
-		out.Data, out.MimeType = b.Data, b.MimeType
+		out.Data, errs[0] = str("data")
+		out.MimeType, errs[1] = str("mimeType")
 	case "resource_link":
-		out.URI, out.MimeType = b.URI, b.MimeType
+		out.URI, errs[0] = str("uri")
+		out.MimeType, errs[1] = str("mimeType")
 	case "resource":
-		if b.Resource != nil {
-			out.URI, out.MimeType = b.Resource.URI, b.Resource.MimeType
-			out.Text, out.Data = b.Resource.Text, b.Resource.Blob
+		if v, ok := keys["resource"]; ok {
+			var r *embedded
+			if err := json.Unmarshal(v, &r); err != nil {
+				errs[0] = fmt.Errorf("resource: %w", err)
+			} else if r != nil {
+				out.URI, out.MimeType = r.URI, r.MimeType
+				out.Text, out.Data = r.Text, r.Blob
+			}
 		}
+	}
+	if err := errors.Join(errs[:]...); err != nil {
+		return registry.Content{}, err
 	}
 	return out, nil
 }
@@ -163,19 +162,16 @@ func mappedKeys(typ string) []string {
 	return nil
 }
 
-// mappedFully reports whether Content's fields carry all of block; if not,
-// the block is kept verbatim in Content.Raw so that nothing is lost.
-func mappedFully(block []byte, typ string) bool {
-	keys := mappedKeys(typ)
-	if keys == nil {
+// mappedFully reports whether Content's fields carry all of a block with
+// these keys; if not, the block is kept verbatim in Content.Raw so that
+// nothing is lost.
+func mappedFully(keys map[string]json.RawMessage, typ string) bool {
+	mapped := mappedKeys(typ)
+	if mapped == nil {
 		return false
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(block, &m) != nil {
-		return false
-	}
-	for k := range m {
-		if !slices.Contains(keys, k) {
+	for k := range keys {
+		if !slices.Contains(mapped, k) {
 			return false
 		}
 	}

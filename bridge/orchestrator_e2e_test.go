@@ -28,6 +28,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/bridge"
+	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/testserver"
 	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/mcp"
@@ -71,7 +72,7 @@ func startServer(tb testing.TB, logger logr.Logger, flags ...string) *fixture {
 		Enabled: true,
 		Timeout: wait,
 	}
-	sess, err := mcp.Connect(context.Background(), srv, mcp.Options{Logger: logger})
+	sess, err := mcp.Connect(context.Background(), controller.MCPSpec(srv), mcp.Options{Logger: logger})
 	require.NoError(tb, err)
 	pid := sess.PID()
 	tb.Cleanup(func() {
@@ -515,4 +516,20 @@ func BenchmarkCallOverhead(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A content block of a type FreeCode does not know used to fail the whole
+// call in mcp-go ("unknown content type"): it reaches the registry result
+// byte for byte, beside the text block it came with.
+func TestE2EUnknownContentKeptVerbatim(t *testing.T) {
+	f := startServer(t, testLogger(t), "--unknown-content")
+	orch := f.orchestrator(registry.OrchestratorOptions{Logger: testLogger(t)})
+	out := orch.Run(t.Context(), []registry.Call{{ID: "1", Tool: id("hologram"), Args: json.RawMessage(`{}`)}})[0]
+	require.NoError(t, out.Err)
+	require.False(t, out.Result.IsError)
+	require.Len(t, out.Result.Content, 2)
+	require.Equal(t, registry.Content{Type: "text", Text: testserver.HologramText}, out.Result.Content[0])
+	require.Equal(t, "hologram", out.Result.Content[1].Type)
+	require.Equal(t, testserver.UnknownBlock, string(out.Result.Content[1].Raw))
+	require.Equal(t, testserver.HologramText, out.Result.Text())
 }
