@@ -519,17 +519,18 @@ func BenchmarkCallOverhead(b *testing.B) {
 }
 
 // A content block of a type FreeCode does not know used to fail the whole
-// call in mcp-go ("unknown content type"): it reaches the registry result
-// byte for byte, beside the text block it came with.
+// call in mcp-go ("unknown content type"): the registered tool's result
+// holds it byte for byte, beside the text block it came with.
 func TestE2EUnknownContentKeptVerbatim(t *testing.T) {
 	f := startServer(t, testLogger(t), "--unknown-content")
-	orch := f.orchestrator(registry.OrchestratorOptions{Logger: testLogger(t)})
-	out := orch.Run(t.Context(), []registry.Call{{ID: "1", Tool: id("hologram"), Args: json.RawMessage(`{}`)}})[0]
-	require.NoError(t, out.Err)
-	require.False(t, out.Result.IsError)
-	require.Len(t, out.Result.Content, 2)
-	require.Equal(t, registry.Content{Type: "text", Text: testserver.HologramText}, out.Result.Content[0])
-	require.Equal(t, "hologram", out.Result.Content[1].Type)
-	require.Equal(t, testserver.UnknownBlock, string(out.Result.Content[1].Raw))
-	require.Equal(t, testserver.HologramText, out.Result.Text())
+	tool, ok := f.reg.Get(id("hologram"))
+	require.True(t, ok)
+	res, err := tool.Call(t.Context(), json.RawMessage(`{}`))
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	require.Len(t, res.Content, 2)
+	require.Equal(t, registry.Content{Type: "text", Text: testserver.HologramText}, res.Content[0])
+	require.Equal(t, "hologram", res.Content[1].Type)
+	require.Equal(t, testserver.UnknownBlock, string(res.Content[1].Raw))
+	require.Equal(t, testserver.HologramText, res.Text())
 }
