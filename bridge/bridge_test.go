@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"testing"
 
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/mcp"
@@ -17,11 +16,11 @@ import (
 type fakeCaller struct {
 	name string
 	args json.RawMessage
-	res  *mcpgo.CallToolResult
+	res  *mcp.CallResult
 	err  error
 }
 
-func (f *fakeCaller) CallTool(_ context.Context, name string, args json.RawMessage) (*mcpgo.CallToolResult, error) {
+func (f *fakeCaller) CallTool(_ context.Context, name string, args json.RawMessage) (*mcp.CallResult, error) {
 	f.name, f.args = name, args
 	return f.res, f.err
 }
@@ -66,7 +65,7 @@ func TestToolsFields(t *testing.T) {
 func TestCallUsesServerToolName(t *testing.T) {
 	tool := convert(t, "my server", `{"name":"do.it","inputSchema":{"type":"object"}}`)
 	require.NotEqual(t, "do.it", tool.ID)
-	fc := &fakeCaller{res: mcpgo.NewToolResultText("done")}
+	fc := &fakeCaller{res: &mcp.CallResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"done"}`)}}}
 	tools := Tools(fc, []mcp.Tool{tool})
 	res, err := tools[0].Call(context.Background(), json.RawMessage(`{"a":1}`))
 	require.NoError(t, err)
@@ -85,7 +84,7 @@ func TestResultContent(t *testing.T) {
 		{"type":"resource","resource":{"uri":"file:///b.bin","blob":"YmluYXJ5"}},
 		{"type":"resource_link","uri":"file:///c","name":"c","mimeType":"text/x"}
 	],"isError":true,"structuredContent":{"n":9223372036854775807}}`
-	var res mcpgo.CallToolResult
+	var res mcp.CallResult
 	require.NoError(t, json.Unmarshal([]byte(wire), &res))
 
 	got, err := Result(&res)
@@ -104,8 +103,50 @@ func TestResultContent(t *testing.T) {
 	require.Equal(t, registry.Content{Type: "resource_link", URI: "file:///c", MimeType: "text/x"}, strip(got.Content[5]))
 }
 
-func TestResultStructuredWithoutRaw(t *testing.T) {
-	res := &mcpgo.CallToolResult{Content: []mcpgo.Content{mcpgo.NewTextContent("x")}, StructuredContent: map[string]any{"a": 1}}
+// Every block the content fields do not carry whole keeps the server's
+// bytes: unknown types, known ones with fields of their own.
+func TestResultKeepsBlocksVerbatim(t *testing.T) {
+	blocks := []string{
+		`{"type":"hologram","data":"aG9sbw==","depth":1.50,"_meta":{"example.com/frame":7}}`,
+		`{"type":"text","text":"t","_meta":{"k":1}}`,
+		`{"type":"image","data":"aW1n","mimeType":"image/png","annotations":{"audience":["user"]}}`,
+		`{"type":"resource_link","uri":"file:///c","name":"c","title":"C"}`,
+		`{"text":"no type"}`,
+	}
+	res := &mcp.CallResult{}
+	for _, b := range blocks {
+		res.Content = append(res.Content, json.RawMessage(b))
+	}
+	got, err := Result(res)
+	require.NoError(t, err)
+	require.Len(t, got.Content, len(blocks))
+	for i, b := range blocks {
+		require.Equal(t, b, string(got.Content[i].Raw), "block %d", i)
+	}
+	require.Equal(t, "hologram", got.Content[0].Type)
+	require.Equal(t, "t", got.Content[1].Text)
+	require.Equal(t, "aW1n", got.Content[2].Data)
+	require.Equal(t, "file:///c", got.Content[3].URI)
+	require.Empty(t, got.Content[4].Type)
+
+	// Blocks the fields carry whole keep no copy.
+	got, err = Result(&mcp.CallResult{Content: []json.RawMessage{
+		json.RawMessage(`{"type":"text","text":"plain"}`),
+		json.RawMessage(`{"type":"audio","data":"YXVk","mimeType":"audio/wav"}`),
+	}})
+	require.NoError(t, err)
+	require.Equal(t, []registry.Content{{Type: "text", Text: "plain"}, {Type: "audio", Data: "YXVk", MimeType: "audio/wav"}}, got.Content)
+}
+
+func TestResultMalformedBlock(t *testing.T) {
+	for _, b := range []string{`"text"`, `{"type":5}`, `{"type":"text","text":5}`, `{"type":"resource","resource":"x"}`} {
+		_, err := Result(&mcp.CallResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"ok"}`), json.RawMessage(b)}})
+		require.ErrorContains(t, err, "tool result content #1", b)
+	}
+}
+
+func TestResultStructured(t *testing.T) {
+	res := &mcp.CallResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"x"}`)}, Structured: json.RawMessage(`{"a": 1}`)}
 	got, err := Result(res)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"a":1}`, string(got.Structured))

@@ -28,6 +28,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/bridge"
+	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/testserver"
 	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/mcp"
@@ -72,7 +73,7 @@ func startServer(tb testing.TB, logger logr.Logger, flags ...string) *fixture {
 		Enabled: true,
 		Timeout: wait,
 	}
-	sess, err := mcp.Connect(context.Background(), srv, mcp.Options{Logger: logger})
+	sess, err := mcp.Connect(context.Background(), controller.MCPSpec(srv), mcp.Options{Logger: logger})
 	require.NoError(tb, err)
 	pid := sess.PID()
 	tb.Cleanup(func() {
@@ -516,4 +517,21 @@ func BenchmarkCallOverhead(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A content block of a type FreeCode does not know used to fail the whole
+// call in mcp-go ("unknown content type"): the registered tool's result
+// holds it byte for byte, beside the text block it came with.
+func TestE2EUnknownContentKeptVerbatim(t *testing.T) {
+	f := startServer(t, testLogger(t), "--unknown-content")
+	tool, ok := f.reg.Get(id("hologram"))
+	require.True(t, ok)
+	res, err := tool.Call(t.Context(), json.RawMessage(`{}`))
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	require.Len(t, res.Content, 2)
+	require.Equal(t, registry.Content{Type: "text", Text: testserver.HologramText}, res.Content[0])
+	require.Equal(t, "hologram", res.Content[1].Type)
+	require.Equal(t, testserver.UnknownBlock, string(res.Content[1].Raw))
+	require.Equal(t, testserver.HologramText, res.Text())
 }

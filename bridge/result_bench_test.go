@@ -1,17 +1,18 @@
 package bridge_test
 
 import (
+	"encoding/json"
 	"testing"
 
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/freecode/freecode/bridge"
+	"github.com/freecode/freecode/mcp"
 )
 
 // BenchmarkResult converts the answer of the test server's echo tool (one
-// text block), the per-call work the bridge adds on top of mcp-go.
+// text block, as the session returns it), the per-call work the bridge adds
+// on top of the session.
 func BenchmarkResult(b *testing.B) {
-	res := &mcpgo.CallToolResult{Content: []mcpgo.Content{mcpgo.NewTextContent("hello")}}
+	res := &mcp.CallResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"hello"}`)}}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := bridge.Result(res); err != nil {

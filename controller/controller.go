@@ -35,7 +35,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
@@ -66,7 +65,7 @@ type Conn interface {
 	Close() error
 	PID() int
 	StderrTail() []string
-	CallTool(ctx context.Context, name string, args json.RawMessage) (*mcpgo.CallToolResult, error)
+	CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallResult, error)
 }
 
 // Dialer starts or reaches srv and returns its session once it is
@@ -74,10 +73,10 @@ type Conn interface {
 // and when ctx ends, leaving nothing running on failure.
 type Dialer func(ctx context.Context, srv schema.Server) (Conn, error)
 
-// MCPDialer dials with mcp.Connect.
+// MCPDialer dials with mcp.Connect, the spec built by MCPSpec.
 func MCPDialer(opts mcp.Options) Dialer {
 	return func(ctx context.Context, srv schema.Server) (Conn, error) {
-		s, err := mcp.Connect(ctx, srv, opts)
+		s, err := mcp.Connect(ctx, MCPSpec(srv), opts)
 		if err != nil {
 			return nil, err
 		}

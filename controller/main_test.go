@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/internal/testutil"
@@ -283,6 +282,6 @@ func (f *fakeConn) isClosed() bool {
 }
 func (f *fakeConn) PID() int             { return f.pid }
 func (f *fakeConn) StderrTail() []string { return []string{"fake stderr of " + f.name} }
-func (f *fakeConn) CallTool(context.Context, string, json.RawMessage) (*mcpgo.CallToolResult, error) {
-	return mcpgo.NewToolResultText("ok"), nil
+func (f *fakeConn) CallTool(context.Context, string, json.RawMessage) (*mcp.CallResult, error) {
+	return &mcp.CallResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"ok"}`)}}, nil
 }

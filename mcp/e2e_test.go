@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/internal/testutil"
-	"github.com/freecode/freecode/schema"
 )
 
 // End-to-end tests against real MCP servers from npm, pinned in
@@ -42,8 +41,8 @@ func npmServer(t *testing.T, rel string, args ...string) []string {
 
 const everythingScript = "@modelcontextprotocol/server-everything/dist/index.js"
 
-func npmLocal(name string, command []string) schema.Server {
-	return schema.Server{Name: name, Type: schema.Local, Command: command, Enabled: true, Timeout: 20 * time.Second}
+func npmLocal(name string, command []string) Spec {
+	return Spec{Name: name, Type: Local, Command: command, Timeout: 20 * time.Second, Limits: testLimits(Limits{}), MaxLimits: testMaxLimits()}
 }
 
 func TestEverythingStdio(t *testing.T) {
@@ -98,9 +97,9 @@ func startNpmHTTP(t *testing.T, command []string) int {
 
 func TestEverythingStreamableHTTP(t *testing.T) {
 	port := startNpmHTTP(t, npmServer(t, everythingScript, "streamableHttp"))
-	srv := schema.Server{
-		Name: "everything", Type: schema.Remote, URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port),
-		Transport: schema.TransportAuto, Enabled: true, Timeout: 20 * time.Second,
+	srv := Spec{
+		Name: "everything", Type: Remote, URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port),
+		Transport: TransportAuto, Timeout: 20 * time.Second, Limits: testLimits(Limits{}), MaxLimits: testMaxLimits(),
 	}
 	start := time.Now()
 	s, err := Connect(context.Background(), srv, Options{Logger: testLogger(t)})
@@ -122,9 +121,9 @@ func TestEverythingStreamableHTTP(t *testing.T) {
 
 func TestEverythingSSE(t *testing.T) {
 	port := startNpmHTTP(t, npmServer(t, everythingScript, "sse"))
-	srv := schema.Server{
-		Name: "everything", Type: schema.Remote, URL: fmt.Sprintf("http://127.0.0.1:%d/sse", port),
-		Transport: schema.TransportAuto, Enabled: true, Timeout: 20 * time.Second,
+	srv := Spec{
+		Name: "everything", Type: Remote, URL: fmt.Sprintf("http://127.0.0.1:%d/sse", port),
+		Transport: TransportAuto, Timeout: 20 * time.Second, Limits: testLimits(Limits{}), MaxLimits: testMaxLimits(),
 	}
 	s, err := Connect(context.Background(), srv, Options{Logger: testLogger(t)})
 	require.NoError(t, err, "auto falls back to SSE")

@@ -7,8 +7,6 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
-
-	"github.com/freecode/freecode/schema"
 )
 
 // maxErrorBodyBytes bounds how much of an HTTP error answer (status >= 400)
@@ -16,7 +14,7 @@ import (
 // rather than the session ended.
 const maxErrorBodyBytes = 64 << 10
 
-// The limits' names as written in the config (schema.Limits).
+// The limits' names as written in FreeCode's config ("limits").
 const (
 	limitMessageBytes = "maxMessageBytes"
 	limitListItems    = "maxListItems"
@@ -25,7 +23,7 @@ const (
 )
 
 // LimitError reports that a server sent more than one of its limits
-// (schema.Limits) allows, so its session was ended. It wraps [ErrLimit] and
+// (Spec.Limits) allows, so its session was ended. It wraps [ErrLimit] and
 // [ErrTransport]: the connection is gone, and a call that was under way may
 // or may not have reached the server.
 type LimitError struct {
@@ -39,6 +37,10 @@ type LimitError struct {
 	Limit string
 	// Value is the limit that was in force.
 	Value int64
+	// Max is the highest value the limit may be configured to
+	// (Spec.MaxLimits); 0 sets no bound. The message suggests raising the
+	// limit within it.
+	Max int64
 }
 
 func (e *LimitError) Error() string {
@@ -59,8 +61,9 @@ func (e *LimitError) Error() string {
 	if e.Step != "" {
 		step = e.Step + ": "
 	}
-	raise := fmt.Sprintf(`raise it for this server with "limits": {%q: %d} if it is legitimate`, e.Limit, suggestLimit(e.Limit, e.Value))
-	if suggestLimit(e.Limit, e.Value) <= e.Value {
+	suggest := e.suggest()
+	raise := fmt.Sprintf(`raise it for this server with "limits": {%q: %d} if it is legitimate`, e.Limit, suggest)
+	if suggest <= e.Value {
 		raise = "it is at its maximum"
 	}
 	return fmt.Sprintf("server %q: %sthe server %s (limit mcp.limits.%s); %s", e.Server, step, what, e.Limit, raise)
@@ -78,16 +81,13 @@ func (e *LimitError) during(step string) *LimitError {
 
 func (e *LimitError) Unwrap() []error { return []error{ErrLimit, ErrTransport} }
 
-// suggestLimit is the value the error suggests instead of v: twice v, within
-// the bound config.cue allows.
-func suggestLimit(limit string, v int64) int64 {
-	bound := map[string]int64{
-		limitMessageBytes: schema.MaxMaxMessageBytes,
-		limitListItems:    schema.MaxMaxListItems,
-		limitListPages:    schema.MaxMaxListPages,
-		limitListBytes:    schema.MaxMaxListBytes,
-	}[limit]
-	return min(2*v, bound)
+// suggest is the value the error suggests instead of Value: twice it,
+// within Max.
+func (e *LimitError) suggest() int64 {
+	if e.Max > 0 {
+		return min(2*e.Value, e.Max)
+	}
+	return 2 * e.Value
 }
 
 // formatBytes renders n as "16 MiB", "64 KiB" or "70000 bytes".
@@ -138,7 +138,12 @@ func (t *limitTrip) tripped() *LimitError {
 // force), which ends the session, and returns the error a reader hands to
 // the transport: the first limit recorded.
 func (s *Session) overLimit(limit string, value int64) error {
-	return s.limits.trip(&LimitError{Server: s.srv.Name, Limit: limit, Value: value})
+	return s.limits.trip(s.limitError("", limit, value))
+}
+
+// limitError is the error of going over limit during step.
+func (s *Session) limitError(step, limit string, value int64) *LimitError {
+	return &LimitError{Server: s.srv.Name, Step: step, Limit: limit, Value: value, Max: s.srv.MaxLimits.max(limit)}
 }
 
 // newFrameCounter counts frames that end as ends says.

@@ -16,8 +16,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/freecode/freecode/schema"
 )
 
 // floodBytes is the size of the hostile messages below: four times the
@@ -58,7 +56,7 @@ func requireLimit(t *testing.T, err error, server, step, limit string) *LimitErr
 
 // connectFails connects srv, expecting failure, and checks that nothing of
 // it is left running.
-func connectFails(t *testing.T, srv schema.Server) error {
+func connectFails(t *testing.T, srv Spec) error {
 	t.Helper()
 	var pid int
 	_, err := Connect(context.Background(), srv, Options{Logger: testLogger(t), OnProcess: func(p int, _ <-chan struct{}) { pid = p }})
@@ -76,7 +74,7 @@ func TestStdoutLineOverLimitWhileConnecting(t *testing.T) {
 	var err error
 	alloc := allocatedDuring(func() { err = connectFails(t, srv) })
 	le := requireLimit(t, err, "flood", "initialize", "maxMessageBytes")
-	require.Equal(t, int64(schema.DefaultMaxMessageBytes), le.Value)
+	require.Equal(t, int64(testDefaultMaxMessageBytes), le.Value)
 	require.Equal(t, `server "flood": initialize: the server sent a message of more than 16 MiB (limit mcp.limits.maxMessageBytes); `+
 		`raise it for this server with "limits": {"maxMessageBytes": 33554432} if it is legitimate`, err.Error())
 	t.Logf("allocated %d MiB", alloc>>20)
@@ -101,21 +99,21 @@ func TestStdoutLineOverLimitWhileRunning(t *testing.T) {
 func TestMessageLimitIsConfigurable(t *testing.T) {
 	for _, remote := range []bool{false, true} {
 		t.Run(map[bool]string{false: "local", true: "remote"}[remote], func(t *testing.T) {
-			server := func(description int) schema.Server {
+			server := func(description int) Spec {
 				if remote {
 					u, _ := startTestServerHTTP(t, "--description-bytes", strconv.Itoa(description))
-					return remoteServer("big", u, schema.TransportStreamableHTTP)
+					return remoteServer("big", u, TransportStreamableHTTP)
 				}
 				return localServer("big", "--description-bytes", strconv.Itoa(description))
 			}
 			le := requireLimit(t, connectFails(t, server(20<<20)), "big", "tools/list", "maxMessageBytes")
-			require.Equal(t, int64(schema.DefaultMaxMessageBytes), le.Value)
+			require.Equal(t, int64(testDefaultMaxMessageBytes), le.Value)
 
 			const description = 100 << 10
 			srv := server(description)
-			srv.Limits.MaxMessageBytes = schema.MinMaxMessageBytes
+			srv.Limits.MaxMessageBytes = testMinMaxMessageBytes
 			le = requireLimit(t, connectFails(t, srv), "big", "tools/list", "maxMessageBytes")
-			require.Equal(t, int64(schema.MinMaxMessageBytes), le.Value)
+			require.Equal(t, int64(testMinMaxMessageBytes), le.Value)
 			require.Contains(t, le.Error(), "a message of more than 64 KiB")
 
 			srv.Limits.MaxMessageBytes = 4 * description
@@ -132,21 +130,21 @@ func TestEndlessPagination(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		pageSize int
-		limits   schema.Limits
+		limits   Limits
 		limit    string
 		msg      string
 	}{
-		{"default pages", 10, schema.Limits{}, "maxListPages",
+		{"default pages", 10, Limits{}, "maxListPages",
 			`server "p": tools/list: the server needed more than 1000 pages to list its tools (limit mcp.limits.maxListPages); raise it for this server with "limits": {"maxListPages": 2000} if it is legitimate`},
-		{"default items", 500, schema.Limits{}, "maxListItems",
+		{"default items", 500, Limits{}, "maxListItems",
 			`server "p": tools/list: the server listed more than 20000 tools (limit mcp.limits.maxListItems); raise it for this server with "limits": {"maxListItems": 40000} if it is legitimate`},
-		{"configured pages", 1, schema.Limits{MaxListPages: 3}, "maxListPages", "more than 3 pages"},
-		{"configured items", 4, schema.Limits{MaxListItems: 10}, "maxListItems", "listed more than 10 tools"},
-		{"configured bytes", 100, schema.Limits{MaxListBytes: schema.MinMaxListBytes}, "maxListBytes", "listed more than 64 KiB of tools"},
+		{"configured pages", 1, Limits{MaxListPages: 3}, "maxListPages", "more than 3 pages"},
+		{"configured items", 4, Limits{MaxListItems: 10}, "maxListItems", "listed more than 10 tools"},
+		{"configured bytes", 100, Limits{MaxListBytes: testMinMaxListBytes}, "maxListBytes", "listed more than 64 KiB of tools"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := localServer("p", "--endless-pages", "--page-size", strconv.Itoa(tc.pageSize))
-			srv.Limits = tc.limits
+			srv.Limits = testLimits(tc.limits)
 			err := connectFails(t, srv)
 			requireLimit(t, err, "p", "tools/list", tc.limit)
 			require.Contains(t, err.Error(), tc.msg)
@@ -154,7 +152,7 @@ func TestEndlessPagination(t *testing.T) {
 	}
 	t.Run("remote", func(t *testing.T) {
 		u, _ := startTestServerHTTP(t, "--endless-pages")
-		err := connectFails(t, remoteServer("p", u, schema.TransportStreamableHTTP))
+		err := connectFails(t, remoteServer("p", u, TransportStreamableHTTP))
 		requireLimit(t, err, "p", "tools/list", "maxListPages")
 	})
 }
@@ -164,7 +162,7 @@ func TestEndlessPagination(t *testing.T) {
 func TestTimeoutDuringToolsListSaysHowFarItGot(t *testing.T) {
 	srv := localServer("many", "--endless-pages", "--page-size", "100")
 	srv.Timeout = time.Second
-	srv.Limits = schema.Limits{MaxListPages: schema.MaxMaxListPages, MaxListItems: schema.MaxMaxListItems, MaxListBytes: schema.MaxMaxListBytes}
+	srv.Limits = testLimits(Limits{MaxListPages: testMaxMaxListPages, MaxListItems: testMaxMaxListItems, MaxListBytes: testMaxMaxListBytes})
 	err := connectFails(t, srv)
 	t.Log(err)
 	require.ErrorIs(t, err, ErrTransport)
@@ -187,7 +185,7 @@ func TestRemoteErrorBodyIsCut(t *testing.T) {
 	}{{"64 MiB", floodBytes}, {"endless", 0}} {
 		t.Run(tc.name, func(t *testing.T) {
 			u, _ := startTestServerHTTP(t, "--http-attack", "error-body", "--flood-bytes", strconv.Itoa(tc.bytes))
-			srv := remoteServer("e", u, schema.TransportAuto)
+			srv := remoteServer("e", u, TransportAuto)
 			srv.Timeout = 5 * time.Second
 			var err error
 			start := time.Now()
@@ -208,7 +206,7 @@ func TestRemoteErrorBodyIsCut(t *testing.T) {
 // next (637 MiB, 8 GB in 10 s with reconnects).
 func TestRemoteSSELineOverLimit(t *testing.T) {
 	u, _ := startTestServerHTTP(t, "--http-attack", "sse-line", "--flood-bytes", strconv.Itoa(floodBytes))
-	s := connect(t, remoteServer("s", u, schema.TransportStreamableHTTP))
+	s := connect(t, remoteServer("s", u, TransportStreamableHTTP))
 	ctx, cancel := context.WithTimeout(context.Background(), signalWait)
 	defer cancel()
 	var err error
@@ -227,7 +225,7 @@ func TestRemoteSSELineOverLimit(t *testing.T) {
 
 func TestRemoteLegacySSELineOverLimit(t *testing.T) {
 	u, _ := startTestServerHTTP(t, "--sse", "--http-attack", "sse-line", "--flood-bytes", strconv.Itoa(floodBytes))
-	err := connectFails(t, remoteServer("old", u, schema.TransportSSE))
+	err := connectFails(t, remoteServer("old", u, TransportSSE))
 	requireLimit(t, err, "old", "initialize", "maxMessageBytes")
 }
 

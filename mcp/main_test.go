@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/internal/testutil"
-	"github.com/freecode/freecode/schema"
 )
 
 // testServerBin is the mcp-testserver binary built by TestMain.
@@ -30,20 +29,62 @@ func testLogger(t *testing.T) logr.Logger {
 	}, funcr.Options{Verbosity: 1})
 }
 
-// localServer is a local server config for the test server with flags.
-func localServer(name string, flags ...string) schema.Server {
-	return schema.Server{
-		Name:    name,
-		Type:    schema.Local,
-		Command: append([]string{testServerBin}, flags...),
-		Enabled: true,
-		Timeout: 10 * time.Second,
+// The limits of the specs in these tests: the defaults and bounds that
+// FreeCode's config resolves (schema.DefaultMax*, schema.MinMax* and
+// schema.MaxMax*), so that messages read as users see them. That
+// controller.MCPSpec passes those on is controller's test.
+const (
+	testDefaultMaxMessageBytes = 16 << 20
+	testDefaultMaxListItems    = 20000
+	testDefaultMaxListPages    = 1000
+	testDefaultMaxListBytes    = 32 << 20
+
+	testMinMaxMessageBytes = 64 << 10
+	testMaxMaxMessageBytes = 1 << 30
+	testMaxMaxListItems    = 1000000
+	testMaxMaxListPages    = 100000
+	testMinMaxListBytes    = 64 << 10
+	testMaxMaxListBytes    = 4 << 30
+)
+
+// testLimits is l with its zero fields set to the defaults above.
+func testLimits(l Limits) Limits {
+	if l.MaxMessageBytes == 0 {
+		l.MaxMessageBytes = testDefaultMaxMessageBytes
+	}
+	if l.MaxListItems == 0 {
+		l.MaxListItems = testDefaultMaxListItems
+	}
+	if l.MaxListPages == 0 {
+		l.MaxListPages = testDefaultMaxListPages
+	}
+	if l.MaxListBytes == 0 {
+		l.MaxListBytes = testDefaultMaxListBytes
+	}
+	return l
+}
+
+// testMaxLimits are the bounds above, for Spec.MaxLimits.
+func testMaxLimits() Limits {
+	return Limits{MaxMessageBytes: testMaxMaxMessageBytes, MaxListItems: testMaxMaxListItems,
+		MaxListPages: testMaxMaxListPages, MaxListBytes: testMaxMaxListBytes}
+}
+
+// localServer is a local server spec for the test server with flags.
+func localServer(name string, flags ...string) Spec {
+	return Spec{
+		Name:      name,
+		Type:      Local,
+		Command:   append([]string{testServerBin}, flags...),
+		Timeout:   10 * time.Second,
+		Limits:    testLimits(Limits{}),
+		MaxLimits: testMaxLimits(),
 	}
 }
 
 // connect connects srv and, at cleanup, closes the session and checks that
 // no process of its group is left.
-func connect(t *testing.T, srv schema.Server) *Session {
+func connect(t *testing.T, srv Spec) *Session {
 	t.Helper()
 	s, err := Connect(context.Background(), srv, Options{Logger: testLogger(t)})
 	require.NoError(t, err)

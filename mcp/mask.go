@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-
-	"github.com/freecode/freecode/schema"
 )
 
 // minMaskedPart is the length below which an expanded ${VAR} value, host or
@@ -24,7 +22,7 @@ const minMaskedPart = 4
 
 // urlMask rewrites text that may carry a remote server's URL as expanded
 // (with its ${VAR} references resolved, secrets included) so that it shows
-// the URL as written in the config (schema.Server.Shown) instead. Every
+// the URL as written in the config (Spec.Shown) instead. Every
 // message and log value package mcp builds for a remote session goes through
 // one: errors of net/http (which name the request URL), of mcp-go (which
 // quote bodies and endpoints), and mcp-go's own log lines.
@@ -45,7 +43,7 @@ type urlMask struct {
 
 // newURLMask is the mask of srv's URL; srv.Shown is the URL as written ("":
 // unknown, then the expanded URL is shown, without userinfo and query).
-func newURLMask(srv schema.Server) *urlMask {
+func newURLMask(srv Spec) *urlMask {
 	written, expanded := srv.Shown, srv.URL
 	if written == "" {
 		written = expanded
@@ -231,8 +229,8 @@ type refValue struct {
 }
 
 // refValues recovers what each ${VAR} reference of written expanded to in
-// expanded, by matching written's literal text (the grammar of
-// schema.Expand) against expanded. When a value could be split more than
+// expanded, by matching written's literal text (see isVarRef) against
+// expanded. When a value could be split more than
 // one way (two references side by side), the split is one of them; nil if
 // written has no reference or expanded does not match it.
 func refValues(written, expanded string) []refValue {
@@ -266,8 +264,8 @@ func refValues(written, expanded string) []refValue {
 			break
 		}
 		ref := written[i : i+end+1]
-		// A reference schema.Expand keeps as text (malformed) is literal.
-		if out, _, _ := schema.Expand(ref, func(string) (string, bool) { return "\x00", true }); out != "\x00" {
+		// A reference the config would not expand (malformed) is literal.
+		if !isVarRef(ref) {
 			lit.WriteString(ref)
 		} else {
 			flush()
@@ -294,6 +292,32 @@ func refValues(written, expanded string) []refValue {
 		out[i] = refValue{ref: ref, value: match[i+1]}
 	}
 	return out
+}
+
+// isVarRef reports whether ref ("${...}") is a reference the config
+// expands: ${NAME} or ${NAME:-default}, NAME made of ASCII letters, digits
+// and "_" and not starting with a digit, the default holding no "${". This
+// is the grammar of schema.Expand; a config with any other "${" does not
+// load, so a spec never holds one, but a mask that took one for text would
+// only show less.
+func isVarRef(ref string) bool {
+	inner, ok := strings.CutPrefix(ref, "${")
+	if !ok {
+		return false
+	}
+	if inner, ok = strings.CutSuffix(inner, "}"); !ok || strings.Contains(inner, "}") {
+		return false
+	}
+	name, def, _ := strings.Cut(inner, ":-")
+	if name == "" || strings.Contains(def, "${") {
+		return false
+	}
+	for i, r := range name {
+		if r != '_' && (r < 'A' || r > 'Z') && (r < 'a' || r > 'z') && (i == 0 || r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // maskSink is the log sink of a remote session: every message and value

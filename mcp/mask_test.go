@@ -12,12 +12,10 @@ import (
 
 	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/require"
-
-	"github.com/freecode/freecode/schema"
 )
 
 func maskOf(written, expanded string) *urlMask {
-	srv := remoteServer("x", expanded, schema.TransportAuto)
+	srv := remoteServer("x", expanded, TransportAuto)
 	srv.Shown = written
 	return newURLMask(srv)
 }
@@ -122,6 +120,17 @@ func TestRefValues(t *testing.T) {
 	require.Nil(t, refValues("https://h/${A}/p", "https://other/a/p"), "no match")
 	require.Equal(t, []refValue{{"${A}", "v"}}, refValues("https://h/${bad name}/${A}", "https://h/${bad name}/v"),
 		"a malformed reference is text")
+}
+
+// isVarRef follows the config's grammar of references (schema.Expand).
+func TestIsVarRef(t *testing.T) {
+	for ref, want := range map[string]bool{
+		"${TOKEN}": true, "${_t0}": true, "${T:-default}": true, "${T:-}": true, "${T:-a:-b}": true,
+		"${}": false, "${0T}": false, "${bad name}": false, "${T-x}": false, "${T:-${U}": false,
+		"$T": false, "${T": false, "T}": false, "${é}": false,
+	} {
+		require.Equal(t, want, isVarRef(ref), ref)
+	}
 }
 
 // A remote session's log shows nothing of the expanded URL: not in

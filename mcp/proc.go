@@ -16,8 +16,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"golang.org/x/sys/unix"
-
-	"github.com/freecode/freecode/internal/procguard"
 )
 
 // Stop timings for a local server: after stdin is closed the server gets
@@ -65,10 +63,9 @@ func childEnv(parent []string, env map[string]string) []string {
 }
 
 // process is a local server's child process, the leader of its own process
-// group, started directly or under a reaper (see package procguard). Its
-// waiter goroutine reaps it the moment it exits (under a reaper: once the
-// server and everything it left are gone), kills whatever is left of its
-// group, and then closes exited.
+// group, started directly or by a Launcher. Its waiter goroutine reaps it
+// the moment it exits (with a launcher: once the launched process's Wait
+// returns), kills whatever is left of its group, and then closes exited.
 type process struct {
 	leader leader
 	pid    int // the server's pid, also its process group id
@@ -88,23 +85,24 @@ type process struct {
 }
 
 // startProcess starts argv in a new process group with an explicit
-// environment and pipes for stdin, stdout and stderr, under a reaper
-// process if reaper is not nil. Stderr goes line by line into ring and to
-// log at V(1). onStart, if not nil, is called with the server's pid and the
-// exited channel as soon as the process runs.
+// environment and pipes for stdin, stdout and stderr, through launcher if
+// it is not nil. Stderr goes line by line into ring and to log at V(1).
+// onStart, if not nil, is called with the server's pid and the exited
+// channel as soon as the process runs.
 //
 // Started directly, the child also gets SIGKILL (Pdeathsig) when the OS
 // thread that started it exits. The Go runtime only ends a thread when a
 // goroutine exits while locked to it (runtime.LockOSThread), so
 // startProcess must not be called from such a goroutine; from ordinary
 // goroutines it means the child dies with FreeCode even when FreeCode is
-// killed without a chance to clean up. A reaper learns of FreeCode's death
-// from its control socket instead, whichever thread started it.
-func startProcess(argv []string, env map[string]string, reaper *procguard.Reaper, ring *lineRing, log logr.Logger, onStart func(pid int, exited <-chan struct{})) (_ *process, err error) {
+// killed without a chance to clean up. A launcher sees to FreeCode's death
+// itself (procguard's reaper learns of it from its control socket),
+// whichever thread started it.
+func startProcess(argv []string, env map[string]string, launcher Launcher, ring *lineRing, log logr.Logger, onStart func(pid int, exited <-chan struct{})) (_ *process, err error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("no command configured")
 	}
-	// Resolved here, with FreeCode's PATH, with or without a reaper.
+	// Resolved here, with FreeCode's PATH, with or without a launcher.
 	cmd := exec.Command(argv[0], argv[1:]...)
 	if cmd.Err != nil {
 		return nil, cmd.Err
@@ -145,7 +143,7 @@ func startProcess(argv []string, env map[string]string, reaper *procguard.Reaper
 	}
 	childEnds, parentEnds = append(childEnds, errW), append(parentEnds, errR)
 	var l leader
-	if reaper == nil {
+	if launcher == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		// *os.File streams are handed to the child as they are: exec
 		// starts no copying goroutines and Wait closes nothing we read
@@ -156,12 +154,11 @@ func startProcess(argv []string, env map[string]string, reaper *procguard.Reaper
 		}
 		l = &directLeader{cmd: cmd, p: cmd.Process.Pid}
 	} else {
-		rp, err := reaper.Start(procguard.Command{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Stdin: inR, Stdout: outW, Stderr: errW})
+		lp, err := launcher.Launch(LaunchSpec{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Stdin: inR, Stdout: outW, Stderr: errW})
 		if err != nil {
 			return nil, err
 		}
-		log.V(1).Info("started reaper", "pid", rp.ReaperPid(), "server", rp.Pid)
-		l = reapedLeader{rp}
+		l = launchedLeader{lp}
 	}
 	p := &process{
 		leader:     l,
@@ -283,18 +280,18 @@ func (p *process) release() error {
 }
 
 // leader is the process FreeCode started for a server: the server itself,
-// or its reaper.
+// or what a Launcher started.
 type leader interface {
 	// pid is the server's pid, also its process group id.
 	pid() int
 	// terminate sends SIGTERM to the server's process group.
 	terminate()
-	// kill sends SIGKILL to the server's process group (under a reaper, to
-	// every other descendant of the server too).
+	// kill sends SIGKILL to the server's process group (with a launcher
+	// that tracks them, to every other descendant of the server too).
 	kill()
 	// wait returns once the server has exited and its group was sent
-	// SIGKILL (under a reaper: once every descendant is gone too), with the
-	// server's state.
+	// SIGKILL (with a launcher that tracks them: once every descendant is
+	// gone too), with the server's state.
 	wait() (*os.ProcessState, error)
 }
 
@@ -326,11 +323,11 @@ func (d *directLeader) wait() (*os.ProcessState, error) {
 	return d.cmd.ProcessState, err
 }
 
-// reapedLeader is a server running under a reaper, which does the group
-// kills itself (it holds the server unreaped while it sends them).
-type reapedLeader struct{ p *procguard.Process }
+// launchedLeader is a server a Launcher started, which does the group kills
+// itself (procguard's reaper holds the server unreaped while it sends them).
+type launchedLeader struct{ p LaunchedProcess }
 
-func (r reapedLeader) pid() int                        { return r.p.Pid }
-func (r reapedLeader) terminate()                      { r.p.Terminate() }
-func (r reapedLeader) kill()                           { r.p.Kill() }
-func (r reapedLeader) wait() (*os.ProcessState, error) { return r.p.Wait() }
+func (l launchedLeader) pid() int                        { return l.p.Pid() }
+func (l launchedLeader) terminate()                      { l.p.Terminate() }
+func (l launchedLeader) kill()                           { l.p.Kill() }
+func (l launchedLeader) wait() (*os.ProcessState, error) { return l.p.Wait() }

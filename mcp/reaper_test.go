@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -17,18 +18,37 @@ import (
 
 	"github.com/freecode/freecode/internal/procguard"
 	"github.com/freecode/freecode/internal/testutil"
-	"github.com/freecode/freecode/schema"
 )
 
 // These tests run local servers under a reaper: this test binary, which
 // testutil.Main makes dispatch as one.
 
 func reaperOptions(t *testing.T) Options {
-	return Options{Logger: testLogger(t), Reaper: procguard.NewReaper(procguard.SelfExe, nil)}
+	return Options{Logger: testLogger(t), Launcher: reaperLauncher{procguard.NewReaper(procguard.SelfExe, nil)}}
 }
 
+// reaperLauncher runs servers under procguard's reapers, as the one
+// FreeCode composes in cmd/freecode does (package mcp does not import
+// procguard; its tests may).
+type reaperLauncher struct{ r *procguard.Reaper }
+
+func (l reaperLauncher) Launch(c LaunchSpec) (LaunchedProcess, error) {
+	p, err := l.r.Start(procguard.Command{Path: c.Path, Args: c.Args, Env: c.Env, Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr})
+	if err != nil {
+		return nil, err
+	}
+	return reapedProcess{p}, nil
+}
+
+type reapedProcess struct{ p *procguard.Process }
+
+func (r reapedProcess) Pid() int                        { return r.p.Pid }
+func (r reapedProcess) Terminate()                      { r.p.Terminate() }
+func (r reapedProcess) Kill()                           { r.p.Kill() }
+func (r reapedProcess) Wait() (*os.ProcessState, error) { return r.p.Wait() }
+
 // failure is how a server failed: at connect, or on its first call.
-func failure(t *testing.T, srv schema.Server, opts Options, call bool) error {
+func failure(t *testing.T, srv Spec, opts Options, call bool) error {
 	t.Helper()
 	s, err := Connect(context.Background(), srv, opts)
 	if !call {
@@ -53,7 +73,7 @@ func TestReaperSameErrors(t *testing.T) {
 	notExec := localServer("dir")
 	notExec.Command = []string{t.TempDir()}
 	for name, tc := range map[string]struct {
-		srv  schema.Server
+		srv  Spec
 		call bool
 	}{
 		"exit at start": {srv: localServer("boom", "--exit-at-start", "7")},
@@ -182,10 +202,10 @@ func TestReaperReleasesFileDescriptors(t *testing.T) {
 // the test server, directly and under a reaper (this test binary, so its
 // start-up cost is the test binary's, not freecode's).
 func BenchmarkConnectLocal(b *testing.B) {
-	for name, reaper := range map[string]*procguard.Reaper{"direct": nil, "reaper": procguard.NewReaper(procguard.SelfExe, nil)} {
+	for name, launcher := range map[string]Launcher{"direct": nil, "reaper": reaperLauncher{procguard.NewReaper(procguard.SelfExe, nil)}} {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				s, err := Connect(context.Background(), localServer("bench"), Options{Reaper: reaper})
+				s, err := Connect(context.Background(), localServer("bench"), Options{Launcher: launcher})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/freecode/freecode/schema"
 )
 
 // The configured headers a redirect must not carry to another origin.
@@ -93,7 +91,7 @@ func redirectTo(origin string) http.HandlerFunc {
 
 // connectOnce connects srv and closes the session at once: what `freecode
 // mcp start` does.
-func connectOnce(srv schema.Server, opts Options) error {
+func connectOnce(srv Spec, opts Options) error {
 	s, err := Connect(context.Background(), srv, opts)
 	if err != nil {
 		return err
@@ -101,7 +99,7 @@ func connectOnce(srv schema.Server, opts Options) error {
 	return s.Close()
 }
 
-func withCredentials(srv schema.Server) schema.Server {
+func withCredentials(srv Spec) Spec {
 	srv.Headers = map[string]string{apiKeyHeader: apiKey, "Authorization": bearer}
 	return srv
 }
@@ -127,11 +125,11 @@ func requireRedirectError(t *testing.T, err error, downgrade bool, to string) {
 // HTTP and the GET of the legacy SSE stream alike: the connect fails and
 // the other origin receives none of the configured headers.
 func TestRemoteCrossOriginRedirectRefused(t *testing.T) {
-	for _, tr := range []schema.Transport{schema.TransportAuto, schema.TransportStreamableHTTP, schema.TransportSSE} {
+	for _, tr := range []Transport{TransportAuto, TransportStreamableHTTP, TransportSSE} {
 		t.Run(string(tr), func(t *testing.T) {
 			var flags []string
 			path := "/mcp"
-			if tr == schema.TransportSSE {
+			if tr == TransportSSE {
 				flags, path = []string{"--sse"}, "/sse"
 			}
 			other, got := otherOrigin(t, flags...)
@@ -156,7 +154,7 @@ func TestRemoteDowngradeRedirectRefused(t *testing.T) {
 	roots.AddCert(front.Certificate())
 	opts := Options{TLSClientConfig: &tls.Config{RootCAs: roots}}
 
-	err := connectOnce(withCredentials(remoteServer("tls", front.URL+"/mcp", schema.TransportAuto)), opts)
+	err := connectOnce(withCredentials(remoteServer("tls", front.URL+"/mcp", TransportAuto)), opts)
 	require.False(t, got.credentialed(), "the token went out over http: %v", got.requests())
 	requireRedirectError(t, err, true, plain.URL+"/mcp")
 }
@@ -183,7 +181,7 @@ func TestRemoteSameOriginRedirectFollowed(t *testing.T) {
 			}))
 			t.Cleanup(front.Close)
 
-			s := connect(t, withCredentials(remoteServer("slash", front.URL+"/mcp", schema.TransportStreamableHTTP)))
+			s := connect(t, withCredentials(remoteServer("slash", front.URL+"/mcp", TransportStreamableHTTP)))
 			res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"after a redirect"}`))
 			require.NoError(t, err)
 			require.Equal(t, "after a redirect", textOf(t, res))
@@ -217,7 +215,7 @@ func TestRemoteRedirectEndsSession(t *testing.T) {
 			}))
 			t.Cleanup(front.Close)
 
-			srv := withCredentials(remoteServer("moving", front.URL+"/mcp", schema.TransportStreamableHTTP))
+			srv := withCredentials(remoteServer("moving", front.URL+"/mcp", TransportStreamableHTTP))
 			s, err := Connect(context.Background(), srv, Options{Logger: testLogger(t)})
 			if err == nil {
 				t.Cleanup(func() { require.NoError(t, s.Close()) })

@@ -11,91 +11,130 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/freecode/freecode/schema"
 )
 
-// cancelNoticeWait bounds sending notifications/cancelled for an abandoned
-// remote call.
-const cancelNoticeWait = 2 * time.Second
+// remoteLink is a remote server: an endpoint reached over streamable HTTP
+// or the older HTTP+SSE transport. Every request goes through one
+// http.Client: its redirect policy keeps the configured headers on their
+// origin, and its RoundTripper is a statusRecorder, which records error
+// statuses, bounds bodies and notices the connection's loss, over the
+// session's own clone of http.DefaultTransport. A layer that authorizes
+// requests (an OAuth client's Transport) belongs between those two, so
+// that the recorder sees the answers mcp-go will see.
+type remoteLink struct {
+	env linkEnv
 
-// remoteConn is what a remote session keeps besides its client.
-type remoteConn struct {
+	// Set by open before any request; read-only afterwards.
 	rec  *statusRecorder
-	base *http.Transport // closed with the session
+	base *http.Transport // its idle connections are closed by stop
 }
 
-func (s *Session) connectRemote(cctx context.Context) error {
-	// Set before anything can log or fail: every message of this session
-	// shows the URL as written.
-	s.mask = newURLMask(s.srv)
-	s.log = maskLogger(s.log, s.mask)
-	u, err := url.Parse(s.srv.URL)
+func (r *remoteLink) open(cctx context.Context, o opener) error {
+	srv := r.env.srv
+	u, err := url.Parse(srv.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("server %q: url %q is not an http(s) URL", s.srv.Name, s.mask.configured())
+		return fmt.Errorf("server %q: url %q is not an http(s) URL", srv.Name, r.env.mask.configured())
 	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
-	if s.opts.TLSClientConfig != nil {
-		base.TLSClientConfig = s.opts.TLSClientConfig.Clone()
+	if r.env.opts.TLSClientConfig != nil {
+		base.TLSClientConfig = r.env.opts.TLSClientConfig.Clone()
 	}
-	rec := &statusRecorder{base: base, server: s.srv.Name, lost: s.reportLost, mask: s.mask,
-		maxMessage: s.lim.MaxMessageBytes, over: s.overLimit}
-	s.remote = &remoteConn{rec: rec, base: base}
+	r.base = base
+	var rt http.RoundTripper = base // an authorizing layer wraps this
+	r.rec = &statusRecorder{base: rt, server: srv.Name, lost: r.env.lostConn, mask: r.env.mask,
+		maxMessage: srv.Limits.MaxMessageBytes, over: r.env.over}
 	// mcp-go's transports send every request (POST, the GET stream, the SSE
 	// stream and its endpoint, DELETE) through this client, so the redirect
 	// policy covers them all.
 	httpClient := &http.Client{
-		Transport:     rec,
-		CheckRedirect: s.checkRedirect,
+		Transport:     r.rec,
+		CheckRedirect: r.checkRedirect,
 	}
 	// mcp-go's transports log through slog; route that into our logger.
-	slogger := slog.New(logr.ToSlogHandler(s.log.V(1)))
+	slogger := slog.New(logr.ToSlogHandler(r.env.log.V(1)))
 
-	switch s.srv.Transport {
-	case schema.TransportStreamableHTTP:
-		err = s.connectStreamable(cctx, httpClient, slogger)
-	case schema.TransportSSE:
-		err = s.connectSSE(cctx, httpClient, slogger)
-	case schema.TransportAuto, "":
-		err = s.connectStreamable(cctx, httpClient, slogger)
+	switch srv.Transport {
+	case TransportStreamableHTTP:
+		err = r.openStreamable(cctx, o, httpClient, slogger)
+	case TransportSSE:
+		err = r.openSSE(cctx, o, httpClient, slogger)
+	case TransportAuto, "":
+		var c *client.Client
+		c, err = r.streamable(httpClient, slogger)
+		if err == nil {
+			err = o.handshake(cctx, c)
+		}
 		// The MCP spec's backwards compatibility rule: a 4xx answer to
 		// POST initialize means a server of the older HTTP+SSE transport.
 		if errors.Is(err, transport.ErrLegacySSEServer) {
 			status := ""
-			if st := rec.lastStatus(); st != nil {
+			if st := r.rec.lastStatus(); st != nil {
 				status = st.status
 			}
-			s.log.V(1).Info("endpoint refused streamable HTTP; trying SSE", "status", status)
-			if cerr := s.client.Close(); cerr != nil {
-				s.log.V(1).Info("closing streamable HTTP transport", "err", s.mask.err(cerr))
+			r.env.log.V(1).Info("endpoint refused streamable HTTP; trying SSE", "status", status)
+			if cerr := c.Close(); cerr != nil {
+				r.env.log.V(1).Info("closing streamable HTTP transport", "err", r.env.mask.err(cerr))
 			}
-			s.client = nil
-			rec.reset()
-			err = s.connectSSE(cctx, httpClient, slogger)
+			r.rec.reset()
+			err = r.openSSE(cctx, o, httpClient, slogger)
 		}
 	default:
-		return fmt.Errorf("server %q: unknown transport %q", s.srv.Name, s.srv.Transport)
+		return fmt.Errorf("server %q: unknown transport %q", srv.Name, srv.Transport)
 	}
 	if err == nil {
-		select {
-		case lost := <-s.lost:
-			// Lost while connecting: a refused redirect of the GET stream,
-			// which runs beside the handshake, or the SSE stream's end.
+		// Lost while connecting: a refused redirect of the GET stream,
+		// which runs beside the handshake, or the SSE stream's end.
+		if lost := o.lostWhileConnecting(); lost != nil {
 			return lost
-		default:
 		}
-		rec.established.Store(true)
+		r.rec.established.Store(true)
 	}
 	return err
 }
+
+func (r *remoteLink) exited() <-chan struct{} { return nil }
+
+func (r *remoteLink) exitCause(context.Context, string, error) error { return nil }
+
+// explain names the HTTP error status the endpoint answered last, or the
+// host that could not be reached.
+func (r *remoteLink) explain(step string, err error) error {
+	if r.rec == nil {
+		return nil
+	}
+	name := r.env.srv.Name
+	if st := r.rec.lastStatus(); st != nil {
+		cut := ""
+		if st.cut.Load() {
+			cut = fmt.Sprintf(" (the rest of its body, beyond %s, was not read)", formatBytes(maxErrorBodyBytes))
+		}
+		return newError(fmt.Sprintf("server %q: %s: HTTP %s from %s%s", name, step, st.status, st.url, cut), ErrTransport, err)
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		return newError(fmt.Sprintf("server %q: %s: cannot reach %s: %s", name, step, r.env.mask.configured(), r.env.mask.err(opErr)), ErrTransport, err)
+	}
+	return nil
+}
+
+func (r *remoteLink) lost(err error) bool { return isConnectionLoss(err) }
+
+func (r *remoteLink) stop(bool) error {
+	if r.base != nil {
+		r.base.CloseIdleConnections()
+	}
+	return nil
+}
+
+func (r *remoteLink) pid() int { return 0 }
+
+func (r *remoteLink) stderrTail() []string { return nil }
 
 // maxRedirects is how many redirects one request follows, as under
 // net/http's default policy.
@@ -134,7 +173,7 @@ func (e *RedirectError) Unwrap() error { return ErrTransport }
 // keeps every header), refuse any other with a *RedirectError. A refusal
 // also ends the session, as a lost connection does: one of a request that
 // fails no call (the GET stream's) must not go unnoticed.
-func (s *Session) checkRedirect(req *http.Request, via []*http.Request) error {
+func (r *remoteLink) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= maxRedirects {
 		return fmt.Errorf("stopped after %d redirects", maxRedirects)
 	}
@@ -142,9 +181,9 @@ func (s *Session) checkRedirect(req *http.Request, via []*http.Request) error {
 	if sameOrigin(from, req.URL) {
 		return nil
 	}
-	err := &RedirectError{Server: s.srv.Name, To: s.mask.requestURL(req.URL),
+	err := &RedirectError{Server: r.env.srv.Name, To: r.env.mask.requestURL(req.URL),
 		Downgrade: strings.EqualFold(from.Scheme, "https") && strings.EqualFold(req.URL.Scheme, "http")}
-	s.reportLost(newError(err.Error(), err))
+	r.env.lostConn(newError(err.Error(), err))
 	return err
 }
 
@@ -167,9 +206,11 @@ func originPort(u *url.URL) string {
 	return ""
 }
 
-func (s *Session) connectStreamable(cctx context.Context, hc *http.Client, slogger *slog.Logger) error {
-	tr, err := transport.NewStreamableHTTP(s.srv.URL,
-		transport.WithHTTPHeaders(s.srv.Headers),
+// streamable is a client over streamable HTTP.
+func (r *remoteLink) streamable(hc *http.Client, slogger *slog.Logger) (*client.Client, error) {
+	srv := r.env.srv
+	tr, err := transport.NewStreamableHTTP(srv.URL,
+		transport.WithHTTPHeaders(srv.Headers),
 		transport.WithHTTPBasicClient(hc),
 		// The standalone GET stream carries tools/list_changed on the
 		// protocol revision we pin. No WithHTTPTimeout: it would cut that
@@ -179,37 +220,46 @@ func (s *Session) connectStreamable(cctx context.Context, hc *http.Client, slogg
 		transport.WithHTTPLogger(slogger),
 	)
 	if err != nil {
-		return newError(fmt.Sprintf("server %q: %s", s.srv.Name, s.mask.err(err)), err)
+		return nil, newError(fmt.Sprintf("server %q: %s", srv.Name, r.env.mask.err(err)), err)
 	}
-	s.client = client.NewClient(&remoteTransport{Interface: tr}, client.WithProtocolVersion(ProtocolVersion))
-	return s.handshake(cctx)
+	return client.NewClient(tr, client.WithProtocolVersion(ProtocolVersion)), nil
 }
 
-func (s *Session) connectSSE(cctx context.Context, hc *http.Client, slogger *slog.Logger) error {
-	wait := time.Until(deadlineOf(cctx))
-	if wait <= 0 {
-		return s.connectError(cctx, "initialize", context.Cause(cctx))
+func (r *remoteLink) openStreamable(cctx context.Context, o opener, hc *http.Client, slogger *slog.Logger) error {
+	c, err := r.streamable(hc, slogger)
+	if err != nil {
+		return err
 	}
-	tr, err := transport.NewSSE(s.srv.URL,
-		transport.WithHeaders(s.srv.Headers),
+	return o.handshake(cctx, c)
+}
+
+func (r *remoteLink) openSSE(cctx context.Context, o opener, hc *http.Client, slogger *slog.Logger) error {
+	srv := r.env.srv
+	wait := time.Until(r.deadlineOf(cctx))
+	if wait <= 0 {
+		return o.connectError(cctx, stepInitialize, context.Cause(cctx))
+	}
+	tr, err := transport.NewSSE(srv.URL,
+		transport.WithHeaders(srv.Headers),
 		transport.WithHTTPClient(hc),
 		transport.WithEndpointTimeout(wait),
 		transport.WithSSELogger(slogger),
 	)
 	if err != nil {
-		return newError(fmt.Sprintf("server %q: %s", s.srv.Name, s.mask.err(err)), err)
+		return newError(fmt.Sprintf("server %q: %s", srv.Name, r.env.mask.err(err)), err)
 	}
-	s.client = client.NewClient(&remoteTransport{Interface: tr}, client.WithProtocolVersion(ProtocolVersion))
-	s.client.OnConnectionLost(func(err error) {
-		s.reportLost(newError(fmt.Sprintf("server %q: SSE stream lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, err))
+	c := client.NewClient(tr, client.WithProtocolVersion(ProtocolVersion))
+	c.OnConnectionLost(func(err error) {
+		r.env.lostConn(newError(fmt.Sprintf("server %q: SSE stream lost: %s", srv.Name, r.env.mask.err(err)), ErrTransport, err))
 	})
-	return s.handshake(cctx)
+	return o.handshake(cctx, c)
 }
 
-func deadlineOf(ctx context.Context) time.Time {
+// deadlineOf is when connecting must be done.
+func (r *remoteLink) deadlineOf(ctx context.Context) time.Time {
 	d, ok := ctx.Deadline()
 	if !ok {
-		return time.Now().Add(schema.DefaultTimeout)
+		return time.Now().Add(r.env.timeout)
 	}
 	return d
 }
@@ -295,99 +345,3 @@ func (r *statusRecorder) limitBody(req *http.Request, resp *http.Response) io.Re
 func (r *statusRecorder) lastStatus() *httpStatus { return r.last.Load() }
 
 func (r *statusRecorder) reset() { r.last.Store(nil) }
-
-// requestIDSlotKey keys the context value through which remoteTransport
-// tells CallTool the JSON-RPC id of its tools/call request.
-type requestIDSlotKey struct{}
-
-type requestIDSlot struct {
-	mu sync.Mutex // guards id, set
-	id mcpgo.RequestId
-	ok bool
-}
-
-func (s *requestIDSlot) store(id mcpgo.RequestId) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.id, s.ok = id, true
-}
-
-func (s *requestIDSlot) load() (mcpgo.RequestId, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.id, s.ok
-}
-
-// remoteTransport wraps mcp-go's HTTP transports to learn request ids: over
-// HTTP mcp-go sends no notifications/cancelled, which the 2025 revisions of
-// the spec still ask for (a dropped connection is not a cancellation), so
-// CallTool sends it itself. It forwards the optional interfaces mcp-go looks
-// for.
-type remoteTransport struct {
-	transport.Interface
-}
-
-var (
-	_ transport.BidirectionalInterface = (*remoteTransport)(nil)
-	_ transport.HTTPConnection         = (*remoteTransport)(nil)
-)
-
-func (t *remoteTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	if slot, ok := ctx.Value(requestIDSlotKey{}).(*requestIDSlot); ok && req.Method == string(mcpgo.MethodToolsCall) {
-		slot.store(req.ID)
-	}
-	return t.Interface.SendRequest(ctx, req)
-}
-
-func (t *remoteTransport) SetRequestHandler(h transport.RequestHandler) {
-	if b, ok := t.Interface.(transport.BidirectionalInterface); ok {
-		b.SetRequestHandler(h)
-	}
-}
-
-func (t *remoteTransport) SetProtocolVersion(v string) {
-	if h, ok := t.Interface.(transport.HTTPConnection); ok {
-		h.SetProtocolVersion(v)
-	}
-}
-
-func (t *remoteTransport) SetConnectionLostHandler(f func(error)) {
-	if c, ok := t.Interface.(interface{ SetConnectionLostHandler(func(error)) }); ok {
-		c.SetConnectionLostHandler(f)
-	}
-}
-
-func (t *remoteTransport) RequiresLegacyProtocol() bool {
-	l, ok := t.Interface.(interface{ RequiresLegacyProtocol() bool })
-	return ok && l.RequiresLegacyProtocol()
-}
-
-// sendCancelled tells a remote server that the call whose id slot holds was
-// abandoned. It does not wait: the notice is best effort, bounded by
-// cancelNoticeWait and the session's end.
-func (s *Session) sendCancelled(slot *requestIDSlot, reason error) {
-	id, ok := slot.load()
-	if !ok {
-		return
-	}
-	n := mcpgo.JSONRPCNotification{
-		JSONRPC: mcpgo.JSONRPC_VERSION,
-		Notification: mcpgo.Notification{
-			Method: string(mcpgo.MethodNotificationCancelled),
-			Params: mcpgo.NotificationParams{
-				AdditionalFields: map[string]any{"requestId": id, "reason": reason.Error()},
-			},
-		},
-	}
-	if !s.startBackground() {
-		return
-	}
-	go func() {
-		defer s.bg.Done()
-		ctx, cancel := context.WithTimeout(s.ctx, cancelNoticeWait)
-		defer cancel()
-		if err := s.client.GetTransport().SendNotification(ctx, n); err != nil {
-			s.log.V(1).Info("sending notifications/cancelled failed", "err", s.mask.err(err))
-		}
-	}()
-}

@@ -14,8 +14,6 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/require"
-
-	"github.com/freecode/freecode/schema"
 )
 
 // pathSecret stands for a key that a hosted server takes in its URL's
@@ -45,7 +43,7 @@ func (c *logCapture) text() string {
 // withSecretPath is a remote server whose configured URL has ${TOKEN} in
 // its path: rawURL is served under /v1/<pathSecret>, and rawURL with that
 // segment written as ${TOKEN} is the URL as written.
-func withSecretPath(name, rawURL string, tr schema.Transport) schema.Server {
+func withSecretPath(name, rawURL string, tr Transport) Spec {
 	srv := remoteServer(name, rawURL, tr)
 	srv.Shown = strings.Replace(rawURL, "/v1/"+pathSecret+"/", "/v1/${TOKEN}/", 1)
 	return srv
@@ -76,10 +74,10 @@ func TestRemoteSecretInPathShownNowhere(t *testing.T) {
 	closedAddr := l.Addr().String()
 	require.NoError(t, l.Close())
 
-	for _, tr := range []schema.Transport{schema.TransportAuto, schema.TransportStreamableHTTP, schema.TransportSSE} {
+	for _, tr := range []Transport{TransportAuto, TransportStreamableHTTP, TransportSSE} {
 		t.Run(string(tr), func(t *testing.T) {
 			flags := []string{"--base-path", "/v1/" + pathSecret}
-			if tr == schema.TransportSSE {
+			if tr == TransportSSE {
 				flags = append(flags, "--sse")
 			}
 			u, cmd := startTestServerHTTP(t, flags...)
@@ -136,7 +134,7 @@ func TestRemoteSecretInPathShownNowhere(t *testing.T) {
 // written too.
 func TestRemoteSecretInHostShownAsWritten(t *testing.T) {
 	var logs logCapture
-	srv := remoteServer("hosted", "http://"+pathSecret+".invalid/mcp", schema.TransportAuto)
+	srv := remoteServer("hosted", "http://"+pathSecret+".invalid/mcp", TransportAuto)
 	srv.Shown = "http://${HOST}/mcp"
 	_, err := Connect(context.Background(), srv, Options{Logger: logs.logger()})
 	require.Error(t, err)

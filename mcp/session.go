@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -17,9 +16,6 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/freecode/freecode/internal/procguard"
-	"github.com/freecode/freecode/schema"
 )
 
 // ProtocolVersion is the MCP revision a session asks for. Pinning a revision
@@ -64,8 +60,8 @@ type Options struct {
 	// OnProcess, if set, is called as soon as a local server's process has
 	// started, before the handshake, with its pid (also its process group
 	// id) and a channel closed once the process was reaped and SIGKILL was
-	// sent to what was left of its group (with a Reaper: once the reaper
-	// has exited, after it killed and reaped every descendant). It is called on the goroutine
+	// sent to what was left of its group (with a Launcher: once the
+	// launched process's Wait returned). It is called on the goroutine
 	// that called Connect, even if the connect then fails, and must not
 	// block. It lets a caller track the group for the whole life of the
 	// process, including a long first start.
@@ -74,13 +70,13 @@ type Options struct {
 	// tool lists and other sessions using the same cache; nil shares only
 	// within one list.
 	Schemas *SchemaCache
-	// Reaper, if set, runs each local server under a reaper process (see
-	// package procguard) that kills and reaps everything the server left
-	// behind when it exits, even helpers that moved to a session of their
-	// own, and kills it all at once if FreeCode dies. PID and OnProcess
-	// still name the server itself. Nil starts the server directly; then
-	// what leaves its process group outlives it.
-	Reaper *procguard.Reaper
+	// Launcher, if set, starts each local server's process: FreeCode's
+	// runs it under a reaper process that kills and reaps everything the
+	// server left behind when it exits, even helpers that moved to a
+	// session of their own, and kills it all at once if FreeCode dies. PID
+	// and OnProcess still name the server itself. Nil starts the server
+	// directly; then what leaves its process group outlives it.
+	Launcher Launcher
 }
 
 // errConnectTimeout is the cancellation cause of Connect's deadline.
@@ -98,13 +94,17 @@ var errProcessExited = errors.New("server process exited")
 // process's exit, the loss of a remote connection, or Close. Done is closed
 // when it has stopped everything the session started.
 type Session struct {
-	srv     schema.Server
+	srv     Spec
 	timeout time.Duration
-	lim     schema.Limits // srv.Limits with defaults
 	opts    Options
-	log     logr.Logger // wrapped by connectRemote, before any use, to apply mask
-	stderr  *lineRing
-	limits  *limitTrip // the first limit the server went over ends the session
+	log     logr.Logger // wrapped by newLink, before any use, to apply mask
+	limits  *limitTrip  // the first limit the server went over ends the session
+	// mask shows a remote server's URL as written in every message and
+	// log line (nil for a local server: it changes nothing).
+	mask *urlMask
+	// link reaches the server below the protocol: a local child process or
+	// a remote endpoint. Set by Connect before anything starts.
+	link link
 
 	// step and listed say how far connecting got, for the timeout message,
 	// and raws is what tools/list answered; only the goroutine running
@@ -113,13 +113,8 @@ type Session struct {
 	listed listProgress
 	raws   []json.RawMessage
 
-	// Set while connecting, read-only afterwards.
-	proc   *process // nil for a remote server
+	// client is set while connecting (by handshake), read-only afterwards.
 	client *client.Client
-	remote *remoteConn // nil for a local server
-	// mask shows a remote server's URL as written in every message and
-	// log line (nil for a local server: it changes nothing).
-	mask *urlMask
 
 	// ctx lives as long as the session; mcp-go's Start gets it, and the
 	// owner goroutine's re-lists derive from it. cancel ends it.
@@ -136,7 +131,7 @@ type Session struct {
 	bgEnded      bool           // set by finish: no more background work
 	bg           sync.WaitGroup // background work to wait for in finish
 
-	listSeq atomic.Uint64 // numbers our own tools/list requests
+	reqSeq  atomic.Uint64 // numbers our own requests (tools/list, tools/call)
 	running atomic.Bool   // set once Connect succeeded
 
 	mu       sync.Mutex // guards raw, tools, convErrs, err and stopErr
@@ -148,28 +143,28 @@ type Session struct {
 }
 
 // Connect starts (local) or reaches (remote) the server, initializes it and
-// lists all its tools, all within srv.Timeout (schema.DefaultTimeout if
-// zero). On failure nothing is left running and the error says why in terms
-// a user can act on: the command that could not start, the exit status and
-// the tail of stderr, the step that got no answer in time (with what
-// tools/list had received so far), the HTTP status of a remote endpoint, or
-// the limit the server went over (a *LimitError).
+// lists all its tools, all within srv.Timeout (defaultTimeout if zero). On
+// failure nothing is left running and the error says why in terms a user
+// can act on: the command that could not start, the exit status and the
+// tail of stderr, the step that got no answer in time (with what tools/list
+// had received so far), the HTTP status of a remote endpoint, or the limit
+// the server went over (a *LimitError).
 //
 // Converting the tools is FreeCode's own work, bounded by the limits, and
 // follows without counting against the timeout: a server that answered in
 // time is not failed for having many tools.
 //
-// Everything the server sends is bounded by srv.Limits (zero fields mean
-// the schema defaults): a message larger than MaxMessageBytes, or a tool
-// list beyond MaxListItems, MaxListPages or MaxListBytes, ends the session
-// with a *LimitError, while connecting or later.
+// Everything the server sends is bounded by srv.Limits, each of which must
+// be set: a message larger than MaxMessageBytes, or a tool list beyond
+// MaxListItems, MaxListPages or MaxListBytes, ends the session with a
+// *LimitError, while connecting or later.
 //
 // The session outlives ctx, which only bounds connecting; end it with Close.
-// A local server started without Options.Reaper also gets SIGKILL if the OS
-// thread that called Connect exits, which Go only lets happen to a
+// A local server started without Options.Launcher also gets SIGKILL if the
+// OS thread that called Connect exits, which Go only lets happen to a
 // goroutine that called runtime.LockOSThread and returned without
 // unlocking: do not call Connect from such a goroutine.
-func Connect(ctx context.Context, srv schema.Server, opts Options) (*Session, error) {
+func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	if opts.StderrLines <= 0 {
 		opts.StderrLines = defaultStderrLines
 	}
@@ -179,23 +174,28 @@ func Connect(ctx context.Context, srv schema.Server, opts Options) (*Session, er
 	if opts.ClientVersion == "" {
 		opts.ClientVersion = defaultClientVersion
 	}
+	if err := srv.Limits.check(); err != nil {
+		return nil, fmt.Errorf("server %q: %w", srv.Name, err)
+	}
 	timeout := srv.Timeout
 	if timeout <= 0 {
-		timeout = schema.DefaultTimeout
+		timeout = defaultTimeout
 	}
 	s := &Session{
 		srv:          srv,
 		timeout:      timeout,
-		lim:          srv.Limits.WithDefaults(),
 		opts:         opts,
 		log:          opts.Logger.WithValues("server", srv.Name),
-		stderr:       newLineRing(opts.StderrLines),
 		limits:       newLimitTrip(),
 		relist:       make(chan struct{}, 1),
 		toolsChanged: make(chan struct{}, 1),
 		lost:         make(chan error, 1),
 		closing:      make(chan struct{}),
 		done:         make(chan struct{}),
+	}
+	var err error
+	if s.link, err = s.newLink(); err != nil {
+		return nil, err
 	}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 
@@ -216,7 +216,7 @@ func Connect(ctx context.Context, srv schema.Server, opts Options) (*Session, er
 	// being opened, for one).
 	stopAfter := context.AfterFunc(cctx, s.cancel)
 
-	err := s.connect(cctx)
+	err = s.link.open(cctx, s)
 	if err == nil && !stopAfter() {
 		// Out of time (or over a limit) right after the last answer.
 		err = s.connectError(cctx, s.step, context.Cause(cctx))
@@ -234,61 +234,11 @@ func Connect(ctx context.Context, srv schema.Server, opts Options) (*Session, er
 	return s, nil
 }
 
-func (s *Session) connect(cctx context.Context) error {
-	switch s.srv.Type {
-	case schema.Local:
-		return s.connectLocal(cctx)
-	case schema.Remote:
-		return s.connectRemote(cctx)
-	default:
-		return fmt.Errorf("server %q: unknown server type %q", s.srv.Name, s.srv.Type)
-	}
-}
-
-func (s *Session) connectLocal(cctx context.Context) error {
-	if len(s.srv.Command) == 0 || s.srv.Command[0] == "" {
-		return fmt.Errorf("server %q: no command configured", s.srv.Name)
-	}
-	proc, err := startProcess(s.srv.Command, s.srv.Env, s.opts.Reaper, s.stderr, s.log, s.opts.OnProcess)
-	if err != nil {
-		return fmt.Errorf("server %q: cannot start %q: %w", s.srv.Name, s.srv.Command[0], err)
-	}
-	s.proc = proc
-	// The command as written, if known: expanded, it may hold secrets.
-	var command any = s.srv.Command
-	if s.srv.Shown != "" {
-		command = s.srv.Shown
-	}
-	s.log.V(1).Info("started server process", "pid", proc.pid, "command", command)
-
-	// Requests of the handshake also end when the process does.
-	cctx, cancel := context.WithCancelCause(cctx)
-	defer cancel(nil)
-	go func() {
-		select {
-		case <-proc.exited:
-			cancel(errProcessExited)
-		case <-cctx.Done():
-		}
-	}()
-
-	// mcp-go reads stdout with bufio.Reader.ReadString('\n'), which holds
-	// a whole line however long: stdout fails past the message limit, when
-	// ReadString holds the line's fragments and builds one string of them,
-	// about twice the limit, and then gives up (ending the session).
-	stdout := &limitReader{
-		r: proc.stdout,
-		c: newFrameCounter(s.lim.MaxMessageBytes, endAtNewline),
-		over: func() error {
-			return s.overLimit(limitMessageBytes, s.lim.MaxMessageBytes)
-		},
-	}
-	s.client = client.NewClient(transport.NewIO(stdout, proc.stdin, nil), client.WithProtocolVersion(ProtocolVersion))
-	return s.handshake(cctx)
-}
-
-// handshake starts the client, initializes the server and lists its tools.
-func (s *Session) handshake(cctx context.Context) error {
+// handshake makes c the session's client, starts it, initializes the
+// server and lists its tools. Links call it (see opener) once their
+// transport is up.
+func (s *Session) handshake(cctx context.Context, c *client.Client) error {
+	s.client = c
 	s.step = stepInitialize
 	s.client.OnNotification(s.onNotification)
 	if err := s.client.Start(s.ctx); err != nil {
@@ -315,23 +265,34 @@ func (s *Session) handshake(cctx context.Context) error {
 	return nil
 }
 
+// lostWhileConnecting returns the connection loss reported while
+// connecting, if any.
+func (s *Session) lostWhileConnecting() error {
+	select {
+	case lost := <-s.lost:
+		return lost
+	default:
+		return nil
+	}
+}
+
 // connectError explains why step failed while connecting.
 func (s *Session) connectError(cctx context.Context, step string, err error) error {
 	name := s.srv.Name
 	if le := s.limits.tripped(); le != nil {
 		return le.during(step)
 	}
-	if s.proc != nil && s.awaitExit(cctx, err) {
-		when := "before initialize"
-		if step != stepInitialize {
-			when = "while listing tools"
-		}
-		return s.exitError(when)
+	when := "before initialize"
+	if step != stepInitialize {
+		when = "while listing tools"
+	}
+	if exit := s.link.exitCause(cctx, when, err); exit != nil {
+		return exit
 	}
 	cause := context.Cause(cctx)
 	switch {
 	case errors.Is(cause, errConnectTimeout):
-		return newError(s.timeoutMessage(step)+formatStderr(s.stderr.tail()), ErrTransport, context.DeadlineExceeded)
+		return newError(s.timeoutMessage(step)+formatStderr(s.link.stderrTail()), ErrTransport, context.DeadlineExceeded)
 	case cctx.Err() != nil && !errors.Is(cause, errProcessExited):
 		return fmt.Errorf("server %q: %s canceled: %w", name, step, cause)
 	}
@@ -339,18 +300,8 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 	if errors.As(err, &redirect) {
 		return newError(redirect.Error(), redirect, err)
 	}
-	if s.remote != nil {
-		if st := s.remote.rec.lastStatus(); st != nil {
-			cut := ""
-			if st.cut.Load() {
-				cut = fmt.Sprintf(" (the rest of its body, beyond %s, was not read)", formatBytes(maxErrorBodyBytes))
-			}
-			return newError(fmt.Sprintf("server %q: %s: HTTP %s from %s%s", name, step, st.status, st.url, cut), ErrTransport, err)
-		}
-		var opErr *net.OpError
-		if errors.As(err, &opErr) {
-			return newError(fmt.Sprintf("server %q: %s: cannot reach %s: %s", name, step, s.mask.configured(), s.mask.err(opErr)), ErrTransport, err)
-		}
+	if explained := s.link.explain(step, err); explained != nil {
+		return explained
 	}
 	if isTransportError(err) {
 		return newError(fmt.Sprintf("server %q: %s: %s", name, step, s.mask.err(err)), ErrTransport, err)
@@ -373,42 +324,6 @@ func (s *Session) timeoutMessage(step string) string {
 		return msg
 	}
 	return fmt.Sprintf("server %q: no answer to %s within %s", name, step, s.timeout)
-}
-
-// awaitExit reports whether the local process has exited, waiting a moment
-// for it when err looks like the result of an exit (closed pipes).
-func (s *Session) awaitExit(cctx context.Context, err error) bool {
-	select {
-	case <-s.proc.exited:
-		return true
-	default:
-	}
-	if (cctx.Err() != nil && !errors.Is(context.Cause(cctx), errProcessExited)) || !isTransportError(err) {
-		return false
-	}
-	timer := time.NewTimer(exitWait)
-	defer timer.Stop()
-	select {
-	case <-s.proc.exited:
-		return true
-	case <-cctx.Done():
-		// Cancelled because of the exit (exited is closed by then), or out
-		// of time.
-		select {
-		case <-s.proc.exited:
-			return true
-		default:
-			return false
-		}
-	case <-timer.C:
-		return false
-	}
-}
-
-// exitError describes the local process's exit; call it after exited is
-// closed.
-func (s *Session) exitError(when string) error {
-	return &ExitError{Server: s.srv.Name, When: when, State: s.proc.state, Stderr: s.stderr.tail()}
 }
 
 // isTransportError reports whether err came from the transport (mcp-go
@@ -447,13 +362,14 @@ func plural(n int, what string) string {
 // received in prog and ends the session (a *LimitError) when the list goes
 // over the server's MaxListPages, MaxListItems or MaxListBytes.
 func (s *Session) listTools(ctx context.Context, prog *listProgress) ([]json.RawMessage, error) {
+	lim := s.srv.Limits
 	var raws []json.RawMessage
 	var size int64 // bytes of the results so far, cursors included
 	seen := map[string]bool{}
 	cursor := ""
 	for {
-		if prog.pages >= s.lim.MaxListPages {
-			return nil, s.listLimit(limitListPages, int64(s.lim.MaxListPages))
+		if prog.pages >= lim.MaxListPages {
+			return nil, s.listLimit(limitListPages, int64(lim.MaxListPages))
 		}
 		params := map[string]any{}
 		if cursor != "" {
@@ -461,7 +377,7 @@ func (s *Session) listTools(ctx context.Context, prog *listProgress) ([]json.Raw
 		}
 		resp, err := s.client.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
 			JSONRPC: mcpgo.JSONRPC_VERSION,
-			ID:      mcpgo.NewRequestId(fmt.Sprintf("freecode-tools-list-%d", s.listSeq.Add(1))),
+			ID:      mcpgo.NewRequestId(fmt.Sprintf("freecode-tools-list-%d", s.reqSeq.Add(1))),
 			Method:  string(mcpgo.MethodToolsList),
 			Params:  params,
 		})
@@ -471,8 +387,8 @@ func (s *Session) listTools(ctx context.Context, prog *listProgress) ([]json.Raw
 		if resp.Error != nil {
 			return nil, resp.Error.AsError()
 		}
-		if size += int64(len(resp.Result)); size > s.lim.MaxListBytes {
-			return nil, s.listLimit(limitListBytes, s.lim.MaxListBytes)
+		if size += int64(len(resp.Result)); size > lim.MaxListBytes {
+			return nil, s.listLimit(limitListBytes, lim.MaxListBytes)
 		}
 		var page struct {
 			Tools      []json.RawMessage `json:"tools"`
@@ -482,8 +398,8 @@ func (s *Session) listTools(ctx context.Context, prog *listProgress) ([]json.Raw
 			return nil, fmt.Errorf("decode tools/list result: %w", err)
 		}
 		prog.pages++
-		if len(raws)+len(page.Tools) > s.lim.MaxListItems {
-			return nil, s.listLimit(limitListItems, int64(s.lim.MaxListItems))
+		if len(raws)+len(page.Tools) > lim.MaxListItems {
+			return nil, s.listLimit(limitListItems, int64(lim.MaxListItems))
 		}
 		raws = append(raws, page.Tools...)
 		prog.tools = len(raws)
@@ -500,7 +416,7 @@ func (s *Session) listTools(ctx context.Context, prog *listProgress) ([]json.Raw
 
 // listLimit ends the session because tools/list went over limit.
 func (s *Session) listLimit(limit string, value int64) error {
-	return s.limits.trip(&LimitError{Server: s.srv.Name, Step: stepToolsList, Limit: limit, Value: value})
+	return s.limits.trip(s.limitError(stepToolsList, limit, value))
 }
 
 // setTools converts raws and makes them the current set; it reports whether
@@ -544,12 +460,17 @@ func (s *Session) reportLost(err error) {
 	}
 }
 
+// connectionLost reports the loss of the connection, and so the end of the
+// session, if err means the connection is gone for good (see link.lost).
+func (s *Session) connectionLost(err error) {
+	if s.link.lost(err) {
+		s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, err))
+	}
+}
+
 // run is the owner goroutine.
 func (s *Session) run() {
-	var exited <-chan struct{}
-	if s.proc != nil {
-		exited = s.proc.exited
-	}
+	exited := s.link.exited()
 	for {
 		select {
 		case <-s.closing:
@@ -559,7 +480,7 @@ func (s *Session) run() {
 			s.finish(s.unlessClosing(s.limits.tripped()))
 			return
 		case <-exited:
-			s.finish(s.unlessClosing(s.limitOr(s.exitError(""))))
+			s.finish(s.unlessClosing(s.limitOr(s.link.exitCause(s.ctx, "", nil))))
 			return
 		case err := <-s.lost:
 			s.finish(s.unlessClosing(s.limitOr(err)))
@@ -600,9 +521,7 @@ func (s *Session) refresh() {
 			return // closing, or ending over a limit
 		}
 		s.log.Error(err, "listing tools again after tools/list_changed failed")
-		if s.remote != nil && isConnectionLoss(err) {
-			s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, err))
-		}
+		s.connectionLost(err)
 		return
 	}
 	if s.setTools(raws) {
@@ -624,17 +543,14 @@ func (s *Session) finish(why error) {
 			s.log.V(1).Info("closing transport", "err", err.Error())
 		}
 	}
-	var stopErr error
-	if s.proc != nil {
-		stopErr = s.proc.stop(s.running.Load())
-	}
+	// Background work (cancellation notices) ends with s.ctx and the
+	// closed transport; the link is stopped after it, so that nothing of
+	// it is left behind (an idle HTTP connection, say).
 	s.bgMu.Lock()
 	s.bgEnded = true
 	s.bgMu.Unlock()
 	s.bg.Wait()
-	if s.remote != nil {
-		s.remote.base.CloseIdleConnections()
-	}
+	stopErr := s.link.stop(s.running.Load())
 	s.mu.Lock()
 	s.err, s.stopErr = why, stopErr
 	s.mu.Unlock()
@@ -663,12 +579,7 @@ func (s *Session) Name() string { return s.srv.Name }
 
 // PID is the local server's process id (also its process group id), or 0
 // for a remote server.
-func (s *Session) PID() int {
-	if s.proc == nil {
-		return 0
-	}
-	return s.proc.pid
-}
+func (s *Session) PID() int { return s.link.pid() }
 
 // Tools returns the current converted tool set, sorted by ID.
 func (s *Session) Tools() []Tool {
@@ -717,12 +628,7 @@ func (s *Session) Err() error {
 
 // StderrTail returns the last lines the local server wrote to stderr
 // (Options.StderrLines of them at most); nil for a remote server.
-func (s *Session) StderrTail() []string {
-	if s.proc == nil {
-		return nil
-	}
-	return s.stderr.tail()
-}
+func (s *Session) StderrTail() []string { return s.link.stderrTail() }
 
 // Close ends the session: a local server's stdin is closed, then its process
 // group gets SIGTERM and finally SIGKILL, each after a grace period; a remote
@@ -738,74 +644,4 @@ func (s *Session) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.stopErr
-}
-
-// CallTool calls the server's tool name (the server's own name, Tool.Name)
-// with args, a JSON object (nil means {}). Cancelling ctx abandons the call
-// and tells the server with notifications/cancelled. A failure of the
-// connection wraps ErrTransport (and, when the local process exited, is an
-// *ExitError); a call after the session ended wraps ErrClosed. A tool that
-// reports a failure is not an error: see CallToolResult.IsError.
-func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage) (*mcpgo.CallToolResult, error) {
-	if err := s.endedError(name); err != nil {
-		return nil, err
-	}
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
-	req := mcpgo.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-
-	var slot *requestIDSlot
-	if s.remote != nil {
-		slot = &requestIDSlot{}
-		ctx = context.WithValue(ctx, requestIDSlotKey{}, slot)
-	}
-	res, err := s.client.CallTool(ctx, req)
-	if err == nil {
-		return res, nil
-	}
-	if ctx.Err() != nil {
-		if slot != nil {
-			s.sendCancelled(slot, context.Cause(ctx))
-		}
-		return nil, fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, context.Cause(ctx))
-	}
-	if !isTransportError(err) && s.limits.tripped() == nil {
-		return nil, newError(fmt.Sprintf("server %q: tools/call %q: %s", s.srv.Name, name, s.mask.err(err)), err)
-	}
-	return nil, s.callFailure(name, err)
-}
-
-// callFailure explains a transport failure of a call. A local failure
-// almost always means the process exited: wait a moment for the owner
-// goroutine to see it, and report the exit.
-func (s *Session) callFailure(name string, err error) error {
-	if s.remote != nil && isConnectionLoss(err) {
-		s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, err))
-	}
-	timer := time.NewTimer(exitWait)
-	defer timer.Stop()
-	select {
-	case <-s.done:
-		if endErr := s.Err(); endErr != nil {
-			return newError(fmt.Sprintf("tools/call %q failed: %s", name, endErr), endErr, err)
-		}
-	case <-timer.C:
-	}
-	return newError(fmt.Sprintf("server %q: tools/call %q: %s", s.srv.Name, name, s.mask.err(err)), ErrTransport, err)
-}
-
-// endedError is the error of a call made after the session ended, or nil.
-func (s *Session) endedError(name string) error {
-	select {
-	case <-s.done:
-	default:
-		return nil
-	}
-	if endErr := s.Err(); endErr != nil {
-		return newError(fmt.Sprintf("tools/call %q: session ended: %s", name, endErr), ErrClosed, endErr)
-	}
-	return fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, ErrClosed)
 }

@@ -24,12 +24,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/funcr"
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/internal/testutil"
-	"github.com/freecode/freecode/schema"
 )
 
 // signalWait bounds waits for signals that should arrive within
@@ -61,11 +59,12 @@ func findTool(tools []Tool, id string) (Tool, bool) {
 	return tools[i], true
 }
 
-func textOf(t *testing.T, res *mcpgo.CallToolResult) string {
+func textOf(t *testing.T, res *CallResult) string {
 	t.Helper()
 	require.NotEmpty(t, res.Content)
-	tc, ok := mcpgo.AsTextContent(res.Content[0])
-	require.True(t, ok, "first content is %T", res.Content[0])
+	var tc struct{ Type, Text string }
+	require.NoError(t, json.Unmarshal(res.Content[0], &tc))
+	require.Equal(t, "text", tc.Type, "first content is %s", res.Content[0])
 	return tc.Text
 }
 
@@ -418,12 +417,13 @@ func TestCancelSendsNotification(t *testing.T) {
 	testCancel(t, s, logFile)
 }
 
-func remoteServer(name, url string, tr schema.Transport) schema.Server {
-	return schema.Server{Name: name, Type: schema.Remote, URL: url, Transport: tr, Enabled: true, Timeout: 10 * time.Second}
+func remoteServer(name, url string, tr Transport) Spec {
+	return Spec{Name: name, Type: Remote, URL: url, Transport: tr, Timeout: 10 * time.Second,
+		Limits: testLimits(Limits{}), MaxLimits: testMaxLimits()}
 }
 
 func TestRemoteStreamableHTTP(t *testing.T) {
-	for _, tr := range []schema.Transport{schema.TransportAuto, schema.TransportStreamableHTTP} {
+	for _, tr := range []Transport{TransportAuto, TransportStreamableHTTP} {
 		t.Run(string(tr), func(t *testing.T) {
 			u, _ := startTestServerHTTP(t, "--tools", "2")
 			s := connect(t, remoteServer("web", u, tr))
@@ -471,7 +471,7 @@ func TestRemoteCancelSendsNotification(t *testing.T) {
 	// (and its long-lived GET stream) is closed.
 	t.Cleanup(front.Close)
 
-	s := connect(t, remoteServer("web", front.URL+target.Path, schema.TransportStreamableHTTP))
+	s := connect(t, remoteServer("web", front.URL+target.Path, TransportStreamableHTTP))
 	testCancel(t, s, logFile)
 	require.Eventually(t, func() bool {
 		mu.Lock()
@@ -480,12 +480,38 @@ func TestRemoteCancelSendsNotification(t *testing.T) {
 			return strings.Contains(b, `"notifications/cancelled"`) && strings.Contains(b, `"requestId"`)
 		})
 	}, signalWait, 5*time.Millisecond, "no notifications/cancelled posted")
+
+	// The notice names the abandoned call.
+	mu.Lock()
+	defer mu.Unlock()
+	var callID, cancelledID json.RawMessage
+	for _, b := range posted {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name      string          `json:"name"`
+				RequestID json.RawMessage `json:"requestId"`
+			} `json:"params"`
+		}
+		if json.Unmarshal([]byte(b), &m) != nil {
+			continue
+		}
+		switch {
+		case m.Method == "tools/call" && m.Params.Name == "sleep":
+			callID = m.ID
+		case m.Method == "notifications/cancelled":
+			cancelledID = m.Params.RequestID
+		}
+	}
+	require.NotEmpty(t, callID)
+	require.JSONEq(t, string(callID), string(cancelledID))
 }
 
 func TestRemoteSSE(t *testing.T) {
 	u, _ := startTestServerHTTP(t, "--sse")
 	require.True(t, strings.HasSuffix(u, "/sse"), u)
-	for _, tr := range []schema.Transport{schema.TransportAuto, schema.TransportSSE} {
+	for _, tr := range []Transport{TransportAuto, TransportSSE} {
 		t.Run(string(tr), func(t *testing.T) {
 			s := connect(t, remoteServer("old", u, tr))
 			require.Len(t, s.Tools(), len(fixedTools))
@@ -498,7 +524,7 @@ func TestRemoteSSE(t *testing.T) {
 
 func TestRemoteServerGone(t *testing.T) {
 	u, cmd := startTestServerHTTP(t)
-	s := connect(t, remoteServer("web", u, schema.TransportStreamableHTTP))
+	s := connect(t, remoteServer("web", u, TransportStreamableHTTP))
 	killGroup(cmd)
 	waitClosed(t, s.Done(), "Done after the server died")
 	t.Log(s.Err())
@@ -517,7 +543,7 @@ func TestRemoteHTTPStatus(t *testing.T) {
 		http.Error(w, "go away", http.StatusUnauthorized)
 	}))
 	defer ts.Close()
-	srv := remoteServer("locked", ts.URL+"/mcp", schema.TransportAuto)
+	srv := remoteServer("locked", ts.URL+"/mcp", TransportAuto)
 	srv.Headers = map[string]string{"Authorization": "Bearer wrong"}
 	_, err := Connect(context.Background(), srv, Options{})
 	require.Error(t, err)
@@ -534,7 +560,7 @@ func TestRemoteConnectionRefused(t *testing.T) {
 	require.NoError(t, err)
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
-	_, err = Connect(context.Background(), remoteServer("nobody", "http://"+addr+"/mcp", schema.TransportAuto), Options{})
+	_, err = Connect(context.Background(), remoteServer("nobody", "http://"+addr+"/mcp", TransportAuto), Options{})
 	require.Error(t, err)
 	t.Log(err)
 	require.ErrorIs(t, err, ErrTransport)
@@ -556,7 +582,7 @@ func TestConcurrentClose(t *testing.T) {
 // Userinfo and query of a configured URL may hold secrets; no error
 // message shows them.
 func TestRemoteErrorsRedactURL(t *testing.T) {
-	for _, tr := range []schema.Transport{schema.TransportAuto, schema.TransportStreamableHTTP, schema.TransportSSE} {
+	for _, tr := range []Transport{TransportAuto, TransportStreamableHTTP, TransportSSE} {
 		t.Run(string(tr), func(t *testing.T) {
 			srv := remoteServer("secret", "http://user:pw@127.0.0.1:1/mcp?key=SECRET", tr)
 			_, err := Connect(context.Background(), srv, Options{})
@@ -569,7 +595,7 @@ func TestRemoteErrorsRedactURL(t *testing.T) {
 	}
 	for _, raw := range []string{"ftp://user:pw@host/x?key=SECRET", "http://user:pw@[::1/x?key=SECRET", "user:pw@host?key=SECRET"} {
 		t.Run(raw, func(t *testing.T) {
-			_, err := Connect(context.Background(), remoteServer("bad", raw, schema.TransportAuto), Options{})
+			_, err := Connect(context.Background(), remoteServer("bad", raw, TransportAuto), Options{})
 			require.ErrorContains(t, err, "is not an http(s) URL")
 			t.Log(err)
 			require.NotContains(t, err.Error(), "pw")
@@ -586,7 +612,7 @@ func TestRedactErr(t *testing.T) {
 		"raw URL":      fmt.Errorf("bad endpoint %s", raw),
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := newURLMask(remoteServer("x", raw, schema.TransportAuto)).err(err)
+			got := newURLMask(remoteServer("x", raw, TransportAuto)).err(err)
 			t.Log(got)
 			require.Contains(t, got, "127.0.0.1:1")
 			require.NotContains(t, got, "pw")

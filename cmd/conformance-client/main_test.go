@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/freecode/freecode/mcp"
 )
 
 func TestMain(m *testing.M) {
@@ -33,15 +36,15 @@ func TestCheckResult(t *testing.T) {
 	call := toolCall{Tool: "add_numbers", WantText: "is 8"}
 	tests := []struct {
 		name    string
-		res     *mcpgo.CallToolResult
+		res     *mcp.CallResult
 		wantErr string
 	}{
-		{"expected text", mcpgo.NewToolResultText("The sum of 5 and 3 is 8"), ""},
-		{"text among other content", &mcpgo.CallToolResult{Content: []mcpgo.Content{
+		{"expected text", wireResult(t, mcpgo.NewToolResultText("The sum of 5 and 3 is 8")), ""},
+		{"text among other content", wireResult(t, &mcpgo.CallToolResult{Content: []mcpgo.Content{
 			mcpgo.NewImageContent("AA==", "image/png"), mcpgo.NewTextContent("it is 8"),
-		}}, ""},
-		{"tool error", mcpgo.NewToolResultError("bad a"), `reported an error: "bad a"`},
-		{"wrong text", mcpgo.NewToolResultText("is 9"), `does not contain "is 8"`},
+		}}), ""},
+		{"tool error", wireResult(t, mcpgo.NewToolResultError("bad a")), `reported an error: "bad a"`},
+		{"wrong text", wireResult(t, mcpgo.NewToolResultText("is 9")), `does not contain "is 8"`},
 		{"no result", nil, "empty result"},
 	}
 	for _, tt := range tests {
@@ -54,6 +57,15 @@ func TestCheckResult(t *testing.T) {
 			require.ErrorContains(t, err, tt.wantErr)
 		})
 	}
+}
+
+// wireResult is res as a session returns it: its wire form, decoded.
+func wireResult(t *testing.T, res *mcpgo.CallToolResult) *mcp.CallResult {
+	b, err := json.Marshal(res)
+	require.NoError(t, err)
+	var out mcp.CallResult
+	require.NoError(t, json.Unmarshal(b, &out))
+	return &out
 }
 
 // startServer serves an in-process MCP server over streamable HTTP that

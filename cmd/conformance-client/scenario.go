@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/freecode/freecode/bridge"
+	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
 )
@@ -106,7 +107,7 @@ func runScenario(ctx context.Context, sc scenario, cfg config, out io.Writer) (e
 		Enabled:   true,
 		Timeout:   cfg.ConnectTimeout,
 	}
-	sess, err := mcp.Connect(ctx, srv, mcp.Options{
+	sess, err := mcp.Connect(ctx, controller.MCPSpec(srv), mcp.Options{
 		Logger:        cfg.Logger,
 		ClientName:    "freecode-conformance-client",
 		ClientVersion: "0.1.0",
@@ -145,7 +146,7 @@ func runScenario(ctx context.Context, sc scenario, cfg config, out io.Writer) (e
 
 // caller is the part of *mcp.Session a tool call needs.
 type caller interface {
-	CallTool(ctx context.Context, name string, args json.RawMessage) (*mcpgo.CallToolResult, error)
+	CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallResult, error)
 }
 
 // callTool checks that the server listed call.Tool, validates the arguments
@@ -177,28 +178,22 @@ func callTool(ctx context.Context, sess caller, tools []mcp.Tool, call toolCall,
 	return checkResult(call, res)
 }
 
-// checkResult reports whether res is the successful result call expects.
-func checkResult(call toolCall, res *mcpgo.CallToolResult) error {
+// checkResult reports whether res is the successful result call expects,
+// reading its text as FreeCode does (bridge.Result).
+func checkResult(call toolCall, res *mcp.CallResult) error {
 	if res == nil {
 		return fmt.Errorf("tools/call %q: empty result", call.Tool)
 	}
-	text := resultText(res)
-	if res.IsError {
+	conv, err := bridge.Result(res)
+	if err != nil {
+		return fmt.Errorf("tools/call %q: %w", call.Tool, err)
+	}
+	text := conv.Text()
+	if conv.IsError {
 		return fmt.Errorf("tools/call %q: the tool reported an error: %q", call.Tool, text)
 	}
 	if !strings.Contains(text, call.WantText) {
 		return fmt.Errorf("tools/call %q: result text %q does not contain %q", call.Tool, text, call.WantText)
 	}
 	return nil
-}
-
-// resultText joins the text items of a result's content.
-func resultText(res *mcpgo.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if t, ok := mcpgo.AsTextContent(c); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }

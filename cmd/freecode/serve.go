@@ -121,7 +121,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) (err error) {
 	// One schema cache for every session: restarts and re-lists of servers
 	// whose tools did not change resolve and compile nothing.
 	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: g.Track,
-		Schemas: mcp.NewSchemaCache(schemaCacheSize), Reaper: reaper}
+		Schemas: mcp.NewSchemaCache(schemaCacheSize), Launcher: reaperLauncher{reaper: reaper, log: log.WithName("procguard")}}
 	ctrl := controller.New(controller.Options{
 		Registry: reg,
 		Bus:      bus,

@@ -18,6 +18,7 @@ import (
 	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
@@ -42,7 +43,7 @@ func (a *app) configuredServer(name string) (*schema.Config, schema.Server, erro
 
 // connect starts one server for the duration of a command.
 func (a *app) connect(ctx context.Context, srv schema.Server) (*mcp.Session, error) {
-	return mcp.Connect(ctx, srv, mcp.Options{Logger: logr.Discard(), ClientName: "freecode", Reaper: a.processes(logr.Discard())})
+	return mcp.Connect(ctx, controller.MCPSpec(srv), mcp.Options{Logger: logr.Discard(), ClientName: "freecode", Launcher: a.launcher(logr.Discard())})
 }
 
 // toolLine is a tool's id and flag for a listing. The id holds the

@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/internal/procguard"
+	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
@@ -194,13 +194,13 @@ func (a *app) offlineStatus(ctx context.Context, home string, asJSON, probe bool
 		}
 	}
 	if probe {
-		reaper := a.processes(logr.Discard())
+		launcher := a.launcher(logr.Discard())
 		var wg sync.WaitGroup
 		for i, s := range cfg.MCP.Servers {
 			if !s.Enabled || s.Hold != nil {
 				continue
 			}
-			wg.Go(func() { probeServer(ctx, s, reaper, &out.Servers[i]) })
+			wg.Go(func() { probeServer(ctx, s, launcher, &out.Servers[i]) })
 		}
 		wg.Wait()
 	}
@@ -208,10 +208,10 @@ func (a *app) offlineStatus(ctx context.Context, home string, asJSON, probe bool
 	return a.renderStatus(out, asJSON)
 }
 
-// probeServer connects s (within its timeout, a local server under
-// reaper), records the outcome in ss and closes the session.
-func probeServer(ctx context.Context, s schema.Server, reaper *procguard.Reaper, ss *api.ServerStatus) {
-	sess, err := mcp.Connect(ctx, s, mcp.Options{Reaper: reaper})
+// probeServer connects s (within its timeout, a local server started by
+// launcher), records the outcome in ss and closes the session.
+func probeServer(ctx context.Context, s schema.Server, launcher mcp.Launcher, ss *api.ServerStatus) {
+	sess, err := mcp.Connect(ctx, controller.MCPSpec(s), mcp.Options{Launcher: launcher})
 	if err != nil {
 		ss.Phase, ss.LastError = "failed", err.Error()
 		return

@@ -17,6 +17,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/freecode/freecode/bridge"
+	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/orchestrator"
@@ -76,7 +77,7 @@ func CallsInterleaved(ctx context.Context, cfg Config, opts InterleavedOptions) 
 		return nil, err
 	}
 	defer stop()
-	sess, err := mcp.Connect(ctx, localServer("ts", argv), mcp.Options{Logger: logr.Discard()})
+	sess, err := mcp.Connect(ctx, controller.MCPSpec(localServer("ts", argv)), mcp.Options{Logger: logr.Discard()})
 	if err != nil {
 		return nil, err
 	}

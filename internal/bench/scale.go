@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/freecode/freecode/bridge"
+	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
@@ -31,14 +31,14 @@ type ScaleOptions struct {
 // noCalls is the Caller of registered tools: Scale never calls them.
 type noCalls struct{}
 
-func (noCalls) CallTool(context.Context, string, json.RawMessage) (*mcpgo.CallToolResult, error) {
+func (noCalls) CallTool(context.Context, string, json.RawMessage) (*mcp.CallResult, error) {
 	return nil, errors.New("not callable in the scale benchmark")
 }
 
 // captureTools lists the test server once through mcp.Session and returns
 // its generated tools' raw tools/list elements.
 func captureTools(ctx context.Context, argv []string) ([]json.RawMessage, error) {
-	sess, err := mcp.Connect(ctx, localServer("capture", argv), mcp.Options{Logger: logr.Discard()})
+	sess, err := mcp.Connect(ctx, controller.MCPSpec(localServer("capture", argv)), mcp.Options{Logger: logr.Discard()})
 	if err != nil {
 		return nil, err
 	}

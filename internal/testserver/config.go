@@ -46,6 +46,9 @@ type Config struct {
 	Hold          bool
 	Modern        bool
 	EvilText      bool
+	// UnknownContent adds the tool hologram, whose result holds
+	// UnknownBlock.
+	UnknownContent bool
 
 	CallLog string
 	PIDFile string
@@ -99,6 +102,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.BoolVar(&c.Hold, "hold", false, "internal: block until killed")
 	fs.BoolVar(&c.Modern, "modern", false, "answer server/discover instead of method-not-found")
 	fs.BoolVar(&c.EvilText, "evil-text", false, "put terminal escapes (EvilText) in an evil tool's title, description, schema and result and in stderr")
+	fs.BoolVar(&c.UnknownContent, "unknown-content", false, "add a tool hologram whose result holds a text block and a block of an unknown type (UnknownBlock)")
 	fs.StringVar(&c.CallLog, "call-log", "", "append JSON lines for every tools/call to FILE")
 	fs.StringVar(&c.PIDFile, "pid-file", "", "write the server pid to FILE")
 	fs.StringVar(&c.HTTP, "http", "", "serve streamable HTTP on ADDR instead of stdio")

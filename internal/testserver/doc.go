@@ -20,6 +20,10 @@
 // With --evil-text a read-only tool "evil" also exists; its title,
 // description and input schema hold EvilText, and a call returns it.
 //
+// With --unknown-content a read-only tool "hologram" {} also exists; a call
+// returns a text block (HologramText) and UnknownBlock, a block of a type no
+// MCP revision defines, byte for byte.
+//
 // Generated tools tool_000, tool_001, ... (--tools N) answer "<name> ok: <args>".
 // SIGUSR1 (wired by Run) adds a tool dyn_<n> (n = 1, 2, ...) and notifies list_changed.
 //
@@ -64,6 +68,7 @@
 //	--evil-text               what a hostile server sends a terminal: the tool "evil" (above),
 //	                          and EvilStderr (EvilText plus a raw 8-bit CSI byte) written to
 //	                          stderr at start (before --exit-at-start) and on every call of evil
+//	--unknown-content         the tool "hologram" (above)
 //
 // Hostile behaviours, for the host's limits:
 //

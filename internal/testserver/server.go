@@ -68,6 +68,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.EvilText {
 		s.mcp.AddTools(s.evilTool())
 	}
+	if cfg.UnknownContent {
+		s.mcp.AddTools(hologramTool())
+	}
 	return s, nil
 }
 
@@ -249,6 +252,36 @@ func (s *Server) evilTool() server.ServerTool {
 		return mcp.NewToolResultText(EvilText), nil
 	}}
 }
+
+// UnknownBlock is the second content block of the hologram tool's result
+// (--unknown-content), sent byte for byte: a type no MCP revision defines,
+// with fields and a _meta of its own, its keys out of sorted order and a
+// number written as no encoder writes it, so that a client that decodes
+// and re-encodes the block, or drops it, shows.
+const UnknownBlock = `{"type":"hologram","data":"aG9sbw==","depth":1.50,"_meta":{"example.com/frame":7}}`
+
+// HologramText is the text block before UnknownBlock.
+const HologramText = "a hologram follows"
+
+// hologramTool is the tool of --unknown-content.
+func hologramTool() server.ServerTool {
+	return server.ServerTool{
+		Tool: rawTool("hologram", "Returns a text block and a block of a type no client knows.", emptySchema, readOnly(true)),
+		Handler: func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(HologramText), rawContent{raw: json.RawMessage(UnknownBlock)}}}, nil
+		},
+	}
+}
+
+// rawContent is a content block sent as raw JSON. It embeds TextContent
+// only to be an mcp.Content (whose marker method is unexported); its own
+// MarshalJSON decides what is sent.
+type rawContent struct {
+	mcp.TextContent
+	raw json.RawMessage
+}
+
+func (c rawContent) MarshalJSON() ([]byte, error) { return c.raw, nil }
 
 // namedTool is a tool added at run time; it accepts any object.
 func (s *Server) namedTool(name, description string) server.ServerTool {

@@ -123,6 +123,22 @@ func TestFixedTools(t *testing.T) {
 	require.True(t, cn.mustCall(t, "remove_tool", map[string]any{"name": "missing"}).IsError)
 }
 
+// The hologram tool sends UnknownBlock byte for byte, which mcp-go's own
+// client cannot decode: the reason a host must read tools/call raw.
+func TestUnknownContentSentVerbatim(t *testing.T) {
+	cn, _ := startInProcess(t, Config{UnknownContent: true}, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	cn.mustInitialize(t)
+	_, err := cn.call(t.Context(), "hologram", map[string]any{})
+	require.ErrorContains(t, err, "unknown content type: hologram")
+	var answer string
+	for line := range strings.Lines(cn.raw.String()) {
+		if strings.Contains(line, `"hologram"`) && strings.Contains(line, `"result"`) {
+			answer = line
+		}
+	}
+	require.Contains(t, answer, `"content":[{"type":"text","text":"`+HologramText+`"},`+UnknownBlock+`]`)
+}
+
 func TestSleepCancelled(t *testing.T) {
 	cn, _ := startInProcess(t, Config{}, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
 	cn.mustInitialize(t)

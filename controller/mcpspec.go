@@ -1,0 +1,43 @@
+package controller
+
+import (
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/schema"
+)
+
+// MCPSpec is what package mcp needs of a configured server, with the
+// config's defaults applied: a zero Timeout is schema.DefaultTimeout, zero
+// limits are schema's defaults (schema.Limits.WithDefaults), and the
+// limits' bounds are the ones config.cue allows (schema.MaxMax*), which
+// an mcp.LimitError suggests raising a limit within. Everything that
+// starts sessions from the config builds its specs here.
+func MCPSpec(srv schema.Server) mcp.Spec {
+	timeout := srv.Timeout
+	if timeout <= 0 {
+		timeout = schema.DefaultTimeout
+	}
+	lim := srv.Limits.WithDefaults()
+	return mcp.Spec{
+		Name:      srv.Name,
+		Type:      mcp.ServerType(srv.Type),
+		Command:   srv.Command,
+		Env:       srv.Env,
+		URL:       srv.URL,
+		Headers:   srv.Headers,
+		Transport: mcp.Transport(srv.Transport),
+		Timeout:   timeout,
+		Limits: mcp.Limits{
+			MaxMessageBytes: lim.MaxMessageBytes,
+			MaxListItems:    lim.MaxListItems,
+			MaxListPages:    lim.MaxListPages,
+			MaxListBytes:    lim.MaxListBytes,
+		},
+		MaxLimits: mcp.Limits{
+			MaxMessageBytes: schema.MaxMaxMessageBytes,
+			MaxListItems:    schema.MaxMaxListItems,
+			MaxListPages:    schema.MaxMaxListPages,
+			MaxListBytes:    schema.MaxMaxListBytes,
+		},
+		Shown: srv.Shown,
+	}
+}

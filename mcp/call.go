@@ -1,0 +1,193 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+)
+
+// cancelNoticeWait bounds sending notifications/cancelled for an abandoned
+// call.
+const cancelNoticeWait = 2 * time.Second
+
+// CallResult is a tools/call result as the server sent it. Nothing of it is
+// decoded beyond the JSON structure: each content block, whatever its type,
+// is kept byte for byte, so that what FreeCode does not know (a new block
+// type, annotations, _meta, fields of a block's own) reaches the caller.
+// Its JSON form is the result's wire form.
+type CallResult struct {
+	// Content holds the result's content blocks, each verbatim.
+	Content []json.RawMessage `json:"content"`
+	// IsError says the tool ran and reports a failure (the model should see
+	// it); it is not a failure of the call.
+	IsError bool `json:"isError,omitempty"`
+	// Structured is the result's structuredContent verbatim, nil if none.
+	Structured json.RawMessage `json:"structuredContent,omitempty"`
+	// Meta is the result's _meta object verbatim, nil if none.
+	Meta json.RawMessage `json:"_meta,omitempty"`
+}
+
+// callResultWire is a tools/call result on the wire.
+type callResultWire struct {
+	Content    presentBlocks   `json:"content"`
+	IsError    bool            `json:"isError"`
+	Structured json.RawMessage `json:"structuredContent"`
+	Meta       json.RawMessage `json:"_meta"`
+}
+
+// presentBlocks is a content array that records whether the key was there
+// at all: a result without "content" is malformed, one with "content": null
+// holds no blocks.
+type presentBlocks struct {
+	blocks  []json.RawMessage
+	present bool
+}
+
+func (p *presentBlocks) UnmarshalJSON(b []byte) error {
+	p.present = true
+	if bytes.Equal(b, []byte("null")) {
+		return nil
+	}
+	return json.Unmarshal(b, &p.blocks)
+}
+
+// decodeCallResult splits a tools/call result into its parts.
+func decodeCallResult(raw json.RawMessage) (*CallResult, error) {
+	var w callResultWire
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, fmt.Errorf("decode tools/call result: %w", err)
+	}
+	if !w.Content.present {
+		return nil, errors.New("decode tools/call result: content is missing")
+	}
+	res := &CallResult{Content: w.Content.blocks, IsError: w.IsError}
+	if len(w.Structured) > 0 {
+		res.Structured = w.Structured
+	}
+	if len(w.Meta) > 0 {
+		res.Meta = w.Meta
+	}
+	return res, nil
+}
+
+// callParams are the params of a tools/call request.
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// CallTool calls the server's tool name (the server's own name, Tool.Name)
+// with args, a JSON object (nil means {}), and returns its result verbatim.
+// Cancelling ctx abandons the call and tells the server with
+// notifications/cancelled. A failure of the connection wraps ErrTransport
+// (and, when the local process exited, is an *ExitError); a call after the
+// session ended wraps ErrClosed. A tool that reports a failure is not an
+// error: see CallResult.IsError.
+//
+// The request is sent through the transport directly, as tools/list is,
+// so that mcp-go's content types, which fail a whole result over one block
+// of a type they do not know, never see the answer.
+func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage) (*CallResult, error) {
+	if err := s.endedError(name); err != nil {
+		return nil, err
+	}
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if ctx.Err() != nil {
+		// Never sent, so there is nothing to cancel.
+		return nil, fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, context.Cause(ctx))
+	}
+	id := mcpgo.NewRequestId(fmt.Sprintf("freecode-tools-call-%d", s.reqSeq.Add(1)))
+	resp, err := s.client.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
+		JSONRPC: mcpgo.JSONRPC_VERSION,
+		ID:      id,
+		Method:  string(mcpgo.MethodToolsCall),
+		Params:  callParams{Name: name, Arguments: args},
+	})
+	var res *CallResult
+	switch {
+	case err != nil:
+		if ctx.Err() != nil {
+			// Sent and abandoned: the server may still be working on it.
+			s.sendCancelled(id, context.Cause(ctx))
+		}
+		err = transport.NewError(err)
+	case resp.Error != nil:
+		err = resp.Error.AsError()
+	default:
+		if res, err = decodeCallResult(resp.Result); err == nil {
+			return res, nil
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, context.Cause(ctx))
+	}
+	if !isTransportError(err) && s.limits.tripped() == nil {
+		return nil, newError(fmt.Sprintf("server %q: tools/call %q: %s", s.srv.Name, name, s.mask.err(err)), err)
+	}
+	return nil, s.callFailure(name, err)
+}
+
+// callFailure explains a transport failure of a call. A local failure
+// almost always means the process exited: wait a moment for the owner
+// goroutine to see it, and report the exit.
+func (s *Session) callFailure(name string, err error) error {
+	s.connectionLost(err)
+	timer := time.NewTimer(exitWait)
+	defer timer.Stop()
+	select {
+	case <-s.done:
+		if endErr := s.Err(); endErr != nil {
+			return newError(fmt.Sprintf("tools/call %q failed: %s", name, endErr), endErr, err)
+		}
+	case <-timer.C:
+	}
+	return newError(fmt.Sprintf("server %q: tools/call %q: %s", s.srv.Name, name, s.mask.err(err)), ErrTransport, err)
+}
+
+// endedError is the error of a call made after the session ended, or nil.
+func (s *Session) endedError(name string) error {
+	select {
+	case <-s.done:
+	default:
+		return nil
+	}
+	if endErr := s.Err(); endErr != nil {
+		return newError(fmt.Sprintf("tools/call %q: session ended: %s", name, endErr), ErrClosed, endErr)
+	}
+	return fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, ErrClosed)
+}
+
+// sendCancelled tells the server that the request id was abandoned, as the
+// spec asks of a client on every transport (a dropped connection is not a
+// cancellation). It does not wait: the notice is best effort, bounded by
+// cancelNoticeWait and the session's end.
+func (s *Session) sendCancelled(id mcpgo.RequestId, reason error) {
+	n := mcpgo.JSONRPCNotification{
+		JSONRPC: mcpgo.JSONRPC_VERSION,
+		Notification: mcpgo.Notification{
+			Method: string(mcpgo.MethodNotificationCancelled),
+			Params: mcpgo.NotificationParams{
+				AdditionalFields: map[string]any{"requestId": id, "reason": reason.Error()},
+			},
+		},
+	}
+	if !s.startBackground() {
+		return
+	}
+	go func() {
+		defer s.bg.Done()
+		ctx, cancel := context.WithTimeout(s.ctx, cancelNoticeWait)
+		defer cancel()
+		if err := s.client.GetTransport().SendNotification(ctx, n); err != nil {
+			s.log.V(1).Info("sending notifications/cancelled failed", "err", s.mask.err(err))
+		}
+	}()
+}

@@ -1,0 +1,136 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+)
+
+// localLink is a local server: a child process the session starts and owns,
+// spoken to over its stdin and stdout.
+type localLink struct {
+	env  linkEnv
+	ring *lineRing // the process's last stderr lines
+
+	// proc is set by open once the process runs; read-only afterwards.
+	proc *process
+}
+
+func (l *localLink) open(cctx context.Context, o opener) error {
+	srv := l.env.srv
+	if len(srv.Command) == 0 || srv.Command[0] == "" {
+		return fmt.Errorf("server %q: no command configured", srv.Name)
+	}
+	proc, err := startProcess(srv.Command, srv.Env, l.env.opts.Launcher, l.ring, l.env.log, l.env.opts.OnProcess)
+	if err != nil {
+		return fmt.Errorf("server %q: cannot start %q: %w", srv.Name, srv.Command[0], err)
+	}
+	l.proc = proc
+	// The command as written, if known: expanded, it may hold secrets.
+	var command any = srv.Command
+	if srv.Shown != "" {
+		command = srv.Shown
+	}
+	l.env.log.V(1).Info("started server process", "pid", proc.pid, "command", command)
+
+	// Requests of the handshake also end when the process does.
+	cctx, cancel := context.WithCancelCause(cctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-proc.exited:
+			cancel(errProcessExited)
+		case <-cctx.Done():
+		}
+	}()
+
+	// mcp-go reads stdout with bufio.Reader.ReadString('\n'), which holds
+	// a whole line however long: stdout fails past the message limit, when
+	// ReadString holds the line's fragments and builds one string of them,
+	// about twice the limit, and then gives up (ending the session).
+	limit := srv.Limits.MaxMessageBytes
+	stdout := &limitReader{
+		r:    proc.stdout,
+		c:    newFrameCounter(limit, endAtNewline),
+		over: func() error { return l.env.over(limitMessageBytes, limit) },
+	}
+	return o.handshake(cctx, client.NewClient(transport.NewIO(stdout, proc.stdin, nil), client.WithProtocolVersion(ProtocolVersion)))
+}
+
+func (l *localLink) exited() <-chan struct{} {
+	if l.proc == nil {
+		return nil
+	}
+	return l.proc.exited
+}
+
+func (l *localLink) exitCause(ctx context.Context, when string, err error) error {
+	if l.proc == nil || !l.awaitExit(ctx, err) {
+		return nil
+	}
+	return &ExitError{Server: l.env.srv.Name, When: when, State: l.proc.state, Stderr: l.ring.tail()}
+}
+
+// awaitExit reports whether the process has exited, waiting a moment for
+// it when err looks like the result of an exit (closed pipes).
+func (l *localLink) awaitExit(ctx context.Context, err error) bool {
+	exited := l.proc.exited
+	select {
+	case <-exited:
+		return true
+	default:
+	}
+	if (ctx.Err() != nil && !errors.Is(context.Cause(ctx), errProcessExited)) || !isTransportError(err) {
+		return false
+	}
+	timer := time.NewTimer(exitWait)
+	defer timer.Stop()
+	select {
+	case <-exited:
+		return true
+	case <-ctx.Done():
+		// Cancelled because of the exit (exited is closed by then), or out
+		// of time.
+		select {
+		case <-exited:
+			return true
+		default:
+			return false
+		}
+	case <-timer.C:
+		return false
+	}
+}
+
+// explain has nothing to add: what a local server's failure means is its
+// exit (exitCause) or the transport's own error.
+func (l *localLink) explain(string, error) error { return nil }
+
+// lost is false: a local connection is lost only when the process exits,
+// which ends the session by itself.
+func (l *localLink) lost(error) bool { return false }
+
+func (l *localLink) stop(graceful bool) error {
+	if l.proc == nil {
+		return nil
+	}
+	return l.proc.stop(graceful)
+}
+
+func (l *localLink) pid() int {
+	if l.proc == nil {
+		return 0
+	}
+	return l.proc.pid
+}
+
+func (l *localLink) stderrTail() []string {
+	if l.proc == nil {
+		return nil
+	}
+	return l.ring.tail()
+}
