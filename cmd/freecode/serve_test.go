@@ -168,7 +168,7 @@ func (p *serveProc) waitPhase(name, phase string) api.ServerStatus {
 	p.t.Helper()
 	st := p.waitStatus(name+" "+phase, func(st api.Status) bool {
 		s, ok := server(st, name)
-		return ok && s.Phase == phase
+		return ok && string(s.Phase) == phase
 	})
 	s, _ := server(st, name)
 	return s
@@ -351,7 +351,7 @@ func TestServe(t *testing.T) {
 		st := p.waitStatus("config error", func(st api.Status) bool { return st.ConfigError != "" })
 		assert.Contains(t, st.ConfigError, "config.json:1:")
 		s, _ := server(st, "a")
-		assert.Equal(t, "ready", s.Phase)
+		assert.Equal(t, "ready", string(s.Phase))
 		assert.Equal(t, aPID, s.PID)
 		c.write(cfg(a), true)
 		st = p.waitStatus("config error cleared", func(st api.Status) bool { return st.ConfigError == "" })
@@ -643,7 +643,7 @@ func TestServe(t *testing.T) {
 		leader := gcStat.PGID
 		require.NotEqual(t, gc, leader, "the grandchild is in its server's process group")
 		s, _ := server(p.status(), "hang")
-		require.Equal(t, "starting", s.Phase)
+		require.Equal(t, "starting", string(s.Phase))
 
 		p.signal(syscall.SIGKILL)
 		<-p.exited
