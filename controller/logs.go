@@ -27,12 +27,10 @@ type stderrTail struct {
 	last  int64
 }
 
-// tailOf is conn's stderr as it ends.
+// tailOf is conn's stderr as it ends; none for a remote session, whose
+// generation then has no lines rather than an earlier session's.
 func tailOf(conn Conn) *stderrTail {
 	lines, last, _ := conn.StderrAfter(0)
-	if lines == nil {
-		return nil // a remote session: nothing to keep
-	}
 	return &stderrTail{lines: lines, last: last}
 }
 
@@ -56,8 +54,8 @@ func (st *serverState) logsMoved() {
 // current session after the cursor after, or of its last session (or
 // failed start) when none is connected. A cursor of another session (a
 // restart since) reads the current one from its start, and the zero cursor
-// reads all that is kept: the last StderrLines lines, of which a reader
-// that fell behind misses the oldest. A remote server has no lines, only
+// reads all that is kept: the session's last lines (mcp.Options.StderrLines
+// of them), so a reader that fell further behind misses the oldest. A remote server has no lines, only
 // sessions. It returns an error wrapping ErrUnknownServer for a name it
 // does not know.
 func (c *Controller) Logs(name string, after wire.LogCursor) (wire.Logs, error) {

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/api/wire"
+	"github.com/freecode/freecode/internal/testserver"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
 )
@@ -153,4 +155,50 @@ func TestWaitLogsEnds(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("a waiter on a forgotten server was not woken")
 	}
+}
+
+// A server that turns from local into remote: the remote session has no
+// lines of its own, during it and after it, and is never shown the local
+// session's.
+func TestLogsOfARemoteSessionAreItsOwn(t *testing.T) {
+	srv, err := testserver.New(testserver.Config{})
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeHTTP(ctx, ln, testserver.ModeStreamable) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-served)
+		require.NoError(t, srv.Close())
+	})
+
+	h := newHarness(t)
+	h.c.SetDesired([]schema.Server{testServer("m", "--stderr-echo")}, time.Hour)
+	h.waitPhase("m", PhaseReady)
+	h.echoStderr("m", "local line")
+	local, _ := h.follow("m", wire.LogCursor{Session: h.server("m").ObservedGeneration}, 1)
+	require.Equal(t, []string{"local line"}, local)
+
+	remote := schema.Server{Name: "m", Type: schema.Remote, URL: testserver.URL(ln.Addr(), testserver.ModeStreamable),
+		Transport: schema.TransportStreamableHTTP, Enabled: true, Timeout: 10 * time.Second, Source: schema.SourceUser}
+	h.c.SetDesired([]schema.Server{remote}, time.Hour)
+	require.Eventually(t, func() bool {
+		s := h.server("m")
+		return s.Phase == PhaseReady && s.SpecHash == remote.SpecHash()
+	}, 30*time.Second, 5*time.Millisecond)
+	gen := h.server("m").ObservedGeneration
+	logs, err := h.c.Logs("m", wire.LogCursor{})
+	require.NoError(t, err)
+	require.Equal(t, wire.Logs{Server: "m", Lines: []string{}, Session: gen}, logs, "while it runs")
+
+	off := remote
+	off.Enabled = false
+	h.c.SetDesired([]schema.Server{off}, time.Hour)
+	h.waitPhase("m", PhaseDisabled)
+	logs, err = h.c.Logs("m", wire.LogCursor{})
+	require.NoError(t, err)
+	require.Equal(t, wire.Logs{Server: "m", Lines: []string{}, Session: gen}, logs, "once it ended")
+	require.Empty(t, h.server("m").StderrTail)
 }
