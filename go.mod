@@ -17,6 +17,7 @@ require (
 	go.uber.org/goleak v1.3.0
 	golang.org/x/net v0.56.0
 	golang.org/x/oauth2 v0.38.0
+	golang.org/x/sync v0.21.0
 	golang.org/x/sys v0.49.0
 )
 

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/event"
@@ -27,28 +28,98 @@ import (
 )
 
 // fixture is an API server over a real registry, orchestrator and approvals
-// with a fake backend for status, restart and logs.
+// with a fake backend (fakeBackend) for status, restart and logs.
 type fixture struct {
 	reg    *registry.Registry
+	bus    *event.Bus
 	client *Client
 	socket string
-
-	mu      sync.Mutex // guards logs and session
-	logs    []string
-	session int64
+	logs   *fakeBackend
 }
 
-func (f *fixture) setLogs(lines ...string) {
-	f.mu.Lock()
-	f.logs = slices.Clone(lines)
-	f.mu.Unlock()
+// fakeBackend serves one server, "one", whose stderr is what write and
+// newSession say, numbered as a session numbers its lines.
+type fakeBackend struct {
+	mu      sync.Mutex    // guards lines, session and wake
+	lines   []string      // the current session's, line n at n-1
+	session int64         // the current session
+	wake    chan struct{} // closed by the next write or session
 }
 
-func (f *fixture) newSession(lines ...string) {
-	f.mu.Lock()
-	f.logs = slices.Clone(lines)
-	f.session++
-	f.mu.Unlock()
+// write adds lines to the current session's stderr.
+func (b *fakeBackend) write(lines ...string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lines = append(b.lines, lines...)
+	b.wakeLocked()
+}
+
+// newSession starts the next session, which writes lines.
+func (b *fakeBackend) newSession(lines ...string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lines = slices.Clone(lines)
+	b.session++
+	b.wakeLocked()
+}
+
+func (b *fakeBackend) wakeLocked() {
+	if b.wake != nil {
+		close(b.wake)
+		b.wake = nil
+	}
+}
+
+func (b *fakeBackend) Status() Status {
+	return Status{Servers: []ServerStatus{{Name: "one", Desired: Desired{Enabled: true}, Phase: "ready", Tools: 1}}}
+}
+
+func (b *fakeBackend) Restart(name string) error {
+	switch name {
+	case "one":
+		return nil
+	case "off":
+		return fmt.Errorf("restart %q: server is disabled: %w", name, ErrConflict)
+	case "broken":
+		return errors.New("restart: the backend broke")
+	}
+	return fmt.Errorf("restart %q: %w", name, ErrNotFound)
+}
+
+func (b *fakeBackend) Logs(name string, after wire.LogCursor) (Logs, error) {
+	logs, _, err := b.read(name, after)
+	return logs, err
+}
+
+func (b *fakeBackend) WaitLogs(ctx context.Context, name string, after wire.LogCursor) (Logs, error) {
+	for {
+		logs, wake, err := b.read(name, after)
+		if err != nil || logs.Session != after.Session || len(logs.Lines) > 0 {
+			return logs, err
+		}
+		select {
+		case <-ctx.Done():
+			return Logs{}, ctx.Err()
+		case <-wake:
+		}
+	}
+}
+
+func (b *fakeBackend) read(name string, after wire.LogCursor) (Logs, <-chan struct{}, error) {
+	if name != "one" {
+		return Logs{}, nil, fmt.Errorf("logs of %q: %w", name, ErrNotFound)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.wake == nil {
+		b.wake = make(chan struct{})
+	}
+	n := after.Line
+	if after.Session != b.session {
+		n = 0
+	}
+	n = min(n, int64(len(b.lines)))
+	return Logs{Lines: slices.Clone(b.lines[n:]), Session: b.session, Last: int64(len(b.lines))}, b.wake, nil
 }
 
 func newFixture(t *testing.T, rules orchestrator.Rules, approvalTimeout time.Duration) *fixture {
@@ -56,31 +127,14 @@ func newFixture(t *testing.T, rules orchestrator.Rules, approvalTimeout time.Dur
 	bus := event.NewBus()
 	reg := registry.NewRegistry(bus)
 	require.NoError(t, registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: t.TempDir()}))
-	f := &fixture{reg: reg}
+	f := &fixture{reg: reg, bus: bus, logs: &fakeBackend{}}
 	approvals := NewApprovals(bus, approvalTimeout)
 	srv := NewServer(Options{
-		Status: func() Status {
-			return Status{Servers: []ServerStatus{{Name: "one", Desired: Desired{Enabled: true}, Phase: "ready", Tools: 1}}}
-		},
-		Restart: func(name string) error {
-			if name != "one" {
-				return fmt.Errorf("restart %q: %w", name, ErrNotFound)
-			}
-			return nil
-		},
-		Logs: func(name string) (Logs, error) {
-			if name != "one" {
-				return Logs{}, WithStatus(fmt.Errorf("logs of %q: unknown server", name), http.StatusNotFound)
-			}
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			return Logs{Lines: slices.Clone(f.logs), Session: f.session}, nil
-		},
+		Backend:   f.logs,
 		Bus:       bus,
 		Defs:      defs.NewDefsCache(reg),
 		Runner:    orchestrator.New(orchestrator.Options{Registry: reg, Rules: func() orchestrator.Rules { return rules }, Approver: approvals}),
 		Approvals: approvals,
-		LogPoll:   10 * time.Millisecond,
 	})
 	dir, err := os.MkdirTemp("", "fcapi")
 	require.NoError(t, err)
@@ -124,7 +178,7 @@ func TestStatusToolsRestartLogs(t *testing.T) {
 	st, err := f.client.Status(ctx)
 	require.NoError(t, err)
 	require.Len(t, st.Servers, 1)
-	assert.Equal(t, "ready", st.Servers[0].Phase)
+	assert.Equal(t, wire.PhaseReady, st.Servers[0].Phase)
 
 	for _, d := range []string{"", "jsonschema", "openai", "gemini"} {
 		tools, err := f.client.Tools(ctx, d)
@@ -143,7 +197,7 @@ func TestStatusToolsRestartLogs(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotFound)
 	assert.EqualError(t, err, `restart "two": not found`)
 
-	f.setLogs("a", "b")
+	f.logs.write("a", "b")
 	lines, err := f.client.Logs(ctx, "one")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a", "b"}, lines)
@@ -153,7 +207,7 @@ func TestStatusToolsRestartLogs(t *testing.T) {
 
 func TestFollowLogs(t *testing.T) {
 	f := newFixture(t, orchestrator.Rules{}, time.Minute)
-	f.setLogs("a", "b")
+	f.logs.write("a", "b")
 	s, err := f.client.FollowLogs(t.Context(), "one")
 	require.NoError(t, err)
 	defer s.Close()
@@ -169,12 +223,18 @@ func TestFollowLogs(t *testing.T) {
 	assert.Equal(t, `session {"session":0}`, next())
 	assert.Equal(t, "a", next())
 	assert.Equal(t, "b", next())
-	f.setLogs("b", "c", "d") // the ring dropped "a" and gained two lines
+	f.logs.write("c", "d")
 	assert.Equal(t, "c", next())
 	assert.Equal(t, "d", next())
-	f.setLogs("b", "c", "d", "fresh")
+	f.logs.write("fresh")
 	assert.Equal(t, "fresh", next())
-	f.newSession("b", "c", "d") // a restart printing the same lines again
+	// The same text again is new lines, each sent once.
+	f.logs.write("d", "d")
+	assert.Equal(t, "d", next())
+	assert.Equal(t, "d", next())
+	f.logs.write("end")
+	assert.Equal(t, "end", next())
+	f.logs.newSession("b", "c", "d") // a restart printing the same lines again
 	assert.Equal(t, `session {"session":1}`, next())
 	assert.Equal(t, "b", next())
 	assert.Equal(t, "c", next())
@@ -184,26 +244,76 @@ func TestFollowLogs(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotFound)
 }
 
-func TestNewLines(t *testing.T) {
+// Every error reaches the client with the status code errorStatus gives
+// it and its own message.
+func TestErrorStatus(t *testing.T) {
 	for _, tc := range []struct {
-		name            string
-		prev, cur, want []string
+		err  error
+		code int
+		kind string
 	}{
-		{"nothing new", []string{"a", "b"}, []string{"a", "b"}, []string{}},
-		{"appended", []string{"a"}, []string{"a", "b"}, []string{"b"}},
-		{"ring shifted", []string{"a", "b", "c"}, []string{"b", "c", "d"}, []string{"d"}},
-		{"from empty", nil, []string{"a"}, []string{"a"}},
-		{"new ring", []string{"a", "b"}, []string{"x"}, []string{"x"}},
-		{"emptied", []string{"a"}, nil, nil},
+		{fmt.Errorf("restart %q: %w", "x", ErrNotFound), http.StatusNotFound, ""},
+		{fmt.Errorf("restart %q: %w", "x", ErrConflict), http.StatusConflict, ""},
+		{fmt.Errorf("call: %w", orchestrator.ErrUnknownTool), http.StatusNotFound, KindUnknownTool},
+		{orchestrator.ErrDenied, http.StatusForbidden, KindDenied},
+		{orchestrator.ErrNotApproved, http.StatusForbidden, KindNotApproved},
+		{orchestrator.ErrInvalidArgs, http.StatusBadRequest, KindInvalidArgs},
+		{orchestrator.ErrCallTimeout, http.StatusGatewayTimeout, KindTimeout},
+		{registry.ErrTransport, http.StatusBadGateway, KindTransport},
+		{orchestrator.ErrToolPanicked, http.StatusInternalServerError, KindPanicked},
+		{context.Canceled, http.StatusServiceUnavailable, KindCanceled},
+		{errors.New("anything else"), http.StatusInternalServerError, KindFailed},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := newLines(tc.prev, tc.cur)
-			if len(tc.want) == 0 {
-				assert.Empty(t, got)
-				return
-			}
-			assert.Equal(t, tc.want, got)
-		})
+		code, kind := errorStatus(tc.err)
+		assert.Equal(t, tc.code, code, tc.err.Error())
+		assert.Equal(t, tc.kind, kind, tc.err.Error())
+	}
+
+	f := newFixture(t, orchestrator.Rules{}, time.Minute)
+	for name, want := range map[string]struct {
+		code int
+		msg  string
+	}{
+		"off":    {http.StatusConflict, `restart "off": server is disabled: conflict`},
+		"nope":   {http.StatusNotFound, `restart "nope": not found`},
+		"broken": {http.StatusInternalServerError, "restart: the backend broke"},
+	} {
+		err := f.client.Restart(t.Context(), name)
+		var apiErr *Error
+		require.ErrorAs(t, err, &apiErr, name)
+		assert.Equal(t, want.code, apiErr.Status, name)
+		assert.Equal(t, want.msg, apiErr.Message, name)
+		assert.Equal(t, want.code == http.StatusConflict, errors.Is(err, ErrConflict), name)
+		assert.Equal(t, want.code == http.StatusNotFound, errors.Is(err, ErrNotFound), name)
+	}
+}
+
+// Each event goes out as its own JSON: the wire form README documents.
+func TestEventsWire(t *testing.T) {
+	f := newFixture(t, orchestrator.Rules{}, time.Minute)
+	events, err := f.client.Events(t.Context())
+	require.NoError(t, err)
+	defer events.Close()
+	at := time.Date(2026, 11, 30, 7, 35, 15, 0, time.UTC)
+	approval := Approval{ID: "a1", CallID: "api-2", Tool: "mcp__n__note", Args: json.RawMessage(`{"text":"x"}`), Reason: "why", Created: at}
+	for _, tc := range []struct {
+		ev   event.Event
+		kind string
+		data string
+	}{
+		{registry.ToolsChanged{Source: "second"}, "tools_changed", `{"source":"second"}`},
+		{wire.PhaseChanged{Server: "flaky", Phase: wire.PhaseStarting}, "phase_changed", `{"server":"flaky","phase":"starting"}`},
+		{wire.PhaseChanged{Server: "flaky", Phase: wire.PhaseBackoff, Err: "exited", NextRetry: at}, "phase_changed",
+			`{"server":"flaky","phase":"backoff","err":"exited","nextRetry":"2026-11-30T07:35:15Z"}`},
+		{wire.ConfigErrorChanged{Err: "config.json:1:2: bad"}, "config_error", `{"err":"config.json:1:2: bad"}`},
+		{wire.ConfigErrorChanged{}, "config_error", `{}`},
+		{ApprovalRequested{approval}, "approval_requested",
+			`{"id":"a1","callId":"api-2","tool":"mcp__n__note","args":{"text":"x"},"readOnly":false,"reason":"why","created":"2026-11-30T07:35:15Z"}`},
+		{ApprovalAnswered{ID: "a1", Reason: "timeout"}, "approval_answered", `{"id":"a1","approved":false,"reason":"timeout"}`},
+	} {
+		f.bus.Publish(tc.ev)
+		ev := nextEvent(t, events, tc.kind)
+		assert.Equal(t, tc.data, ev.Data, tc.kind)
 	}
 }
 
@@ -345,7 +455,7 @@ func TestStreamsEndWhenServerStops(t *testing.T) {
 	reg := registry.NewRegistry(bus)
 	approvals := NewApprovals(bus, 0)
 	srv := NewServer(Options{
-		Status: func() Status { return Status{} }, Bus: bus, Defs: defs.NewDefsCache(reg),
+		Backend: &fakeBackend{}, Bus: bus, Defs: defs.NewDefsCache(reg),
 		Runner: orchestrator.New(orchestrator.Options{Registry: reg}), Approvals: approvals,
 	})
 	dir, err := os.MkdirTemp("", "fcapi")
@@ -424,7 +534,7 @@ func specEvents(t *testing.T, r io.Reader, n int) []Event {
 // a CR must not end the data line and start forged fields.
 func TestFollowLogsLineBreaksStayInData(t *testing.T) {
 	f := newFixture(t, orchestrator.Rules{}, time.Minute)
-	f.setLogs("x\revent: approval_requested\rdata: {}", "two\r\nlines\nthree", "after")
+	f.logs.write("x\revent: approval_requested\rdata: {}", "two\r\nlines\nthree", "after")
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://freecode/v1/servers/one/logs?follow=1", nil)
 	require.NoError(t, err)
 	resp, err := f.client.hc.Do(req)

@@ -36,9 +36,11 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// Is makes errors.Is(err, ErrNotFound) hold for 404 answers.
+// Is makes errors.Is(err, ErrNotFound) hold for 404 answers and
+// errors.Is(err, ErrConflict) for 409 answers.
 func (e *Error) Is(target error) bool {
-	return target == ErrNotFound && e.Status == http.StatusNotFound
+	return target == ErrNotFound && e.Status == http.StatusNotFound ||
+		target == ErrConflict && e.Status == http.StatusConflict
 }
 
 // Dial checks that a serve answers on socketPath and returns a client for it.

@@ -19,7 +19,8 @@
 //	GET  /v1/servers/{name}/logs      Logs: the server's stderr ring;
 //	                                  with ?follow=1 a server-sent event stream instead:
 //	                                  one "line" event per stderr line (data: the raw line),
-//	                                  first the ring, then new lines as they arrive; a
+//	                                  first the ring, then new lines as they arrive, each
+//	                                  once (they are read by number, not compared); a
 //	                                  "session" event {"session": N} starts the lines of each
 //	                                  session (a restart starts a new one)
 //
@@ -38,4 +39,10 @@
 //	                    read too slowly; re-read whatever state it cares about
 //
 // Events are hints to look again: a client re-reads /v1/status or /v1/tools.
+// Each event's data is the JSON of its Go type (package wire for the
+// status and the controller's events).
+//
+// The daemon behind the status, restart and logs endpoints is a Backend;
+// its errors say what they mean by wrapping ErrNotFound or ErrConflict,
+// and the server turns errors into status codes in one place.
 package api

@@ -30,7 +30,7 @@ func limitedServer(t *testing.T, mod func(*Options)) string {
 	require.NoError(t, registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: t.TempDir()}))
 	approvals := NewApprovals(bus, time.Minute)
 	opts := Options{
-		Status:    func() Status { return Status{Servers: []ServerStatus{}} },
+		Backend:   &fakeBackend{},
 		Bus:       bus,
 		Defs:      defs.NewDefsCache(reg),
 		Runner:    orchestrator.New(orchestrator.Options{Registry: reg}),

@@ -18,6 +18,7 @@ import (
 	"github.com/go-logr/logr"
 	"golang.org/x/net/netutil"
 
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/event"
@@ -26,7 +27,6 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultLogPoll   = 250 * time.Millisecond
 	defaultKeepalive = 15 * time.Second
 	writeTimeout     = 10 * time.Second
 	maxBodyBytes     = 4 << 20
@@ -54,17 +54,28 @@ type Runner interface {
 	Run(ctx context.Context, calls []orchestrator.Call) []orchestrator.Outcome
 }
 
-// Options configure NewServer. Status, Bus, Defs, Runner and Approvals are
+// Backend is the daemon behind the status, restart and logs endpoints. Its
+// errors wrap ErrNotFound (no such server: 404) or ErrConflict (409) when
+// they mean that; any other error is answered 500. Its methods are called
+// concurrently.
+type Backend interface {
+	// Status returns the current status snapshot.
+	Status() Status
+	// Restart restarts one server.
+	Restart(name string) error
+	// Logs returns, at once, a server's stderr lines after the cursor (the
+	// zero cursor: all it keeps), of the session named in the answer, with
+	// the cursor after them (Logs.Cursor).
+	Logs(name string, after wire.LogCursor) (Logs, error)
+	// WaitLogs is Logs once there is something after the cursor: a line, or
+	// another session. It returns ctx's error when ctx ends first.
+	WaitLogs(ctx context.Context, name string, after wire.LogCursor) (Logs, error)
+}
+
+// Options configure NewServer. Backend, Bus, Defs, Runner and Approvals are
 // required.
 type Options struct {
-	// Status returns the current status snapshot.
-	Status func() Status
-	// Restart restarts one server; an error wrapping ErrNotFound becomes 404
-	// (see also WithStatus).
-	Restart func(name string) error
-	// Logs returns a server's stderr ring and the session it belongs to;
-	// an error wrapping ErrNotFound becomes 404.
-	Logs func(name string) (Logs, error)
+	Backend Backend
 
 	// Bus feeds GET /v1/events: the bus the registry, the controller and
 	// Approvals publish on.
@@ -73,8 +84,6 @@ type Options struct {
 	Runner    Runner
 	Approvals *Approvals
 
-	// LogPoll is how often a followed log is re-read (default DefaultLogPoll).
-	LogPoll time.Duration
 	// ReadTimeout, IdleTimeout and MaxConns bound connections (defaults
 	// DefaultReadTimeout, DefaultIdleTimeout, DefaultMaxConns).
 	ReadTimeout time.Duration
@@ -93,11 +102,8 @@ type Server struct {
 // NewServer returns the API handler. It panics when a required option is
 // missing, which is a programming error.
 func NewServer(opts Options) *Server {
-	if opts.Status == nil || opts.Bus == nil || opts.Defs == nil || opts.Runner == nil || opts.Approvals == nil {
-		panic("api.NewServer: Status, Bus, Defs, Runner and Approvals are required")
-	}
-	if opts.LogPoll <= 0 {
-		opts.LogPoll = DefaultLogPoll
+	if opts.Backend == nil || opts.Bus == nil || opts.Defs == nil || opts.Runner == nil || opts.Approvals == nil {
+		panic("api.NewServer: Backend, Bus, Defs, Runner and Approvals are required")
 	}
 	if opts.ReadTimeout <= 0 {
 		opts.ReadTimeout = DefaultReadTimeout
@@ -107,12 +113,6 @@ func NewServer(opts Options) *Server {
 	}
 	if opts.MaxConns < 1 {
 		opts.MaxConns = DefaultMaxConns
-	}
-	if opts.Restart == nil {
-		opts.Restart = func(name string) error { return fmt.Errorf("server %q: %w", name, ErrNotFound) }
-	}
-	if opts.Logs == nil {
-		opts.Logs = func(name string) (Logs, error) { return Logs{}, fmt.Errorf("server %q: %w", name, ErrNotFound) }
 	}
 	s := &Server{opts: opts, mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /v1/status", s.status)
@@ -200,35 +200,43 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, errorBody{Error: msg})
 }
 
-// statusError gives a backend error its HTTP status code.
-type statusError struct {
-	err  error
-	code int
+// errorStatus is the one mapping from errors to HTTP status codes: of the
+// backend's and the approvals' errors, and of a tool call's outcome, for
+// which it also names the failure's Kind.
+func errorStatus(err error) (code int, kind string) {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound, ""
+	case errors.Is(err, ErrConflict):
+		return http.StatusConflict, ""
+	case errors.Is(err, orchestrator.ErrUnknownTool):
+		return http.StatusNotFound, KindUnknownTool
+	case errors.Is(err, orchestrator.ErrDenied):
+		return http.StatusForbidden, KindDenied
+	case errors.Is(err, orchestrator.ErrNotApproved):
+		return http.StatusForbidden, KindNotApproved
+	case errors.Is(err, orchestrator.ErrInvalidArgs):
+		return http.StatusBadRequest, KindInvalidArgs
+	case errors.Is(err, orchestrator.ErrCallTimeout):
+		return http.StatusGatewayTimeout, KindTimeout
+	case errors.Is(err, registry.ErrTransport):
+		return http.StatusBadGateway, KindTransport
+	case errors.Is(err, orchestrator.ErrToolPanicked):
+		return http.StatusInternalServerError, KindPanicked
+	case errors.Is(err, orchestrator.ErrNotStarted), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable, KindCanceled
+	}
+	return http.StatusInternalServerError, KindFailed
 }
 
-func (e *statusError) Error() string { return e.err.Error() }
-func (e *statusError) Unwrap() error { return e.err }
-
-// WithStatus marks a backend error with the status code to answer it with
-// (e.g. http.StatusConflict); the message stays err's.
-func WithStatus(err error, code int) error { return &statusError{err: err, code: code} }
-
-// backendError answers err from a backend: its WithStatus code, else 404
-// when it wraps ErrNotFound, else 500.
-func backendError(w http.ResponseWriter, err error) {
-	code := http.StatusInternalServerError
-	var se *statusError
-	switch {
-	case errors.As(err, &se):
-		code = se.code
-	case errors.Is(err, ErrNotFound):
-		code = http.StatusNotFound
-	}
+// writeErr answers err with its status code (errorStatus) and message.
+func writeErr(w http.ResponseWriter, err error) {
+	code, _ := errorStatus(err)
 	writeError(w, code, err.Error())
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.opts.Status())
+	writeJSON(w, http.StatusOK, s.opts.Backend.Status())
 }
 
 func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
@@ -273,32 +281,9 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	code := http.StatusOK
 	if oc.Err != nil {
 		resp.Error = oc.Err.Error()
-		code, resp.Kind = classify(oc.Err)
+		code, resp.Kind = errorStatus(oc.Err)
 	}
 	writeJSON(w, code, resp)
-}
-
-// classify maps an Outcome error to a status code and a Kind.
-func classify(err error) (int, string) {
-	switch {
-	case errors.Is(err, orchestrator.ErrUnknownTool):
-		return http.StatusNotFound, KindUnknownTool
-	case errors.Is(err, orchestrator.ErrDenied):
-		return http.StatusForbidden, KindDenied
-	case errors.Is(err, orchestrator.ErrNotApproved):
-		return http.StatusForbidden, KindNotApproved
-	case errors.Is(err, orchestrator.ErrInvalidArgs):
-		return http.StatusBadRequest, KindInvalidArgs
-	case errors.Is(err, orchestrator.ErrCallTimeout):
-		return http.StatusGatewayTimeout, KindTimeout
-	case errors.Is(err, registry.ErrTransport):
-		return http.StatusBadGateway, KindTransport
-	case errors.Is(err, orchestrator.ErrToolPanicked):
-		return http.StatusInternalServerError, KindPanicked
-	case errors.Is(err, orchestrator.ErrNotStarted), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return http.StatusServiceUnavailable, KindCanceled
-	}
-	return http.StatusInternalServerError, KindFailed
 }
 
 func (s *Server) approvals(w http.ResponseWriter, r *http.Request) {
@@ -316,7 +301,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.opts.Approvals.Answer(r.PathValue("id"), *body.Approve); err != nil {
-		backendError(w, err)
+		writeErr(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, ApprovalAnswered{ID: r.PathValue("id"), Approved: *body.Approve})
@@ -324,8 +309,8 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) restart(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if err := s.opts.Restart(name); err != nil {
-		backendError(w, err)
+	if err := s.opts.Backend.Restart(name); err != nil {
+		writeErr(w, err)
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"restarting": name})
@@ -333,9 +318,9 @@ func (s *Server) restart(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	logs, err := s.opts.Logs(name)
+	logs, err := s.opts.Backend.Logs(name, wire.LogCursor{})
 	if err != nil {
-		backendError(w, err)
+		writeErr(w, err)
 		return
 	}
 	logs.Server = name
@@ -346,64 +331,41 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, logs)
 		return
 	}
+	// Followed by cursor: every read asks for the lines after the last one
+	// sent, so each line goes out once, under the session that wrote it.
 	sw := startStream(w)
-	if sw.event("session", map[string]int64{"session": logs.Session}) != nil {
-		return
-	}
-	for _, l := range logs.Lines {
-		if sw.event("line", l) != nil {
+	cur := wire.LogCursor{Session: -1} // no session announced yet
+	for {
+		if logs.Session != cur.Session && sw.event("session", map[string]int64{"session": logs.Session}) != nil {
 			return
 		}
-	}
-	tick := time.NewTicker(s.opts.LogPoll)
-	defer tick.Stop()
-	keep := time.NewTicker(defaultKeepalive)
-	defer keep.Stop()
-	prev := logs
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-keep.C:
-			if sw.comment("keepalive") != nil {
+		for _, l := range logs.Lines {
+			if sw.event("line", l) != nil {
 				return
 			}
-		case <-tick.C:
-			cur, err := s.opts.Logs(name)
-			if err != nil {
+		}
+		cur = logs.Cursor()
+		for {
+			// A wait that outlasts defaultKeepalive sends a keepalive
+			// comment and waits again.
+			wctx, cancel := context.WithTimeout(r.Context(), defaultKeepalive)
+			logs, err = s.opts.Backend.WaitLogs(wctx, name, cur)
+			cancel()
+			if r.Context().Err() != nil {
+				return
+			}
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, context.DeadlineExceeded) {
 				_ = sw.event("error", err.Error())
 				return
 			}
-			lines := cur.Lines
-			if cur.Session != prev.Session {
-				if sw.event("session", map[string]int64{"session": cur.Session}) != nil {
-					return
-				}
-			} else {
-				lines = newLines(prev.Lines, cur.Lines)
+			if sw.comment("keepalive") != nil {
+				return
 			}
-			for _, l := range lines {
-				if sw.event("line", l) != nil {
-					return
-				}
-			}
-			prev = cur
 		}
 	}
-}
-
-// newLines returns the lines of cur that were not in prev, where both are
-// tails of one session's growing log: the longest suffix of prev that is a
-// prefix of cur is the overlap, and a cur sharing nothing with prev is new
-// in full. (Repeated identical lines can make the overlap look longer than
-// it is; a changed Session is handled by the caller.)
-func newLines(prev, cur []string) []string {
-	for n := min(len(prev), len(cur)); n > 0; n-- {
-		if slices.Equal(prev[len(prev)-n:], cur[:n]) {
-			return cur[n:]
-		}
-	}
-	return cur
 }
 
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
@@ -432,22 +394,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			}
-			if sw.event(m.Event.Kind(), s.wire(m.Event)) != nil {
+			// Every event's JSON is its wire form.
+			if sw.event(m.Event.Kind(), m.Event) != nil {
 				return
 			}
 		}
 	}
-}
-
-// wire is the JSON form of a bus event.
-func (s *Server) wire(e event.Event) any {
-	switch e := e.(type) {
-	case registry.ToolsChanged:
-		return map[string]string{"source": e.Source}
-	case ApprovalRequested:
-		return e.Approval
-	}
-	// Other packages' events (phase changes, config errors) carry their
-	// own JSON tags.
-	return e
 }

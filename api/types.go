@@ -6,76 +6,37 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 )
 
-// ErrNotFound is wrapped by backend errors that mean "no such server" (or
-// tool, or approval); the server answers them with 404.
-var ErrNotFound = errors.New("not found")
+// Errors a Backend (and Approvals) wrap to say what kind of failure an
+// error is; the server answers them with 404 and 409 (see errorStatus).
+var (
+	// ErrNotFound: no such server, tool or approval.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: the request does not fit the server's state (restarting a
+	// disabled or held server).
+	ErrConflict = errors.New("conflict")
+)
 
 // ErrNotRunning is returned (wrapped) by Dial when no serve answers on the
 // socket.
 var ErrNotRunning = errors.New("freecode serve is not running")
 
-// Status is the answer of GET /v1/status.
-type Status struct {
-	// ServePID is the pid of the serve process (0 when the status was not
-	// produced by a running serve).
-	ServePID int `json:"servePid,omitempty"`
-	// ConfigPath is the file serve watches.
-	ConfigPath string `json:"configPath,omitempty"`
-	// ConfigError is why the last edit of the config was not applied ("" if
-	// it was); the last good config stays applied meanwhile.
-	ConfigError string         `json:"configError,omitempty"`
-	Servers     []ServerStatus `json:"servers"`
-	ObservedAt  time.Time      `json:"observedAt,omitzero"`
-
-	// ProjectError is why the project's settings file is ignored (it is
-	// invalid: the reason quotes its positioned errors), "" when it is
-	// not; the user's config applies meanwhile.
-	ProjectError string `json:"projectError,omitempty"`
-}
-
-// Desired is what the config asks for one server.
-type Desired struct {
-	Enabled  bool   `json:"enabled"`
-	SpecHash string `json:"specHash,omitempty"`
-	Type     string `json:"type,omitempty"`
-	// Target is the command line of a local server or the URL of a remote one.
-	Target string `json:"target,omitempty"`
-}
-
-// ServerStatus is one server, desired next to actual.
-type ServerStatus struct {
-	Name    string  `json:"name"`
-	Source  string  `json:"source,omitempty"`
-	Desired Desired `json:"desired"`
-	// Phase is pending, starting, ready, backoff, stopping, stopped,
-	// disabled, untrusted or conflict; "" when nothing observed the actual
-	// side.
-	Phase string `json:"phase,omitempty"`
-	// SpecHash is the spec of what runs; it differs from Desired.SpecHash
-	// while a changed server restarts.
-	SpecHash           string    `json:"specHash,omitempty"`
-	Generation         int64     `json:"generation,omitempty"`
-	ObservedGeneration int64     `json:"observedGeneration,omitempty"`
-	PID                int       `json:"pid,omitempty"`
-	Tools              int       `json:"tools"`
-	Restarts           int       `json:"restarts"`
-	Since              time.Time `json:"since,omitzero"`
-	// LastError is the failure the server is in now; "" once it is ready
-	// again (unless its tools were refused). LastFailure and LastFailureAt
-	// keep the most recent failure after it recovered.
-	LastError     string    `json:"lastError,omitempty"`
-	LastFailure   string    `json:"lastFailure,omitempty"`
-	LastFailureAt time.Time `json:"lastFailureAt,omitzero"`
-	// Reason says why a configured server does not run by design: its
-	// project is not trusted, or its name is defined twice.
-	Reason     string    `json:"reason,omitempty"`
-	StderrTail []string  `json:"stderrTail,omitempty"`
-	NextRetry  time.Time `json:"nextRetry,omitzero"`
-}
+// The status and logs answers are the wire model's (package wire), which
+// the controller produces as they are.
+type (
+	// Status is the answer of GET /v1/status.
+	Status = wire.Status
+	// ServerStatus is one server, desired next to actual.
+	ServerStatus = wire.ServerStatus
+	// Desired is what the config asks for one server.
+	Desired = wire.Desired
+	// Logs is the answer of GET /v1/servers/{name}/logs.
+	Logs = wire.Logs
+)
 
 // Tools is the answer of GET /v1/tools.
 type Tools struct {
@@ -142,15 +103,6 @@ type ApprovalAnswered struct {
 
 // Kind implements event.Event.
 func (ApprovalAnswered) Kind() string { return "approval_answered" }
-
-// Logs is the answer of GET /v1/servers/{name}/logs.
-type Logs struct {
-	Server string   `json:"server"`
-	Lines  []string `json:"lines"`
-	// Session identifies the session (start attempt) the lines come from;
-	// it changes when the server restarts. 0 when unknown.
-	Session int64 `json:"session,omitempty"`
-}
 
 // Event is one server-sent event as the client receives it: Data is JSON
 // for every event of /v1/events, and the raw line for a followed log.

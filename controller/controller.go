@@ -36,6 +36,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/event"
@@ -64,6 +65,10 @@ type Conn interface {
 	Err() error
 	Close() error
 	PID() int
+	// StderrAfter returns the session's stderr lines numbered above n (from
+	// 1, in the order written), the number of the last one, and a channel
+	// closed by the next line (nil if none can come), in one read.
+	StderrAfter(n int64) (lines []string, last int64, next <-chan struct{})
 	StderrTail() []string
 	CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallResult, error)
 }
@@ -162,6 +167,12 @@ type serverState struct {
 	pid, tools       int
 	conn             Conn     // the connected session while inst has one
 	tail             []string // stderr tail of the last session or failed start
+	tailLast         int64    // the number of tail's last line (see logs.go)
+	// logGen is the generation whose stderr conn (else tail) holds; 0
+	// none yet. logMoved, made by the first reader that needs it, is
+	// closed when logGen or conn changes and when the server is forgotten.
+	logGen   int64
+	logMoved chan struct{}
 
 	// lastFailure and lastFailureAt keep the most recent failure after the
 	// server recovered (lastErr is cleared then).
@@ -298,6 +309,7 @@ func (c *Controller) apply(root context.Context, a action) {
 		c.reg.RemoveSource(a.Name)
 		c.mu.Lock()
 		if st := c.servers[a.Name]; st != nil && st.inst == nil {
+			st.logsMoved()
 			delete(c.servers, a.Name)
 		}
 		c.mu.Unlock()
@@ -395,15 +407,6 @@ func (c *Controller) SetDesired(servers []schema.Server, pollInterval time.Durat
 	c.trigger()
 }
 
-// ConfigErrorChanged is published on the registry's Bus when the
-// configuration error shown in Status appears, changes or clears ("").
-type ConfigErrorChanged struct {
-	Err string `json:"err,omitempty"`
-}
-
-// Kind implements event.Event.
-func (ConfigErrorChanged) Kind() string { return "config_error" }
-
 // SetConfigError records that the configuration on disk is invalid (err
 // should name file:line:col); nil clears it. Nothing is stopped or started:
 // the last desired set stays applied.
@@ -461,78 +464,12 @@ func (c *Controller) desiredLocked(name string) (schema.Server, bool) {
 	return schema.Server{}, false
 }
 
-// Logs returns the last stderr lines of the server's current session, or of
-// its last one (or of its last failed start) when none is running; nil for
-// a remote server. It returns an error wrapping ErrUnknownServer for a name
-// it does not know.
-func (c *Controller) Logs(name string) ([]string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st := c.servers[name]
-	if st == nil {
-		return nil, fmt.Errorf("logs of %q: %w", name, ErrUnknownServer)
-	}
-	if st.conn != nil {
-		return st.conn.StderrTail(), nil
-	}
-	return slices.Clone(st.tail), nil
-}
-
-// Status is a snapshot of the desired and actual state.
-type Status struct {
-	// ConfigError is the error of the last configuration that failed to
-	// validate, "" when the file on disk is valid.
-	ConfigError string `json:"configError,omitempty"`
-	// Servers: one entry per desired or still known server, sorted by name.
-	Servers    []ServerStatus `json:"servers"`
-	ObservedAt time.Time      `json:"observedAt"`
-}
-
-// DesiredStatus is the configured side of a server.
-type DesiredStatus struct {
-	Enabled  bool   `json:"enabled"`
-	SpecHash string `json:"specHash"`
-	Type     string `json:"type"`
-	// Target is the command line (local) or the URL (remote).
-	Target string `json:"target"`
-}
+// Status is a snapshot of the desired and actual state, in the wire's
+// terms: the controller fills ConfigError, Servers and ObservedAt.
+type Status = wire.Status
 
 // ServerStatus is one server, desired next to actual.
-type ServerStatus struct {
-	Name string `json:"name"`
-	// Source says which configuration file defines it ("user" or
-	// "project:<dir>"); "" once it is no longer configured.
-	Source  string        `json:"source,omitempty"`
-	Desired DesiredStatus `json:"desired"`
-	Phase   Phase         `json:"phase"`
-	// Reason says why a desired server is not running when that is by
-	// design: not trusted yet, or its name is defined twice.
-	Reason string `json:"reason,omitempty"`
-	// SpecHash is the hash of the spec running now ("" if none).
-	SpecHash string `json:"specHash,omitempty"`
-	// Generation counts starts; ObservedGeneration is the start whose
-	// outcome (ready or failure) the rest of the status reflects.
-	Generation         int64 `json:"generation"`
-	ObservedGeneration int64 `json:"observedGeneration"`
-	PID                int   `json:"pid,omitempty"`
-	Tools              int   `json:"tools"`
-	// Restarts counts starts after the first one (after a crash or failed
-	// start, a changed spec, or Restart).
-	Restarts int       `json:"restarts"`
-	Since    time.Time `json:"since"`
-	// LastError is the failure the server is in now: why its last start
-	// failed or its session ended (exit status and stderr tail, timeout,
-	// HTTP status...), or why the tools of its running session were
-	// refused. It is cleared once a start succeeds, so a ready server shows
-	// none unless its tools were refused.
-	LastError string `json:"lastError,omitempty"`
-	// LastFailure is the most recent failure and LastFailureAt when it
-	// happened; unlike LastError they are kept after the server recovers.
-	LastFailure   string    `json:"lastFailure,omitempty"`
-	LastFailureAt time.Time `json:"lastFailureAt,omitzero"`
-	StderrTail    []string  `json:"stderrTail,omitempty"`
-	NextRetry     time.Time `json:"nextRetry,omitzero"`
-}
+type ServerStatus = wire.ServerStatus
 
 // Status returns a snapshot; servers are sorted by name.
 func (c *Controller) Status() Status {
@@ -557,7 +494,7 @@ func (c *Controller) Status() Status {
 		ss := ServerStatus{Name: name}
 		if d, ok := want[name]; ok {
 			ss.Source = d.Source
-			ss.Desired = DesiredStatus{Enabled: d.Enabled, SpecHash: d.SpecHash(), Type: string(d.Type), Target: target(d)}
+			ss.Desired = wire.Desired{Enabled: d.Enabled, SpecHash: d.SpecHash(), Type: string(d.Type), Target: target(d)}
 			if d.Hold != nil {
 				ss.Reason = c.holdReason(d.Hold)
 			}

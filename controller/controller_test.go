@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
@@ -201,9 +202,9 @@ func TestRepeatedCrashesBackOffLonger(t *testing.T) {
 	require.Contains(t, st.LastError, st.StderrTail[len(st.StderrTail)-1], "last error quotes stderr")
 	require.GreaterOrEqual(t, st.Restarts, 3)
 	require.Equal(t, st.Generation, st.ObservedGeneration)
-	logs, err := h.c.Logs("x")
+	logs, err := h.c.Logs("x", wire.LogCursor{})
 	require.NoError(t, err)
-	require.NotEmpty(t, logs)
+	require.NotEmpty(t, logs.Lines)
 
 	for i := 1; i < len(backoffs); i++ {
 		require.True(t, backoffs[i].NextRetry.After(backoffs[i-1].NextRetry))
@@ -297,7 +298,7 @@ func TestRestart(t *testing.T) {
 
 	require.ErrorIs(t, h.c.Restart("nope"), ErrUnknownServer)
 	require.ErrorIs(t, h.c.Restart("off"), ErrDisabled)
-	_, err := h.c.Logs("nope")
+	_, err := h.c.Logs("nope", wire.LogCursor{})
 	require.ErrorIs(t, err, ErrUnknownServer)
 }
 

@@ -280,6 +280,14 @@ func (f *fakeConn) isClosed() bool {
 	defer f.mu.Unlock()
 	return f.closed
 }
+
+// StderrAfter numbers StderrTail's one line 1; no more lines come.
+func (f *fakeConn) StderrAfter(n int64) ([]string, int64, <-chan struct{}) {
+	if n >= 1 {
+		return []string{}, n, nil
+	}
+	return f.StderrTail(), 1, nil
+}
 func (f *fakeConn) PID() int             { return f.pid }
 func (f *fakeConn) StderrTail() []string { return []string{"fake stderr of " + f.name} }
 func (f *fakeConn) CallTool(context.Context, string, json.RawMessage) (*mcp.CallResult, error) {

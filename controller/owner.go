@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/freecode/freecode/bridge"
@@ -102,7 +101,7 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
 	if !c.adopt(ctx, name, gen, conn) {
 		// Superseded while connecting: this result is stale.
 		_ = conn.Close()
-		c.ended(name, gen, nil, conn.StderrTail(), time.Time{})
+		c.ended(name, gen, nil, tailOf(conn), time.Time{})
 		return
 	}
 	readyAt := time.Now()
@@ -120,7 +119,7 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
 			if err := conn.Close(); err != nil {
 				log.Error(err, "closing session")
 			}
-			c.ended(name, gen, nil, conn.StderrTail(), readyAt)
+			c.ended(name, gen, nil, tailOf(conn), readyAt)
 			return
 		case <-conn.Done():
 			// Kept for the restart after backoff (see above).
@@ -131,7 +130,7 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
 			} else if err == nil {
 				err = errSessionEnded
 			}
-			c.ended(name, gen, err, conn.StderrTail(), readyAt)
+			c.ended(name, gen, err, tailOf(conn), readyAt)
 			return
 		case <-conn.ToolsChanged():
 			c.register(name, gen, conn)
@@ -158,6 +157,8 @@ func (c *Controller) adopt(ctx context.Context, name string, gen int64, conn Con
 	}
 	st.conn, st.pid, st.observedGen = conn, conn.PID(), gen
 	st.lastErr = "" // recovered; lastFailure keeps it
+	st.logGen = gen
+	st.logsMoved()
 	return true
 }
 
@@ -203,7 +204,7 @@ func (c *Controller) transition(name string, gen int64, p Phase) {
 // failed (err non-nil: backoff). readyAt is when the session became ready
 // (zero if it never did); a run of at least StableAfter resets the failure
 // count. It triggers the loop, which decides what comes next.
-func (c *Controller) ended(name string, gen int64, err error, tail []string, readyAt time.Time) {
+func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, readyAt time.Time) {
 	now := time.Now()
 	c.mu.Lock()
 	st := c.servers[name]
@@ -214,7 +215,7 @@ func (c *Controller) ended(name string, gen int64, err error, tail []string, rea
 	st.inst.cancel()
 	st.inst, st.conn, st.pid, st.tools = nil, nil, 0, 0
 	if tail != nil {
-		st.tail = slices.Clone(tail)
+		st.keepTail(gen, tail)
 	}
 	var evs []PhaseChanged
 	var delay time.Duration
@@ -240,11 +241,12 @@ func (c *Controller) ended(name string, gen int64, err error, tail []string, rea
 	c.trigger()
 }
 
-// stderrOf returns the stderr tail carried by a failed start's error.
-func stderrOf(err error) []string {
+// stderrOf returns the stderr tail carried by a failed start's error,
+// numbered from 1 (nil if it carries none).
+func stderrOf(err error) *stderrTail {
 	var ee *mcp.ExitError
-	if errors.As(err, &ee) {
-		return ee.Stderr
+	if errors.As(err, &ee) && ee.Stderr != nil {
+		return &stderrTail{lines: ee.Stderr, last: int64(len(ee.Stderr))}
 	}
 	return nil
 }

@@ -219,22 +219,6 @@ func TestPlan(t *testing.T) {
 	}
 }
 
-func TestPhaseText(t *testing.T) {
-	for p := PhasePending; p <= PhaseDisabled; p++ {
-		b, err := p.MarshalText()
-		require.NoError(t, err)
-		require.Equal(t, p.String(), string(b))
-		var q Phase
-		require.NoError(t, q.UnmarshalText(b))
-		require.Equal(t, p, q)
-	}
-	require.Equal(t, "ready", PhaseReady.String())
-	_, err := Phase(42).MarshalText()
-	require.Error(t, err)
-	var q Phase
-	require.Error(t, q.UnmarshalText([]byte("bogus")))
-}
-
 func TestStatusJSON(t *testing.T) {
 	st := Status{Servers: []ServerStatus{{Name: "a", Phase: PhaseBackoff, NextRetry: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, {Name: "b", Phase: PhaseReady}}}
 	b, err := json.Marshal(st)

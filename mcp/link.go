@@ -51,6 +51,9 @@ type link interface {
 	// stderrTail is the local server's last stderr lines; nil for a
 	// remote server.
 	stderrTail() []string
+	// stderrAfter is Session.StderrAfter: the local server's stderr lines
+	// after n; for a remote server nil lines, n and a nil channel.
+	stderrAfter(n int64) (lines []string, last int64, next <-chan struct{})
 }
 
 // opener is the session's side of opening a link.

@@ -134,3 +134,10 @@ func (l *localLink) stderrTail() []string {
 	}
 	return l.ring.tail()
 }
+
+func (l *localLink) stderrAfter(n int64) ([]string, int64, <-chan struct{}) {
+	if l.proc == nil {
+		return nil, n, nil
+	}
+	return l.ring.after(n)
+}

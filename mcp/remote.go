@@ -136,6 +136,8 @@ func (r *remoteLink) pid() int { return 0 }
 
 func (r *remoteLink) stderrTail() []string { return nil }
 
+func (r *remoteLink) stderrAfter(n int64) ([]string, int64, <-chan struct{}) { return nil, n, nil }
+
 // maxRedirects is how many redirects one request follows, as under
 // net/http's default policy.
 const maxRedirects = 10

@@ -630,6 +630,16 @@ func (s *Session) Err() error {
 // (Options.StderrLines of them at most); nil for a remote server.
 func (s *Session) StderrTail() []string { return s.link.stderrTail() }
 
+// StderrAfter returns, in one read, the local server's stderr lines
+// numbered above n (they are numbered from 1 in the order the server wrote
+// them, for this session), the number of the last line written (n when
+// none came since), and a channel closed when the next line arrives. Lines
+// that the last Options.StderrLines pushed out are not returned. A remote
+// server writes none: nil lines, n, and a nil channel.
+func (s *Session) StderrAfter(n int64) (lines []string, last int64, next <-chan struct{}) {
+	return s.link.stderrAfter(n)
+}
+
 // Close ends the session: a local server's stdin is closed, then its process
 // group gets SIGTERM and finally SIGKILL, each after a grace period; a remote
 // session is ended with DELETE. It returns when everything has stopped. It is

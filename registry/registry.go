@@ -15,9 +15,10 @@ import (
 
 // ToolsChanged says that a source's tool set really changed: an id, title,
 // description, schema, annotations or read-only flag differs from before.
-// It carries only the source name; readers re-read the registry.
+// It carries only the source name; readers re-read the registry. Its JSON
+// is the API's tools_changed event.
 type ToolsChanged struct {
-	Source string
+	Source string `json:"source"`
 }
 
 // Kind implements event.Event.

@@ -38,10 +38,9 @@ type app struct {
 	validator      *schema.Validator
 
 	// reaper runs the local servers this invocation starts; set up by
-	// processes. sub is nil if this process cannot be a subreaper, and
-	// stopSweep ends its sweeping (nil when none runs).
+	// processes. stopSweep ends the subreaper's sweeping (nil when none
+	// runs).
 	reaper    *procguard.Reaper
-	sub       *procguard.Subreaper
 	stopSweep func()
 }
 
@@ -104,7 +103,6 @@ func (a *app) processes(log logr.Logger) *procguard.Reaper {
 			<-done
 		}
 	}
-	a.sub = sub
 	a.reaper = procguard.NewReaper(procguard.SelfExe, sub)
 	return a.reaper
 }

@@ -228,7 +228,7 @@ func TestServeHostileServersStayBounded(t *testing.T) {
 	require.NotZero(t, answered.Load())
 	st := p.status()
 	a, _ := server(st, "a")
-	require.Equal(t, "ready", a.Phase)
+	require.Equal(t, "ready", string(a.Phase))
 	require.Zero(t, a.Restarts)
 	select {
 	case err := <-callErrs:

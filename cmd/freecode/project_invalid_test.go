@@ -43,7 +43,7 @@ func TestServeInvalidProject(t *testing.T) {
 	assert.Contains(t, st.ProjectError, project.path+`:2:3: MCP: key "MCP" is too close to "mcp"`)
 	held, ok := server(st, "docs")
 	require.True(t, ok, "the project's server is listed")
-	assert.Equal(t, "untrusted", held.Phase)
+	assert.Equal(t, "untrusted", string(held.Phase))
 	assert.Equal(t, st.ProjectError, held.Reason)
 	_, err := os.Stat(pidFile)
 	require.ErrorIs(t, err, os.ErrNotExist, "an invalid project's server never starts")

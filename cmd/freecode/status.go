@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
@@ -188,7 +189,7 @@ func (a *app) offlineStatus(ctx context.Context, home string, asJSON, probe bool
 		}
 		switch {
 		case s.Hold != nil:
-			out.Servers[i].Phase, out.Servers[i].Reason = string(s.Hold.Kind), holdReason(s.Hold)
+			out.Servers[i].Phase, out.Servers[i].Reason = wire.Phase(s.Hold.Kind), holdReason(s.Hold)
 		case !s.Enabled:
 			out.Servers[i].Phase = "disabled"
 		}
@@ -256,7 +257,7 @@ func renderStatus(w io.Writer, out statusOutput, asJSON bool) error {
 	for _, s := range out.Servers {
 		if s.Reason != "" && !seen[s.Reason] {
 			seen[s.Reason] = true
-			fmt.Fprintf(w, "\n%s: %s\n", termtext.Neutralize(s.Phase), termtext.Neutralize(s.Reason))
+			fmt.Fprintf(w, "\n%s: %s\n", termtext.Neutralize(string(s.Phase)), termtext.Neutralize(s.Reason))
 		}
 	}
 	if out.ProjectError != "" && !seen[out.ProjectError] {
@@ -276,7 +277,7 @@ func phaseText(s api.ServerStatus, now time.Time) string {
 	if s.Phase == "" {
 		return "-"
 	}
-	p := s.Phase
+	p := string(s.Phase)
 	if !s.NextRetry.IsZero() && s.Phase == "backoff" {
 		p += " (retry in " + roundDur(s.NextRetry.Sub(now)) + ")"
 	}

@@ -45,6 +45,8 @@
 //	--exit-at-start CODE      write one line to stderr and exit with CODE before reading anything
 //	--garbage-stdout          write non-JSON lines to stdout before serving and after each message (stdio)
 //	--stderr-flood N          write N lines "flood line <i>" to stderr at start
+//	--stderr-echo             every echo call also writes its text and a newline to stderr, in
+//	                          one write (text with newlines: a burst of lines)
 //	--grandchild              start a child process (this binary with --hold) that inherits stdout
 //	                          and stderr and blocks until killed; its pid goes to stderr as
 //	                          "grandchild pid <pid>" and to --grandchild-pid-file

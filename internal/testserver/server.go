@@ -189,7 +189,7 @@ func rawTool(name, description, schema string, ann mcp.ToolAnnotation) mcp.Tool 
 
 func (s *Server) fixedTools() []server.ServerTool {
 	return []server.ServerTool{
-		{Tool: rawTool("echo", s.echoDescription(), echoSchema, readOnly(true)), Handler: handleEcho},
+		{Tool: rawTool("echo", s.echoDescription(), echoSchema, readOnly(true)), Handler: s.handleEcho},
 		{Tool: rawTool("sleep", "Sleeps for ms milliseconds, then returns.", sleepSchema, readOnly(true)), Handler: handleSleep},
 		{Tool: rawTool("note", "Appends text to the server's notes and returns how many there are.", noteSchema, readOnly(false)), Handler: s.handleNote},
 		{Tool: rawTool("add_tool", "Registers a tool with the given name and announces the change.", nameSchema, readOnly(false)), Handler: s.handleAddTool},
@@ -291,10 +291,14 @@ func (s *Server) namedTool(name, description string) server.ServerTool {
 	}
 }
 
-func handleEcho(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) handleEcho(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	text, err := req.RequireString("text")
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
+	}
+	if s.cfg.StderrEcho {
+		// One write: the lines arrive together, as a burst.
+		fmt.Fprint(s.cfg.Stderr, text+"\n")
 	}
 	return mcp.NewToolResultText(text), nil
 }

@@ -368,6 +368,15 @@ func TestProcGarbageStdoutAndStderrFlood(t *testing.T) {
 	require.Contains(t, p.stderr.String(), "flood line 499\n")
 }
 
+func TestProcStderrEcho(t *testing.T) {
+	p, cn := startProcClient(t, "--stderr-echo")
+	cn.mustInitialize(t)
+	require.Equal(t, "same\nsame", resultText(t, cn.mustCall(t, "echo", map[string]any{"text": "same\nsame"})))
+	require.Equal(t, "x", resultText(t, cn.mustCall(t, "echo", map[string]any{"text": "x"})))
+	require.Eventually(t, func() bool { return p.stderr.String() == "same\nsame\nx\n" }, wait, 5*time.Millisecond,
+		"stderr: %q", p.stderr.String())
+}
+
 func TestProcSIGUSR1ListChanged(t *testing.T) {
 	pidPath := filepath.Join(t.TempDir(), "pid")
 	p, cn := startProcClient(t, "--pid-file", pidPath)

@@ -1,0 +1,210 @@
+// Package wire is the local API's model of the daemon's state: the status of
+// every server, the events the controller publishes, and a server's stderr
+// as the logs endpoint answers it. The controller produces these types
+// directly and package api serves and decodes them, so each is defined once
+// for both ends of the socket; their JSON is the API's (README, "The local
+// API").
+//
+// It imports nothing of FreeCode's: the controller may use it without
+// reaching the HTTP layer above it.
+package wire
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Status is the answer of GET /v1/status. The controller fills ConfigError,
+// Servers and ObservedAt; serve adds ServePID, ConfigPath and ProjectError.
+type Status struct {
+	// ServePID is the pid of the serve process (0 when the status was not
+	// produced by a running serve).
+	ServePID int `json:"servePid,omitempty"`
+	// ConfigPath is the file serve watches.
+	ConfigPath string `json:"configPath,omitempty"`
+	// ConfigError is why the last edit of the config was not applied ("" if
+	// it was); the last good config stays applied meanwhile. It names
+	// file:line:col.
+	ConfigError string `json:"configError,omitempty"`
+	// Servers: one entry per desired or still known server, sorted by name.
+	Servers    []ServerStatus `json:"servers"`
+	ObservedAt time.Time      `json:"observedAt,omitzero"`
+
+	// ProjectError is why the project's settings file is ignored (it is
+	// invalid: the reason quotes its positioned errors), "" when it is
+	// not; the user's config applies meanwhile.
+	ProjectError string `json:"projectError,omitempty"`
+}
+
+// Desired is what the config asks for one server.
+type Desired struct {
+	Enabled  bool   `json:"enabled"`
+	SpecHash string `json:"specHash,omitempty"`
+	Type     string `json:"type,omitempty"`
+	// Target is the command line of a local server or the URL of a remote
+	// one, as written in the config (never with expanded ${VAR} values).
+	Target string `json:"target,omitempty"`
+}
+
+// ServerStatus is one server, desired next to actual.
+type ServerStatus struct {
+	Name string `json:"name"`
+	// Source says which configuration file defines it ("user" or
+	// "project:<dir>"); "" once it is no longer configured.
+	Source  string  `json:"source,omitempty"`
+	Desired Desired `json:"desired"`
+	// Phase is where the server is in its life cycle; "" when nothing
+	// observed the actual side.
+	Phase Phase `json:"phase,omitempty"`
+	// SpecHash is the spec of what runs ("" if nothing does); it differs
+	// from Desired.SpecHash while a changed server restarts.
+	SpecHash string `json:"specHash,omitempty"`
+	// Generation counts starts; ObservedGeneration is the start whose
+	// outcome (ready or failure) the rest of the status reflects.
+	Generation         int64 `json:"generation,omitempty"`
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	PID                int   `json:"pid,omitempty"`
+	Tools              int   `json:"tools"`
+	// Restarts counts starts after the first one (after a crash or failed
+	// start, a changed spec, or a restart request).
+	Restarts int `json:"restarts"`
+	// Since is the time of the last phase change.
+	Since time.Time `json:"since,omitzero"`
+	// LastError is the failure the server is in now: why its last start
+	// failed or its session ended (exit status and stderr tail, timeout,
+	// HTTP status...), or why the tools of its running session were
+	// refused. It is cleared once a start succeeds, so a ready server shows
+	// none unless its tools were refused.
+	LastError string `json:"lastError,omitempty"`
+	// LastFailure is the most recent failure and LastFailureAt when it
+	// happened; unlike LastError they are kept after the server recovers.
+	LastFailure   string    `json:"lastFailure,omitempty"`
+	LastFailureAt time.Time `json:"lastFailureAt,omitzero"`
+	// Reason says why a configured server does not run by design: its
+	// project is not trusted, or its name is defined twice.
+	Reason string `json:"reason,omitempty"`
+	// StderrTail is the end of the stderr of the current session, or of
+	// the last one (or of the last failed start) when none runs.
+	StderrTail []string  `json:"stderrTail,omitempty"`
+	NextRetry  time.Time `json:"nextRetry,omitzero"`
+}
+
+// Phase is where a server is in its life cycle. On the wire it is its name
+// ("ready"); decoding a name that is not one of the phases below fails.
+type Phase string
+
+// The phases. The controller reports every one but PhaseFailed.
+const (
+	// PhasePending: desired and enabled, not started yet (or waiting for a
+	// start slot).
+	PhasePending Phase = "pending"
+	// PhaseStarting: connecting, initializing and listing tools.
+	PhaseStarting Phase = "starting"
+	// PhaseReady: connected; its tools are in the registry.
+	PhaseReady Phase = "ready"
+	// PhaseBackoff: the last start failed or the session ended on its own;
+	// the next start is at ServerStatus.NextRetry.
+	PhaseBackoff Phase = "backoff"
+	// PhaseStopping: being stopped (removed, disabled, spec changed,
+	// restart requested, or shutting down).
+	PhaseStopping Phase = "stopping"
+	// PhaseStopped: not running and not waiting to retry.
+	PhaseStopped Phase = "stopped"
+	// PhaseDisabled: configured with enabled: false.
+	PhaseDisabled Phase = "disabled"
+	// PhaseUntrusted: a project server whose definition the user has not
+	// trusted (or that changed since); ServerStatus.Reason says which.
+	PhaseUntrusted Phase = "untrusted"
+	// PhaseConflict: the name is defined by both the user and the project
+	// configuration; neither copy runs.
+	PhaseConflict Phase = "conflict"
+	// PhaseFailed: a one-off connection (`freecode mcp status --probe`
+	// without a serve) did not get to ready; LastError says why.
+	PhaseFailed Phase = "failed"
+)
+
+// Phases returns every phase, in the order of a server's life.
+func Phases() []Phase {
+	return []Phase{PhasePending, PhaseStarting, PhaseReady, PhaseBackoff, PhaseStopping, PhaseStopped,
+		PhaseDisabled, PhaseUntrusted, PhaseConflict, PhaseFailed}
+}
+
+func (p Phase) String() string { return string(p) }
+
+// MarshalText refuses a phase that is none of Phases: nothing may send a
+// phase its readers cannot decode. "" stands for "not observed".
+func (p Phase) MarshalText() ([]byte, error) {
+	if p != "" && !slices.Contains(Phases(), p) {
+		return nil, fmt.Errorf("marshal phase: unknown phase %q", string(p))
+	}
+	return []byte(p), nil
+}
+
+// UnmarshalText accepts the name of one of Phases (or "").
+func (p *Phase) UnmarshalText(b []byte) error {
+	q := Phase(b)
+	if q != "" && !slices.Contains(Phases(), q) {
+		return fmt.Errorf("unknown phase %q", b)
+	}
+	*p = q
+	return nil
+}
+
+// PhaseChanged is published after every phase transition of a server (event
+// phase_changed). Err is the server's last error and NextRetry the time of
+// the next start when the new phase is PhaseBackoff; both are zero
+// otherwise.
+//
+// Events of one controller are published in the order the transitions
+// happened. Like every event it is a hint: a subscriber that missed some
+// reads the status afresh.
+type PhaseChanged struct {
+	Server    string    `json:"server"`
+	Phase     Phase     `json:"phase"`
+	Err       string    `json:"err,omitempty"`
+	NextRetry time.Time `json:"nextRetry,omitzero"`
+}
+
+// Kind is the event's name on the wire (and implements event.Event).
+func (PhaseChanged) Kind() string { return "phase_changed" }
+
+// ConfigErrorChanged is published when the configuration error shown in
+// Status appears, changes or clears ("") (event config_error).
+type ConfigErrorChanged struct {
+	Err string `json:"err,omitempty"`
+}
+
+// Kind is the event's name on the wire (and implements event.Event).
+func (ConfigErrorChanged) Kind() string { return "config_error" }
+
+// Logs is the answer of GET /v1/servers/{name}/logs: stderr lines of one
+// session of a server.
+//
+// Lines are numbered from 1 in each session, in the order the server wrote
+// them, and a reader asks for the lines after the last one it has (a
+// LogCursor): so a line is read once however often the same text repeats,
+// and never attributed to the wrong session.
+type Logs struct {
+	Server string   `json:"server"`
+	Lines  []string `json:"lines"`
+	// Session identifies the session (start attempt) the lines come from;
+	// it changes when the server restarts. 0 when there was none yet.
+	Session int64 `json:"session,omitempty"`
+	// Last is the number of Session's last line when the lines were read:
+	// the last of Lines, or the line a read after it started from when
+	// there is nothing new. It is the reader's cursor and not part of the
+	// answer.
+	Last int64 `json:"-"`
+}
+
+// Cursor is where a reader of l stands once it has l's lines.
+func (l Logs) Cursor() LogCursor { return LogCursor{Session: l.Session, Line: l.Last} }
+
+// LogCursor addresses the end of what a reader has of a server's stderr:
+// line Line of session Session (Line 0: none of its lines). The zero
+// cursor reads everything there is.
+type LogCursor struct {
+	Session int64
+	Line    int64
+}

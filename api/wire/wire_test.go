@@ -1,0 +1,73 @@
+package wire
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestPhaseText(t *testing.T) {
+	for _, p := range Phases() {
+		b, err := p.MarshalText()
+		require.NoError(t, err)
+		require.Equal(t, p.String(), string(b))
+		var q Phase
+		require.NoError(t, q.UnmarshalText(b))
+		require.Equal(t, p, q)
+	}
+	require.Equal(t, "ready", PhaseReady.String())
+	_, err := Phase("42").MarshalText()
+	require.Error(t, err)
+	var q Phase
+	require.Error(t, q.UnmarshalText([]byte("bogus")))
+	var st ServerStatus
+	require.Error(t, json.Unmarshal([]byte(`{"name":"a","phase":"bogus"}`), &st))
+}
+
+// The JSON of the status and of the events is the API's, as README
+// documents it: field names, phase names, what is left out when empty.
+func TestWireJSON(t *testing.T) {
+	at := time.Date(2026, 11, 30, 7, 35, 1, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"empty status", Status{Servers: []ServerStatus{}}, `{"servers":[]}`},
+		{"status", Status{
+			ServePID: 7, ConfigPath: "/c.json", ConfigError: "bad", ObservedAt: at, ProjectError: "ignored",
+			Servers: []ServerStatus{{
+				Name: "a", Source: "user", Desired: Desired{Enabled: true, SpecHash: "h", Type: "local", Target: "x --y"},
+				Phase: PhaseBackoff, SpecHash: "h", Generation: 2, ObservedGeneration: 2, PID: 9, Tools: 3, Restarts: 1,
+				Since: at, LastError: "e", LastFailure: "e", LastFailureAt: at, Reason: "r", StderrTail: []string{"l"}, NextRetry: at,
+			}, {Name: "b", Desired: Desired{}}},
+		}, `{"servePid":7,"configPath":"/c.json","configError":"bad","servers":[` +
+			`{"name":"a","source":"user","desired":{"enabled":true,"specHash":"h","type":"local","target":"x --y"},` +
+			`"phase":"backoff","specHash":"h","generation":2,"observedGeneration":2,"pid":9,"tools":3,"restarts":1,` +
+			`"since":"2026-11-30T07:35:01Z","lastError":"e","lastFailure":"e","lastFailureAt":"2026-11-30T07:35:01Z",` +
+			`"reason":"r","stderrTail":["l"],"nextRetry":"2026-11-30T07:35:01Z"},` +
+			`{"name":"b","desired":{"enabled":false},"tools":0,"restarts":0}],` +
+			`"observedAt":"2026-11-30T07:35:01Z","projectError":"ignored"}`},
+		{"phase_changed", PhaseChanged{Server: "flaky", Phase: PhaseStarting}, `{"server":"flaky","phase":"starting"}`},
+		{"phase_changed backoff", PhaseChanged{Server: "flaky", Phase: PhaseBackoff, Err: "exited", NextRetry: at},
+			`{"server":"flaky","phase":"backoff","err":"exited","nextRetry":"2026-11-30T07:35:01Z"}`},
+		{"config_error", ConfigErrorChanged{Err: "bad"}, `{"err":"bad"}`},
+		{"config_error cleared", ConfigErrorChanged{}, `{}`},
+		{"logs", Logs{Server: "a", Lines: []string{"x"}, Session: 2, Last: 40}, `{"server":"a","lines":["x"],"session":2}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := json.Marshal(tc.v)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, string(b))
+		})
+	}
+	require.Equal(t, "phase_changed", PhaseChanged{}.Kind())
+	require.Equal(t, "config_error", ConfigErrorChanged{}.Kind())
+}
+
+func TestLogsCursor(t *testing.T) {
+	require.Equal(t, LogCursor{Session: 3, Line: 12}, Logs{Session: 3, Last: 12, Lines: []string{"a"}}.Cursor())
+	require.Zero(t, Logs{}.Cursor())
+}

@@ -1,0 +1,80 @@
+package serve
+
+import (
+	"sync"
+	"time"
+
+	"github.com/freecode/freecode/registry/orchestrator"
+	"github.com/freecode/freecode/schema"
+)
+
+// rulesHolder keeps what serve takes from the last valid configuration
+// besides its servers: the permission rules and call limits for the
+// orchestrator, which reads them on every batch, and why the project is
+// ignored, for the status. Before the first configuration is applied the
+// limits are the defaults.
+type rulesHolder struct {
+	// phrase says why cfg's project is ignored (Options.ProjectError);
+	// nil: the reason schema gives. Set before use, then only read.
+	phrase func(cfg *schema.Config) string
+
+	mu         sync.Mutex // guards rules, lim and projectErr
+	rules      orchestrator.Rules
+	lim        *orchestrator.Limits
+	projectErr string
+}
+
+func (r *rulesHolder) get() orchestrator.Rules {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rules
+}
+
+func (r *rulesHolder) limits() orchestrator.Limits {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lim == nil {
+		return orchestrator.Limits{CallTimeout: schema.DefaultCallTimeout}
+	}
+	return *r.lim
+}
+
+func (r *rulesHolder) set(cfg *schema.Config) {
+	lim := callLimits(cfg)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rules = orchestrator.Rules(cfg.Permission)
+	r.lim = &lim
+	r.projectErr = r.projectReason(cfg)
+}
+
+func (r *rulesHolder) projectReason(cfg *schema.Config) string {
+	if r.phrase != nil {
+		return r.phrase(cfg)
+	}
+	if cfg.Project == nil || cfg.Project.Trust.Err == nil {
+		return ""
+	}
+	return cfg.Project.Trust.String()
+}
+
+func (r *rulesHolder) projectError() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.projectErr
+}
+
+// callLimits are the orchestrator's limits for cfg: mcp.maxArgumentBytes,
+// mcp.callTimeout for every tool, and each server's callTimeout for its own.
+func callLimits(cfg *schema.Config) orchestrator.Limits {
+	lim := orchestrator.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: cfg.MCP.CallTimeoutOf(schema.Server{})}
+	for _, s := range cfg.MCP.Servers {
+		if s.CallTimeout > 0 {
+			if lim.SourceCallTimeouts == nil {
+				lim.SourceCallTimeouts = map[string]time.Duration{}
+			}
+			lim.SourceCallTimeouts[s.Name] = s.CallTimeout
+		}
+	}
+	return lim
+}
