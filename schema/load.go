@@ -99,6 +99,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 				Headers   map[string]string `json:"headers"`
 				Env       map[string]string `json:"env"`
 				Transport Transport         `json:"transport"`
+				OAuth     *rawOAuth         `json:"oauth"`
 				Enabled   *bool             `json:"enabled"`
 				Timeout   *json.Number      `json:"timeout"`
 
@@ -164,7 +165,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 	for i, rs := range raw.MCP.Servers {
 		s := Server{
 			Name: rs.Name, Type: rs.Type, Command: rs.Command, URL: rs.URL,
-			Headers: rs.Headers, Env: rs.Env, Transport: rs.Transport,
+			Headers: rs.Headers, Env: rs.Env, Transport: rs.Transport, OAuth: rs.OAuth.resolve(),
 			Enabled: true, Timeout: DefaultTimeout, Source: source,
 			Limits: rs.Limits.resolve(limits),
 		}
@@ -192,6 +193,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 		}
 		cfg.MCP.Servers = append(cfg.MCP.Servers, s)
 	}
+	derrs = append(derrs, oauthChecks(file, lines, root, cfg.MCP.Servers)...)
 	if errs := append(derrs, x.errs...); len(errs) > 0 {
 		sortErrors(errs)
 		return nil, errs
@@ -280,6 +282,10 @@ func (x *expander) server(i int, s *Server) {
 	}
 	for k, val := range s.Env {
 		s.Env[k] = x.expand(val, path("env", k))
+	}
+	if s.OAuth != nil {
+		s.OAuth.ClientID = x.expand(s.OAuth.ClientID, path("oauth", "clientId"))
+		s.OAuth.ClientSecret = x.expand(s.OAuth.ClientSecret, path("oauth", "clientSecret"))
 	}
 }
 

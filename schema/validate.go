@@ -384,7 +384,8 @@ var (
 // knownFields are suggested when an unknown field looks like a typo.
 var knownFields = []string{"name", "type", "command", "url", "headers", "env", "enabled", "timeout",
 	"transport", "servers", "pollInterval", "allow", "ask", "deny", "callTimeout", "maxArgumentBytes",
-	"limits", "maxMessageBytes", "maxListItems", "maxListPages", "maxListBytes"}
+	"limits", "maxMessageBytes", "maxListItems", "maxListPages", "maxListBytes",
+	"oauth", "clientId", "clientSecret", "scopes", "grant", "callbackPort", "clientMetadataUrl"}
 
 // timeoutRule and pollIntervalRule say the allowed ranges of the duration
 // fields (config.cue has the same bounds: MaxTimeout, MinPollInterval,
@@ -427,7 +428,17 @@ func explain(root *node, path []string, msg string) *Error {
 		field = path[3]
 	}
 	limitsName, limitsPath, inLimits := limitsField(path)
+	oauthName, oauthPath, inOAuth := oauthField(path)
 	switch {
+	case inOAuth && oauthName != "" && reNotAllowed.MatchString(msg):
+		e.Path = slices.Clone(oauthPath)
+		e.Msg = fmt.Sprintf("unknown field %q in oauth", oauthName)
+		if s := suggest(oauthName); s != "" {
+			e.Msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+	case inOAuth && serverType == "remote" && !reNotAllowed.MatchString(msg):
+		e.Path = slices.Clone(oauthPath)
+		e.Msg = oauthMessage(oauthName)
 	case inLimits && limitsName != "" && reNotAllowed.MatchString(msg):
 		e.Path = slices.Clone(limitsPath)
 		e.Msg = fmt.Sprintf("unknown field %q in limits", limitsName)
@@ -441,7 +452,7 @@ func explain(root *node, path []string, msg string) *Error {
 		}
 		f := e.Path[len(e.Path)-1]
 		switch {
-		case inServer && serverType == "local" && (f == "url" || f == "headers" || f == "transport"):
+		case inServer && serverType == "local" && (f == "url" || f == "headers" || f == "transport" || f == "oauth"):
 			e.Msg = fmt.Sprintf("%q is only for remote servers; a local server runs a command", f)
 		case inServer && serverType == "remote" && f == "command":
 			e.Msg = `"command" is only for local servers; a remote server has a url`
