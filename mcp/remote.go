@@ -17,6 +17,8 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
+
+	"github.com/freecode/freecode/mcp/auth"
 )
 
 // remoteLink is a remote server: an endpoint reached over streamable HTTP
@@ -24,9 +26,12 @@ import (
 // http.Client: its redirect policy keeps the configured headers on their
 // origin, and its RoundTripper is a statusRecorder, which records error
 // statuses, bounds bodies and notices the connection's loss, over the
-// session's own clone of http.DefaultTransport. A layer that authorizes
-// requests (an OAuth client's Transport) belongs between those two, so
-// that the recorder sees the answers mcp-go will see.
+// session's own clone of http.DefaultTransport. When the session signs in
+// (signsIn), an OAuth client's Transport lies between those two: the
+// recorder sees the answers mcp-go will see (a 401 that a renewed token
+// turned into a 200 is no failure), and tells the OAuth layer's errors
+// from a lost connection: needing sign-in ends the session with
+// ErrNeedsLogin, too little scope fails one request.
 type remoteLink struct {
 	env linkEnv
 
@@ -46,7 +51,17 @@ func (r *remoteLink) open(cctx context.Context, o opener) error {
 		base.TLSClientConfig = r.env.opts.TLSClientConfig.Clone()
 	}
 	r.base = base
-	var rt http.RoundTripper = base // an authorizing layer wraps this
+	var rt http.RoundTripper = base
+	if signsIn(srv, r.env.opts) {
+		// The authorization server's requests share the connection pool
+		// (stop closes it) but not the recorder, limits or redirect
+		// policy of the MCP endpoint's.
+		ac, err := newAuthClient(srv, r.env.opts, &http.Client{Transport: base, Timeout: auth.DefaultHTTPTimeout}, r.env.log, r.env.mask)
+		if err != nil {
+			return err
+		}
+		rt = ac.Transport(base)
+	}
 	r.rec = &statusRecorder{base: rt, server: srv.Name, lost: r.env.lostConn, mask: r.env.mask,
 		maxMessage: srv.Limits.MaxMessageBytes, over: r.env.over}
 	// mcp-go's transports send every request (POST, the GET stream, the SSE
@@ -302,6 +317,18 @@ type statusRecorder struct {
 func (r *statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := r.base.RoundTrip(req)
 	if err != nil {
+		switch {
+		case errors.Is(err, ErrNeedsLogin):
+			// The stored sign-in is gone or refused: nothing works until
+			// a user signs in again. While connecting, the connect's
+			// error says so.
+			if r.established.Load() {
+				r.lost(authError(r.mask, err))
+			}
+			return nil, err
+		case errors.Is(err, ErrInsufficientScope):
+			return nil, err // this request only
+		}
 		if r.established.Load() && req.Context().Err() == nil {
 			r.lost(newError(fmt.Sprintf("server %q: connection lost: %s", r.server, r.mask.err(err)), ErrTransport, err))
 		}

@@ -16,6 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/freecode/freecode/mcp/auth"
 )
 
 // ProtocolVersion is the MCP revision a session asks for. Pinning a revision
@@ -70,6 +72,20 @@ type Options struct {
 	// tool lists and other sessions using the same cache; nil shares only
 	// within one list.
 	Schemas *SchemaCache
+	// TokenStore, if set, keeps the OAuth tokens of remote servers: a
+	// remote server that sends no Authorization header of its own
+	// (Spec.SignsIn) then has its requests authorized with the stored
+	// tokens, renewed as needed, and a 401 answer starts the recovery
+	// package auth describes. A server that needs a user to sign in fails
+	// the connect (or ends the session) with an error wrapping
+	// ErrNeedsLogin. Nil: no authorization; a 401 fails like any HTTP
+	// error.
+	TokenStore *auth.Store
+	// Interaction, if set beside TokenStore, lets a session run the
+	// browser sign-in itself when a server asks for one, instead of
+	// failing with ErrNeedsLogin (for a driver that can follow the
+	// authorization URL, such as the conformance client).
+	Interaction *auth.Interaction
 	// Launcher, if set, starts each local server's process: FreeCode's
 	// runs it under a reaper process that kills and reaps everything the
 	// server left behind when it exits, even helpers that moved to a
@@ -295,6 +311,9 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 		return newError(s.timeoutMessage(step)+formatStderr(s.link.stderrTail()), ErrTransport, context.DeadlineExceeded)
 	case cctx.Err() != nil && !errors.Is(cause, errProcessExited):
 		return fmt.Errorf("server %q: %s canceled: %w", name, step, cause)
+	}
+	if errors.Is(err, ErrNeedsLogin) {
+		return authError(s.mask, err)
 	}
 	var redirect *RedirectError
 	if errors.As(err, &redirect) {
@@ -638,6 +657,31 @@ func (s *Session) StderrTail() []string { return s.link.stderrTail() }
 // server writes none: nil lines, n, and a nil channel.
 func (s *Session) StderrAfter(n int64) (lines []string, last int64, next <-chan struct{}) {
 	return s.link.stderrAfter(n)
+}
+
+// Ping sends the server an MCP ping and waits for the answer, within ctx.
+// It is also how a host finds out whether a remote session's sign-in
+// still holds after the stored credentials changed (a sign-out from
+// another terminal): if it does not, the session ends with an error
+// wrapping ErrNeedsLogin, which Ping returns too. A ping after the session
+// ended fails with ErrClosed.
+func (s *Session) Ping(ctx context.Context) error {
+	select {
+	case <-s.done:
+		if endErr := s.Err(); endErr != nil {
+			return newError(fmt.Sprintf("ping: session ended: %s", endErr), ErrClosed, endErr)
+		}
+		return fmt.Errorf("server %q: ping: %w", s.srv.Name, ErrClosed)
+	default:
+	}
+	//lint:ignore SA1019 deprecated only for protocol 2026-07-28, which we do not speak yet.
+	if err := s.client.Ping(ctx); err != nil {
+		if errors.Is(err, ErrNeedsLogin) {
+			return authError(s.mask, err)
+		}
+		return newError(fmt.Sprintf("server %q: ping: %s", s.srv.Name, s.mask.err(err)), err)
+	}
+	return nil
 }
 
 // Close ends the session: a local server's stdin is closed, then its process

@@ -53,6 +53,10 @@ type Spec struct {
 	URL       string
 	Headers   map[string]string
 	Transport Transport
+	// OAuth says how a remote server is signed in to when it asks for
+	// authorization (see SignsIn and Options.TokenStore); its zero value
+	// discovers everything from the server's answers.
+	OAuth OAuth
 
 	// Timeout bounds connecting: starting or reaching the server,
 	// initialize and the whole tools/list. Zero means defaultTimeout.
