@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/go-logr/logr"
+
 	"github.com/freecode/freecode/bridge"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
@@ -30,17 +32,17 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 	ctx, cancel := context.WithCancel(root)
 	st.gen++
 	st.starts++
-	st.inst = &instance{gen: st.gen, spec: spec, cancel: cancel}
+	st.inst = &instance{gen: st.gen, spec: spec, cancel: cancel, verify: make(chan struct{}, 1)}
 	if h := spec.SpecHash(); h != st.lastHash {
 		st.lastHash, st.failures = h, 0 // a new spec starts a new failure count
 	}
 	st.restartRequested = false
 	st.nextRetry = time.Time{}
 	evs := st.setPhase(PhasePending, nil)
-	gen := st.gen
+	gen, verify := st.gen, st.inst.verify
 	c.owners.Add(1)
 	c.unlockPublish(evs)
-	go c.own(ctx, gen, spec)
+	go c.own(ctx, gen, spec, verify)
 }
 
 // stop tells the owner of name to stop; it returns at once. The owner
@@ -72,7 +74,13 @@ func (c *Controller) stop(name, reason string, keepTools bool) {
 // cache. Until then a call of one of them fails with the session's end
 // error. If the next start fails, the tools are removed; they are removed
 // at once when the server is removed, disabled, held or shut down.
-func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
+//
+// The stored sign-in is read before connecting, so that a sign-in that
+// lands while a start fails for want of one is a change the loop sees. A
+// signal on verify (the stored sign-in of a ready server changed) pings
+// the session: one whose sign-in is gone then ends with
+// mcp.ErrNeedsLogin, as any request of it would.
+func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, verify <-chan struct{}) {
 	defer c.owners.Done()
 	name := spec.Name
 	log := c.log.WithValues("server", name, "generation", gen)
@@ -85,8 +93,10 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
 	}
 	c.transition(name, gen, PhaseStarting)
 	log.V(1).Info("connecting", "target", target(spec))
+	creds := c.credsVersion(spec)
 	conn, err := c.dial(ctx, spec)
 	<-c.slots
+	c.sawCreds(name, gen, creds)
 	if err != nil {
 		if ctx.Err() != nil {
 			err = nil // stopped while connecting: not a failure
@@ -134,7 +144,45 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
 			return
 		case <-conn.ToolsChanged():
 			c.register(name, gen, conn)
+		case <-verify:
+			c.verify(ctx, log, spec, conn)
 		}
+	}
+}
+
+// pinger is a session that can be asked whether it is still usable;
+// *mcp.Session is one.
+type pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// verify pings conn within the server's timeout, to find out whether its
+// sign-in still holds. A session whose sign-in is gone ends by itself
+// (its Done follows); any other failure is left to the session's own
+// detection of a lost connection.
+func (c *Controller) verify(ctx context.Context, log logr.Logger, spec schema.Server, conn Conn) {
+	p, ok := conn.(pinger)
+	if !ok {
+		return
+	}
+	timeout := spec.Timeout
+	if timeout <= 0 {
+		timeout = schema.DefaultTimeout
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := p.Ping(pctx); err != nil && !errors.Is(err, mcp.ErrNeedsLogin) {
+		log.V(1).Info("checking the session after its stored sign-in changed", "err", err.Error())
+	}
+}
+
+// sawCreds records creds, the stored sign-in's version read before gen's
+// start, as the one its outcome goes with.
+func (c *Controller) sawCreds(name string, gen int64, creds string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.servers[name]; st != nil && st.inst != nil && st.inst.gen == gen {
+		st.credsSeen = creds
 	}
 }
 
@@ -219,9 +267,18 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 	}
 	var evs []PhaseChanged
 	var delay time.Duration
-	if err == nil {
+	needsLogin := errors.Is(err, mcp.ErrNeedsLogin)
+	switch {
+	case err == nil:
 		evs = st.setPhase(PhaseStopped, evs)
-	} else {
+	case needsLogin:
+		// No timer: a sign-in (a change of the stored credentials, see
+		// plan), a changed spec or a restart request starts it again.
+		st.observedGen = gen
+		st.fail(err.Error(), now)
+		st.nextRetry = time.Time{}
+		evs = st.setPhase(PhaseNeedsLogin, evs)
+	default:
 		st.observedGen = gen
 		st.fail(err.Error(), now)
 		if !readyAt.IsZero() && now.Sub(readyAt) >= c.backoff.StableAfter {
@@ -233,9 +290,12 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 		evs = st.setPhase(PhaseBackoff, evs)
 	}
 	c.unlockPublish(evs)
-	if err != nil {
+	switch {
+	case needsLogin:
+		c.log.Info("server needs sign-in; waiting for it", "server", name, "generation", gen, "err", err.Error())
+	case err != nil:
 		c.log.Error(err, "server failed; retrying after backoff", "server", name, "generation", gen, "retryIn", delay)
-	} else {
+	default:
 		c.log.V(1).Info("server stopped", "server", name, "generation", gen)
 	}
 	c.trigger()
