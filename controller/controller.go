@@ -262,6 +262,11 @@ func (c *Controller) trigger() {
 	}
 }
 
+// Recheck asks the loop to look again now, because something it reads
+// may have changed (the token store behind Options.SignIn). It never
+// blocks; the loop also looks again every poll interval anyway.
+func (c *Controller) Recheck() { c.trigger() }
+
 // Start runs the reconcile loop until ctx ends; then it stops every server,
 // waits for all of them to be gone (processes reaped, tools removed from the
 // registry) and returns nil. It can be called once.

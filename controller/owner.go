@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/bridge"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
@@ -97,6 +98,7 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, ver
 	conn, err := c.dial(ctx, spec)
 	<-c.slots
 	c.sawCreds(name, gen, creds)
+	c.sawRefusal(name, gen, spec, err)
 	if err != nil {
 		if ctx.Err() != nil {
 			err = nil // stopped while connecting: not a failure
@@ -140,6 +142,7 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, ver
 			} else if err == nil {
 				err = errSessionEnded
 			}
+			c.sawRefusal(name, gen, spec, err)
 			c.ended(name, gen, err, tailOf(conn), readyAt)
 			return
 		case <-conn.ToolsChanged():
@@ -173,6 +176,21 @@ func (c *Controller) verify(ctx context.Context, log logr.Logger, spec schema.Se
 	defer cancel()
 	if err := p.Ping(pctx); err != nil && !errors.Is(err, mcp.ErrNeedsLogin) {
 		log.V(1).Info("checking the session after its stored sign-in changed", "err", err.Error())
+	}
+}
+
+// sawRefusal handles err, how gen's start or session failed: if it needs
+// a sign-in because the authorization server refused the stored
+// credentials, the engine has written that into the store just now, a
+// change the loop must not take for a new sign-in. So the store is read
+// again and its version recorded, unless it says signed in: then a
+// sign-in may have landed since, and the loop is to try it.
+func (c *Controller) sawRefusal(name string, gen int64, spec schema.Server, err error) {
+	if !errors.Is(err, mcp.ErrNeedsLogin) || !spec.SignsIn() {
+		return
+	}
+	if si := c.signIn(spec); si == nil || si.State != wire.SignInSignedIn {
+		c.sawCreds(name, gen, si.Version())
 	}
 }
 
