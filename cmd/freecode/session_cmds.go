@@ -41,9 +41,19 @@ func (a *app) configuredServer(name string) (*schema.Config, schema.Server, erro
 	return cfg, s, nil
 }
 
-// connect starts one server for the duration of a command.
+// connect starts one server for the duration of a command. A remote
+// server is signed in to with the home's stored tokens (renewed as
+// needed); one that needs a user to sign in fails with mcp.ErrNeedsLogin.
 func (a *app) connect(ctx context.Context, srv schema.Server) (*mcp.Session, error) {
-	return mcp.Connect(ctx, controller.MCPSpec(srv), mcp.Options{Logger: logr.Discard(), ClientName: "freecode", Launcher: a.launcher(logr.Discard())})
+	opts := mcp.Options{Logger: logr.Discard(), ClientName: "freecode", Launcher: a.launcher(logr.Discard())}
+	if srv.SignsIn() {
+		store, err := a.tokenStore(true)
+		if err != nil {
+			return nil, err
+		}
+		opts.TokenStore = store
+	}
+	return mcp.Connect(ctx, controller.MCPSpec(srv), opts)
 }
 
 // toolLine is a tool's id and flag for a listing. The id holds the

@@ -21,6 +21,7 @@ import (
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/auth"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -196,25 +197,42 @@ func (a *app) offlineStatus(ctx context.Context, home string, asJSON, probe bool
 	}
 	if probe {
 		launcher := a.launcher(logr.Discard())
+		store, err := a.tokenStore(true)
+		if err != nil {
+			return err
+		}
 		var wg sync.WaitGroup
 		for i, s := range cfg.MCP.Servers {
 			if !s.Enabled || s.Hold != nil {
 				continue
 			}
-			wg.Go(func() { probeServer(ctx, s, launcher, &out.Servers[i]) })
+			wg.Go(func() { probeServer(ctx, s, launcher, store, &out.Servers[i]) })
 		}
 		wg.Wait()
+	}
+	// Read after probing: a probe may have renewed a token.
+	for i, s := range cfg.MCP.Servers {
+		out.Servers[i].SignIn = a.signInOf(s)
 	}
 	out.ObservedAt = time.Now()
 	return a.renderStatus(out, asJSON)
 }
 
 // probeServer connects s (within its timeout, a local server started by
-// launcher), records the outcome in ss and closes the session.
-func probeServer(ctx context.Context, s schema.Server, launcher mcp.Launcher, ss *api.ServerStatus) {
-	sess, err := mcp.Connect(ctx, controller.MCPSpec(s), mcp.Options{Launcher: launcher})
+// launcher, a remote one signed in to with the tokens of store), records
+// the outcome in ss and closes the session. A server that needs a sign-in
+// is in that phase, not failed.
+func probeServer(ctx context.Context, s schema.Server, launcher mcp.Launcher, store *auth.Store, ss *api.ServerStatus) {
+	opts := mcp.Options{Launcher: launcher}
+	if s.SignsIn() {
+		opts.TokenStore = store
+	}
+	sess, err := mcp.Connect(ctx, controller.MCPSpec(s), opts)
 	if err != nil {
 		ss.Phase, ss.LastError = "failed", err.Error()
+		if errors.Is(err, mcp.ErrNeedsLogin) {
+			ss.Phase, ss.Reason = wire.PhaseNeedsLogin, loginRemedy(s.Name)
+		}
 		return
 	}
 	ss.Phase, ss.Tools, ss.SpecHash = "ready", len(sess.Tools()), s.SpecHash()
@@ -260,6 +278,7 @@ func renderStatus(w io.Writer, out statusOutput, asJSON bool) error {
 			fmt.Fprintf(w, "\n%s: %s\n", termtext.Neutralize(string(s.Phase)), termtext.Neutralize(s.Reason))
 		}
 	}
+	writeSignIns(w, out.Servers)
 	if out.ProjectError != "" && !seen[out.ProjectError] {
 		fmt.Fprintf(w, "\n%s\n", termtext.Neutralize(out.ProjectError))
 	}
@@ -271,6 +290,24 @@ func renderStatus(w io.Writer, out statusOutput, asJSON bool) error {
 		}
 	}
 	return nil
+}
+
+// writeSignIns lists the sign-in of every server that signs in with
+// OAuth, under the table: who, until when, or what to do.
+func writeSignIns(w io.Writer, servers []api.ServerStatus) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	n := 0
+	for _, s := range servers {
+		if s.SignIn == nil {
+			continue
+		}
+		if n == 0 {
+			fmt.Fprintln(w, "\nSign-in:")
+		}
+		n++
+		fmt.Fprintf(tw, "  %s\t%s\n", cell(s.Name), signInText(s.Name, s.SignIn))
+	}
+	_ = tw.Flush()
 }
 
 func phaseText(s api.ServerStatus, now time.Time) string {
