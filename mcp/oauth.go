@@ -88,6 +88,14 @@ func newAuthClient(srv Spec, opts Options, hc *http.Client, log logr.Logger, mas
 	return c, nil
 }
 
+// isStepUp reports whether err needs a sign-in only because a request
+// wants more scope than the stored sign-in has (a 403
+// insufficient_scope): that request fails, the session goes on.
+func isStepUp(err error) bool {
+	var le *auth.LoginRequiredError
+	return errors.As(err, &le) && le.StepUp
+}
+
 // authError is err, which the OAuth layer of srv's session returned, for
 // users: needing sign-in reads as the engine says it ("server %q needs
 // sign-in (...): run `freecode mcp login <name>`"), without the request

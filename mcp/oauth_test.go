@@ -214,3 +214,34 @@ func TestRemoteSignInSecretPathShownNowhere(t *testing.T) {
 	assert.Contains(t, loginErr.Error(), "${TOKEN}")
 	requireNoSecret(t, "logs and errors", logs.text(), loginErr.Error())
 }
+
+// TestRemoteStepUpFailsOneCall: a tool that needs more scope than the
+// sign-in has fails that call with ErrNeedsLogin, naming the scope; the
+// session goes on serving the rest, and a new sign-in asks for the
+// scope, after which the call goes through on the same session.
+func TestRemoteStepUpFailsOneCall(t *testing.T) {
+	as := protectedServer(t, testauth.Options{ChallengeScope: []string{"mcp:read"},
+		RequireScopes: map[string][]string{"tools/call:echo": {"mcp:write"}}})
+	opts := Options{Logger: testLogger(t), TokenStore: tokenStore(t)}
+	srv := remoteSpec("remote", as.URL)
+	res := signIn(t, srv, opts)
+	require.Equal(t, []string{"mcp:read"}, res.Scopes)
+	s, err := Connect(context.Background(), srv, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+
+	err = echo(t, s)
+	require.ErrorIs(t, err, ErrNeedsLogin)
+	assert.Contains(t, err.Error(), `it asks for scope "mcp:write"`)
+	assert.Contains(t, err.Error(), "run `freecode mcp login remote`")
+	require.NoError(t, s.Ping(context.Background()), "the session goes on")
+	select {
+	case <-s.Done():
+		t.Fatalf("the session ended: %v", s.Err())
+	default:
+	}
+
+	res = signIn(t, srv, opts)
+	assert.ElementsMatch(t, []string{"mcp:read", "mcp:write"}, res.Scopes)
+	require.NoError(t, echo(t, s))
+}

@@ -318,6 +318,8 @@ func (r *statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := r.base.RoundTrip(req)
 	if err != nil {
 		switch {
+		case errors.Is(err, ErrInsufficientScope) || isStepUp(err):
+			return nil, err // this request only: the sign-in serves others
 		case errors.Is(err, ErrNeedsLogin):
 			// The stored sign-in is gone or refused: nothing works until
 			// a user signs in again. While connecting, the connect's
@@ -326,8 +328,6 @@ func (r *statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 				r.lost(authError(r.mask, err))
 			}
 			return nil, err
-		case errors.Is(err, ErrInsufficientScope):
-			return nil, err // this request only
 		}
 		if r.established.Load() && req.Context().Err() == nil {
 			r.lost(newError(fmt.Sprintf("server %q: connection lost: %s", r.server, r.mask.err(err)), ErrTransport, err))
