@@ -49,7 +49,7 @@ const (
 const headerAuthorization = "Authorization"
 
 // SignsIn reports whether a session signs in to srv with OAuth when it
-// asks (given Options.TokenStore): a remote server whose Headers carry no
+// asks (given Options.Tokens): a remote server whose Headers carry no
 // Authorization header (in any case) of their own.
 func (srv Spec) SignsIn() bool {
 	if srv.Type != Remote {
@@ -66,7 +66,7 @@ func (srv Spec) SignsIn() bool {
 // signsIn reports whether a session of srv with opts runs its requests
 // through an OAuth client.
 func signsIn(srv Spec, opts Options) bool {
-	return opts.TokenStore != nil && srv.SignsIn()
+	return opts.Tokens != nil && srv.SignsIn()
 }
 
 // newAuthClient is the OAuth client of srv's session or sign-in. hc makes
@@ -77,7 +77,7 @@ func newAuthClient(srv Spec, opts Options, hc *http.Client, log logr.Logger, mas
 		Server:      srv.Name,
 		URL:         srv.URL,
 		Config:      srv.OAuth,
-		Store:       opts.TokenStore,
+		Store:       opts.Tokens,
 		HTTPClient:  hc,
 		Logger:      log,
 		Interaction: opts.Interaction,
@@ -120,7 +120,7 @@ type SignIn struct {
 	own  *http.Transport // the HTTP client's, when SignIn made it
 }
 
-// NewSignIn returns the sign-in of srv over opts.TokenStore, with
+// NewSignIn returns the sign-in of srv over opts.Tokens, with
 // opts.Logger (masked) and opts.TLSClientConfig. It fails with ErrNoSignIn
 // for a server FreeCode does not sign in to (a local server, one with a
 // static Authorization header) or without a store. It does no I/O.
@@ -130,7 +130,7 @@ func NewSignIn(srv Spec, opts Options) (*SignIn, error) {
 		return nil, fmt.Errorf("server %q is a local server: %w", srv.Name, ErrNoSignIn)
 	case !srv.SignsIn():
 		return nil, fmt.Errorf("server %q sends an Authorization header of its own (headers): %w", srv.Name, ErrNoSignIn)
-	case opts.TokenStore == nil:
+	case opts.Tokens == nil:
 		return nil, fmt.Errorf("server %q: no token store: %w", srv.Name, ErrNoSignIn)
 	}
 	mask := newURLMask(srv)

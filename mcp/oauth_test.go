@@ -59,6 +59,16 @@ func signIn(t *testing.T, srv Spec, opts Options) *auth.LoginResult {
 	return res
 }
 
+// waitEnded waits, with a generous bound, for s to end.
+func waitEnded(t *testing.T, s *Session) {
+	t.Helper()
+	select {
+	case <-s.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the session did not end after its sign-in was gone")
+	}
+}
+
 func echo(t *testing.T, s *Session) error {
 	t.Helper()
 	res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"hi"}`))
@@ -77,7 +87,7 @@ func echo(t *testing.T, s *Session) error {
 func TestRemoteNeedsSignIn(t *testing.T) {
 	as := protectedServer(t, testauth.Options{})
 	logs := &logCapture{}
-	opts := Options{Logger: logs.logger(), TokenStore: tokenStore(t)}
+	opts := Options{Logger: logs.logger(), Tokens: tokenStore(t)}
 	srv := remoteSpec("remote", as.URL)
 
 	_, err := Connect(context.Background(), srv, opts)
@@ -104,11 +114,7 @@ func TestRemoteNeedsSignIn(t *testing.T) {
 	require.NoError(t, err)
 	err = s.Ping(context.Background())
 	require.ErrorIs(t, err, ErrNeedsLogin)
-	select {
-	case <-s.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the session did not end after its sign-in was gone")
-	}
+	waitEnded(t, s)
 	require.ErrorIs(t, s.Err(), ErrNeedsLogin)
 	assert.NotErrorIs(t, s.Err(), ErrTransport, "needing sign-in is not a lost connection")
 	assert.Contains(t, s.Err().Error(), "run `freecode mcp login remote`")
@@ -128,7 +134,7 @@ func TestRemoteNeedsSignIn(t *testing.T) {
 // session with ErrNeedsLogin, and the store says so.
 func TestRemoteRenewsMidSession(t *testing.T) {
 	as := protectedServer(t, testauth.Options{})
-	opts := Options{Logger: testLogger(t), TokenStore: tokenStore(t)}
+	opts := Options{Logger: testLogger(t), Tokens: tokenStore(t)}
 	srv := remoteSpec("remote", as.URL)
 	signIn(t, srv, opts)
 	s, err := Connect(context.Background(), srv, opts)
@@ -144,7 +150,7 @@ func TestRemoteRenewsMidSession(t *testing.T) {
 	err = echo(t, s)
 	require.ErrorIs(t, err, ErrNeedsLogin)
 	assert.Contains(t, err.Error(), "the authorization server refused the refresh token (invalid_grant)")
-	<-s.Done()
+	waitEnded(t, s)
 	require.ErrorIs(t, s.Err(), ErrNeedsLogin)
 
 	si, err := NewSignIn(srv, opts)
@@ -169,15 +175,15 @@ func TestRemoteStaticAuthorizationHeader(t *testing.T) {
 	srv := remoteSpec("static", as.URL)
 	srv.Headers = map[string]string{"authorization": "Bearer not-a-token-of-this-server"}
 	require.False(t, srv.SignsIn())
-	_, err := Connect(context.Background(), srv, Options{Logger: testLogger(t), TokenStore: tokenStore(t)})
+	_, err := Connect(context.Background(), srv, Options{Logger: testLogger(t), Tokens: tokenStore(t)})
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, ErrNeedsLogin)
 	assert.Contains(t, err.Error(), `server "static": initialize: HTTP 401 Unauthorized`)
 	assert.Zero(t, as.Counts().Registrations)
 
-	_, err = NewSignIn(srv, Options{TokenStore: tokenStore(t)})
+	_, err = NewSignIn(srv, Options{Tokens: tokenStore(t)})
 	require.ErrorIs(t, err, ErrNoSignIn)
-	_, err = NewSignIn(localServer("l"), Options{TokenStore: tokenStore(t)})
+	_, err = NewSignIn(localServer("l"), Options{Tokens: tokenStore(t)})
 	require.ErrorIs(t, err, ErrNoSignIn)
 }
 
@@ -188,7 +194,7 @@ func TestRemoteStaticAuthorizationHeader(t *testing.T) {
 func TestRemoteSignInSecretPathShownNowhere(t *testing.T) {
 	as := protectedServer(t, testauth.Options{Path: "/v1/" + pathSecret + "/mcp"})
 	logs := &logCapture{}
-	opts := Options{Logger: logs.logger(), TokenStore: tokenStore(t)}
+	opts := Options{Logger: logs.logger(), Tokens: tokenStore(t)}
 	srv := remoteSpec("hosted", as.URL)
 	srv.Shown = strings.Replace(as.URL, pathSecret, "${TOKEN}", 1)
 
@@ -222,7 +228,7 @@ func TestRemoteSignInSecretPathShownNowhere(t *testing.T) {
 func TestRemoteStepUpFailsOneCall(t *testing.T) {
 	as := protectedServer(t, testauth.Options{ChallengeScope: []string{"mcp:read"},
 		RequireScopes: map[string][]string{"tools/call:echo": {"mcp:write"}}})
-	opts := Options{Logger: testLogger(t), TokenStore: tokenStore(t)}
+	opts := Options{Logger: testLogger(t), Tokens: tokenStore(t)}
 	srv := remoteSpec("remote", as.URL)
 	res := signIn(t, srv, opts)
 	require.Equal(t, []string{"mcp:read"}, res.Scopes)

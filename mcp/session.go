@@ -72,7 +72,7 @@ type Options struct {
 	// tool lists and other sessions using the same cache; nil shares only
 	// within one list.
 	Schemas *SchemaCache
-	// TokenStore, if set, keeps the OAuth tokens of remote servers: a
+	// Tokens, if set, keeps the OAuth tokens of remote servers: a
 	// remote server that sends no Authorization header of its own
 	// (Spec.SignsIn) then has its requests authorized with the stored
 	// tokens, renewed as needed, and a 401 answer starts the recovery
@@ -80,8 +80,8 @@ type Options struct {
 	// the connect (or ends the session) with an error wrapping
 	// ErrNeedsLogin. Nil: no authorization; a 401 fails like any HTTP
 	// error.
-	TokenStore *auth.Store
-	// Interaction, if set beside TokenStore, lets a session run the
+	Tokens *auth.Store
+	// Interaction, if set beside Tokens, lets a session run the
 	// browser sign-in itself when a server asks for one, instead of
 	// failing with ErrNeedsLogin (for a driver that can follow the
 	// authorization URL, such as the conformance client).

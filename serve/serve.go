@@ -140,7 +140,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	// whose tools did not change resolve and compile nothing.
 	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: g.Track,
 		Schemas: mcp.NewSchemaCache(schemaCacheSize), Launcher: ReaperLauncher(reaper, log.WithName("procguard")),
-		TokenStore: tokens}
+		Tokens: tokens}
 	ctrl := controller.New(controller.Options{
 		Registry: reg,
 		Bus:      bus,

@@ -28,7 +28,7 @@ func SignIn(store *auth.Store, srv schema.Server) *wire.SignIn {
 	if store == nil || !srv.SignsIn() {
 		return nil
 	}
-	si, err := mcp.NewSignIn(controller.MCPSpec(srv), mcp.Options{TokenStore: store})
+	si, err := mcp.NewSignIn(controller.MCPSpec(srv), mcp.Options{Tokens: store})
 	if err != nil {
 		return &wire.SignIn{State: wire.SignInNeedsLogin, Reason: err.Error()}
 	}

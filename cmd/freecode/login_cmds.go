@@ -74,7 +74,7 @@ func (a *app) signingIn(name string) (schema.Server, *mcp.SignIn, error) {
 	if err != nil {
 		return srv, nil, err
 	}
-	si, err := mcp.NewSignIn(controller.MCPSpec(srv), mcp.Options{TokenStore: store, Logger: logr.Discard()})
+	si, err := mcp.NewSignIn(controller.MCPSpec(srv), mcp.Options{Tokens: store, Logger: logr.Discard()})
 	return srv, si, err
 }
 

@@ -51,7 +51,7 @@ func (a *app) connect(ctx context.Context, srv schema.Server) (*mcp.Session, err
 		if err != nil {
 			return nil, err
 		}
-		opts.TokenStore = store
+		opts.Tokens = store
 	}
 	return mcp.Connect(ctx, controller.MCPSpec(srv), opts)
 }

@@ -225,7 +225,7 @@ func (a *app) offlineStatus(ctx context.Context, home string, asJSON, probe bool
 func probeServer(ctx context.Context, s schema.Server, launcher mcp.Launcher, store *auth.Store, ss *api.ServerStatus) {
 	opts := mcp.Options{Launcher: launcher}
 	if s.SignsIn() {
-		opts.TokenStore = store
+		opts.Tokens = store
 	}
 	sess, err := mcp.Connect(ctx, controller.MCPSpec(s), opts)
 	if err != nil {
