@@ -72,6 +72,13 @@ type Options struct {
 	// tool lists and other sessions using the same cache; nil shares only
 	// within one list.
 	Schemas *SchemaCache
+	// Launcher, if set, starts each local server's process: FreeCode's
+	// runs it under a reaper process that kills and reaps everything the
+	// server left behind when it exits, even helpers that moved to a
+	// session of their own, and kills it all at once if FreeCode dies. PID
+	// and OnProcess still name the server itself. Nil starts the server
+	// directly; then what leaves its process group outlives it.
+	Launcher Launcher
 	// Tokens, if set, keeps the OAuth tokens of remote servers: a
 	// remote server that sends no Authorization header of its own
 	// (Spec.SignsIn) then has its requests authorized with the stored
@@ -86,13 +93,6 @@ type Options struct {
 	// failing with ErrNeedsLogin (for a driver that can follow the
 	// authorization URL, such as the conformance client).
 	Interaction *auth.Interaction
-	// Launcher, if set, starts each local server's process: FreeCode's
-	// runs it under a reaper process that kills and reaps everything the
-	// server left behind when it exits, even helpers that moved to a
-	// session of their own, and kills it all at once if FreeCode dies. PID
-	// and OnProcess still name the server itself. Nil starts the server
-	// directly; then what leaves its process group outlives it.
-	Launcher Launcher
 }
 
 // errConnectTimeout is the cancellation cause of Connect's deadline.
