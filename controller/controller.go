@@ -109,7 +109,8 @@ type Options struct {
 	// Logger gets one line per start, stop, failure and config error.
 	Logger logr.Logger
 	// MaxParallelStarts bounds how many servers connect at the same time
-	// (default 8); the others wait in PhasePending.
+	// (DefaultMaxParallelStarts when below 1); the others wait in
+	// PhasePending.
 	MaxParallelStarts int
 	// Backoff between restarts; zero fields take DefaultBackoff's values.
 	Backoff Backoff
