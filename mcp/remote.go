@@ -17,6 +17,8 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
+
+	"github.com/freecode/freecode/mcp/auth"
 )
 
 // remoteLink is a remote server: an endpoint reached over streamable HTTP
@@ -24,15 +26,16 @@ import (
 // http.Client: its redirect policy keeps the configured headers on their
 // origin, and its RoundTripper is a statusRecorder, which records error
 // statuses, bounds bodies and notices the connection's loss, over the
-// session's own clone of http.DefaultTransport. A layer that authorizes
-// requests (an OAuth client's Transport) belongs between those two, so
-// that the recorder sees the answers mcp-go will see.
+// session's own clone of http.DefaultTransport. With Options.Tokens an
+// OAuth client's Transport wraps the recorder, so that the requests it
+// sends again after a 401 are recorded and bounded like any other.
 type remoteLink struct {
 	env linkEnv
 
 	// Set by open before any request; read-only afterwards.
 	rec  *statusRecorder
 	base *http.Transport // its idle connections are closed by stop
+	auth *auth.Client    // nil without Options.Tokens
 }
 
 func (r *remoteLink) open(cctx context.Context, o opener) error {
@@ -52,8 +55,25 @@ func (r *remoteLink) open(cctx context.Context, o opener) error {
 	// mcp-go's transports send every request (POST, the GET stream, the SSE
 	// stream and its endpoint, DELETE) through this client, so the redirect
 	// policy covers them all.
+	var outer http.RoundTripper = r.rec
+	if r.env.opts.Tokens != nil {
+		// Outermost: the recorder and the limits see every request the
+		// authorization sends again, too.
+		r.auth, err = auth.New(auth.Options{
+			Server:      srv.Name,
+			URL:         srv.URL,
+			Config:      srv.OAuth,
+			Store:       r.env.opts.Tokens,
+			Logger:      r.env.log,
+			Interaction: r.env.opts.Interaction,
+		})
+		if err != nil {
+			return err
+		}
+		outer = r.auth.Transport(r.rec)
+	}
 	httpClient := &http.Client{
-		Transport:     r.rec,
+		Transport:     outer,
 		CheckRedirect: r.checkRedirect,
 	}
 	// mcp-go's transports log through slog; route that into our logger.
@@ -128,6 +148,9 @@ func (r *remoteLink) lost(err error) bool { return isConnectionLoss(err) }
 func (r *remoteLink) stop(bool) error {
 	if r.base != nil {
 		r.base.CloseIdleConnections()
+	}
+	if r.auth != nil {
+		r.auth.Close()
 	}
 	return nil
 }
