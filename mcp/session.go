@@ -476,7 +476,7 @@ func (s *Session) reportLost(err error) {
 // session, if err means the connection is gone for good (see link.lost).
 func (s *Session) connectionLost(err error) {
 	if s.link.lost(err) {
-		s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, err))
+		s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, s.link.unreachable(err), err))
 	}
 }
 
