@@ -76,6 +76,7 @@ demo:
 
 ## bench: whole-system benchmarks against raw mcp-go (a few minutes); prints the
 ## table and rewrites BENCHMARKS.md. Shorter: make bench BENCH_FLAGS='-idle 10s'
+## Only some scenarios, printed: make bench BENCH_FLAGS='-only reconnect,auth -out ""'
 BENCH_FLAGS ?=
 bench: bin/freecode bin/mcp-testserver
 	$(GO) run ./cmd/freecode-bench -go '$(GO)' -testserver bin/mcp-testserver -freecode bin/freecode -out BENCHMARKS.md $(BENCH_FLAGS)

@@ -33,7 +33,7 @@ func protectedEcho(t *testing.T, opts testauth.Options) *testauth.Server {
 
 // followRedirects is a browser that approves at once: it GETs the
 // authorization URL and follows the redirect to the loopback callback.
-func followRedirects(t *testing.T) func(ctx context.Context, authURL string) error {
+func followRedirects(t testing.TB) func(ctx context.Context, authURL string) error {
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	hc := &http.Client{Transport: tr}
