@@ -65,7 +65,8 @@ go-test: $(NPM_STAMP)
 	$(GO) test -race -count=1 -timeout 15m ./...
 
 ## conformance: the official MCP conformance suite (pinned, Node 22 from testdata/npm)
-## judges cmd/conformance-client on the initialize, tools_call and sse-retry scenarios
+## judges cmd/conformance-client on every client scenario; the expected failures
+## are listed with their reasons in scripts/conformance.sh, any other failure fails
 conformance: $(NPM_STAMP)
 	GO=$(GO) scripts/conformance.sh
 
@@ -75,6 +76,7 @@ demo:
 
 ## bench: whole-system benchmarks against raw mcp-go (a few minutes); prints the
 ## table and rewrites BENCHMARKS.md. Shorter: make bench BENCH_FLAGS='-idle 10s'
+## Only some scenarios, printed: make bench BENCH_FLAGS='-only reconnect,auth -out ""'
 BENCH_FLAGS ?=
 bench: bin/freecode bin/mcp-testserver
 	$(GO) run ./cmd/freecode-bench -go '$(GO)' -testserver bin/mcp-testserver -freecode bin/freecode -out BENCHMARKS.md $(BENCH_FLAGS)

@@ -14,7 +14,10 @@
 // really changed), re-registers them after the session reports a changed
 // tool set, and removes them when the session ends or is stopped. A session
 // that fails to start or ends on its own is restarted after an exponential
-// backoff with jitter (see Backoff).
+// backoff with jitter (see Backoff). A remote server that cannot be reached
+// is also probed cheaply while it waits, and started as soon as its
+// endpoint answers; its tools stay registered meanwhile and answer with the
+// outage (see outage).
 //
 // A server's identity is its name plus schema.Server.SpecHash: a changed
 // hash restarts it, an unchanged one leaves it alone across any number of
@@ -118,6 +121,16 @@ type Options struct {
 	// ServerStatus.Reason and Restart's error; nil means
 	// (*schema.Hold).String, the facts alone.
 	HoldReason func(*schema.Hold) string
+	// Probe asks whether a remote server that cannot be reached answers
+	// again; nil means MCPProber with Logger.
+	Probe Prober
+	// ProbeInterval is how often, at most, Probe runs for each remote
+	// server waiting in backoff because it cannot be reached (its session
+	// or start failed with mcp.ErrUnreachable); a probe that finds the
+	// endpoint answering starts the server at once. 0 means
+	// DefaultProbeInterval; a negative value turns probing off, leaving
+	// the backoff alone to decide.
+	ProbeInterval time.Duration
 }
 
 // Controller reconciles the desired servers with the running ones. Its
@@ -147,6 +160,10 @@ type Controller struct {
 
 	// holdReason is Options.HoldReason; New sets it, nothing changes it.
 	holdReason func(*schema.Hold) string
+	// probe and probeInterval are Options.Probe and ProbeInterval with
+	// the defaults applied (probeInterval 0: probing is off); read-only.
+	probe         Prober
+	probeInterval time.Duration
 }
 
 // serverState is everything known about one server's actual state. All
@@ -179,6 +196,13 @@ type serverState struct {
 	// server recovered (lastErr is cleared then).
 	lastFailure   string
 	lastFailureAt time.Time
+
+	// outage is set while a remote server cannot be reached (see
+	// outage); nil otherwise.
+	outage *outage
+	// toolsHash is the spec hash of the session whose tools are
+	// registered for the server; "" when none are.
+	toolsHash string
 }
 
 // instance is one owner goroutine's handle.
@@ -205,17 +229,28 @@ func New(opts Options) *Controller {
 	if opts.HoldReason == nil {
 		opts.HoldReason = (*schema.Hold).String
 	}
+	if opts.Probe == nil {
+		opts.Probe = MCPProber(mcp.Options{Logger: opts.Logger})
+	}
+	switch {
+	case opts.ProbeInterval == 0:
+		opts.ProbeInterval = DefaultProbeInterval
+	case opts.ProbeInterval < 0:
+		opts.ProbeInterval = 0
+	}
 	return &Controller{
-		reg:          opts.Registry,
-		bus:          opts.Bus,
-		dial:         opts.Dial,
-		log:          opts.Logger,
-		backoff:      opts.Backoff.withDefaults(),
-		slots:        make(chan struct{}, opts.MaxParallelStarts),
-		kick:         make(chan struct{}, 1),
-		pollInterval: schema.DefaultPollInterval,
-		servers:      make(map[string]*serverState),
-		holdReason:   opts.HoldReason,
+		reg:           opts.Registry,
+		bus:           opts.Bus,
+		dial:          opts.Dial,
+		log:           opts.Logger,
+		backoff:       opts.Backoff.withDefaults(),
+		slots:         make(chan struct{}, opts.MaxParallelStarts),
+		kick:          make(chan struct{}, 1),
+		pollInterval:  schema.DefaultPollInterval,
+		servers:       make(map[string]*serverState),
+		holdReason:    opts.HoldReason,
+		probe:         opts.Probe,
+		probeInterval: opts.ProbeInterval,
 	}
 }
 
@@ -260,7 +295,7 @@ func (c *Controller) reconcile(root context.Context, now time.Time) time.Time {
 	desired := c.desired // replaced, never modified, by SetDesired
 	actual := make(map[string]observed, len(c.servers))
 	for name, st := range c.servers {
-		actual[name] = st.observe()
+		actual[name] = st.observe(c.probeInterval > 0)
 	}
 	c.mu.Unlock()
 
@@ -272,17 +307,28 @@ func (c *Controller) reconcile(root context.Context, now time.Time) time.Time {
 	defer c.mu.Unlock()
 	wake := now.Add(c.pollInterval)
 	for _, st := range c.servers {
-		if st.phase == PhaseBackoff && st.inst == nil && st.nextRetry.After(now) && st.nextRetry.Before(wake) {
+		if st.phase != PhaseBackoff || st.inst != nil {
+			continue
+		}
+		if st.nextRetry.After(now) && st.nextRetry.Before(wake) {
 			wake = st.nextRetry
+		}
+		if o := st.outage; c.probeInterval > 0 && o != nil && !o.probing && o.nextProbe.After(now) && o.nextProbe.Before(wake) {
+			wake = o.nextProbe
 		}
 	}
 	return wake
 }
 
-func (st *serverState) observe() observed {
+// observe is what plan sees of st; probing says whether unreachable
+// remote servers are probed.
+func (st *serverState) observe(probing bool) observed {
 	o := observed{Phase: st.phase, SpecHash: st.lastHash, NextRetry: st.nextRetry, RestartRequested: st.restartRequested}
 	if st.inst != nil {
 		o.Running, o.Stopping = true, st.inst.stopping
+	}
+	if out := st.outage; probing && out != nil {
+		o.Unreachable, o.NextProbe, o.Probing, o.Answered = true, out.nextProbe, out.probing, out.answered
 	}
 	return o
 }
@@ -297,17 +343,20 @@ func (c *Controller) apply(root context.Context, a action) {
 		c.start(root, a.Spec)
 	case actStop:
 		c.stop(a.Name, a.Reason, a.KeepTools)
+	case actProbe:
+		c.probeServer(root, a.Spec)
 	case actDisable:
-		c.reg.RemoveSource(a.Name) // tools kept through a failed restart
+		c.dropTools(a.Name) // tools kept through a failed restart or an outage
 		c.mu.Lock()
 		var evs []PhaseChanged
 		if st := c.servers[a.Name]; st != nil && st.inst == nil {
 			st.failures, st.nextRetry, st.restartRequested = 0, time.Time{}, false
+			st.outage = nil
 			evs = st.setPhase(a.Phase, evs)
 		}
 		c.unlockPublish(evs)
 	case actForget:
-		c.reg.RemoveSource(a.Name)
+		c.dropTools(a.Name)
 		c.mu.Lock()
 		if st := c.servers[a.Name]; st != nil && st.inst == nil {
 			st.logsMoved()
@@ -365,7 +414,7 @@ func (c *Controller) shutdown(cancelOwners context.CancelFunc) {
 	cancelOwners()
 	c.owners.Wait()
 	for _, name := range names {
-		c.reg.RemoveSource(name) // tools kept for servers waiting to restart
+		c.dropTools(name) // tools kept for servers waiting to restart
 	}
 	// Nothing retries any more.
 	c.mu.Lock()
@@ -373,7 +422,7 @@ func (c *Controller) shutdown(cancelOwners context.CancelFunc) {
 	for _, name := range slices.Sorted(maps.Keys(c.servers)) {
 		st := c.servers[name]
 		if st.phase == PhaseBackoff || st.phase == PhasePending {
-			st.nextRetry = time.Time{}
+			st.nextRetry, st.outage = time.Time{}, nil
 			evs = st.setPhase(PhaseStopped, evs)
 		}
 	}

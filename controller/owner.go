@@ -34,6 +34,13 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 	if h := spec.SpecHash(); h != st.lastHash {
 		st.lastHash, st.failures = h, 0 // a new spec starts a new failure count
 	}
+	if st.outage != nil {
+		// A probe still in flight speaks of the round before this start.
+		st.outage = st.outage.fresh()
+		if st.outage.hash != st.lastHash {
+			st.outage = nil
+		}
+	}
 	st.restartRequested = false
 	st.nextRetry = time.Time{}
 	evs := st.setPhase(PhasePending, nil)
@@ -72,6 +79,12 @@ func (c *Controller) stop(name, reason string, keepTools bool) {
 // cache. Until then a call of one of them fails with the session's end
 // error. If the next start fails, the tools are removed; they are removed
 // at once when the server is removed, disabled, held or shut down.
+//
+// A remote server that cannot be reached (an error wrapping
+// mcp.ErrUnreachable: its connection was lost, or a start found no one
+// there) keeps its tools for as long as that lasts and its spec is
+// unchanged, each call answering with an *OutageError (see holdTools); a
+// start that fails for another reason removes them as above.
 func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
 	defer c.owners.Done()
 	name := spec.Name
@@ -91,9 +104,13 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
 		if ctx.Err() != nil {
 			err = nil // stopped while connecting: not a failure
 		}
-		if !c.keepingTools(name, gen) {
+		switch {
+		case c.keepingTools(name, gen):
+		case c.outageHoldsTools(name, spec, err):
+			c.holdTools(name)
+		default:
 			// The server did not come back: drop tools kept from before.
-			c.reg.RemoveSource(name)
+			c.dropTools(name)
 		}
 		c.ended(name, gen, err, stderrOf(err), time.Time{})
 		return
@@ -114,7 +131,7 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
 		case <-ctx.Done():
 			// Tools go first, so nothing new is routed to a closing session.
 			if !c.keepingTools(name, gen) {
-				c.reg.RemoveSource(name)
+				c.dropTools(name)
 			}
 			if err := conn.Close(); err != nil {
 				log.Error(err, "closing session")
@@ -130,12 +147,29 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
 			} else if err == nil {
 				err = errSessionEnded
 			}
+			if c.outageHoldsTools(name, spec, err) {
+				c.holdTools(name)
+			}
 			c.ended(name, gen, err, tailOf(conn), readyAt)
 			return
 		case <-conn.ToolsChanged():
 			c.register(name, gen, conn)
 		}
 	}
+}
+
+// outageHoldsTools reports whether err, the failure of a run of spec,
+// keeps name's registered tools as an outage's (see holdTools): spec is a
+// remote server's, err says it cannot be reached, and the tools are those
+// of a session of this same spec.
+func (c *Controller) outageHoldsTools(name string, spec schema.Server, err error) bool {
+	if _, ok := unreachableReason(err); !ok || spec.Type != schema.Remote {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.servers[name]
+	return st != nil && st.toolsHash != "" && st.toolsHash == spec.SpecHash()
 }
 
 // keepingTools reports whether gen is being stopped to start again.
@@ -157,6 +191,7 @@ func (c *Controller) adopt(ctx context.Context, name string, gen int64, conn Con
 	}
 	st.conn, st.pid, st.observedGen = conn, conn.PID(), gen
 	st.lastErr = "" // recovered; lastFailure keeps it
+	st.outage = nil
 	st.logGen = gen
 	st.logsMoved()
 	return true
@@ -172,7 +207,7 @@ func (c *Controller) register(name string, gen int64, conn Conn) {
 	_, err := c.reg.ReplaceSource(name, bridge.Tools(conn, tools))
 	if err != nil {
 		c.log.Error(err, "registering tools", "server", name)
-		c.reg.RemoveSource(name)
+		c.dropTools(name)
 		c.mu.Lock()
 		if st := c.servers[name]; st != nil && st.gen == gen {
 			st.fail(err.Error(), time.Now())
@@ -185,6 +220,9 @@ func (c *Controller) register(name string, gen int64, conn Conn) {
 		st.tools = n
 		if err == nil {
 			st.lastErr = "" // an earlier refused set is replaced
+			if st.inst != nil {
+				st.toolsHash = st.inst.spec.SpecHash()
+			}
 		}
 	}
 	c.mu.Unlock()
@@ -213,6 +251,7 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 		return
 	}
 	st.inst.cancel()
+	c.noteFailureLocked(st, st.inst.spec, err, now)
 	st.inst, st.conn, st.pid, st.tools = nil, nil, 0, 0
 	if tail != nil {
 		st.keepTail(gen, tail)
@@ -232,9 +271,14 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 		st.nextRetry = now.Add(delay)
 		evs = st.setPhase(PhaseBackoff, evs)
 	}
+	probing := st.outage != nil && c.probeInterval > 0
 	c.unlockPublish(evs)
 	if err != nil {
-		c.log.Error(err, "server failed; retrying after backoff", "server", name, "generation", gen, "retryIn", delay)
+		kv := []any{"server", name, "generation", gen, "retryIn", delay}
+		if probing {
+			kv = append(kv, "probeEvery", c.probeInterval)
+		}
+		c.log.Error(err, "server failed; retrying after backoff", kv...)
 	} else {
 		c.log.V(1).Info("server stopped", "server", name, "generation", gen)
 	}

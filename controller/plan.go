@@ -22,6 +22,15 @@ type observed struct {
 	NextRetry time.Time
 	// RestartRequested by Controller.Restart, cleared by the next start.
 	RestartRequested bool
+	// Unreachable: a remote server in backoff because it cannot be
+	// reached (see outage), which is probed; set only while probing is on.
+	Unreachable bool
+	// NextProbe is when the next probe of an Unreachable server may
+	// start; Probing says one is in flight.
+	NextProbe time.Time
+	Probing   bool
+	// Answered: a probe reached the endpoint since the last failed start.
+	Answered bool
 }
 
 type actionKind int
@@ -38,14 +47,17 @@ const (
 	// actForget drops the state of a server that is neither desired nor
 	// running.
 	actForget
+	// actProbe asks whether an unreachable remote server's endpoint
+	// answers again; its answer only makes the loop look again.
+	actProbe
 )
 
 func (k actionKind) String() string {
-	return [...]string{"start", "stop", "disable", "forget"}[k]
+	return [...]string{"start", "stop", "disable", "forget", "probe"}[k]
 }
 
-// action is one step of a plan. Spec is set for actStart, Phase for
-// actDisable. KeepTools, for actStop, says the server is stopped to be
+// action is one step of a plan. Spec is set for actStart and actProbe,
+// Phase for actDisable. KeepTools, for actStop, says the server is stopped to be
 // started again, so its tools stay registered in between (see own).
 type action struct {
 	Kind      actionKind
@@ -70,7 +82,12 @@ type action struct {
 //     or a restart was requested, else leave it alone;
 //   - enabled and not running: start it, unless it is in backoff for the
 //     same spec and NextRetry is still ahead (a changed spec or a restart
-//     request starts it now).
+//     request starts it now);
+//   - in that backoff, a remote server that cannot be reached
+//     (Unreachable) is probed once NextProbe has come, one probe at a
+//     time, and started at once when a probe found its endpoint answering
+//     (Answered): so it is back within about a probe interval of its
+//     endpoint, whatever the backoff.
 //
 // If desired holds a name twice, the first entry counts.
 func plan(desired []schema.Server, actual map[string]observed, now time.Time) []action {
@@ -121,7 +138,15 @@ func plan(desired []schema.Server, actual map[string]observed, now time.Time) []
 			}
 		default:
 			if a.Phase == PhaseBackoff && a.SpecHash == d.SpecHash() && !a.RestartRequested && now.Before(a.NextRetry) {
-				continue
+				switch {
+				case a.Unreachable && a.Answered:
+					// Back: start now, skipping the rest of the backoff.
+				case a.Unreachable && !a.Probing && !now.Before(a.NextProbe):
+					acts = append(acts, action{Kind: actProbe, Name: name, Spec: d})
+					continue
+				default:
+					continue
+				}
 			}
 			acts = append(acts, action{Kind: actStart, Name: name, Spec: d})
 		}

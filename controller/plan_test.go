@@ -185,6 +185,52 @@ func TestPlan(t *testing.T) {
 			want:    []step{{actStart, "a"}},
 		},
 		{
+			name:    "probe an unreachable server in backoff once its probe is due",
+			desired: []schema.Server{a},
+			actual: map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now.Add(time.Hour),
+				Unreachable: true, NextProbe: now}},
+			want: []step{{actProbe, "a"}},
+		},
+		{
+			name:    "not before its probe is due",
+			desired: []schema.Server{a},
+			actual: map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now.Add(time.Hour),
+				Unreachable: true, NextProbe: now.Add(time.Millisecond)}},
+		},
+		{
+			name:    "one probe at a time",
+			desired: []schema.Server{a},
+			actual: map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now.Add(time.Hour),
+				Unreachable: true, NextProbe: now.Add(-time.Minute), Probing: true}},
+		},
+		{
+			name:    "an answered probe starts it at once, skipping the backoff",
+			desired: []schema.Server{a},
+			actual: map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now.Add(time.Hour),
+				Unreachable: true, NextProbe: now.Add(time.Second), Answered: true}},
+			want: []step{{actStart, "a"}},
+		},
+		{
+			name:    "a server in backoff for another failure is not probed",
+			desired: []schema.Server{a},
+			actual: map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now.Add(time.Hour),
+				NextProbe: now.Add(-time.Minute)}},
+		},
+		{
+			name:    "backoff over: started, not probed",
+			desired: []schema.Server{a},
+			actual: map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now,
+				Unreachable: true, NextProbe: now}},
+			want: []step{{actStart, "a"}},
+		},
+		{
+			name:    "an unreachable server that was disabled is disabled, not probed",
+			desired: []schema.Server{disabled(a)},
+			actual: map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now.Add(time.Hour),
+				Unreachable: true, NextProbe: now}},
+			want: []step{{actDisable, "a"}},
+		},
+		{
 			name:    "a duplicated name counts once, first entry wins",
 			desired: []schema.Server{a, a2},
 			actual:  map[string]observed{"a": running(a)},
@@ -202,7 +248,7 @@ func TestPlan(t *testing.T) {
 			var got []step
 			for _, a := range acts {
 				got = append(got, step{a.Kind, a.Name})
-				if a.Kind == actStart {
+				if a.Kind == actStart || a.Kind == actProbe {
 					require.Equal(t, a.Name, a.Spec.Name)
 					for _, d := range tc.desired {
 						if d.Name == a.Name {

@@ -103,6 +103,13 @@ type sessionError struct {
 func (e *sessionError) Error() string   { return e.msg }
 func (e *sessionError) Unwrap() []error { return e.causes }
 
+// newError is an error with msg and the causes that are not nil.
 func newError(msg string, causes ...error) error {
-	return &sessionError{msg: msg, causes: causes}
+	kept := causes[:0:0]
+	for _, c := range causes {
+		if c != nil {
+			kept = append(kept, c)
+		}
+	}
+	return &sessionError{msg: msg, causes: kept}
 }

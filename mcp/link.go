@@ -40,6 +40,10 @@ type link interface {
 	// that the session must end. A local session ends by its process's
 	// exit instead.
 	lost(err error) bool
+	// unreachable returns the *UnreachableError for err, a failed request,
+	// if it means the remote server cannot be reached; nil for a local
+	// server and for any other failure.
+	unreachable(err error) error
 	// stop releases what open started, after the session's client was
 	// closed: a local process is stopped (see process.stop; graceful is
 	// false for a server that never got going), a remote link's idle

@@ -114,6 +114,8 @@ func (l *localLink) explain(string, error) error { return nil }
 // which ends the session by itself.
 func (l *localLink) lost(error) bool { return false }
 
+func (l *localLink) unreachable(error) error { return nil }
+
 func (l *localLink) stop(graceful bool) error {
 	if l.proc == nil {
 		return nil

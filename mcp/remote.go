@@ -17,6 +17,8 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
+
+	"github.com/freecode/freecode/mcp/auth"
 )
 
 // remoteLink is a remote server: an endpoint reached over streamable HTTP
@@ -24,15 +26,16 @@ import (
 // http.Client: its redirect policy keeps the configured headers on their
 // origin, and its RoundTripper is a statusRecorder, which records error
 // statuses, bounds bodies and notices the connection's loss, over the
-// session's own clone of http.DefaultTransport. A layer that authorizes
-// requests (an OAuth client's Transport) belongs between those two, so
-// that the recorder sees the answers mcp-go will see.
+// session's own clone of http.DefaultTransport. With Options.Tokens an
+// OAuth client's Transport wraps the recorder, so that the requests it
+// sends again after a 401 are recorded and bounded like any other.
 type remoteLink struct {
 	env linkEnv
 
 	// Set by open before any request; read-only afterwards.
 	rec  *statusRecorder
 	base *http.Transport // its idle connections are closed by stop
+	auth *auth.Client    // nil without Options.Tokens
 }
 
 func (r *remoteLink) open(cctx context.Context, o opener) error {
@@ -52,8 +55,25 @@ func (r *remoteLink) open(cctx context.Context, o opener) error {
 	// mcp-go's transports send every request (POST, the GET stream, the SSE
 	// stream and its endpoint, DELETE) through this client, so the redirect
 	// policy covers them all.
+	var outer http.RoundTripper = r.rec
+	if r.env.opts.Tokens != nil {
+		// Outermost: the recorder and the limits see every request the
+		// authorization sends again, too.
+		r.auth, err = auth.New(auth.Options{
+			Server:      srv.Name,
+			URL:         srv.URL,
+			Config:      srv.OAuth,
+			Store:       r.env.opts.Tokens,
+			Logger:      r.env.log,
+			Interaction: r.env.opts.Interaction,
+		})
+		if err != nil {
+			return err
+		}
+		outer = r.auth.Transport(r.rec)
+	}
 	httpClient := &http.Client{
-		Transport:     r.rec,
+		Transport:     outer,
 		CheckRedirect: r.checkRedirect,
 	}
 	// mcp-go's transports log through slog; route that into our logger.
@@ -103,7 +123,8 @@ func (r *remoteLink) exited() <-chan struct{} { return nil }
 func (r *remoteLink) exitCause(context.Context, string, error) error { return nil }
 
 // explain names the HTTP error status the endpoint answered last, or the
-// host that could not be reached.
+// host that could not be reached; both wrap ErrUnreachable when that is
+// what they mean (see unreachableCause, gatewayUnavailable).
 func (r *remoteLink) explain(step string, err error) error {
 	if r.rec == nil {
 		return nil
@@ -114,20 +135,34 @@ func (r *remoteLink) explain(step string, err error) error {
 		if st.cut.Load() {
 			cut = fmt.Sprintf(" (the rest of its body, beyond %s, was not read)", formatBytes(maxErrorBodyBytes))
 		}
-		return newError(fmt.Sprintf("server %q: %s: HTTP %s from %s%s", name, step, st.status, st.url, cut), ErrTransport, err)
+		var gone error
+		if gatewayUnavailable(st.code) {
+			gone = &UnreachableError{Reason: "HTTP " + st.status}
+		}
+		return newError(fmt.Sprintf("server %q: %s: HTTP %s from %s%s", name, step, st.status, st.url, cut), ErrTransport, gone, err)
 	}
 	var opErr *net.OpError
 	if errors.As(err, &opErr) {
-		return newError(fmt.Sprintf("server %q: %s: cannot reach %s: %s", name, step, r.env.mask.configured(), r.env.mask.err(opErr)), ErrTransport, err)
+		return newError(fmt.Sprintf("server %q: %s: cannot reach %s: %s", name, step, r.env.mask.configured(), r.env.mask.err(opErr)),
+			ErrTransport, unreachableCause(err), err)
+	}
+	if gone := unreachableCause(err); gone != nil {
+		return newError(fmt.Sprintf("server %q: %s: no answer from %s: %s", name, step, r.env.mask.configured(), unreachableReason(err)),
+			ErrTransport, gone, err)
 	}
 	return nil
 }
+
+func (r *remoteLink) unreachable(err error) error { return unreachableCause(err) }
 
 func (r *remoteLink) lost(err error) bool { return isConnectionLoss(err) }
 
 func (r *remoteLink) stop(bool) error {
 	if r.base != nil {
 		r.base.CloseIdleConnections()
+	}
+	if r.auth != nil {
+		r.auth.Close()
 	}
 	return nil
 }
@@ -252,7 +287,7 @@ func (r *remoteLink) openSSE(cctx context.Context, o opener, hc *http.Client, sl
 	}
 	c := client.NewClient(tr, client.WithProtocolVersion(ProtocolVersion))
 	c.OnConnectionLost(func(err error) {
-		r.env.lostConn(newError(fmt.Sprintf("server %q: SSE stream lost: %s", srv.Name, r.env.mask.err(err)), ErrTransport, err))
+		r.env.lostConn(newError(fmt.Sprintf("server %q: SSE stream lost: %s", srv.Name, r.env.mask.err(err)), ErrTransport, unreachableCause(err), err))
 	})
 	return o.handshake(cctx, c)
 }
@@ -303,7 +338,7 @@ func (r *statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := r.base.RoundTrip(req)
 	if err != nil {
 		if r.established.Load() && req.Context().Err() == nil {
-			r.lost(newError(fmt.Sprintf("server %q: connection lost: %s", r.server, r.mask.err(err)), ErrTransport, err))
+			r.lost(newError(fmt.Sprintf("server %q: connection lost: %s", r.server, r.mask.err(err)), ErrTransport, unreachableCause(err), err))
 		}
 		return nil, err
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/freecode/freecode/mcp/auth"
 )
 
 // ProtocolVersion is the MCP revision a session asks for. Pinning a revision
@@ -77,6 +79,16 @@ type Options struct {
 	// and OnProcess still name the server itself. Nil starts the server
 	// directly; then what leaves its process group outlives it.
 	Launcher Launcher
+	// Tokens, if set, authorizes remote servers: every request of a remote
+	// session runs through an OAuth client (package auth) of the server's
+	// Spec.OAuth settings, keeping its tokens in this store. Nil sends
+	// requests as they are (only Spec.Headers authorize them).
+	Tokens *auth.Store
+	// Interaction, if set with Tokens, lets a remote session sign in
+	// in-band when the server asks for it (auth.Options.Interaction);
+	// without it such a server fails with an error wrapping
+	// auth.ErrNeedsLogin.
+	Interaction *auth.Interaction
 }
 
 // errConnectTimeout is the cancellation cause of Connect's deadline.
@@ -464,7 +476,7 @@ func (s *Session) reportLost(err error) {
 // session, if err means the connection is gone for good (see link.lost).
 func (s *Session) connectionLost(err error) {
 	if s.link.lost(err) {
-		s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, err))
+		s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, s.link.unreachable(err), err))
 	}
 }
 

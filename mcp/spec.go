@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/freecode/freecode/mcp/auth"
 )
 
 // ServerType says how a server is reached.
@@ -53,6 +55,10 @@ type Spec struct {
 	URL       string
 	Headers   map[string]string
 	Transport Transport
+	// OAuth is a remote server's authorization settings; the zero value
+	// discovers them on the server's first 401. It is used only when
+	// Options.Tokens is set.
+	OAuth auth.Config
 
 	// Timeout bounds connecting: starting or reaching the server,
 	// initialize and the whole tools/list. Zero means defaultTimeout.

@@ -133,6 +133,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		Bus:      bus,
 		Logger:   log.WithName("controller"),
 		Dial:     controller.MCPDialer(mcpOpts),
+		Probe:    controller.MCPProber(mcpOpts),
 		// The status and errors of serve say what to do, as the
 		// commands do.
 		HoldReason: opts.HoldReason,

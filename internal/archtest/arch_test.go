@@ -42,7 +42,7 @@ var allowed = map[string][]string{
 	"serve":                 {"api", "api/wire", "controller", "internal/procguard", "mcp", "registry", "registry/defs", "registry/event", "registry/orchestrator", "schema"},
 	// Composition roots, tools and test infrastructure.
 	"cmd/freecode":                 {"*"},
-	"cmd/conformance-client":       {"mcp", "controller", "bridge", "schema"},
+	"cmd/conformance-client":       {"mcp", "mcp/auth", "controller", "bridge", "schema"},
 	"cmd/freecode-bench":           {"*"},
 	"cmd/mcp-testserver":           {"*"},
 	"internal/bench":               {"*"},
