@@ -2,7 +2,9 @@ package jsonschema
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // Holds says where a keyword's value holds subschemas.
@@ -64,88 +66,57 @@ type Keyword struct {
 	Core bool
 }
 
-// keywords is the one keyword table of FreeCode: Resolve, the validator's
-// cost estimate and meter, and the provider dialects all read it through
-// KeywordOf. Never modified.
-var keywords = map[string]Keyword{
+// KeywordOf returns what the walker knows about the keyword name; the zero
+// Keyword for one it does not know. It is FreeCode's one keyword table:
+// Resolve, the validator's cost estimate and meter, and the provider
+// dialects all read it.
+func KeywordOf(name string) Keyword {
+	switch name {
 	// Core.
-	"$schema":          {Core: true},
-	"$id":              {Core: true},
-	"$anchor":          {Core: true},
-	"$dynamicAnchor":   {Core: true},
-	"$recursiveAnchor": {Core: true},
-	"$vocabulary":      {Core: true},
-	"$comment":         {Core: true},
-	"$defs":            {Core: true, Holds: HoldsMap, Applies: AppliesThroughRef},
-	"definitions":      {Core: true, Holds: HoldsMap, Applies: AppliesThroughRef},
-	"$ref":             {Core: true, Applies: AppliesInPlace, Constraint: true},
-	"$dynamicRef":      {Core: true, Applies: AppliesInPlace, Constraint: true},
-	"$recursiveRef":    {Core: true, Applies: AppliesInPlace, Constraint: true},
+	case "$schema", "$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$vocabulary", "$comment":
+		return Keyword{Core: true}
+	case "$defs", "definitions":
+		return Keyword{Core: true, Holds: HoldsMap, Applies: AppliesThroughRef}
+	case "$ref", "$dynamicRef", "$recursiveRef":
+		return Keyword{Core: true, Applies: AppliesInPlace, Constraint: true}
 
 	// Applicators, in place.
-	"allOf":            {Holds: HoldsList, Applies: AppliesInPlace, Constraint: true},
-	"anyOf":            {Holds: HoldsList, Applies: AppliesInPlace, Constraint: true},
-	"oneOf":            {Holds: HoldsList, Applies: AppliesInPlace, Constraint: true},
-	"not":              {Holds: HoldsOne, Applies: AppliesInPlace, Constraint: true},
-	"if":               {Holds: HoldsOne, Applies: AppliesInPlace, Constraint: true},
-	"then":             {Holds: HoldsOne, Applies: AppliesInPlace, Constraint: true},
-	"else":             {Holds: HoldsOne, Applies: AppliesInPlace, Constraint: true},
-	"dependentSchemas": {Holds: HoldsMap, Applies: AppliesInPlace, Constraint: true, Object: true},
-	"dependencies":     {Holds: HoldsMapOrNames, Applies: AppliesInPlace, Constraint: true},
+	case "allOf", "anyOf", "oneOf":
+		return Keyword{Holds: HoldsList, Applies: AppliesInPlace, Constraint: true}
+	case "not", "if", "then", "else":
+		return Keyword{Holds: HoldsOne, Applies: AppliesInPlace, Constraint: true}
+	case "dependentSchemas":
+		return Keyword{Holds: HoldsMap, Applies: AppliesInPlace, Constraint: true, Object: true}
+	case "dependencies":
+		return Keyword{Holds: HoldsMapOrNames, Applies: AppliesInPlace, Constraint: true}
 
 	// Applicators, to parts.
-	"properties":            {Holds: HoldsMap, Applies: AppliesToParts, Constraint: true, Object: true},
-	"patternProperties":     {Holds: HoldsMap, Applies: AppliesToParts, Constraint: true, Object: true},
-	"additionalProperties":  {Holds: HoldsOne, Applies: AppliesToParts, Constraint: true, Object: true},
-	"propertyNames":         {Holds: HoldsOne, Applies: AppliesToParts, Constraint: true, Object: true},
-	"unevaluatedProperties": {Holds: HoldsOne, Applies: AppliesToParts, Constraint: true, Object: true},
-	"items":                 {Holds: HoldsOneOrList, Applies: AppliesToParts, Constraint: true},
-	"prefixItems":           {Holds: HoldsList, Applies: AppliesToParts, Constraint: true},
-	"additionalItems":       {Holds: HoldsOne, Applies: AppliesToParts, Constraint: true},
-	"contains":              {Holds: HoldsOne, Applies: AppliesToParts, Constraint: true},
-	"unevaluatedItems":      {Holds: HoldsOne, Applies: AppliesToParts, Constraint: true},
+	case "properties", "patternProperties":
+		return Keyword{Holds: HoldsMap, Applies: AppliesToParts, Constraint: true, Object: true}
+	case "additionalProperties", "propertyNames", "unevaluatedProperties":
+		return Keyword{Holds: HoldsOne, Applies: AppliesToParts, Constraint: true, Object: true}
+	case "items":
+		return Keyword{Holds: HoldsOneOrList, Applies: AppliesToParts, Constraint: true}
+	case "prefixItems":
+		return Keyword{Holds: HoldsList, Applies: AppliesToParts, Constraint: true}
+	case "additionalItems", "contains", "unevaluatedItems":
+		return Keyword{Holds: HoldsOne, Applies: AppliesToParts, Constraint: true}
 
-	// Validation.
-	"type":              {Constraint: true},
-	"enum":              {Constraint: true},
-	"const":             {Constraint: true},
-	"multipleOf":        {Constraint: true},
-	"maximum":           {Constraint: true},
-	"exclusiveMaximum":  {Constraint: true},
-	"minimum":           {Constraint: true},
-	"exclusiveMinimum":  {Constraint: true},
-	"maxLength":         {Constraint: true},
-	"minLength":         {Constraint: true},
-	"pattern":           {Constraint: true},
-	"format":            {Constraint: true},
-	"maxItems":          {Constraint: true},
-	"minItems":          {Constraint: true},
-	"uniqueItems":       {Constraint: true},
-	"maxContains":       {Constraint: true},
-	"minContains":       {Constraint: true},
-	"maxProperties":     {Constraint: true, Object: true},
-	"minProperties":     {Constraint: true, Object: true},
-	"required":          {Constraint: true, Object: true},
-	"dependentRequired": {Constraint: true, Object: true},
-
-	// Content.
-	"contentEncoding":  {Constraint: true},
-	"contentMediaType": {Constraint: true},
-	"contentSchema":    {Holds: HoldsOne, Constraint: true},
-
-	// Annotations.
-	"title":       {},
-	"description": {},
-	"default":     {},
-	"examples":    {},
-	"deprecated":  {},
-	"readOnly":    {},
-	"writeOnly":   {},
+	// Validation, and content.
+	case "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum",
+		"minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern", "format",
+		"maxItems", "minItems", "uniqueItems", "maxContains", "minContains",
+		"contentEncoding", "contentMediaType":
+		return Keyword{Constraint: true}
+	case "maxProperties", "minProperties", "required", "dependentRequired":
+		return Keyword{Constraint: true, Object: true}
+	case "contentSchema":
+		return Keyword{Holds: HoldsOne, Constraint: true}
+	}
+	// Annotations (title, description, default, examples, deprecated,
+	// readOnly, writeOnly…) and keywords the walker does not know.
+	return Keyword{}
 }
-
-// KeywordOf returns what the walker knows about the keyword name; the zero
-// Keyword for one it does not know.
-func KeywordOf(name string) Keyword { return keywords[name] }
 
 // Position is where a subschema sits in the schema object holding it.
 type Position struct {
@@ -205,9 +176,9 @@ func (e *ShapeError) Error() string {
 // (Rewrite reports it); the name lists of dependencies are not subschemas.
 // It stops at, and returns, the first error fn returns.
 func Subschemas(s map[string]any, fn func(at Position, sub any) error) error {
-	var buf [keyBuf]string
-	for _, kw := range appendSortedKeys(buf[:0], s) {
-		if _, err := eachIn(kw, KeywordOf(kw).Holds, s[kw], fn); err != nil {
+	var buf [keyBuf]member
+	for _, m := range appendSorted(buf[:0], s) {
+		if _, err := eachIn(m.key, KeywordOf(m.key).Holds, m.value, fn); err != nil {
 			return err
 		}
 	}
@@ -223,13 +194,13 @@ func Subschemas(s map[string]any, fn func(at Position, sub any) error) error {
 // the first error fn returns as it is.
 func Rewrite(s map[string]any, drop func(kw string, k Keyword) bool, fn func(at Position, sub any) (any, error)) (map[string]any, error) {
 	out := make(map[string]any, len(s))
-	var buf [keyBuf]string
-	for _, kw := range appendSortedKeys(buf[:0], s) {
+	var buf [keyBuf]member
+	for _, m := range appendSorted(buf[:0], s) {
+		kw, v := m.key, m.value
 		k := KeywordOf(kw)
 		if drop != nil && drop(kw, k) {
 			continue
 		}
-		v := s[kw]
 		if k.Holds == HoldsNone {
 			out[kw] = v
 			continue
@@ -289,8 +260,36 @@ func Rewrite(s map[string]any, drop func(kw string, k Keyword) bool, fn func(at 
 	return out, nil
 }
 
-// keyBuf is how many keys a walker sorts without allocating.
+// keyBuf is how many members a walker sorts without allocating.
 const keyBuf = 16
+
+// member is one member of a JSON object.
+type member struct {
+	key   string
+	value any
+}
+
+// appendSorted appends m's members, sorted by key, to dst. Walkers pass a
+// small array of their own as dst so that most schema objects need no
+// allocation.
+func appendSorted(dst []member, m map[string]any) []member {
+	start := len(dst)
+	for k, v := range m {
+		dst = append(dst, member{k, v})
+	}
+	ms := dst[start:]
+	if len(ms) > keyBuf {
+		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+		return dst
+	}
+	// Most schema objects have a handful of members: insertion sort.
+	for i := 1; i < len(ms); i++ {
+		for j := i; j > 0 && ms[j].key < ms[j-1].key; j-- {
+			ms[j], ms[j-1] = ms[j-1], ms[j]
+		}
+	}
+	return dst
+}
 
 // eachIn calls fn for every subschema in v, the value of keyword kw, which
 // holds subschemas as holds says. fits is false, and fn never called, when
@@ -320,12 +319,12 @@ func eachIn(kw string, holds Holds, v any, fn func(at Position, sub any) error) 
 		if !ok {
 			return false, nil
 		}
-		var buf [keyBuf]string
-		for _, name := range appendSortedKeys(buf[:0], obj) {
-			if _, names := obj[name].([]any); names && holds == HoldsMapOrNames {
+		var buf [keyBuf]member
+		for _, m := range appendSorted(buf[:0], obj) {
+			if _, names := m.value.([]any); names && holds == HoldsMapOrNames {
 				continue
 			}
-			if err := fn(Position{Keyword: kw, Name: name, Index: -1}, obj[name]); err != nil {
+			if err := fn(Position{Keyword: kw, Name: m.key, Index: -1}, m.value); err != nil {
 				return true, err
 			}
 		}

@@ -93,7 +93,19 @@ func TestRewrite(t *testing.T) {
 // The table agrees with itself: every keyword holding subschemas says what
 // they apply to, and only those do.
 func TestKeywordTable(t *testing.T) {
-	for name, k := range keywords {
+	for _, name := range []string{
+		"$schema", "$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$vocabulary", "$comment",
+		"$defs", "definitions", "$ref", "$dynamicRef", "$recursiveRef",
+		"allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "dependencies",
+		"properties", "patternProperties", "additionalProperties", "propertyNames", "unevaluatedProperties",
+		"items", "prefixItems", "additionalItems", "contains", "unevaluatedItems",
+		"type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
+		"maxLength", "minLength", "pattern", "format", "maxItems", "minItems", "uniqueItems",
+		"maxContains", "minContains", "maxProperties", "minProperties", "required", "dependentRequired",
+		"contentEncoding", "contentMediaType", "contentSchema",
+	} {
+		k := KeywordOf(name)
+		require.True(t, k.Core || k.Constraint, "%s is known", name)
 		if k.Holds != HoldsNone && k.Applies == AppliesNone {
 			require.Equal(t, "contentSchema", name, "only contentSchema holds subschemas it never applies")
 		}
@@ -104,7 +116,8 @@ func TestKeywordTable(t *testing.T) {
 			require.True(t, k.Core, name)
 		}
 	}
-	require.Equal(t, Keyword{}, KeywordOf("x-vendor"), "an unknown keyword is an annotation")
-	require.False(t, KeywordOf("description").Constraint)
+	for _, annotation := range []string{"title", "description", "default", "examples", "readOnly", "x-vendor"} {
+		require.Equal(t, Keyword{}, KeywordOf(annotation), "%s is an annotation", annotation)
+	}
 	require.True(t, KeywordOf("required").Object)
 }

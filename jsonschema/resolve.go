@@ -794,17 +794,12 @@ func pointerFragment(ptr string) string {
 }
 
 func sortedKeys(m map[string]any) []string {
-	return appendSortedKeys(make([]string, 0, len(m)), m)
-}
-
-// appendSortedKeys appends m's keys, sorted, to dst. Walkers pass a small
-// array of their own as dst so that most schema objects need no allocation.
-func appendSortedKeys(dst []string, m map[string]any) []string {
+	keys := make([]string, 0, len(m))
 	for k := range m {
-		dst = append(dst, k)
+		keys = append(keys, k)
 	}
-	slices.Sort(dst)
-	return dst
+	slices.Sort(keys)
+	return keys
 }
 
 func sortedInts(m map[int]bool) []int {
