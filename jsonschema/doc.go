@@ -72,6 +72,20 @@
 // The output is deterministic: object keys are sorted and HTML characters are
 // not escaped.
 //
+// # Walking schemas
+//
+// One keyword table says what every keyword is ([KeywordOf]): where its
+// value holds subschemas (one, a list, an object of them), whether they
+// apply to the instance in place, to its parts or only through references,
+// whether the keyword is a constraint or an annotation, and which keywords
+// are core. [Subschemas] visits and [Rewrite] rewrites the subschemas
+// directly inside a schema object by that table; Resolve, the validator's
+// cost estimate and meter, and the provider dialects (registry/defs) all
+// walk schemas with them. [Pointer] evaluates an RFC 6901 JSON pointer and
+// [Lookup] follows a local reference the way Resolve does, which is what
+// the references kept in Resolve's output mean. [Decode], [Encode] and
+// [Canonical] read and write JSON deterministically.
+//
 // # Validation
 //
 // [Compile] builds a [Validator] with github.com/santhosh-tekuri/jsonschema/v6

@@ -33,58 +33,13 @@ var (
 	ErrTooComplex    = errors.New("schema too complex")
 )
 
-// Keyword classes. A keyword missing from every class is copied verbatim.
+// Resolve's own rules on keywords; what each keyword is comes from the
+// keyword table (KeywordOf).
 var (
-	// schemaKeywords take one subschema.
-	schemaKeywords = map[string]bool{
-		"not": true, "if": true, "then": true, "else": true,
-		"additionalItems": true, "contains": true, "propertyNames": true,
-		"additionalProperties": true, "unevaluatedItems": true,
-		"unevaluatedProperties": true, "contentSchema": true,
-		"items": true, // or an array of subschemas before 2020-12
-	}
-	// arrayKeywords take an array of subschemas.
-	arrayKeywords = map[string]bool{"allOf": true, "anyOf": true, "oneOf": true, "prefixItems": true}
-	// mapKeywords take an object whose values are subschemas.
-	mapKeywords = map[string]bool{
-		"properties": true, "patternProperties": true, "dependentSchemas": true,
-		"dependencies": true, // values may also be arrays of names (draft-07)
-		"$defs":        true, "definitions": true,
-	}
-	// inPlaceKeywords apply their subschemas to the same instance.
-	inPlaceKeywords = map[string]bool{
-		"allOf": true, "anyOf": true, "oneOf": true, "not": true,
-		"if": true, "then": true, "else": true,
-		"dependentSchemas": true, "dependencies": true,
-	}
 	// droppedKeywords never reach the output (see the package doc).
 	droppedKeywords = map[string]bool{
 		"$defs": true, "definitions": true, "$id": true, "$anchor": true,
 		"$dynamicAnchor": true, "$recursiveAnchor": true, "$schema": true,
-	}
-	// constraintKeywords are the keywords that can reject an instance. The rest
-	// are annotations for the purpose of combining $ref with its siblings.
-	constraintKeywords = map[string]bool{
-		"$ref": true, "type": true, "enum": true, "const": true,
-		"multipleOf": true, "maximum": true, "exclusiveMaximum": true,
-		"minimum": true, "exclusiveMinimum": true, "maxLength": true,
-		"minLength": true, "pattern": true, "format": true,
-		"maxItems": true, "minItems": true, "uniqueItems": true,
-		"maxContains": true, "minContains": true, "maxProperties": true,
-		"minProperties": true, "required": true, "dependentRequired": true,
-		"dependencies": true, "properties": true, "patternProperties": true,
-		"additionalProperties": true, "propertyNames": true, "items": true,
-		"prefixItems": true, "additionalItems": true, "contains": true,
-		"unevaluatedItems": true, "unevaluatedProperties": true,
-		"allOf": true, "anyOf": true, "oneOf": true, "not": true,
-		"if": true, "then": true, "else": true, "dependentSchemas": true,
-		"contentEncoding": true, "contentMediaType": true, "contentSchema": true,
-	}
-	// objectKeywords imply an object instance at the root.
-	objectKeywords = []string{
-		"properties", "required", "additionalProperties", "patternProperties",
-		"propertyNames", "minProperties", "maxProperties", "dependentRequired",
-		"dependentSchemas", "unevaluatedProperties",
 	}
 	// plainKeywords are the only keywords an allOf member may use to be merged.
 	plainKeywords = map[string]bool{
@@ -296,8 +251,8 @@ func (r *resolver) index(v any, ptr string, depth int) error {
 	if ref, ok := m["$ref"].(string); ok {
 		r.refs = append(r.refs, ref)
 	}
-	return eachSubschema(m, ptr, func(_ string, child any, childPtr string) error {
-		return r.index(child, childPtr, depth+1)
+	return Subschemas(m, func(at Position, child any) error {
+		return r.index(child, at.Pointer(ptr), depth+1)
 	})
 }
 
@@ -337,58 +292,21 @@ func (r *resolver) walkEdges(v any, ptr string, enclosing []frame) {
 			}
 		}
 	}
-	_ = eachSubschema(m, ptr, func(kw string, child any, childPtr string) error {
+	_ = Subschemas(m, func(at Position, child any) error {
 		next := enclosing
-		switch {
-		case kw == "$defs" || kw == "definitions":
+		switch KeywordOf(at.Keyword).Applies {
+		case AppliesThroughRef:
 			next = nil
-		case !inPlaceKeywords[kw]:
+		case AppliesInPlace:
+		default:
 			next = make([]frame, len(enclosing))
 			for i, f := range enclosing {
 				next[i] = frame{node: f.node}
 			}
 		}
-		r.walkEdges(child, childPtr, next)
+		r.walkEdges(child, at.Pointer(ptr), next)
 		return nil
 	})
-}
-
-// eachSubschema calls fn for every subschema position directly inside m, in
-// sorted keyword order.
-func eachSubschema(m map[string]any, ptr string, fn func(kw string, child any, childPtr string) error) error {
-	for _, kw := range sortedKeys(m) {
-		v := m[kw]
-		kwPtr := ptr + "/" + escapeToken(kw)
-		switch {
-		case schemaKeywords[kw]:
-			if arr, ok := v.([]any); ok && kw == "items" {
-				for i, c := range arr {
-					if err := fn(kw, c, kwPtr+"/"+strconv.Itoa(i)); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-			if err := fn(kw, v, kwPtr); err != nil {
-				return err
-			}
-		case arrayKeywords[kw]:
-			arr, _ := v.([]any)
-			for i, c := range arr {
-				if err := fn(kw, c, kwPtr+"/"+strconv.Itoa(i)); err != nil {
-					return err
-				}
-			}
-		case mapKeywords[kw]:
-			obj, _ := v.(map[string]any)
-			for _, name := range sortedKeys(obj) {
-				if err := fn(kw, obj[name], kwPtr+"/"+escapeToken(name)); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // cyclic returns the nodes that lie on a cycle of g (including self-loops),
@@ -451,12 +369,9 @@ func (r *resolver) lookup(ref string) (string, any, error) {
 			rest = after
 		}
 	}
-	if rest != "" && rest[0] != '#' {
-		return "", nil, fmt.Errorf("$ref %q: %w", ref, ErrExternalRef)
-	}
-	frag, err := url.PathUnescape(strings.TrimPrefix(rest, "#"))
+	frag, err := refPointer(rest, ref)
 	if err != nil {
-		return "", nil, fmt.Errorf("$ref %q: bad percent-encoding: %w", ref, ErrUnresolvedRef)
+		return "", nil, err
 	}
 	if frag != "" && frag[0] != '/' {
 		key, ok := r.anchors[frag]
@@ -465,34 +380,13 @@ func (r *resolver) lookup(ref string) (string, any, error) {
 		}
 		frag = key
 	}
-	var cur any = r.root
-	var canon strings.Builder
-	if frag != "" {
-		for _, tok := range strings.Split(frag[1:], "/") {
-			tok, err := unescapeToken(tok)
-			if err != nil {
-				return "", nil, fmt.Errorf("$ref %q: %w: %w", ref, err, ErrUnresolvedRef)
-			}
-			switch c := cur.(type) {
-			case map[string]any:
-				next, ok := c[tok]
-				if !ok {
-					return "", nil, fmt.Errorf("$ref %q: no %q at %q: %w", ref, tok, "#"+pointerFragment(canon.String()), ErrUnresolvedRef)
-				}
-				cur = next
-			case []any:
-				i, err := strconv.Atoi(tok)
-				if err != nil || i < 0 || i >= len(c) || strconv.Itoa(i) != tok {
-					return "", nil, fmt.Errorf("$ref %q: no index %q at %q: %w", ref, tok, "#"+pointerFragment(canon.String()), ErrUnresolvedRef)
-				}
-				cur = c[i]
-			default:
-				return "", nil, fmt.Errorf("$ref %q: %q is not an object or array: %w", ref, "#"+pointerFragment(canon.String()), ErrUnresolvedRef)
-			}
-			canon.WriteString("/" + escapeToken(tok))
-		}
+	target, err := Pointer(r.root, frag)
+	if err != nil {
+		return "", nil, fmt.Errorf("$ref %q: %w", ref, err)
 	}
-	return canon.String(), cur, nil
+	// A pointer Pointer accepts is canonical: every token's escapes are
+	// valid, so unescaping and escaping it again gives it back.
+	return frag, target, nil
 }
 
 // node resolves the subschema v found at pointer ptr.
@@ -586,7 +480,7 @@ func combineRef(resolved any, sib map[string]any) any {
 	outer := map[string]any{}
 	cons := map[string]any{}
 	for k, v := range sib {
-		if constraintKeywords[k] {
+		if KeywordOf(k).Constraint {
 			cons[k] = v
 		} else {
 			outer[k] = v
@@ -605,7 +499,7 @@ func combineRef(resolved any, sib map[string]any) any {
 
 func hasConstraints(m map[string]any) bool {
 	for k := range m {
-		if constraintKeywords[k] {
+		if KeywordOf(k).Constraint {
 			return true
 		}
 	}
@@ -614,10 +508,8 @@ func hasConstraints(m map[string]any) bool {
 
 // keywords resolves every keyword of the schema object s except $ref.
 func (r *resolver) keywords(s map[string]any, ptr string, depth int) (map[string]any, error) {
-	out := make(map[string]any, len(s))
 	for _, kw := range sortedKeys(s) {
 		v := s[kw]
-		kwPtr := ptr + "/" + escapeToken(kw)
 		if err := r.spend(len(kw) + 3); err != nil {
 			return nil, err
 		}
@@ -625,99 +517,40 @@ func (r *resolver) keywords(s map[string]any, ptr string, depth int) (map[string
 		case kw == "$ref" || droppedKeywords[kw]:
 			continue
 		case kw == "$dynamicRef" || kw == "$recursiveRef":
-			return nil, fmt.Errorf("at %q: %s: %w", "#"+pointerFragment(kwPtr), kw, ErrUnsupported)
-		case kw == "items" || kw == "dependencies":
-			// Either subschemas or, for these two, an array (tuple items /
-			// property dependencies) handled below.
-			if arr, ok := v.([]any); ok && kw == "items" {
-				res, err := r.nodes(arr, kwPtr, depth)
-				if err != nil {
-					return nil, err
-				}
-				out[kw] = res
-				continue
-			}
-			if kw == "dependencies" {
-				obj, ok := v.(map[string]any)
-				if !ok {
-					return nil, fmt.Errorf("at %q: want an object, got %s", "#"+pointerFragment(kwPtr), jsonKind(v))
-				}
-				res := make(map[string]any, len(obj))
-				for _, name := range sortedKeys(obj) {
-					if _, isNames := obj[name].([]any); isNames {
-						if err := r.spendValue(obj[name]); err != nil {
-							return nil, err
-						}
-						res[name] = obj[name]
-						continue
-					}
-					c, err := r.node(obj[name], kwPtr+"/"+escapeToken(name), depth+1)
-					if err != nil {
-						return nil, err
-					}
-					res[name] = c
-				}
-				out[kw] = res
-				continue
-			}
-			c, err := r.node(v, kwPtr, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[kw] = c
-		case schemaKeywords[kw]:
-			c, err := r.node(v, kwPtr, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[kw] = c
-		case arrayKeywords[kw]:
-			arr, ok := v.([]any)
-			if !ok {
-				return nil, fmt.Errorf("at %q: want an array of schemas, got %s", "#"+pointerFragment(kwPtr), jsonKind(v))
-			}
-			res, err := r.nodes(arr, kwPtr, depth)
-			if err != nil {
-				return nil, err
-			}
-			out[kw] = res
-		case mapKeywords[kw]:
-			obj, ok := v.(map[string]any)
-			if !ok {
-				return nil, fmt.Errorf("at %q: want an object of schemas, got %s", "#"+pointerFragment(kwPtr), jsonKind(v))
-			}
-			res := make(map[string]any, len(obj))
-			for _, name := range sortedKeys(obj) {
-				if err := r.spend(len(name) + 3); err != nil {
-					return nil, err
-				}
-				c, err := r.node(obj[name], kwPtr+"/"+escapeToken(name), depth+1)
-				if err != nil {
-					return nil, err
-				}
-				res[name] = c
-			}
-			out[kw] = res
-		default:
+			return nil, fmt.Errorf("at %q: %s: %w", "#"+pointerFragment(ptr+"/"+escapeToken(kw)), kw, ErrUnsupported)
+		}
+		// Values are copied verbatim: charge them (subschemas are charged
+		// as they are resolved).
+		switch KeywordOf(kw).Holds {
+		case HoldsNone:
 			if err := r.spendValue(v); err != nil {
 				return nil, err
 			}
-			out[kw] = v
+		case HoldsMapOrNames:
+			obj, _ := v.(map[string]any)
+			for _, name := range sortedKeys(obj) {
+				if names, ok := obj[name].([]any); ok {
+					if err := r.spendValue(names); err != nil {
+						return nil, err
+					}
+				}
+			}
 		}
 	}
-	return out, nil
-}
-
-func (r *resolver) nodes(arr []any, ptr string, depth int) ([]any, error) {
-	res := make([]any, len(arr))
-	for i, c := range arr {
-		v, err := r.node(c, ptr+"/"+strconv.Itoa(i), depth+1)
-		if err != nil {
-			return nil, err
+	dropped := func(kw string, _ Keyword) bool { return kw == "$ref" || droppedKeywords[kw] }
+	out, err := Rewrite(s, dropped, func(at Position, sub any) (any, error) {
+		if KeywordOf(at.Keyword).Holds == HoldsMap {
+			if err := r.spend(len(at.Name) + 3); err != nil {
+				return nil, err
+			}
 		}
-		res[i] = v
+		return r.node(sub, at.Pointer(ptr), depth+1)
+	})
+	var se *ShapeError
+	if errors.As(err, &se) && se.At == "" {
+		se.At = ptr + "/" + escapeToken(se.Keyword)
 	}
-	return res, nil
+	return out, err
 }
 
 // mergeAllOf folds the allOf of m into m when the package's allOf rule allows,
@@ -851,8 +684,8 @@ func (r *resolver) finishRoot(out any, defs map[string]any) (any, error) {
 	t, typed := root["type"]
 	if !typed {
 		objectish := !hasConstraints(root)
-		for _, k := range objectKeywords {
-			if _, ok := root[k]; ok {
+		for k := range root {
+			if KeywordOf(k).Object {
 				objectish = true
 			}
 		}
