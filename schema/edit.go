@@ -153,7 +153,7 @@ func (v *Validator) Edit(ctx context.Context, path string, fn func(*Doc) error) 
 	defer func() { _ = lock.Unlock() }()
 
 	for attempt := 1; ; attempt++ {
-		err := v.editOnce(path, fn)
+		err := v.editOnce(path, fn, false)
 		if !errors.Is(err, errFileChanged) {
 			return err
 		}
@@ -161,6 +161,38 @@ func (v *Validator) Edit(ctx context.Context, path string, fn func(*Doc) error) 
 			return fmt.Errorf("edit %s: %w (it changed during each of %d attempts); retry once it has been saved", path, ErrKeptChanging, maxEditAttempts)
 		}
 	}
+}
+
+// TryEdit is Edit without the write (and without the lock): it runs fn on
+// the file at path as Edit would and returns the error Edit would, so a
+// command can show what an edit will do (a dry run). A missing file is
+// edited as an empty one.
+func (v *Validator) TryEdit(path string, fn func(*Doc) error) error {
+	path, err := editTarget(path)
+	if err != nil {
+		return err
+	}
+	return v.editOnce(path, fn, true)
+}
+
+// CheckEntry checks fields as one server entry on its own, as AddServer
+// would write it into a file that holds nothing else: nil, or a
+// *RefusedEdit with its errors (a command adding many servers can tell
+// which one FreeCode would refuse).
+func (v *Validator) CheckEntry(fields []Field) error {
+	data := []byte("{\n}\n")
+	root, err := parseTree(data)
+	if err != nil {
+		return err
+	}
+	doc := &Doc{data: data, root: root}
+	if err := doc.AddServer(fields); err != nil {
+		return err
+	}
+	if errs := v.checkTree("", doc.data, doc.root); len(errs) > 0 {
+		return &RefusedEdit{Errors: doc.unwritten(errs), added: doc.added}
+	}
+	return nil
 }
 
 // maxEditAttempts bounds how often Edit redoes its read-modify-write when
@@ -178,8 +210,9 @@ var ErrReadOnly = errors.New("the file system is read-only")
 // errFileChanged says the file is not the one read any more.
 var errFileChanged = errors.New("the file changed since it was read")
 
-// editOnce is one read-modify-write of path, under its lock.
-func (v *Validator) editOnce(path string, fn func(*Doc) error) error {
+// editOnce is one read-modify-write of path, under its lock; with dry,
+// everything but the write.
+func (v *Validator) editOnce(path string, fn func(*Doc) error, dry bool) error {
 	state, data, err := readState(path)
 	if err != nil {
 		return fileError(path, "read config", err)
@@ -205,6 +238,9 @@ func (v *Validator) editOnce(path string, fn func(*Doc) error) error {
 	// removing or disabling such a server, or adding another, must work.
 	if bad := newErrors(errs, keys, v.checkTree(path, doc.data, doc.root), serverKeys(doc.root)); len(bad) > 0 {
 		return &RefusedEdit{Path: path, Errors: doc.unwritten(bad), added: doc.added}
+	}
+	if dry {
+		return nil
 	}
 	out := doc.data
 	if bom {
@@ -457,7 +493,7 @@ func (d *Doc) ServerNames() []string {
 // Field is one member of a JSON object to write, in order.
 type Field struct {
 	Key   string
-	Value any // string, bool, int64, []string, map[string]string
+	Value any // string, bool, int64, []string, map[string]string, map[string]int64
 }
 
 // AddServer appends a server entry, creating mcp and mcp.servers as needed.
@@ -658,6 +694,12 @@ func renderValue(v any) string {
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(v)) {
 			parts = append(parts, quote(k)+": "+quote(v[k]))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case map[string]int64:
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			parts = append(parts, quote(k)+": "+strconv.FormatInt(v[k], 10))
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	default:
