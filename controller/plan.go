@@ -41,7 +41,7 @@ const (
 	// actStop tells the running owner to stop; what follows (nothing,
 	// disabled, a new start) is decided by a later plan once it has.
 	actStop
-	// actDisable marks a stopped server disabled, untrusted or in
+	// actDisable marks a stopped server disabled, untrusted, invalid or in
 	// conflict (Phase) and forgets its backoff.
 	actDisable
 	// actForget drops the state of a server that is neither desired nor
@@ -75,7 +75,7 @@ type action struct {
 // (once the owner has finished) by a start, a disable, a forget or nothing.
 //
 //   - not desired: stop it if running, else forget it;
-//   - desired but disabled, untrusted or in a name conflict (held): stop it
+//   - desired but disabled, untrusted, invalid or in a name conflict (held): stop it
 //     if running, else mark it with that phase;
 //   - enabled and being stopped: wait for the owner to finish;
 //   - enabled and running: stop it (to restart) if its spec hash changed

@@ -90,6 +90,29 @@ func TestPlan(t *testing.T) {
 			actual:  map[string]observed{"a": {Phase: PhaseUntrusted}},
 		},
 		{
+			name:    "stop a server whose entry became invalid",
+			desired: []schema.Server{held(a, schema.HoldInvalid)},
+			actual:  map[string]observed{"a": running(a)},
+			want:    []step{{actStop, "a"}},
+		},
+		{
+			name:    "mark an invalid server invalid, and only it",
+			desired: []schema.Server{held(a, schema.HoldInvalid), b},
+			actual:  map[string]observed{"a": {Phase: PhaseStopped, SpecHash: a.SpecHash()}, "b": running(b)},
+			want:    []step{{actDisable, "a"}},
+		},
+		{
+			name:    "leave an invalid server marked invalid alone",
+			desired: []schema.Server{held(a, schema.HoldInvalid)},
+			actual:  map[string]observed{"a": {Phase: PhaseInvalid}},
+		},
+		{
+			name:    "start an invalid server once it is fixed",
+			desired: []schema.Server{a},
+			actual:  map[string]observed{"a": {Phase: PhaseInvalid}},
+			want:    []step{{actStart, "a"}},
+		},
+		{
 			name:    "a disabled server that becomes a name conflict is re-marked",
 			desired: []schema.Server{held(disabled(a), schema.HoldConflict)},
 			actual:  map[string]observed{"a": {Phase: PhaseDisabled}},
@@ -279,4 +302,19 @@ func TestStatusJSON(t *testing.T) {
 	empty, err := json.Marshal(New(Options{}).Status())
 	require.NoError(t, err)
 	require.Contains(t, string(empty), `"servers":[]`)
+}
+
+// Each kind of hold has a phase of its own, which actDisable records.
+func TestHeldPhases(t *testing.T) {
+	a := schema.Server{Name: "a", Type: schema.Local, Command: []string{"x"}, Enabled: true}
+	for kind, want := range map[schema.HoldKind]Phase{
+		schema.HoldUntrusted: PhaseUntrusted,
+		schema.HoldConflict:  PhaseConflict,
+		schema.HoldInvalid:   PhaseInvalid,
+	} {
+		acts := plan([]schema.Server{held(a, kind)}, nil, time.Now())
+		require.Len(t, acts, 1)
+		require.Equal(t, actDisable, acts[0].Kind)
+		require.Equal(t, want, acts[0].Phase, kind)
+	}
 }

@@ -82,7 +82,8 @@ type ServerStatus struct {
 	LastFailure   string    `json:"lastFailure,omitempty"`
 	LastFailureAt time.Time `json:"lastFailureAt,omitzero"`
 	// Reason says why a configured server does not run by design: its
-	// project is not trusted, or its name is defined twice.
+	// project is not trusted, its name is defined twice, or its entry has
+	// errors (PhaseInvalid: then it lists them, one per line).
 	Reason string `json:"reason,omitempty"`
 	// StderrTail is the end of the stderr of the current session, or of
 	// the last one (or of the last failed start) when none runs.
@@ -119,6 +120,10 @@ const (
 	// PhaseConflict: the name is defined by both the user and the project
 	// configuration; neither copy runs.
 	PhaseConflict Phase = "conflict"
+	// PhaseInvalid: the server's entry has errors of its own (an unset
+	// ${VAR}, a wrong field); ServerStatus.Reason lists them, positioned.
+	// It does not run until they are fixed; the other servers do.
+	PhaseInvalid Phase = "invalid"
 	// PhaseFailed: a one-off connection (`freecode mcp status --probe`
 	// without a serve) did not get to ready; LastError says why.
 	PhaseFailed Phase = "failed"
@@ -127,7 +132,7 @@ const (
 // Phases returns every phase, in the order of a server's life.
 func Phases() []Phase {
 	return []Phase{PhasePending, PhaseStarting, PhaseReady, PhaseBackoff, PhaseStopping, PhaseStopped,
-		PhaseDisabled, PhaseUntrusted, PhaseConflict, PhaseFailed}
+		PhaseDisabled, PhaseUntrusted, PhaseConflict, PhaseInvalid, PhaseFailed}
 }
 
 func (p Phase) String() string { return string(p) }

@@ -141,6 +141,7 @@ func (a *app) rootCmd() *cobra.Command {
 	mcp.AddCommand(a.startCmd(), a.stopCmd(), a.toolsCmd(), a.callCmd())
 	mcp.AddCommand(a.statusCmd(), a.restartCmd(), a.logsCmd())
 	mcp.AddCommand(a.trustCmd(), a.untrustCmd())
+	mcp.AddCommand(a.addJSONCmd(), a.importCmd())
 	root.AddCommand(mcp, a.serveCmd())
 	return root
 }

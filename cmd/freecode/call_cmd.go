@@ -123,7 +123,7 @@ a terminal; without one the call is refused unless --yes.`,
 	}
 	c.Flags().BoolVarP(&yes, "yes", "y", false, `approve calls that a rule says to "ask" about`)
 	c.Flags().BoolVar(&asJSON, "json", false, "print the outcome as JSON")
-	c.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "per-call timeout")
+	durationVar(c.Flags(), &timeout, "timeout", 60*time.Second, "per-call timeout: a duration (60s, 2m) or milliseconds")
 	return c
 }
 

@@ -43,6 +43,11 @@ func TestScripts(t *testing.T) {
 	if err := build.Run(); err != nil {
 		t.Fatalf("build test server: %v", err)
 	}
+	// Other hosts' configs, for `mcp import`: $HOSTS/<host>/...
+	samples, err := filepath.Abs("testdata/hosts")
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		UpdateScripts:       *update,
@@ -51,6 +56,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("FREECODE_HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("GORACE", os.Getenv("GORACE"))
+			env.Setenv("HOSTS", samples)
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {

@@ -36,6 +36,7 @@ var allowed = map[string][]string{
 	"mcp":                   {"jsonschema", "mcp/auth"},
 	"bridge":                {"mcp", "registry"},
 	"schema":                {""},
+	"schema/hosts":          {"schema"},
 	"api/wire":              nil,
 	"api":                   {"api/wire", "registry", "registry/event", "registry/defs", "registry/orchestrator"},
 	"controller":            {"api/wire", "schema", "mcp", "bridge", "registry", "registry/event"},
