@@ -51,6 +51,14 @@ type link interface {
 	// stderrTail is the local server's last stderr lines; nil for a
 	// remote server.
 	stderrTail() []string
+	// progress says how a local server that is still starting shows it is
+	// working (see StartTimeoutError.Progress); "" if it does not, and for
+	// a remote server. It is called while open runs.
+	progress() string
+	// withheld returns the variables of FreeCode's environment that lines
+	// (the server's stderr) mention and the local server did not get; nil
+	// for a remote server.
+	withheld(lines []string) []string
 	// stderrAfter is Session.StderrAfter: the local server's stderr lines
 	// after n; for a remote server nil lines, n and a nil channel.
 	stderrAfter(n int64) (lines []string, last int64, next <-chan struct{})

@@ -16,8 +16,10 @@ type localLink struct {
 	env  linkEnv
 	ring *lineRing // the process's last stderr lines
 
-	// proc is set by open once the process runs; read-only afterwards.
-	proc *process
+	// proc is set by open once the process runs, meter along with it;
+	// read-only afterwards.
+	proc  *process
+	meter *startMeter
 }
 
 func (l *localLink) open(cctx context.Context, o opener) error {
@@ -25,11 +27,13 @@ func (l *localLink) open(cctx context.Context, o opener) error {
 	if len(srv.Command) == 0 || srv.Command[0] == "" {
 		return fmt.Errorf("server %q: no command configured", srv.Name)
 	}
-	proc, err := startProcess(srv.Command, srv.Env, l.env.opts.Launcher, l.ring, l.env.log, l.env.opts.OnProcess)
+	proc, err := startProcess(srv.Command, srv.Env, l.env.opts.Launcher, l.ring, l.env.log, l.env.opts.OnProcess, l.env.opts.OnStderr)
 	if err != nil {
 		return fmt.Errorf("server %q: cannot start %q: %w", srv.Name, srv.Command[0], err)
 	}
 	l.proc = proc
+	l.meter = newStartMeter(proc.pid, l.ring, l.env.timeout)
+	defer l.meter.stop()
 	// The command as written, if known: expanded, it may hold secrets.
 	var command any = srv.Command
 	if srv.Shown != "" {
@@ -72,7 +76,22 @@ func (l *localLink) exitCause(ctx context.Context, when string, err error) error
 	if l.proc == nil || !l.awaitExit(ctx, err) {
 		return nil
 	}
-	return &ExitError{Server: l.env.srv.Name, When: when, State: l.proc.state, Stderr: l.ring.tail()}
+	tail := l.ring.tail()
+	return &ExitError{Server: l.env.srv.Name, When: when, State: l.proc.state, Stderr: tail, Withheld: l.withheld(tail)}
+}
+
+func (l *localLink) progress() string {
+	if l.meter == nil {
+		return ""
+	}
+	return l.meter.progressed()
+}
+
+func (l *localLink) withheld(lines []string) []string {
+	if l.proc == nil {
+		return nil
+	}
+	return mentionedVars(l.proc.withheld, lines)
 }
 
 // awaitExit reports whether the process has exited, waiting a moment for

@@ -70,6 +70,12 @@ type Options struct {
 	// tool lists and other sessions using the same cache; nil shares only
 	// within one list.
 	Schemas *SchemaCache
+	// OnStderr, if set, gets each line a local server writes to stderr as
+	// it arrives (cut to 4 KiB, as kept), from the goroutine that reads
+	// stderr, from the start of the process on: `freecode mcp start` shows
+	// them while the server starts. It must not block: the server blocks
+	// once the pipe is full.
+	OnStderr func(line string)
 	// Launcher, if set, starts each local server's process: FreeCode's
 	// runs it under a reaper process that kills and reaps everything the
 	// server left behind when it exits, even helpers that moved to a
@@ -292,7 +298,9 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 	cause := context.Cause(cctx)
 	switch {
 	case errors.Is(cause, errConnectTimeout):
-		return newError(s.timeoutMessage(step)+formatStderr(s.link.stderrTail()), ErrTransport, context.DeadlineExceeded)
+		tail := s.link.stderrTail()
+		return &StartTimeoutError{Server: name, Step: step, Timeout: s.timeout, Progress: s.link.progress(),
+			Stderr: tail, Withheld: s.link.withheld(tail), msg: s.timeoutMessage(step)}
 	case cctx.Err() != nil && !errors.Is(cause, errProcessExited):
 		return fmt.Errorf("server %q: %s canceled: %w", name, step, cause)
 	}
