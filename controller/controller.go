@@ -75,19 +75,64 @@ type Conn interface {
 
 // Dialer starts or reaches srv and returns its session once it is
 // initialized and its tools are listed. It must give up within srv.Timeout
-// and when ctx ends, leaving nothing running on failure.
+// — this attempt's budget, which can be longer than the configured timeout
+// (see MaxStartTimeout) — and when ctx ends, leaving nothing running on
+// failure. ctx carries the attempt (AttemptFrom): a dialer that starts a
+// process reports its pid there as soon as it runs.
 type Dialer func(ctx context.Context, srv schema.Server) (Conn, error)
 
-// MCPDialer dials with mcp.Connect, the spec built by MCPSpec.
+// Attempt is what the controller tells a Dialer about one start, through
+// the dial's context.
+type Attempt struct {
+	// OnProcess, if set, takes the pid of a local server's process as soon
+	// as it runs, before the handshake: the status shows it while the
+	// server starts. It must not block.
+	OnProcess func(pid int)
+}
+
+type attemptKey struct{}
+
+// withAttempt returns ctx carrying a.
+func withAttempt(ctx context.Context, a Attempt) context.Context {
+	return context.WithValue(ctx, attemptKey{}, a)
+}
+
+// AttemptFrom returns the attempt ctx carries (the zero Attempt if none).
+func AttemptFrom(ctx context.Context) Attempt {
+	a, _ := ctx.Value(attemptKey{}).(Attempt)
+	return a
+}
+
+// MCPDialer dials with mcp.Connect, the spec built by MCPSpec; the
+// attempt's OnProcess is called after opts.OnProcess.
 func MCPDialer(opts mcp.Options) Dialer {
 	return func(ctx context.Context, srv schema.Server) (Conn, error) {
-		s, err := mcp.Connect(ctx, MCPSpec(srv), opts)
+		o := opts
+		if a := AttemptFrom(ctx); a.OnProcess != nil {
+			o.OnProcess = func(pid int, exited <-chan struct{}) {
+				if opts.OnProcess != nil {
+					opts.OnProcess(pid, exited)
+				}
+				a.OnProcess(pid)
+			}
+		}
+		s, err := mcp.Connect(ctx, MCPSpec(srv), o)
 		if err != nil {
 			return nil, err
 		}
 		return s, nil
 	}
 }
+
+// MaxStartTimeout bounds the budget of a start that follows one that ran
+// out of time while the server was still working (an *mcp.StartTimeoutError
+// with Progress): each such start gets twice the budget of the one before,
+// from the server's own timeout up to this (a configured timeout above it
+// stays as it is). So a first `npx -y pkg`, which spends its budget
+// downloading, comes up on its own a few attempts later: 5 s, 10 s, 20 s …
+// A start that succeeds, or fails another way, and a changed spec go back
+// to the configured timeout.
+const MaxStartTimeout = 2 * time.Minute
 
 // DefaultMaxParallelStarts is used when Options.MaxParallelStarts is below 1.
 // Starting is mostly waiting for a child to initialize, so the bound is wide:
@@ -117,6 +162,11 @@ type Options struct {
 	// ServerStatus.Reason and Restart's error; nil means
 	// (*schema.Hold).String, the facts alone.
 	HoldReason func(*schema.Hold) string
+	// Remedy, if set, says what to do about the failure err of server srv
+	// (a variable it was not given, a timeout to raise), or returns "".
+	// A non-empty remedy goes on its own line after the error in
+	// ServerStatus.LastError (and LastFailure), and in the log.
+	Remedy func(srv schema.Server, err error) string
 }
 
 // Controller reconciles the desired servers with the running ones. Its
@@ -144,8 +194,10 @@ type Controller struct {
 	configErr    string
 	servers      map[string]*serverState
 
-	// holdReason is Options.HoldReason; New sets it, nothing changes it.
+	// holdReason is Options.HoldReason and remedy Options.Remedy; New
+	// sets them, nothing changes them.
 	holdReason func(*schema.Hold) string
+	remedy     func(schema.Server, error) string
 }
 
 // serverState is everything known about one server's actual state. All
@@ -163,11 +215,16 @@ type serverState struct {
 	failures         int // consecutive failures, for the backoff
 	nextRetry        time.Time
 	starts           int
-	lastErr          string // the failure it is in now (ServerStatus.LastError)
-	pid, tools       int
-	conn             Conn     // the connected session while inst has one
-	tail             []string // stderr tail of the last session or failed start
-	tailLast         int64    // the number of tail's last line (see logs.go)
+	crashes          int // failed starts and sessions that ended on their own
+	// budget is the start timeout of the next attempt when it was grown
+	// after a start that ran out of time while still working (see
+	// MaxStartTimeout); 0 means the configured timeout.
+	budget     time.Duration
+	lastErr    string // the failure it is in now (ServerStatus.LastError)
+	pid, tools int
+	conn       Conn     // the connected session while inst has one
+	tail       []string // stderr tail of the last session or failed start
+	tailLast   int64    // the number of tail's last line (see logs.go)
 	// logGen is the generation whose stderr conn (else tail) holds; 0
 	// none yet. logMoved, made by the first reader that needs it, is
 	// closed when logGen or conn changes and when the server is forgotten.
@@ -182,8 +239,11 @@ type serverState struct {
 
 // instance is one owner goroutine's handle.
 type instance struct {
-	gen      int64
-	spec     schema.Server
+	gen  int64
+	spec schema.Server
+	// timeout is this attempt's budget: spec.Timeout (with the default
+	// applied), or longer (serverState.budget).
+	timeout  time.Duration
 	cancel   context.CancelFunc
 	stopping bool // cancel was called: the owner is closing the session
 	// keepTools: the stop is a restart; the tools stay registered.
@@ -215,6 +275,7 @@ func New(opts Options) *Controller {
 		pollInterval: schema.DefaultPollInterval,
 		servers:      make(map[string]*serverState),
 		holdReason:   opts.HoldReason,
+		remedy:       opts.Remedy,
 	}
 }
 
@@ -504,9 +565,15 @@ func (c *Controller) Status() Status {
 			ss.Generation, ss.ObservedGeneration = st.gen, st.observedGen
 			ss.PID, ss.Tools, ss.LastError, ss.NextRetry = st.pid, st.tools, st.lastErr, st.nextRetry
 			ss.LastFailure, ss.LastFailureAt = st.lastFailure, st.lastFailureAt
-			ss.Restarts = max(st.starts-1, 0)
+			ss.Restarts, ss.Crashes = max(st.starts-1, 0), st.crashes
 			if st.inst != nil {
 				ss.SpecHash = st.inst.spec.SpecHash()
+			}
+			switch {
+			case st.inst != nil && st.conn == nil && st.inst.timeout > configuredTimeout(st.inst.spec):
+				ss.StartTimeoutMS = st.inst.timeout.Milliseconds() // starting
+			case st.inst == nil && st.budget > 0:
+				ss.StartTimeoutMS = st.budget.Milliseconds() // the next start's
 			}
 			if st.conn != nil {
 				ss.StderrTail = st.conn.StderrTail()
@@ -519,6 +586,22 @@ func (c *Controller) Status() Status {
 		out.Servers = append(out.Servers, ss)
 	}
 	return out
+}
+
+// configuredTimeout is srv's start timeout, schema.DefaultTimeout when it
+// sets none (as MCPSpec applies it).
+func configuredTimeout(srv schema.Server) time.Duration {
+	if srv.Timeout > 0 {
+		return srv.Timeout
+	}
+	return schema.DefaultTimeout
+}
+
+// grownTimeout is the budget of the start after one with budget last ran
+// out of time while still working: twice as long, at most MaxStartTimeout,
+// and never less than configured.
+func grownTimeout(last, configured time.Duration) time.Duration {
+	return max(min(2*last, MaxStartTimeout), configured)
 }
 
 // target is what a user recognizes a server by: its command line or URL,

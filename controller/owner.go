@@ -30,17 +30,19 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 	ctx, cancel := context.WithCancel(root)
 	st.gen++
 	st.starts++
-	st.inst = &instance{gen: st.gen, spec: spec, cancel: cancel}
 	if h := spec.SpecHash(); h != st.lastHash {
-		st.lastHash, st.failures = h, 0 // a new spec starts a new failure count
+		// A new spec starts a new failure count, with its own timeout.
+		st.lastHash, st.failures, st.budget = h, 0, 0
 	}
+	timeout := max(configuredTimeout(spec), st.budget)
+	st.inst = &instance{gen: st.gen, spec: spec, timeout: timeout, cancel: cancel}
 	st.restartRequested = false
 	st.nextRetry = time.Time{}
 	evs := st.setPhase(PhasePending, nil)
 	gen := st.gen
 	c.owners.Add(1)
 	c.unlockPublish(evs)
-	go c.own(ctx, gen, spec)
+	go c.own(ctx, gen, spec, timeout)
 }
 
 // stop tells the owner of name to stop; it returns at once. The owner
@@ -72,7 +74,10 @@ func (c *Controller) stop(name, reason string, keepTools bool) {
 // cache. Until then a call of one of them fails with the session's end
 // error. If the next start fails, the tools are removed; they are removed
 // at once when the server is removed, disabled, held or shut down.
-func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
+//
+// The dial gets spec with Timeout set to timeout, this attempt's budget;
+// spec itself, and so its hash, stays as configured.
+func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, timeout time.Duration) {
 	defer c.owners.Done()
 	name := spec.Name
 	log := c.log.WithValues("server", name, "generation", gen)
@@ -84,8 +89,14 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
 		return
 	}
 	c.transition(name, gen, PhaseStarting)
+	if timeout > configuredTimeout(spec) {
+		log.Info("connecting with a longer timeout: the last start ran out of time while the server was still working", "timeout", timeout)
+	}
 	log.V(1).Info("connecting", "target", target(spec))
-	conn, err := c.dial(ctx, spec)
+	dialSpec := spec
+	dialSpec.Timeout = timeout
+	dctx := withAttempt(ctx, Attempt{OnProcess: func(pid int) { c.processStarted(name, gen, pid) }})
+	conn, err := c.dial(dctx, dialSpec)
 	<-c.slots
 	if err != nil {
 		if ctx.Err() != nil {
@@ -138,6 +149,16 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
 	}
 }
 
+// processStarted records the pid of gen's process, which runs but is not ready
+// yet, if gen is still current.
+func (c *Controller) processStarted(name string, gen int64, pid int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.servers[name]; st != nil && st.inst != nil && st.inst.gen == gen {
+		st.pid = pid
+	}
+}
+
 // keepingTools reports whether gen is being stopped to start again.
 func (c *Controller) keepingTools(name string, gen int64) bool {
 	c.mu.Lock()
@@ -157,6 +178,7 @@ func (c *Controller) adopt(ctx context.Context, name string, gen int64, conn Con
 	}
 	st.conn, st.pid, st.observedGen = conn, conn.PID(), gen
 	st.lastErr = "" // recovered; lastFailure keeps it
+	st.budget = 0   // the configured timeout is enough again
 	st.logGen = gen
 	st.logsMoved()
 	return true
@@ -212,18 +234,32 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 		c.mu.Unlock()
 		return
 	}
-	st.inst.cancel()
+	inst := st.inst
+	inst.cancel()
 	st.inst, st.conn, st.pid, st.tools = nil, nil, 0, 0
 	if tail != nil {
 		st.keepTail(gen, tail)
 	}
 	var evs []PhaseChanged
 	var delay time.Duration
+	var remedy string
 	if err == nil {
 		evs = st.setPhase(PhaseStopped, evs)
 	} else {
 		st.observedGen = gen
-		st.fail(err.Error(), now)
+		st.crashes++
+		st.budget = 0
+		var te *mcp.StartTimeoutError
+		if errors.As(err, &te) && te.Progress != "" {
+			st.budget = grownTimeout(inst.timeout, configuredTimeout(inst.spec))
+		}
+		msg := err.Error()
+		if c.remedy != nil {
+			if remedy = c.remedy(inst.spec, err); remedy != "" {
+				msg += "\n" + remedy
+			}
+		}
+		st.fail(msg, now)
 		if !readyAt.IsZero() && now.Sub(readyAt) >= c.backoff.StableAfter {
 			st.failures = 0
 		}
@@ -232,9 +268,17 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 		st.nextRetry = now.Add(delay)
 		evs = st.setPhase(PhaseBackoff, evs)
 	}
+	budget := st.budget
 	c.unlockPublish(evs)
 	if err != nil {
-		c.log.Error(err, "server failed; retrying after backoff", "server", name, "generation", gen, "retryIn", delay)
+		kv := []any{"server", name, "generation", gen, "retryIn", delay}
+		if budget > 0 {
+			kv = append(kv, "nextTimeout", budget)
+		}
+		if remedy != "" {
+			kv = append(kv, "hint", remedy)
+		}
+		c.log.Error(err, "server failed; retrying after backoff", kv...)
 	} else {
 		c.log.V(1).Info("server stopped", "server", name, "generation", gen)
 	}
@@ -244,9 +288,17 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 // stderrOf returns the stderr tail carried by a failed start's error,
 // numbered from 1 (nil if it carries none).
 func stderrOf(err error) *stderrTail {
+	var lines []string
 	var ee *mcp.ExitError
-	if errors.As(err, &ee) && ee.Stderr != nil {
-		return &stderrTail{lines: ee.Stderr, last: int64(len(ee.Stderr))}
+	var te *mcp.StartTimeoutError
+	switch {
+	case errors.As(err, &ee):
+		lines = ee.Stderr
+	case errors.As(err, &te):
+		lines = te.Stderr
 	}
-	return nil
+	if lines == nil {
+		return nil
+	}
+	return &stderrTail{lines: lines, last: int64(len(lines))}
 }
