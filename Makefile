@@ -16,8 +16,12 @@ all: build
 
 build: bin/freecode bin/mcp-testserver
 
+# VERSION is what `freecode --version` says: git describe of the checkout when
+# there is one; without it the binary reports Go's build information.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+
 bin/freecode: FORCE
-	$(GO) build -o $@ ./cmd/freecode
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/freecode
 
 bin/mcp-testserver: FORCE
 	$(GO) build -o $@ ./cmd/mcp-testserver

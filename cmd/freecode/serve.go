@@ -72,6 +72,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		LookupEnv:    a.lookupEnv,
 		ProjectError: projectError,
 		HoldReason:   holdReason,
+		Remedy:       a.remedy,
 		Logger:       newLogger(a.stderr, f),
 		Stderr:       a.stderr,
 	})
