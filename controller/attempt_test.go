@@ -124,8 +124,8 @@ func TestGrownTimeout(t *testing.T) {
 	require.Equal(t, 10*time.Minute, grownTimeout(10*time.Minute, 10*time.Minute), "a configured timeout above the bound stays")
 }
 
-// RESTARTS counts every start after the first, crashes only the failures
-// among them; a changed spec restarts without a crash.
+// Restarts counts every start after the first, Crashes those that followed
+// a failure; a changed spec or a restart request is no crash.
 func TestCrashesCountedApartFromRestarts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &scriptedDialer{t: t, outcomes: []error{errors.New("boom")}}
@@ -136,7 +136,7 @@ func TestCrashesCountedApartFromRestarts(t *testing.T) {
 		c.SetDesired([]schema.Server{srv}, time.Hour)
 		synctest.Wait()
 		st := statusOf(c, "s")
-		require.Equal(t, [2]int{0, 1}, [2]int{st.Restarts, st.Crashes})
+		require.Equal(t, [2]int{0, 0}, [2]int{st.Restarts, st.Crashes}, "failed, not restarted yet")
 		time.Sleep(time.Until(st.NextRetry))
 		synctest.Wait()
 		st = statusOf(c, "s")
@@ -157,7 +157,12 @@ func TestCrashesCountedApartFromRestarts(t *testing.T) {
 		d.lastConn().crash(errors.New("gone"))
 		synctest.Wait()
 		st = statusOf(c, "s")
-		require.Equal(t, [2]int{3, 2}, [2]int{st.Restarts, st.Crashes})
+		require.Equal(t, [2]int{3, 1}, [2]int{st.Restarts, st.Crashes}, "not restarted yet")
+		time.Sleep(time.Until(st.NextRetry))
+		synctest.Wait()
+		st = statusOf(c, "s")
+		require.Equal(t, PhaseReady, st.Phase)
+		require.Equal(t, [2]int{4, 2}, [2]int{st.Restarts, st.Crashes})
 	})
 }
 

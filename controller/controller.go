@@ -215,7 +215,8 @@ type serverState struct {
 	failures         int // consecutive failures, for the backoff
 	nextRetry        time.Time
 	starts           int
-	crashes          int // failed starts and sessions that ended on their own
+	crashes          int  // restarts that followed a failure
+	lastFailed       bool // the last generation ended in a failure
 	// budget is the start timeout of the next attempt when it was grown
 	// after a start that ran out of time while still working (see
 	// MaxStartTimeout); 0 means the configured timeout.

@@ -30,6 +30,10 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 	ctx, cancel := context.WithCancel(root)
 	st.gen++
 	st.starts++
+	if st.starts > 1 && st.lastFailed {
+		st.crashes++
+	}
+	st.lastFailed = false
 	if h := spec.SpecHash(); h != st.lastHash {
 		// A new spec starts a new failure count, with its own timeout.
 		st.lastHash, st.failures, st.budget = h, 0, 0
@@ -247,7 +251,7 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 		evs = st.setPhase(PhaseStopped, evs)
 	} else {
 		st.observedGen = gen
-		st.crashes++
+		st.lastFailed = true
 		st.budget = 0
 		var te *mcp.StartTimeoutError
 		if errors.As(err, &te) && te.Progress != "" {

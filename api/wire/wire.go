@@ -70,10 +70,10 @@ type ServerStatus struct {
 	// Restarts counts starts after the first one (after a crash or failed
 	// start, a changed spec, or a restart request).
 	Restarts int `json:"restarts"`
-	// Crashes counts the failures among them: starts that failed and
-	// sessions that ended on their own (a crash, a lost connection). The
-	// rest of Restarts were asked for: a changed spec, a restart request,
-	// enabling the server again.
+	// Crashes counts the restarts that followed a failure: a start that
+	// failed or a session that ended on its own (a crash, a lost
+	// connection). The rest of Restarts were asked for: a changed spec, a
+	// restart request, enabling the server again.
 	Crashes int `json:"crashes"`
 	// StartTimeoutMS is the time budget, in milliseconds, of the current
 	// or next start when it is longer than the configured timeout: a start
