@@ -88,6 +88,10 @@ type Attempt struct {
 	// as it runs, before the handshake: the status shows it while the
 	// server starts. It must not block.
 	OnProcess func(pid int)
+	// WorkingTimeout is how long the start may go on past srv.Timeout
+	// while the server is still working (mcp.Options.WorkingTimeout):
+	// MaxStartTimeout, or srv.Timeout when that is longer.
+	WorkingTimeout time.Duration
 }
 
 type attemptKey struct{}
@@ -104,11 +108,16 @@ func AttemptFrom(ctx context.Context) Attempt {
 }
 
 // MCPDialer dials with mcp.Connect, the spec built by MCPSpec; the
-// attempt's OnProcess is called after opts.OnProcess.
+// attempt's OnProcess is called after opts.OnProcess, and its
+// WorkingTimeout replaces opts'.
 func MCPDialer(opts mcp.Options) Dialer {
 	return func(ctx context.Context, srv schema.Server) (Conn, error) {
 		o := opts
-		if a := AttemptFrom(ctx); a.OnProcess != nil {
+		a := AttemptFrom(ctx)
+		if a.WorkingTimeout > 0 {
+			o.WorkingTimeout = a.WorkingTimeout
+		}
+		if a.OnProcess != nil {
 			o.OnProcess = func(pid int, exited <-chan struct{}) {
 				if opts.OnProcess != nil {
 					opts.OnProcess(pid, exited)
@@ -124,14 +133,21 @@ func MCPDialer(opts mcp.Options) Dialer {
 	}
 }
 
-// MaxStartTimeout bounds the budget of a start that follows one that ran
-// out of time while the server was still working (an *mcp.StartTimeoutError
-// with Progress): each such start gets twice the budget of the one before,
-// from the server's own timeout up to this (a configured timeout above it
-// stays as it is). So a first `npx -y pkg`, which spends its budget
-// downloading, comes up on its own a few attempts later: 5 s, 10 s, 20 s …
-// A start that succeeds, or fails another way, and a changed spec go back
-// to the configured timeout.
+// MaxStartTimeout bounds how long a start may take while the server is
+// still working. A start whose timeout runs out while the server is still
+// working (it used CPU or wrote to stderr at the end) goes on, with its
+// deadline moved to twice the time so far, up to this bound
+// (Attempt.WorkingTimeout, mcp.Options.WorkingTimeout): so a first `npx -y
+// pkg`, which spends 10 to 20 s downloading, comes up in its first start,
+// never killed mid-download. (Killing it then is what not to do: npm's npx
+// can leave its install lock behind, which holds the next npx for a
+// minute, or a half-installed package that then fails to load.)
+//
+// The next start of a server whose start ran out of time after it had
+// been given longer begins with the budget that one reached, and with
+// twice that (up to this bound) if it was still working at the end. A
+// start that succeeds and a changed spec go back to the configured
+// timeout. A configured timeout above the bound stays as it is.
 const MaxStartTimeout = 2 * time.Minute
 
 // DefaultMaxParallelStarts is used when Options.MaxParallelStarts is below 1.
@@ -219,7 +235,8 @@ type serverState struct {
 	lastFailed       bool // the last generation ended in a failure
 	// budget is the start timeout of the next attempt when it was grown
 	// after a start that ran out of time while still working (see
-	// MaxStartTimeout); 0 means the configured timeout.
+	// MaxStartTimeout); 0 means the configured timeout. Ready and a new
+	// spec reset it.
 	budget     time.Duration
 	lastErr    string // the failure it is in now (ServerStatus.LastError)
 	pid, tools int

@@ -94,12 +94,15 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 	}
 	c.transition(name, gen, PhaseStarting)
 	if timeout > configuredTimeout(spec) {
-		log.Info("connecting with a longer timeout: the last start ran out of time while the server was still working", "timeout", timeout)
+		log.Info("connecting with a longer timeout: the last start needed longer", "timeout", timeout)
 	}
 	log.V(1).Info("connecting", "target", target(spec))
 	dialSpec := spec
 	dialSpec.Timeout = timeout
-	dctx := withAttempt(ctx, Attempt{OnProcess: func(pid int) { c.processStarted(name, gen, pid) }})
+	dctx := withAttempt(ctx, Attempt{
+		OnProcess:      func(pid int) { c.processStarted(name, gen, pid) },
+		WorkingTimeout: max(MaxStartTimeout, timeout),
+	})
 	conn, err := c.dial(dctx, dialSpec)
 	<-c.slots
 	if err != nil {
@@ -252,10 +255,19 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 	} else {
 		st.observedGen = gen
 		st.lastFailed = true
-		st.budget = 0
+		// A start that needed longer than configured begins the next one
+		// with what it reached; other failures keep the budget (see
+		// MaxStartTimeout).
 		var te *mcp.StartTimeoutError
-		if errors.As(err, &te) && te.Progress != "" {
-			st.budget = grownTimeout(inst.timeout, configuredTimeout(inst.spec))
+		if errors.As(err, &te) {
+			configured := configuredTimeout(inst.spec)
+			reached := max(te.Timeout, inst.timeout)
+			switch {
+			case te.Progress != "":
+				st.budget = grownTimeout(reached, configured)
+			case reached > configured:
+				st.budget = reached
+			}
 		}
 		msg := err.Error()
 		if c.remedy != nil {

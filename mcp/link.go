@@ -52,9 +52,13 @@ type link interface {
 	// remote server.
 	stderrTail() []string
 	// progress says how a local server that is still starting shows it is
-	// working (see StartTimeoutError.Progress); "" if it does not, and for
-	// a remote server. It is called while open runs.
+	// working in the last part of its budget (see
+	// StartTimeoutError.Progress); "" if it does not, and for a remote
+	// server. expect moves the end of the budget to budget after the start
+	// (Session.workingDeadline). Both are called while open runs, from any
+	// goroutine.
 	progress() string
+	expect(budget time.Duration)
 	// withheld returns the variables of FreeCode's environment that lines
 	// (the server's stderr) mention and the local server did not get; nil
 	// for a remote server.

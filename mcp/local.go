@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -16,10 +17,11 @@ type localLink struct {
 	env  linkEnv
 	ring *lineRing // the process's last stderr lines
 
-	// proc is set by open once the process runs, meter along with it;
-	// read-only afterwards.
-	proc  *process
-	meter *startMeter
+	// proc is set by open once the process runs; read-only afterwards.
+	proc *process
+
+	meterMu sync.Mutex  // guards meter
+	meter   *startMeter // watches the start; set by open with proc
 }
 
 func (l *localLink) open(cctx context.Context, o opener) error {
@@ -32,8 +34,11 @@ func (l *localLink) open(cctx context.Context, o opener) error {
 		return fmt.Errorf("server %q: cannot start %q: %w", srv.Name, srv.Command[0], err)
 	}
 	l.proc = proc
-	l.meter = newStartMeter(proc.pid, l.ring, l.env.timeout)
-	defer l.meter.stop()
+	meter := newStartMeter(proc.pid, l.ring, l.env.timeout)
+	defer meter.stop()
+	l.meterMu.Lock()
+	l.meter = meter
+	l.meterMu.Unlock()
 	// The command as written, if known: expanded, it may hold secrets.
 	var command any = srv.Command
 	if srv.Shown != "" {
@@ -81,10 +86,22 @@ func (l *localLink) exitCause(ctx context.Context, when string, err error) error
 }
 
 func (l *localLink) progress() string {
-	if l.meter == nil {
+	l.meterMu.Lock()
+	m := l.meter
+	l.meterMu.Unlock()
+	if m == nil {
 		return ""
 	}
-	return l.meter.progressed()
+	return m.progressed()
+}
+
+func (l *localLink) expect(budget time.Duration) {
+	l.meterMu.Lock()
+	m := l.meter
+	l.meterMu.Unlock()
+	if m != nil {
+		m.expect(budget)
+	}
 }
 
 func (l *localLink) withheld(lines []string) []string {

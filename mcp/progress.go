@@ -11,8 +11,9 @@ import (
 
 // How a local server that runs out of its start timeout is judged to be
 // still working: it wrote a stderr line, or its process group used at least
-// progressMinCPU of CPU time, during the last progressWindow of the budget
-// (a quarter of the budget when that is shorter).
+// progressMinCPU of CPU time, during the last quarter of the budget, at
+// most the last progressWindow (a download waits for the network now and
+// then; a quarter is long enough to see through that, and still the end).
 //
 // CPU time is the signal that matters: a cold `npx -y pkg` writes nothing
 // to stderr while it downloads and unpacks, but keeps node busy (measured:
@@ -21,7 +22,7 @@ import (
 // initialize). A server that hangs, or waits for input, uses none. Stderr
 // lines count too, for runners that print their progress.
 const (
-	progressWindow = time.Second
+	progressWindow = 5 * time.Second
 	progressMinCPU = 20 * time.Millisecond
 )
 
@@ -36,10 +37,13 @@ const clockTicks = 100
 type startMeter struct {
 	pgid  int
 	ring  *lineRing
-	timer *time.Timer
+	start time.Time
 
-	mu   sync.Mutex // guards mark
-	mark *usage     // the sample at the start of the window; nil before it
+	mu    sync.Mutex  // guards mark, timer and stopped
+	mark  *usage      // the sample at the start of the window; nil before it
+	timer *time.Timer // takes mark
+	// stopped: stop was called; expect arms nothing.
+	stopped bool
 }
 
 // usage is a sample of a server's signs of work.
@@ -49,22 +53,41 @@ type usage struct {
 }
 
 // newStartMeter starts watching the process group pgid, whose stderr goes
-// to ring, for a start that may take timeout from now. stop ends it.
-func newStartMeter(pgid int, ring *lineRing, timeout time.Duration) *startMeter {
-	m := &startMeter{pgid: pgid, ring: ring}
-	window := min(progressWindow, timeout/4)
-	m.timer = time.AfterFunc(timeout-window, func() {
+// to ring, for a start that may take budget from now. stop ends it.
+func newStartMeter(pgid int, ring *lineRing, budget time.Duration) *startMeter {
+	m := &startMeter{pgid: pgid, ring: ring, start: time.Now()}
+	m.expect(budget)
+	return m
+}
+
+// expect makes the budget end budget after the start: the mark is taken
+// again at the start of the last window before that.
+func (m *startMeter) expect(budget time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopped {
+		return
+	}
+	if m.timer != nil {
+		m.timer.Stop()
+	}
+	window := min(progressWindow, budget/4)
+	m.timer = time.AfterFunc(time.Until(m.start.Add(budget-window)), func() {
 		u := m.sample()
 		m.mu.Lock()
 		m.mark = &u
 		m.mu.Unlock()
 	})
-	return m
 }
 
 // stop ends the watch. A sample being taken may still finish; it only sets
 // mark.
-func (m *startMeter) stop() { m.timer.Stop() }
+func (m *startMeter) stop() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.stopped = true
+	m.timer.Stop()
+}
 
 // progressed returns how the server showed it was still working in the
 // window before now ("using CPU", "writing to stderr"), or "" if it did
@@ -141,3 +164,4 @@ func parseStat(data []byte) (pgid int, ticks int64, ok bool) {
 // FreeCode's to miss.
 func (r *remoteLink) progress() string                 { return "" }
 func (r *remoteLink) withheld(lines []string) []string { return nil }
+func (r *remoteLink) expect(time.Duration)             {}

@@ -137,3 +137,40 @@ func TestParseStat(t *testing.T) {
 	_, _, ok = parseStat([]byte("garbage"))
 	require.False(t, ok)
 }
+
+// With a WorkingTimeout, a start that is still working when its timeout
+// runs out goes on — twice the time so far, up to WorkingTimeout — and a
+// server that keeps working to the end says how long it had.
+func TestWorkingTimeoutExtendsAStartThatIsStillWorking(t *testing.T) {
+	t.Run("comes up", func(t *testing.T) {
+		t.Parallel()
+		srv := localServer("slow", "--init-delay", "1500ms", "--init-stderr-every", "50ms")
+		srv.Timeout = 400 * time.Millisecond
+		s, err := Connect(context.Background(), srv, Options{Logger: testLogger(t), WorkingTimeout: 30 * time.Second})
+		require.NoError(t, err, "400ms, then 800ms, then 1.6s")
+		require.NoError(t, s.Close())
+	})
+	t.Run("hangs", func(t *testing.T) {
+		t.Parallel()
+		srv := localServer("hang", "--hang-init")
+		srv.Timeout = time.Second
+		start := time.Now()
+		_, err := Connect(context.Background(), srv, Options{Logger: testLogger(t), WorkingTimeout: 30 * time.Second})
+		var te *StartTimeoutError
+		require.ErrorAs(t, err, &te)
+		require.Equal(t, time.Second, te.Timeout, "no sign of work: no extension")
+		require.Empty(t, te.Progress)
+		require.Less(t, time.Since(start), 10*time.Second)
+	})
+	t.Run("works to the end", func(t *testing.T) {
+		t.Parallel()
+		srv := localServer("busy", "--hang-init", "--init-busy")
+		srv.Timeout = 800 * time.Millisecond
+		_, err := Connect(context.Background(), srv, Options{Logger: testLogger(t), WorkingTimeout: 3 * time.Second})
+		var te *StartTimeoutError
+		require.ErrorAs(t, err, &te)
+		require.Equal(t, 3*time.Second, te.Timeout, "800ms, 1.6s, 3s")
+		require.Equal(t, "using CPU", te.Progress)
+		require.True(t, strings.HasPrefix(err.Error(), `server "busy": no answer to initialize within 3s; it was still working (using CPU)`), err.Error())
+	})
+}
