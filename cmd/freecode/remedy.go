@@ -84,7 +84,7 @@ func (a *app) timeoutRemedy(srv schema.Server, e *mcp.StartTimeoutError) string 
 		return fmt.Sprintf(`raise the server's timeout: "timeout": %d (milliseconds) in its entry in %s%s`,
 			to.Milliseconds(), a.entryFile(srv), a.retrustNote(srv))
 	}
-	retries := fmt.Sprintf("under `freecode serve` each new try gets twice as long, up to %s", controller.MaxStartTimeout)
+	retries := fmt.Sprintf("under `freecode serve` a start that is still working goes on, up to %s", controller.MaxStartTimeout)
 	runner := packageRunner(srv.Command)
 	switch {
 	case runner != "" && e.Progress != "":
