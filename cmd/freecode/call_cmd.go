@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/bridge"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/registry"
@@ -90,6 +91,15 @@ unless --yes, or, through serve, waits for an answer from another terminal
 					fmt.Fprintf(a.stderr, "Calling %s %s.\n", termtext.Neutralize(id), r.describe())
 				}
 				if r.client != nil {
+					if starting(r.server.Phase) {
+						st, err := a.waitStarted(c.Context(), r.client, s.Name)
+						if err != nil {
+							return err
+						}
+						if st.Phase != wire.PhaseReady {
+							return notReady(st)
+						}
+					}
 					return a.callThroughServe(c.Context(), r, id, callArgs, o)
 				}
 			} else if verbose {
