@@ -96,7 +96,7 @@ func TestStartShowsProgressOnATerminal(t *testing.T) {
 	assert.Contains(t, out, "\r\x1b[K  │ still initializing (1)\r\n")
 	assert.Contains(t, out, "\r\x1b[K  │ still initializing (5)\r\n")
 	// The status line is erased before the result.
-	assert.Regexp(t, "\r\x1b\\[K✓ Server \"slow\" started with 7 tools \\(1\\.\\d+s\\)\r\n", out)
+	assert.Regexp(t, "\r\x1b\\[K✓ Server \"slow\" started with 7 tools \\([\\d.]+m?s\\)\r\n", out)
 	assert.Contains(t, out, "Stopped \"slow\" again: `mcp start` only tests a server; `freecode serve` keeps servers running.\r\n")
 }
 
