@@ -43,6 +43,10 @@ func (exampleBackend) Logs(name string, after wire.LogCursor) (api.Logs, error) 
 	return api.Logs{Lines: []string{"notes server starting", "ready"}, Session: 1, Last: 2}, nil
 }
 
+func (exampleBackend) Tools(name string) (api.ServerTools, error) {
+	return api.ServerTools{}, fmt.Errorf("tools of %q: %w", name, api.ErrNotFound)
+}
+
 func (b exampleBackend) WaitLogs(ctx context.Context, name string, after wire.LogCursor) (api.Logs, error) {
 	<-ctx.Done()
 	return api.Logs{}, ctx.Err()

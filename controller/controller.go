@@ -78,19 +78,80 @@ type Conn interface {
 
 // Dialer starts or reaches srv and returns its session once it is
 // initialized and its tools are listed. It must give up within srv.Timeout
-// and when ctx ends, leaving nothing running on failure.
+// — this attempt's budget, which can be longer than the configured timeout
+// (see MaxStartTimeout) — and when ctx ends, leaving nothing running on
+// failure. ctx carries the attempt (AttemptFrom): a dialer that starts a
+// process reports its pid there as soon as it runs.
 type Dialer func(ctx context.Context, srv schema.Server) (Conn, error)
 
-// MCPDialer dials with mcp.Connect, the spec built by MCPSpec.
+// Attempt is what the controller tells a Dialer about one start, through
+// the dial's context.
+type Attempt struct {
+	// OnProcess, if set, takes the pid of a local server's process as soon
+	// as it runs, before the handshake: the status shows it while the
+	// server starts. It must not block.
+	OnProcess func(pid int)
+	// WorkingTimeout is how long the start may go on past srv.Timeout
+	// while the server is still working (mcp.Options.WorkingTimeout):
+	// MaxStartTimeout, or srv.Timeout when that is longer.
+	WorkingTimeout time.Duration
+}
+
+type attemptKey struct{}
+
+// withAttempt returns ctx carrying a.
+func withAttempt(ctx context.Context, a Attempt) context.Context {
+	return context.WithValue(ctx, attemptKey{}, a)
+}
+
+// AttemptFrom returns the attempt ctx carries (the zero Attempt if none).
+func AttemptFrom(ctx context.Context) Attempt {
+	a, _ := ctx.Value(attemptKey{}).(Attempt)
+	return a
+}
+
+// MCPDialer dials with mcp.Connect, the spec built by MCPSpec; the
+// attempt's OnProcess is called after opts.OnProcess, and its
+// WorkingTimeout replaces opts'.
 func MCPDialer(opts mcp.Options) Dialer {
 	return func(ctx context.Context, srv schema.Server) (Conn, error) {
-		s, err := mcp.Connect(ctx, MCPSpec(srv), opts)
+		o := opts
+		a := AttemptFrom(ctx)
+		if a.WorkingTimeout > 0 {
+			o.WorkingTimeout = a.WorkingTimeout
+		}
+		if a.OnProcess != nil {
+			o.OnProcess = func(pid int, exited <-chan struct{}) {
+				if opts.OnProcess != nil {
+					opts.OnProcess(pid, exited)
+				}
+				a.OnProcess(pid)
+			}
+		}
+		s, err := mcp.Connect(ctx, MCPSpec(srv), o)
 		if err != nil {
 			return nil, err
 		}
 		return s, nil
 	}
 }
+
+// MaxStartTimeout bounds how long a start may take while the server is
+// still working. A start whose timeout runs out while the server is still
+// working (it used CPU or wrote to stderr at the end) goes on, with its
+// deadline moved to twice the time so far, up to this bound
+// (Attempt.WorkingTimeout, mcp.Options.WorkingTimeout): so a first `npx -y
+// pkg`, which spends 10 to 20 s downloading, comes up in its first start,
+// never killed mid-download. (Killing it then is what not to do: npm's npx
+// can leave its install lock behind, which holds the next npx for a
+// minute, or a half-installed package that then fails to load.)
+//
+// The next start of a server whose start ran out of time after it had
+// been given longer begins with the budget that one reached, and with
+// twice that (up to this bound) if it was still working at the end. A
+// start that succeeds and a changed spec go back to the configured
+// timeout. A configured timeout above the bound stays as it is.
+const MaxStartTimeout = 2 * time.Minute
 
 // DefaultMaxParallelStarts is used when Options.MaxParallelStarts is below 1.
 // Starting is mostly waiting for a child to initialize, so the bound is wide:
@@ -131,6 +192,11 @@ type Options struct {
 	// DefaultProbeInterval; a negative value turns probing off, leaving
 	// the backoff alone to decide.
 	ProbeInterval time.Duration
+	// Remedy, if set, says what to do about the failure err of server srv
+	// (a variable it was not given, a timeout to raise), or returns "".
+	// A non-empty remedy goes on its own line after the error in
+	// ServerStatus.LastError (and LastFailure), and in the log.
+	Remedy func(srv schema.Server, err error) string
 }
 
 // Controller reconciles the desired servers with the running ones. Its
@@ -158,12 +224,14 @@ type Controller struct {
 	configErr    string
 	servers      map[string]*serverState
 
-	// holdReason is Options.HoldReason; New sets it, nothing changes it.
+	// holdReason is Options.HoldReason and remedy Options.Remedy; New
+	// sets them, nothing changes them.
 	holdReason func(*schema.Hold) string
 	// probe and probeInterval are Options.Probe and ProbeInterval with
 	// the defaults applied (probeInterval 0: probing is off); read-only.
 	probe         Prober
 	probeInterval time.Duration
+	remedy        func(schema.Server, error) string
 }
 
 // serverState is everything known about one server's actual state. All
@@ -181,11 +249,18 @@ type serverState struct {
 	failures         int // consecutive failures, for the backoff
 	nextRetry        time.Time
 	starts           int
-	lastErr          string // the failure it is in now (ServerStatus.LastError)
-	pid, tools       int
-	conn             Conn     // the connected session while inst has one
-	tail             []string // stderr tail of the last session or failed start
-	tailLast         int64    // the number of tail's last line (see logs.go)
+	crashes          int  // restarts that followed a failure
+	lastFailed       bool // the last generation ended in a failure
+	// budget is the start timeout of the next attempt when it was grown
+	// after a start that ran out of time while still working (see
+	// MaxStartTimeout); 0 means the configured timeout. Ready and a new
+	// spec reset it.
+	budget     time.Duration
+	lastErr    string // the failure it is in now (ServerStatus.LastError)
+	pid, tools int
+	conn       Conn     // the connected session while inst has one
+	tail       []string // stderr tail of the last session or failed start
+	tailLast   int64    // the number of tail's last line (see logs.go)
 	// logGen is the generation whose stderr conn (else tail) holds; 0
 	// none yet. logMoved, made by the first reader that needs it, is
 	// closed when logGen or conn changes and when the server is forgotten.
@@ -207,8 +282,11 @@ type serverState struct {
 
 // instance is one owner goroutine's handle.
 type instance struct {
-	gen      int64
-	spec     schema.Server
+	gen  int64
+	spec schema.Server
+	// timeout is this attempt's budget: spec.Timeout (with the default
+	// applied), or longer (serverState.budget).
+	timeout  time.Duration
 	cancel   context.CancelFunc
 	stopping bool // cancel was called: the owner is closing the session
 	// keepTools: the stop is a restart; the tools stay registered.
@@ -251,6 +329,7 @@ func New(opts Options) *Controller {
 		holdReason:    opts.HoldReason,
 		probe:         opts.Probe,
 		probeInterval: opts.ProbeInterval,
+		remedy:        opts.Remedy,
 	}
 }
 
@@ -554,9 +633,15 @@ func (c *Controller) Status() Status {
 			ss.Generation, ss.ObservedGeneration = st.gen, st.observedGen
 			ss.PID, ss.Tools, ss.LastError, ss.NextRetry = st.pid, st.tools, st.lastErr, st.nextRetry
 			ss.LastFailure, ss.LastFailureAt = st.lastFailure, st.lastFailureAt
-			ss.Restarts = max(st.starts-1, 0)
+			ss.Restarts, ss.Crashes = max(st.starts-1, 0), st.crashes
 			if st.inst != nil {
 				ss.SpecHash = st.inst.spec.SpecHash()
+			}
+			switch {
+			case st.inst != nil && st.conn == nil && st.inst.timeout > configuredTimeout(st.inst.spec):
+				ss.StartTimeoutMS = st.inst.timeout.Milliseconds() // starting
+			case st.inst == nil && st.budget > 0:
+				ss.StartTimeoutMS = st.budget.Milliseconds() // the next start's
 			}
 			if st.conn != nil {
 				ss.StderrTail = st.conn.StderrTail()
@@ -569,6 +654,22 @@ func (c *Controller) Status() Status {
 		out.Servers = append(out.Servers, ss)
 	}
 	return out
+}
+
+// configuredTimeout is srv's start timeout, schema.DefaultTimeout when it
+// sets none (as MCPSpec applies it).
+func configuredTimeout(srv schema.Server) time.Duration {
+	if srv.Timeout > 0 {
+		return srv.Timeout
+	}
+	return schema.DefaultTimeout
+}
+
+// grownTimeout is the budget of the start after one with budget last ran
+// out of time while still working: twice as long, at most MaxStartTimeout,
+// and never less than configured.
+func grownTimeout(last, configured time.Duration) time.Duration {
+	return max(min(2*last, MaxStartTimeout), configured)
 }
 
 // target is what a user recognizes a server by: its command line or URL,

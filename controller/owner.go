@@ -30,10 +30,16 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 	ctx, cancel := context.WithCancel(root)
 	st.gen++
 	st.starts++
-	st.inst = &instance{gen: st.gen, spec: spec, cancel: cancel}
-	if h := spec.SpecHash(); h != st.lastHash {
-		st.lastHash, st.failures = h, 0 // a new spec starts a new failure count
+	if st.starts > 1 && st.lastFailed {
+		st.crashes++
 	}
+	st.lastFailed = false
+	if h := spec.SpecHash(); h != st.lastHash {
+		// A new spec starts a new failure count, with its own timeout.
+		st.lastHash, st.failures, st.budget = h, 0, 0
+	}
+	timeout := max(configuredTimeout(spec), st.budget)
+	st.inst = &instance{gen: st.gen, spec: spec, timeout: timeout, cancel: cancel}
 	if st.outage != nil {
 		// A probe still in flight speaks of the round before this start.
 		st.outage = st.outage.fresh()
@@ -47,7 +53,7 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 	gen := st.gen
 	c.owners.Add(1)
 	c.unlockPublish(evs)
-	go c.own(ctx, gen, spec)
+	go c.own(ctx, gen, spec, timeout)
 }
 
 // stop tells the owner of name to stop; it returns at once. The owner
@@ -85,7 +91,10 @@ func (c *Controller) stop(name, reason string, keepTools bool) {
 // there) keeps its tools for as long as that lasts and its spec is
 // unchanged, each call answering with an *OutageError (see holdTools); a
 // start that fails for another reason removes them as above.
-func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
+//
+// The dial gets spec with Timeout set to timeout, this attempt's budget;
+// spec itself, and so its hash, stays as configured.
+func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, timeout time.Duration) {
 	defer c.owners.Done()
 	name := spec.Name
 	log := c.log.WithValues("server", name, "generation", gen)
@@ -97,8 +106,17 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server) {
 		return
 	}
 	c.transition(name, gen, PhaseStarting)
+	if timeout > configuredTimeout(spec) {
+		log.Info("connecting with a longer timeout: the last start needed longer", "timeout", timeout)
+	}
 	log.V(1).Info("connecting", "target", target(spec))
-	conn, err := c.dial(ctx, spec)
+	dialSpec := spec
+	dialSpec.Timeout = timeout
+	dctx := withAttempt(ctx, Attempt{
+		OnProcess:      func(pid int) { c.processStarted(name, gen, pid) },
+		WorkingTimeout: max(MaxStartTimeout, timeout),
+	})
+	conn, err := c.dial(dctx, dialSpec)
 	<-c.slots
 	if err != nil {
 		if ctx.Err() != nil {
@@ -172,6 +190,16 @@ func (c *Controller) outageHoldsTools(name string, spec schema.Server, err error
 	return st != nil && st.toolsHash != "" && st.toolsHash == spec.SpecHash()
 }
 
+// processStarted records the pid of gen's process, which runs but is not ready
+// yet, if gen is still current.
+func (c *Controller) processStarted(name string, gen int64, pid int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.servers[name]; st != nil && st.inst != nil && st.inst.gen == gen {
+		st.pid = pid
+	}
+}
+
 // keepingTools reports whether gen is being stopped to start again.
 func (c *Controller) keepingTools(name string, gen int64) bool {
 	c.mu.Lock()
@@ -192,6 +220,7 @@ func (c *Controller) adopt(ctx context.Context, name string, gen int64, conn Con
 	st.conn, st.pid, st.observedGen = conn, conn.PID(), gen
 	st.lastErr = "" // recovered; lastFailure keeps it
 	st.outage = nil
+	st.budget = 0 // the configured timeout is enough again
 	st.logGen = gen
 	st.logsMoved()
 	return true
@@ -250,19 +279,42 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 		c.mu.Unlock()
 		return
 	}
-	st.inst.cancel()
-	c.noteFailureLocked(st, st.inst.spec, err, now)
+	inst := st.inst
+	inst.cancel()
+	c.noteFailureLocked(st, inst.spec, err, now)
 	st.inst, st.conn, st.pid, st.tools = nil, nil, 0, 0
 	if tail != nil {
 		st.keepTail(gen, tail)
 	}
 	var evs []PhaseChanged
 	var delay time.Duration
+	var remedy string
 	if err == nil {
 		evs = st.setPhase(PhaseStopped, evs)
 	} else {
 		st.observedGen = gen
-		st.fail(err.Error(), now)
+		st.lastFailed = true
+		// A start that needed longer than configured begins the next one
+		// with what it reached; other failures keep the budget (see
+		// MaxStartTimeout).
+		var te *mcp.StartTimeoutError
+		if errors.As(err, &te) {
+			configured := configuredTimeout(inst.spec)
+			reached := max(te.Timeout, inst.timeout)
+			switch {
+			case te.Progress != "":
+				st.budget = grownTimeout(reached, configured)
+			case reached > configured:
+				st.budget = reached
+			}
+		}
+		msg := err.Error()
+		if c.remedy != nil {
+			if remedy = c.remedy(inst.spec, err); remedy != "" {
+				msg += "\n" + remedy
+			}
+		}
+		st.fail(msg, now)
 		if !readyAt.IsZero() && now.Sub(readyAt) >= c.backoff.StableAfter {
 			st.failures = 0
 		}
@@ -272,11 +324,18 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 		evs = st.setPhase(PhaseBackoff, evs)
 	}
 	probing := st.outage != nil && c.probeInterval > 0
+	budget := st.budget
 	c.unlockPublish(evs)
 	if err != nil {
 		kv := []any{"server", name, "generation", gen, "retryIn", delay}
 		if probing {
 			kv = append(kv, "probeEvery", c.probeInterval)
+		}
+		if budget > 0 {
+			kv = append(kv, "nextTimeout", budget)
+		}
+		if remedy != "" {
+			kv = append(kv, "hint", remedy)
 		}
 		c.log.Error(err, "server failed; retrying after backoff", kv...)
 	} else {
@@ -288,9 +347,17 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 // stderrOf returns the stderr tail carried by a failed start's error,
 // numbered from 1 (nil if it carries none).
 func stderrOf(err error) *stderrTail {
+	var lines []string
 	var ee *mcp.ExitError
-	if errors.As(err, &ee) && ee.Stderr != nil {
-		return &stderrTail{lines: ee.Stderr, last: int64(len(ee.Stderr))}
+	var te *mcp.StartTimeoutError
+	switch {
+	case errors.As(err, &ee):
+		lines = ee.Stderr
+	case errors.As(err, &te):
+		lines = te.Stderr
 	}
-	return nil
+	if lines == nil {
+		return nil
+	}
+	return &stderrTail{lines: lines, last: int64(len(lines))}
 }

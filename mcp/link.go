@@ -55,6 +55,18 @@ type link interface {
 	// stderrTail is the local server's last stderr lines; nil for a
 	// remote server.
 	stderrTail() []string
+	// progress says how a local server that is still starting shows it is
+	// working in the last part of its budget (see
+	// StartTimeoutError.Progress); "" if it does not, and for a remote
+	// server. expect moves the end of the budget to budget after the start
+	// (Session.workingDeadline). Both are called while open runs, from any
+	// goroutine.
+	progress() string
+	expect(budget time.Duration)
+	// withheld returns the variables of FreeCode's environment that lines
+	// (the server's stderr) mention and the local server did not get; nil
+	// for a remote server.
+	withheld(lines []string) []string
 	// stderrAfter is Session.StderrAfter: the local server's stderr lines
 	// after n; for a remote server nil lines, n and a nil channel.
 	stderrAfter(n int64) (lines []string, last int64, next <-chan struct{})

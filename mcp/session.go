@@ -72,6 +72,23 @@ type Options struct {
 	// tool lists and other sessions using the same cache; nil shares only
 	// within one list.
 	Schemas *SchemaCache
+	// WorkingTimeout, if longer than the spec's Timeout, lets a local server
+	// that is still working when its Timeout runs out (it used CPU or wrote
+	// to stderr at the end; see StartTimeoutError.Progress) go on
+	// connecting: the deadline moves to twice the time so far, up to
+	// WorkingTimeout, for as long as the server is still working at each
+	// deadline. A first `npx -y pkg` spends its time downloading, and
+	// stopping it then is what not to do: npm's npx, killed while it
+	// installs, can leave its install lock (the next npx waits a minute for
+	// it to go stale) or a half-installed package (which then fails to
+	// load) behind. Zero: Timeout is the whole budget.
+	WorkingTimeout time.Duration
+	// OnStderr, if set, gets each line a local server writes to stderr as
+	// it arrives (cut to 4 KiB, as kept), from the goroutine that reads
+	// stderr, from the start of the process on: `freecode mcp start` shows
+	// them while the server starts. It must not block: the server blocks
+	// once the pipe is full.
+	OnStderr func(line string)
 	// Launcher, if set, starts each local server's process: FreeCode's
 	// runs it under a reaper process that kills and reaps everything the
 	// server left behind when it exits, even helpers that moved to a
@@ -108,9 +125,12 @@ var errProcessExited = errors.New("server process exited")
 type Session struct {
 	srv     Spec
 	timeout time.Duration
-	opts    Options
-	log     logr.Logger // wrapped by newLink, before any use, to apply mask
-	limits  *limitTrip  // the first limit the server went over ends the session
+	// budget is connecting's budget so far, in nanoseconds: timeout, or
+	// longer while the server keeps working (Options.WorkingTimeout).
+	budget atomic.Int64
+	opts   Options
+	log    logr.Logger // wrapped by newLink, before any use, to apply mask
+	limits *limitTrip  // the first limit the server went over ends the session
 	// mask shows a remote server's URL as written in every message and
 	// log line (nil for a local server: it changes nothing).
 	mask *urlMask
@@ -211,7 +231,14 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 
-	cctx, cancel := context.WithTimeoutCause(ctx, timeout, errConnectTimeout)
+	s.budget.Store(int64(timeout))
+	var cctx context.Context
+	var cancel func()
+	if srv.Type == Local && opts.WorkingTimeout > timeout {
+		cctx, cancel = s.workingDeadline(ctx)
+	} else {
+		cctx, cancel = context.WithTimeoutCause(ctx, timeout, errConnectTimeout)
+	}
 	defer cancel()
 	// A limit the server goes over ends connecting at once.
 	cctx, cancelLimit := context.WithCancelCause(cctx)
@@ -245,6 +272,42 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	go s.run()
 	return s, nil
 }
+
+// workingDeadline returns a context for connecting that ends with the
+// cause errConnectTimeout once the budget has run out: the timeout, and,
+// each time it runs out while the server is still working, twice the time
+// so far up to Options.WorkingTimeout. cancel ends it, and the goroutine
+// that keeps the time.
+func (s *Session) workingDeadline(ctx context.Context) (context.Context, func()) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	budget, most := s.timeout, s.opts.WorkingTimeout
+	go func() {
+		timer := time.NewTimer(budget)
+		defer timer.Stop()
+		for {
+			select {
+			case <-cctx.Done():
+				return
+			case <-timer.C:
+			}
+			how := s.link.progress()
+			if how == "" || budget >= most {
+				cancel(errConnectTimeout)
+				return
+			}
+			next := min(2*budget, most)
+			s.link.expect(next)
+			s.log.Info("still working when its timeout ran out; waiting longer", "working", how, "timeout", next)
+			timer.Reset(next - budget)
+			budget = next
+			s.budget.Store(int64(budget))
+		}
+	}()
+	return cctx, func() { cancel(nil) }
+}
+
+// spent is connecting's budget: the timeout, or longer (workingDeadline).
+func (s *Session) spent() time.Duration { return time.Duration(s.budget.Load()) }
 
 // handshake makes c the session's client, starts it, initializes the
 // server and lists its tools. Links call it (see opener) once their
@@ -304,7 +367,9 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 	cause := context.Cause(cctx)
 	switch {
 	case errors.Is(cause, errConnectTimeout):
-		return newError(s.timeoutMessage(step)+formatStderr(s.link.stderrTail()), ErrTransport, context.DeadlineExceeded)
+		tail := s.link.stderrTail()
+		return &StartTimeoutError{Server: name, Step: step, Timeout: s.spent(), Progress: s.link.progress(),
+			Stderr: tail, Withheld: s.link.withheld(tail), msg: s.timeoutMessage(step)}
 	case cctx.Err() != nil && !errors.Is(cause, errProcessExited):
 		return fmt.Errorf("server %q: %s canceled: %w", name, step, cause)
 	}
@@ -327,15 +392,15 @@ func (s *Session) timeoutMessage(step string) string {
 	name := s.srv.Name
 	switch step {
 	case stepToolsList:
-		return fmt.Sprintf("server %q: no answer to tools/list within %s (%s)", name, s.timeout, s.listed.soFar())
+		return fmt.Sprintf("server %q: no answer to tools/list within %s (%s)", name, s.spent(), s.listed.soFar())
 	case stepDone:
-		msg := fmt.Sprintf("server %q: connecting did not finish within %s", name, s.timeout)
+		msg := fmt.Sprintf("server %q: connecting did not finish within %s", name, s.spent())
 		if s.listed.pages > 0 {
 			msg += fmt.Sprintf(" (tools/list answered: %s)", s.listed)
 		}
 		return msg
 	}
-	return fmt.Sprintf("server %q: no answer to %s within %s", name, step, s.timeout)
+	return fmt.Sprintf("server %q: no answer to %s within %s", name, step, s.spent())
 }
 
 // isTransportError reports whether err came from the transport (mcp-go

@@ -45,6 +45,9 @@ type Options struct {
 	// HoldReason phrases why a held server does not run, with what to do
 	// about it, for the status and restart errors (controller.Options).
 	HoldReason func(*schema.Hold) string
+	// Remedy says what to do about a server's failure, for the status and
+	// the log (controller.Options); nil: nothing beyond the error.
+	Remedy func(srv schema.Server, err error) string
 	// Logger gets serve's log; Stderr the guard process's own output (nil:
 	// os.Stderr).
 	Logger logr.Logger
@@ -137,6 +140,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		// The status and errors of serve say what to do, as the
 		// commands do.
 		HoldReason: opts.HoldReason,
+		Remedy:     opts.Remedy,
 	})
 	rules := &rulesHolder{phrase: opts.ProjectError}
 	approvals := api.NewApprovals(bus, 0)

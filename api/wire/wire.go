@@ -10,6 +10,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -69,6 +70,17 @@ type ServerStatus struct {
 	// Restarts counts starts after the first one (after a crash or failed
 	// start, a changed spec, or a restart request).
 	Restarts int `json:"restarts"`
+	// Crashes counts the restarts that followed a failure: a start that
+	// failed or a session that ended on its own (a crash, a lost
+	// connection). The rest of Restarts were asked for: a changed spec, a
+	// restart request, enabling the server again.
+	Crashes int `json:"crashes"`
+	// StartTimeoutMS is the time budget, in milliseconds, of the current
+	// or next start when it is longer than the configured timeout: a start
+	// that ran out of time while the server was still working (a first
+	// `npx -y` downloading its package) gives the next one twice as long,
+	// up to a bound. 0: the configured timeout.
+	StartTimeoutMS int64 `json:"startTimeoutMs,omitempty"`
 	// Since is the time of the last phase change.
 	Since time.Time `json:"since,omitzero"`
 	// LastError is the failure the server is in now: why its last start
@@ -182,6 +194,37 @@ type ConfigErrorChanged struct {
 
 // Kind is the event's name on the wire (and implements event.Event).
 func (ConfigErrorChanged) Kind() string { return "config_error" }
+
+// Tool is one converted tool of a server, as `freecode mcp tools` shows it
+// and GET /v1/servers/{name}/tools answers it.
+type Tool struct {
+	// ID is the tool's id, mcp__<server>__<tool>.
+	ID string `json:"id"`
+	// Name is the tool's name as its server lists it.
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// ReadOnly is true only when the server says readOnlyHint: true.
+	ReadOnly    bool            `json:"readOnly"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	// InputSchema is the resolved, self-contained schema the arguments are
+	// validated against.
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// ServerTools is the answer of GET /v1/servers/{name}/tools: the tools the
+// server has registered, sorted by id.
+type ServerTools struct {
+	Server string `json:"server"`
+	// Phase is the server's phase when the tools were read. Only a ready
+	// server's tools are its current session's; a server being restarted
+	// keeps those of its last session until the new one lists its own.
+	Phase Phase  `json:"phase"`
+	Tools []Tool `json:"tools"`
+	// Warnings say why tools of the session's list were left out (an id
+	// two tools map to, a schema that cannot be resolved).
+	Warnings []string `json:"warnings,omitempty"`
+}
 
 // Logs is the answer of GET /v1/servers/{name}/logs: stderr lines of one
 // session of a server.

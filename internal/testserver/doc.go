@@ -41,6 +41,14 @@
 //	--page-size N             tools/list pages of N tools; clients must follow nextCursor
 //	--init-delay DURATION     wait before answering initialize
 //	--hang-init               never answer initialize
+//	--init-stderr-every DURATION
+//	                          while initialize waits (--init-delay, --hang-init), write a line
+//	                          "still initializing (<n>)" to stderr every DURATION
+//	--init-busy               while initialize waits, keep a CPU busy (as a package runner does
+//	                          while it unpacks a download)
+//	--require-env NAME        unless environment variable NAME is set (and not empty), write
+//	                          "Error: NAME environment variable is required" to stderr and exit
+//	                          with status 1 at start, as servers that need an API key do
 //	--crash-after N           exit with status 3 on the N-th tools/call, before replying
 //	--exit-at-start CODE      write one line to stderr and exit with CODE before reading anything
 //	--garbage-stdout          write non-JSON lines to stdout before serving and after each message (stdio)
@@ -57,6 +65,8 @@
 //	--hold                    internal: block until killed (the grandchild's mode)
 //	--call-log FILE           append JSON lines describing every tools/call (format below)
 //	--pid-file FILE           write the server's pid (decimal, newline) once started
+//	--start-log FILE          append the server's pid (decimal, newline) at every start, first
+//	                          of all: the number of lines is the number of processes started
 //	--http ADDR               serve streamable HTTP on ADDR (e.g. 127.0.0.1:0) instead of stdio and
 //	                          print "listening on http://HOST:PORT/mcp" to stdout once listening;
 //	                          list_changed reaches clients on the standalone GET stream
