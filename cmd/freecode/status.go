@@ -218,6 +218,7 @@ func probeServer(ctx context.Context, s schema.Server, launcher mcp.Launcher, ss
 		return
 	}
 	ss.Phase, ss.Tools, ss.SpecHash = "ready", len(sess.Tools()), s.SpecHash()
+	ss.Warnings, ss.MoreWarnings = controller.ToolWarnings(sess.Tools())
 	if err := sess.Close(); err != nil {
 		ss.LastError = "close: " + err.Error()
 	}
