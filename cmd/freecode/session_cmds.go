@@ -109,9 +109,18 @@ With --watch it stays connected and prints tool-set changes until Ctrl-C or
 	return c
 }
 
+// printConvertErrors prints, as warnings, the tools left out and the tools
+// kept with input schema references not followed.
 func (a *app) printConvertErrors(sess *mcp.Session) {
 	for _, err := range sess.ConvertErrors() {
 		fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(err.Error()))
+	}
+	a.printToolWarnings(sess.Warnings())
+}
+
+func (a *app) printToolWarnings(warnings []mcp.ToolWarning) {
+	for _, w := range warnings {
+		fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(w.String()))
 	}
 }
 
@@ -289,6 +298,7 @@ func (a *app) toolsCmd() *cobra.Command {
 			for _, err := range convErrs {
 				fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(err.Error()))
 			}
+			a.printToolWarnings(mcp.ToolWarnings(tools))
 			views := make([]toolView, len(tools))
 			for i, t := range tools {
 				views[i] = toolView{t.ID, t.Name, t.Title, t.Description, t.ReadOnly, t.Annotations, t.InputSchema}
