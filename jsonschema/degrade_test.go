@@ -381,3 +381,21 @@ func TestPrepareKeepsWarnings(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, p.Warnings)
 }
+
+// A warning quotes what the server wrote (the reference, property names,
+// anchors) with escapes: none of its terminal controls reaches the text.
+func TestWarningTextIsInert(t *testing.T) {
+	evil := "\x1b]52;c;eA==\x07\x1b[2J\r\u202e\u2066\u009b31m\x7f"
+	schema, err := json.Marshal(map[string]any{"properties": map[string]any{
+		"p" + evil: map[string]any{"$ref": "https://example.com/" + evil},
+		"q" + evil: map[string]any{"$ref": "#" + evil},
+		"r" + evil: map[string]any{"$ref": "#/$defs/" + evil},
+	}})
+	require.NoError(t, err)
+	_, warnings, err := Resolve(schema)
+	require.NoError(t, err)
+	require.Len(t, warnings, 3)
+	for _, w := range warnings {
+		require.NotRegexp(t, "[\x00-\x1f\x7f\u0080-\u009f\u202a-\u202e\u2066-\u2069]", w.String())
+	}
+}
