@@ -278,6 +278,11 @@ type serverState struct {
 	// toolsHash is the spec hash of the session whose tools are
 	// registered for the server; "" when none are.
 	toolsHash string
+
+	// warnings and moreWarnings are ToolWarnings of the tools counted in
+	// tools.
+	warnings     []string
+	moreWarnings int
 }
 
 // instance is one owner goroutine's handle.
@@ -632,6 +637,7 @@ func (c *Controller) Status() Status {
 			ss.Phase, ss.Since = st.phase, st.since
 			ss.Generation, ss.ObservedGeneration = st.gen, st.observedGen
 			ss.PID, ss.Tools, ss.LastError, ss.NextRetry = st.pid, st.tools, st.lastErr, st.nextRetry
+			ss.Warnings, ss.MoreWarnings = slices.Clone(st.warnings), st.moreWarnings
 			ss.LastFailure, ss.LastFailureAt = st.lastFailure, st.lastFailureAt
 			ss.Restarts, ss.Crashes = max(st.starts-1, 0), st.crashes
 			if st.inst != nil {
@@ -670,6 +676,19 @@ func configuredTimeout(srv schema.Server) time.Duration {
 // and never less than configured.
 func grownTimeout(last, configured time.Duration) time.Duration {
 	return max(min(2*last, MaxStartTimeout), configured)
+}
+
+// ToolWarnings returns the warnings of tools for a ServerStatus: at most
+// wire.MaxServerWarnings of them, and how many more there are.
+func ToolWarnings(tools []mcp.Tool) (warnings []string, more int) {
+	for _, w := range mcp.ToolWarnings(tools) {
+		if len(warnings) == wire.MaxServerWarnings {
+			more++
+			continue
+		}
+		warnings = append(warnings, w.String())
+	}
+	return warnings, more
 }
 
 // target is what a user recognizes a server by: its command line or URL,

@@ -244,9 +244,15 @@ func (c *Controller) register(name string, gen int64, conn Conn) {
 		c.mu.Unlock()
 		n = 0
 	}
+	var warnings []string
+	var more int
+	if err == nil {
+		warnings, more = ToolWarnings(tools)
+	}
 	c.mu.Lock()
 	if st := c.servers[name]; st != nil && st.gen == gen {
 		st.tools = n
+		st.warnings, st.moreWarnings = warnings, more
 		if err == nil {
 			st.lastErr = "" // an earlier refused set is replaced
 			if st.inst != nil {
@@ -283,6 +289,7 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 	inst.cancel()
 	c.noteFailureLocked(st, inst.spec, err, now)
 	st.inst, st.conn, st.pid, st.tools = nil, nil, 0, 0
+	st.warnings, st.moreWarnings = nil, 0
 	if tail != nil {
 		st.keepTail(gen, tail)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/freecode/freecode/jsonschema"
 	"github.com/freecode/freecode/mcp/auth"
 )
 
@@ -165,6 +166,11 @@ type Session struct {
 
 	reqSeq  atomic.Uint64 // numbers our own requests (tools/list, tools/call)
 	running atomic.Bool   // set once Connect succeeded
+
+	// logged holds the tool warnings already logged (ToolWarning.String),
+	// so that each is logged once per session. Only setTools uses it: on
+	// Connect's goroutine, then on the owner goroutine.
+	logged map[string]bool
 
 	mu       sync.Mutex // guards raw, tools, convErrs, err and stopErr
 	raw      []json.RawMessage
@@ -503,6 +509,7 @@ func (s *Session) setTools(raws []json.RawMessage) bool {
 	for _, err := range errs {
 		s.log.Info("tool skipped", "err", err.Error())
 	}
+	s.logWarnings(tools)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	changed := !slices.EqualFunc(s.tools, tools, sameTool)
@@ -510,11 +517,40 @@ func (s *Session) setTools(raws []json.RawMessage) bool {
 	return changed
 }
 
+// maxLoggedWarnings bounds the tool warnings one session logs; past it,
+// one line says that further ones are not logged.
+const maxLoggedWarnings = 100
+
+// logWarnings logs, once per session, each warning of tools not logged
+// before (see logged).
+func (s *Session) logWarnings(tools []Tool) {
+	for _, w := range ToolWarnings(tools) {
+		text := w.String()
+		if s.logged[text] {
+			continue
+		}
+		if len(s.logged) == maxLoggedWarnings {
+			s.log.Info("more tools kept with input schema references not followed; not logged", "logged", maxLoggedWarnings)
+			s.logged[text] = true // over the bound: nothing more is logged
+			return
+		}
+		if len(s.logged) > maxLoggedWarnings {
+			return
+		}
+		if s.logged == nil {
+			s.logged = map[string]bool{}
+		}
+		s.logged[text] = true
+		s.log.Info("tool kept with an input schema reference not followed", "warning", text)
+	}
+}
+
 // sameTool compares everything a user or model sees of a tool.
 func sameTool(a, b Tool) bool {
 	return a.ID == b.ID && a.Server == b.Server && a.Name == b.Name && a.Title == b.Title &&
 		a.Description == b.Description && a.ReadOnly == b.ReadOnly &&
-		bytes.Equal(a.InputSchema, b.InputSchema) && bytes.Equal(a.Annotations, b.Annotations)
+		bytes.Equal(a.InputSchema, b.InputSchema) && bytes.Equal(a.Annotations, b.Annotations) &&
+		slices.EqualFunc(a.Warnings, b.Warnings, func(x, y jsonschema.Warning) bool { return x.String() == y.String() })
 }
 
 // onNotification runs on mcp-go's read goroutine: it must not make
@@ -665,11 +701,21 @@ func (s *Session) Tools() []Tool {
 	return slices.Clone(s.tools)
 }
 
-// ConvertErrors returns why tools of the current set were left out.
+// ConvertErrors returns why tools of the current set were left out (see
+// Warnings for tools kept with a degraded schema).
 func (s *Session) ConvertErrors() []error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.convErrs)
+}
+
+// Warnings returns the warnings of the current tool set (ToolWarnings of
+// Tools): tools kept although references in their input schemas were not
+// followed, so those parts of their arguments are not checked.
+func (s *Session) Warnings() []ToolWarning {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ToolWarnings(s.tools)
 }
 
 // RawTools returns the current tools/list elements as the server sent them.

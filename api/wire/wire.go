@@ -101,7 +101,16 @@ type ServerStatus struct {
 	// the last one (or of the last failed start) when none runs.
 	StderrTail []string  `json:"stderrTail,omitempty"`
 	NextRetry  time.Time `json:"nextRetry,omitzero"`
+	// Warnings are about the server's registered tools: tools kept
+	// although references in their input schemas were not followed, so
+	// those parts of their arguments are not checked. At most
+	// MaxServerWarnings; MoreWarnings counts the rest.
+	Warnings     []string `json:"warnings,omitempty"`
+	MoreWarnings int      `json:"moreWarnings,omitempty"`
 }
+
+// MaxServerWarnings bounds ServerStatus.Warnings.
+const MaxServerWarnings = 50
 
 // Phase is where a server is in its life cycle. On the wire it is its name
 // ("ready"); decoding a name that is not one of the phases below fails.

@@ -145,9 +145,18 @@ With --watch it stays connected and prints tool-set changes until Ctrl-C or
 	return c
 }
 
+// printConvertErrors prints, as warnings, the tools left out and the tools
+// kept with input schema references not followed.
 func (a *app) printConvertErrors(sess *mcp.Session) {
 	for _, err := range sess.ConvertErrors() {
 		fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(err.Error()))
+	}
+	a.printToolWarnings(sess.Warnings())
+}
+
+func (a *app) printToolWarnings(warnings []mcp.ToolWarning) {
+	for _, w := range warnings {
+		fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(w.String()))
 	}
 }
 
@@ -359,6 +368,9 @@ func (a *app) oneShotTools(ctx context.Context, srv schema.Server) ([]wire.Tool,
 	var warnings []string
 	for _, err := range convErrs {
 		warnings = append(warnings, err.Error())
+	}
+	for _, w := range mcp.ToolWarnings(tools) {
+		warnings = append(warnings, w.String())
 	}
 	return out, warnings, nil
 }

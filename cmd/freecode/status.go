@@ -246,6 +246,7 @@ func (a *app) probeServer(ctx context.Context, s schema.Server, launcher mcp.Lau
 		return
 	}
 	ss.Phase, ss.Tools, ss.SpecHash = "ready", len(sess.Tools()), s.SpecHash()
+	ss.Warnings, ss.MoreWarnings = controller.ToolWarnings(sess.Tools())
 	if err := sess.Close(); err != nil {
 		ss.LastError = "close: " + err.Error()
 	}
