@@ -1,4 +1,4 @@
-# FreeCode MCP. `make demo` runs the host on an embedded example; `make test`
+# FreeCode MCP. `make demo` runs the host on the bundled test server; `make test`
 # installs what the tests need (pinned) and runs every check.
 
 GO          ?= go
@@ -16,8 +16,12 @@ all: build
 
 build: bin/freecode bin/mcp-testserver
 
+# VERSION is what `freecode --version` says: git describe of the checkout when
+# there is one; without it the binary reports Go's build information.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+
 bin/freecode: FORCE
-	$(GO) build -o $@ ./cmd/freecode
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/freecode
 
 bin/mcp-testserver: FORCE
 	$(GO) build -o $@ ./cmd/mcp-testserver
@@ -65,16 +69,20 @@ go-test: $(NPM_STAMP)
 	$(GO) test -race -count=1 -timeout 15m ./...
 
 ## conformance: the official MCP conformance suite (pinned, Node 22 from testdata/npm)
-## judges cmd/conformance-client on the initialize, tools_call and sse-retry scenarios
+## judges cmd/conformance-client on every client scenario; the expected failures
+## are listed with their reasons in scripts/conformance.sh, any other failure fails
 conformance: $(NPM_STAMP)
 	GO=$(GO) scripts/conformance.sh
 
-## demo: start serve in a throwaway home, edit its config, watch it converge (offline)
+## demo: start serve in a throwaway home, edit its config, watch it converge
+## (offline once the Go modules are in the module cache); KEEP=1 keeps the home
+KEEP ?=
 demo:
-	GO=$(GO) ./scripts/demo.sh
+	KEEP=$(KEEP) GO=$(GO) ./scripts/demo.sh
 
 ## bench: whole-system benchmarks against raw mcp-go (a few minutes); prints the
 ## table and rewrites BENCHMARKS.md. Shorter: make bench BENCH_FLAGS='-idle 10s'
+## Only some scenarios, printed: make bench BENCH_FLAGS='-only reconnect,auth -out ""'
 BENCH_FLAGS ?=
 bench: bin/freecode bin/mcp-testserver
 	$(GO) run ./cmd/freecode-bench -go '$(GO)' -testserver bin/mcp-testserver -freecode bin/freecode -out BENCHMARKS.md $(BENCH_FLAGS)

@@ -86,6 +86,14 @@ func (b *fakeBackend) Restart(name string) error {
 	return fmt.Errorf("restart %q: %w", name, ErrNotFound)
 }
 
+func (b *fakeBackend) Tools(name string) (ServerTools, error) {
+	if name != "one" {
+		return ServerTools{}, fmt.Errorf("server %q: %w", name, ErrNotFound)
+	}
+	return ServerTools{Server: "one", Phase: wire.PhaseReady, Tools: []wire.Tool{{ID: "mcp__one__t", Name: "t", ReadOnly: true,
+		Annotations: json.RawMessage(`{"readOnlyHint":true}`), InputSchema: json.RawMessage(`{"type":"object"}`)}}}, nil
+}
+
 func (b *fakeBackend) Logs(name string, after wire.LogCursor) (Logs, error) {
 	logs, _, err := b.read(name, after)
 	return logs, err
@@ -401,6 +409,66 @@ func TestApprovalFlow(t *testing.T) {
 	pending, err = f.client.Approvals(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, pending)
+}
+
+// GET /v1/servers/{name}/tools answers one server's tools in the wire's
+// terms; an unknown server is a 404.
+func TestServerTools(t *testing.T) {
+	f := newFixture(t, orchestrator.Rules{}, time.Minute)
+	st, err := f.client.ServerTools(t.Context(), "one")
+	require.NoError(t, err)
+	assert.Equal(t, "one", st.Server)
+	assert.Equal(t, wire.PhaseReady, st.Phase)
+	require.Len(t, st.Tools, 1)
+	assert.Equal(t, wire.Tool{ID: "mcp__one__t", Name: "t", ReadOnly: true, Annotations: json.RawMessage(`{"readOnlyHint":true}`),
+		InputSchema: json.RawMessage(`{"type":"object"}`)}, st.Tools[0])
+	_, err = f.client.ServerTools(t.Context(), "two")
+	require.ErrorIs(t, err, ErrNotFound)
+}
+
+// A caller names its call, and its approval carries that name; a caller's
+// timeout replaces the configured one.
+func TestCallOptions(t *testing.T) {
+	f := newFixture(t, orchestrator.Rules{}, time.Minute)
+	ctx := t.Context()
+	events, err := f.client.Events(ctx)
+	require.NoError(t, err)
+	defer events.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.client.CallWith(ctx, "write", json.RawMessage(`{"path":"o.txt","content":"x"}`), CallOptions{ID: "cli-42-ab"})
+		done <- err
+	}()
+	var req Approval
+	require.NoError(t, nextEvent(t, events, "approval_requested").Decode(&req))
+	assert.Equal(t, "cli-42-ab", req.CallID)
+	require.NoError(t, f.client.Answer(ctx, req.ID, true))
+	require.NoError(t, <-done)
+
+	_, err = f.client.CallWith(ctx, "read", nil, CallOptions{ID: "no spaces"})
+	var apiErr *Error
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusBadRequest, apiErr.Status)
+	assert.Contains(t, apiErr.Message, "callId must be")
+
+	_, err = f.reg.ReplaceSource("slow", []registry.Tool{{ID: "mcp__slow__wait", ReadOnly: true,
+		Call: func(ctx context.Context, _ json.RawMessage) (registry.Result, error) {
+			<-ctx.Done()
+			return registry.Result{}, ctx.Err()
+		}}})
+	require.NoError(t, err)
+	resp, err := f.client.CallWith(ctx, "mcp__slow__wait", nil, CallOptions{Timeout: 50 * time.Millisecond})
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusGatewayTimeout, apiErr.Status)
+	assert.Equal(t, KindTimeout, resp.Kind)
+	assert.Contains(t, resp.Error, "did not finish within 50ms")
+
+	for _, q := range []string{"timeout=0", "timeout=5s", "timeout=86400001"} {
+		r, err := f.client.do(ctx, http.MethodPost, "/v1/tools/read/call?"+q, json.RawMessage(`{}`))
+		require.NoError(t, err)
+		r.Body.Close()
+		assert.Equal(t, http.StatusBadRequest, r.StatusCode, q)
+	}
 }
 
 func TestApprovalTimeout(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -143,15 +144,41 @@ func (c *Client) Tools(ctx context.Context, dialect string) (Tools, error) {
 	return t, c.call(ctx, http.MethodGet, path, nil, &t)
 }
 
+// CallOptions are the optional parameters of a call.
+type CallOptions struct {
+	// ID is the caller's own id for the call ("" lets serve number it): the
+	// approval of the call, if it needs one, carries it as CallID.
+	ID string
+	// Timeout, when positive, bounds the call in place of the configured
+	// callTimeout (whole milliseconds; an approval's wait does not count).
+	Timeout time.Duration
+}
+
 // Call runs a tool through serve's orchestrator. A call that did not
 // complete (unknown tool, refused, invalid arguments, ...) returns the
 // response, whose Result is what a model would see, and an *Error with
 // Call set.
 func (c *Client) Call(ctx context.Context, toolID string, args json.RawMessage) (CallResponse, error) {
+	return c.CallWith(ctx, toolID, args, CallOptions{})
+}
+
+// CallWith is Call with options.
+func (c *Client) CallWith(ctx context.Context, toolID string, args json.RawMessage, opts CallOptions) (CallResponse, error) {
 	if args == nil {
 		args = json.RawMessage("{}")
 	}
-	resp, err := c.do(ctx, http.MethodPost, "/v1/tools/"+url.PathEscape(toolID)+"/call", args)
+	q := url.Values{}
+	if opts.ID != "" {
+		q.Set("callId", opts.ID)
+	}
+	if opts.Timeout > 0 {
+		q.Set("timeout", strconv.FormatInt(max(opts.Timeout.Milliseconds(), 1), 10))
+	}
+	path := "/v1/tools/" + url.PathEscape(toolID) + "/call"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	resp, err := c.do(ctx, http.MethodPost, path, args)
 	if err != nil {
 		return CallResponse{}, err
 	}
@@ -187,6 +214,12 @@ func (c *Client) Answer(ctx context.Context, id string, approve bool) error {
 // Restart restarts one server.
 func (c *Client) Restart(ctx context.Context, name string) error {
 	return c.call(ctx, http.MethodPost, "/v1/servers/"+url.PathEscape(name)+"/restart", json.RawMessage("{}"), nil)
+}
+
+// ServerTools returns the tools one server has registered, with its phase.
+func (c *Client) ServerTools(ctx context.Context, name string) (ServerTools, error) {
+	var st ServerTools
+	return st, c.call(ctx, http.MethodGet, "/v1/servers/"+url.PathEscape(name)+"/tools", nil, &st)
 }
 
 // Logs returns a server's stderr ring.

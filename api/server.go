@@ -70,6 +70,8 @@ type Backend interface {
 	// WaitLogs is Logs once there is something after the cursor: a line, or
 	// another session. It returns ctx's error when ctx ends first.
 	WaitLogs(ctx context.Context, name string, after wire.LogCursor) (Logs, error)
+	// Tools returns the tools one server has registered, with its phase.
+	Tools(name string) (ServerTools, error)
 }
 
 // Options configure NewServer. Backend, Bus, Defs, Runner and Approvals are
@@ -123,6 +125,7 @@ func NewServer(opts Options) *Server {
 	s.mux.HandleFunc("GET /v1/events", s.events)
 	s.mux.HandleFunc("POST /v1/servers/{name}/restart", s.restart)
 	s.mux.HandleFunc("GET /v1/servers/{name}/logs", s.logs)
+	s.mux.HandleFunc("GET /v1/servers/{name}/tools", s.serverTools)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s (see GET /v1/status)", r.Method, r.URL.Path))
 	})
@@ -260,15 +263,46 @@ func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, Tools{Dialect: string(d), Version: list.Version, Tools: tools, Problems: list.Problems})
 }
 
+// maxCallTimeoutMS bounds the timeout query parameter of a call: a day, as
+// config.cue bounds callTimeout.
+const maxCallTimeoutMS = 86400000
+
+// callParams reads the call endpoint's query: callId, the caller's own id
+// for the call (it names the call's approval, so that the caller can tell
+// its approvals from others'), and timeout, in milliseconds.
+func callParams(r *http.Request) (callID string, timeout time.Duration, err error) {
+	q := r.URL.Query()
+	if callID = q.Get("callId"); callID != "" {
+		if len(callID) > 64 || strings.Trim(callID, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != "" {
+			return "", 0, errors.New("callId must be 1 to 64 letters, digits, '_', '-' or '.'")
+		}
+	}
+	if t := q.Get("timeout"); t != "" {
+		ms, err := strconv.ParseInt(t, 10, 64)
+		if err != nil || ms < 1 || ms > maxCallTimeoutMS {
+			return "", 0, fmt.Errorf("timeout must be a whole number of milliseconds from 1 to %d, not %q", maxCallTimeoutMS, t)
+		}
+		timeout = time.Duration(ms) * time.Millisecond
+	}
+	return callID, timeout, nil
+}
+
 func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	callID, timeout, err := callParams(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "read arguments: "+err.Error())
 		return
 	}
-	callID := "api-" + strconv.FormatUint(s.calls.Add(1), 10)
-	out := s.opts.Runner.Run(r.Context(), []orchestrator.Call{{ID: callID, Tool: id, Args: body}})
+	if callID == "" {
+		callID = "api-" + strconv.FormatUint(s.calls.Add(1), 10)
+	}
+	out := s.opts.Runner.Run(r.Context(), []orchestrator.Call{{ID: callID, Tool: id, Args: body, Timeout: timeout}})
 	if len(out) != 1 {
 		writeError(w, http.StatusInternalServerError, fmt.Sprintf("orchestrator returned %d outcomes for one call", len(out)))
 		return
@@ -314,6 +348,18 @@ func (s *Server) restart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"restarting": name})
+}
+
+func (s *Server) serverTools(w http.ResponseWriter, r *http.Request) {
+	st, err := s.opts.Backend.Tools(r.PathValue("name"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if st.Tools == nil {
+		st.Tools = []wire.Tool{}
+	}
+	writeJSON(w, http.StatusOK, st)
 }
 
 func (s *Server) logs(w http.ResponseWriter, r *http.Request) {

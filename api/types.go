@@ -36,6 +36,8 @@ type (
 	Desired = wire.Desired
 	// Logs is the answer of GET /v1/servers/{name}/logs.
 	Logs = wire.Logs
+	// ServerTools is the answer of GET /v1/servers/{name}/tools.
+	ServerTools = wire.ServerTools
 )
 
 // Tools is the answer of GET /v1/tools.

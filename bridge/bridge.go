@@ -37,6 +37,7 @@ func Tools(caller Caller, tools []mcp.Tool) []registry.Tool {
 		rt := registry.Tool{
 			ID:          t.ID,
 			Source:      t.Server,
+			Name:        t.Name,
 			Title:       t.Title,
 			Description: t.Description,
 			InputSchema: t.InputSchema,

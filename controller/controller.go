@@ -14,8 +14,11 @@
 // really changed), re-registers them after the session reports a changed
 // tool set, and removes them when the session ends or is stopped. A session
 // that fails to start or ends on its own is restarted after an exponential
-// backoff with jitter (see Backoff). A remote server that needs a user to
-// sign in (mcp.ErrNeedsLogin) is not retried on a timer: it waits in
+// backoff with jitter (see Backoff). A remote server that cannot be reached
+// is also probed cheaply while it waits, and started as soon as its
+// endpoint answers; its tools stay registered meanwhile and answer with the
+// outage (see outage). A remote server that needs a user to sign in
+// (mcp.ErrNeedsLogin) is not retried on a timer: it waits in
 // PhaseNeedsLogin, and the stored credentials (Options.SignIn) are one
 // more input the loop reads afresh each time — once they differ from what
 // was stored when it failed, it starts again.
@@ -79,19 +82,80 @@ type Conn interface {
 
 // Dialer starts or reaches srv and returns its session once it is
 // initialized and its tools are listed. It must give up within srv.Timeout
-// and when ctx ends, leaving nothing running on failure.
+// — this attempt's budget, which can be longer than the configured timeout
+// (see MaxStartTimeout) — and when ctx ends, leaving nothing running on
+// failure. ctx carries the attempt (AttemptFrom): a dialer that starts a
+// process reports its pid there as soon as it runs.
 type Dialer func(ctx context.Context, srv schema.Server) (Conn, error)
 
-// MCPDialer dials with mcp.Connect, the spec built by MCPSpec.
+// Attempt is what the controller tells a Dialer about one start, through
+// the dial's context.
+type Attempt struct {
+	// OnProcess, if set, takes the pid of a local server's process as soon
+	// as it runs, before the handshake: the status shows it while the
+	// server starts. It must not block.
+	OnProcess func(pid int)
+	// WorkingTimeout is how long the start may go on past srv.Timeout
+	// while the server is still working (mcp.Options.WorkingTimeout):
+	// MaxStartTimeout, or srv.Timeout when that is longer.
+	WorkingTimeout time.Duration
+}
+
+type attemptKey struct{}
+
+// withAttempt returns ctx carrying a.
+func withAttempt(ctx context.Context, a Attempt) context.Context {
+	return context.WithValue(ctx, attemptKey{}, a)
+}
+
+// AttemptFrom returns the attempt ctx carries (the zero Attempt if none).
+func AttemptFrom(ctx context.Context) Attempt {
+	a, _ := ctx.Value(attemptKey{}).(Attempt)
+	return a
+}
+
+// MCPDialer dials with mcp.Connect, the spec built by MCPSpec; the
+// attempt's OnProcess is called after opts.OnProcess, and its
+// WorkingTimeout replaces opts'.
 func MCPDialer(opts mcp.Options) Dialer {
 	return func(ctx context.Context, srv schema.Server) (Conn, error) {
-		s, err := mcp.Connect(ctx, MCPSpec(srv), opts)
+		o := opts
+		a := AttemptFrom(ctx)
+		if a.WorkingTimeout > 0 {
+			o.WorkingTimeout = a.WorkingTimeout
+		}
+		if a.OnProcess != nil {
+			o.OnProcess = func(pid int, exited <-chan struct{}) {
+				if opts.OnProcess != nil {
+					opts.OnProcess(pid, exited)
+				}
+				a.OnProcess(pid)
+			}
+		}
+		s, err := mcp.Connect(ctx, MCPSpec(srv), o)
 		if err != nil {
 			return nil, err
 		}
 		return s, nil
 	}
 }
+
+// MaxStartTimeout bounds how long a start may take while the server is
+// still working. A start whose timeout runs out while the server is still
+// working (it used CPU or wrote to stderr at the end) goes on, with its
+// deadline moved to twice the time so far, up to this bound
+// (Attempt.WorkingTimeout, mcp.Options.WorkingTimeout): so a first `npx -y
+// pkg`, which spends 10 to 20 s downloading, comes up in its first start,
+// never killed mid-download. (Killing it then is what not to do: npm's npx
+// can leave its install lock behind, which holds the next npx for a
+// minute, or a half-installed package that then fails to load.)
+//
+// The next start of a server whose start ran out of time after it had
+// been given longer begins with the budget that one reached, and with
+// twice that (up to this bound) if it was still working at the end. A
+// start that succeeds and a changed spec go back to the configured
+// timeout. A configured timeout above the bound stays as it is.
+const MaxStartTimeout = 2 * time.Minute
 
 // DefaultMaxParallelStarts is used when Options.MaxParallelStarts is below 1.
 // Starting is mostly waiting for a child to initialize, so the bound is wide:
@@ -113,7 +177,8 @@ type Options struct {
 	// Logger gets one line per start, stop, failure and config error.
 	Logger logr.Logger
 	// MaxParallelStarts bounds how many servers connect at the same time
-	// (default 8); the others wait in PhasePending.
+	// (DefaultMaxParallelStarts when below 1); the others wait in
+	// PhasePending.
 	MaxParallelStarts int
 	// Backoff between restarts; zero fields take DefaultBackoff's values.
 	Backoff Backoff
@@ -133,6 +198,21 @@ type Options struct {
 	// LoginReason phrases what a server in PhaseNeedsLogin waits for, for
 	// ServerStatus.Reason; nil says "needs sign-in".
 	LoginReason func(name string) string
+	// Probe asks whether a remote server that cannot be reached answers
+	// again; nil means MCPProber with Logger.
+	Probe Prober
+	// ProbeInterval is how often, at most, Probe runs for each remote
+	// server waiting in backoff because it cannot be reached (its session
+	// or start failed with mcp.ErrUnreachable); a probe that finds the
+	// endpoint answering starts the server at once. 0 means
+	// DefaultProbeInterval; a negative value turns probing off, leaving
+	// the backoff alone to decide.
+	ProbeInterval time.Duration
+	// Remedy, if set, says what to do about the failure err of server srv
+	// (a variable it was not given, a timeout to raise), or returns "".
+	// A non-empty remedy goes on its own line after the error in
+	// ServerStatus.LastError (and LastFailure), and in the log.
+	Remedy func(srv schema.Server, err error) string
 }
 
 // Controller reconciles the desired servers with the running ones. Its
@@ -160,11 +240,16 @@ type Controller struct {
 	configErr    string
 	servers      map[string]*serverState
 
-	// holdReason, signIn and loginReason are Options.HoldReason, SignIn
-	// and LoginReason; New sets them, nothing changes them.
+	// holdReason, signIn, loginReason and remedy are Options.HoldReason,
+	// SignIn, LoginReason and Remedy; New sets them, nothing changes them.
 	holdReason  func(*schema.Hold) string
 	signIn      func(schema.Server) *wire.SignIn
 	loginReason func(name string) string
+	remedy      func(schema.Server, error) string
+	// probe and probeInterval are Options.Probe and ProbeInterval with
+	// the defaults applied (probeInterval 0: probing is off); read-only.
+	probe         Prober
+	probeInterval time.Duration
 }
 
 // serverState is everything known about one server's actual state. All
@@ -182,11 +267,18 @@ type serverState struct {
 	failures         int // consecutive failures, for the backoff
 	nextRetry        time.Time
 	starts           int
-	lastErr          string // the failure it is in now (ServerStatus.LastError)
-	pid, tools       int
-	conn             Conn     // the connected session while inst has one
-	tail             []string // stderr tail of the last session or failed start
-	tailLast         int64    // the number of tail's last line (see logs.go)
+	crashes          int  // restarts that followed a failure
+	lastFailed       bool // the last generation ended in a failure
+	// budget is the start timeout of the next attempt when it was grown
+	// after a start that ran out of time while still working (see
+	// MaxStartTimeout); 0 means the configured timeout. Ready and a new
+	// spec reset it.
+	budget     time.Duration
+	lastErr    string // the failure it is in now (ServerStatus.LastError)
+	pid, tools int
+	conn       Conn     // the connected session while inst has one
+	tail       []string // stderr tail of the last session or failed start
+	tailLast   int64    // the number of tail's last line (see logs.go)
 	// logGen is the generation whose stderr conn (else tail) holds; 0
 	// none yet. logMoved, made by the first reader that needs it, is
 	// closed when logGen or conn changes and when the server is forgotten.
@@ -202,12 +294,26 @@ type serverState struct {
 	// of the last outcome: read before the start that ended ready or in
 	// PhaseNeedsLogin, or when a ready session was last asked to check.
 	credsSeen string
+	// outage is set while a remote server cannot be reached (see
+	// outage); nil otherwise.
+	outage *outage
+	// toolsHash is the spec hash of the session whose tools are
+	// registered for the server; "" when none are.
+	toolsHash string
+
+	// warnings and moreWarnings are ToolWarnings of the tools counted in
+	// tools.
+	warnings     []string
+	moreWarnings int
 }
 
 // instance is one owner goroutine's handle.
 type instance struct {
-	gen      int64
-	spec     schema.Server
+	gen  int64
+	spec schema.Server
+	// timeout is this attempt's budget: spec.Timeout (with the default
+	// applied), or longer (serverState.budget).
+	timeout  time.Duration
 	cancel   context.CancelFunc
 	stopping bool // cancel was called: the owner is closing the session
 	// keepTools: the stop is a restart; the tools stay registered.
@@ -237,19 +343,31 @@ func New(opts Options) *Controller {
 	if opts.LoginReason == nil {
 		opts.LoginReason = func(string) string { return "needs sign-in" }
 	}
+	if opts.Probe == nil {
+		opts.Probe = MCPProber(mcp.Options{Logger: opts.Logger})
+	}
+	switch {
+	case opts.ProbeInterval == 0:
+		opts.ProbeInterval = DefaultProbeInterval
+	case opts.ProbeInterval < 0:
+		opts.ProbeInterval = 0
+	}
 	return &Controller{
-		reg:          opts.Registry,
-		bus:          opts.Bus,
-		dial:         opts.Dial,
-		log:          opts.Logger,
-		backoff:      opts.Backoff.withDefaults(),
-		slots:        make(chan struct{}, opts.MaxParallelStarts),
-		kick:         make(chan struct{}, 1),
-		pollInterval: schema.DefaultPollInterval,
-		servers:      make(map[string]*serverState),
-		holdReason:   opts.HoldReason,
-		signIn:       opts.SignIn,
-		loginReason:  opts.LoginReason,
+		reg:           opts.Registry,
+		bus:           opts.Bus,
+		dial:          opts.Dial,
+		log:           opts.Logger,
+		backoff:       opts.Backoff.withDefaults(),
+		slots:         make(chan struct{}, opts.MaxParallelStarts),
+		kick:          make(chan struct{}, 1),
+		pollInterval:  schema.DefaultPollInterval,
+		servers:       make(map[string]*serverState),
+		holdReason:    opts.HoldReason,
+		signIn:        opts.SignIn,
+		loginReason:   opts.LoginReason,
+		remedy:        opts.Remedy,
+		probe:         opts.Probe,
+		probeInterval: opts.ProbeInterval,
 	}
 }
 
@@ -299,7 +417,7 @@ func (c *Controller) reconcile(root context.Context, now time.Time) time.Time {
 	desired := c.desired // replaced, never modified, by SetDesired
 	actual := make(map[string]observed, len(c.servers))
 	for name, st := range c.servers {
-		actual[name] = st.observe()
+		actual[name] = st.observe(c.probeInterval > 0)
 	}
 	c.mu.Unlock()
 	c.readCredentials(desired, actual)
@@ -312,8 +430,14 @@ func (c *Controller) reconcile(root context.Context, now time.Time) time.Time {
 	defer c.mu.Unlock()
 	wake := now.Add(c.pollInterval)
 	for _, st := range c.servers {
-		if st.phase == PhaseBackoff && st.inst == nil && st.nextRetry.After(now) && st.nextRetry.Before(wake) {
+		if st.phase != PhaseBackoff || st.inst != nil {
+			continue
+		}
+		if st.nextRetry.After(now) && st.nextRetry.Before(wake) {
 			wake = st.nextRetry
+		}
+		if o := st.outage; c.probeInterval > 0 && o != nil && !o.probing && o.nextProbe.After(now) && o.nextProbe.Before(wake) {
+			wake = o.nextProbe
 		}
 	}
 	return wake
@@ -342,11 +466,16 @@ func (c *Controller) credsVersion(srv schema.Server) string {
 	return c.signIn(srv).Version()
 }
 
-func (st *serverState) observe() observed {
+// observe is what plan sees of st; probing says whether unreachable
+// remote servers are probed.
+func (st *serverState) observe(probing bool) observed {
 	o := observed{Phase: st.phase, SpecHash: st.lastHash, NextRetry: st.nextRetry, RestartRequested: st.restartRequested,
 		Creds: st.credsSeen, CredsSeen: st.credsSeen}
 	if st.inst != nil {
 		o.Running, o.Stopping = true, st.inst.stopping
+	}
+	if out := st.outage; probing && out != nil {
+		o.Unreachable, o.NextProbe, o.Probing, o.Answered = true, out.nextProbe, out.probing, out.answered
 	}
 	return o
 }
@@ -361,12 +490,15 @@ func (c *Controller) apply(root context.Context, a action) {
 		c.start(root, a.Spec)
 	case actStop:
 		c.stop(a.Name, a.Reason, a.KeepTools)
+	case actProbe:
+		c.probeServer(root, a.Spec)
 	case actDisable:
-		c.reg.RemoveSource(a.Name) // tools kept through a failed restart
+		c.dropTools(a.Name) // tools kept through a failed restart or an outage
 		c.mu.Lock()
 		var evs []PhaseChanged
 		if st := c.servers[a.Name]; st != nil && st.inst == nil {
 			st.failures, st.nextRetry, st.restartRequested = 0, time.Time{}, false
+			st.outage = nil
 			evs = st.setPhase(a.Phase, evs)
 		}
 		c.unlockPublish(evs)
@@ -381,7 +513,7 @@ func (c *Controller) apply(root context.Context, a action) {
 		}
 		c.mu.Unlock()
 	case actForget:
-		c.reg.RemoveSource(a.Name)
+		c.dropTools(a.Name)
 		c.mu.Lock()
 		if st := c.servers[a.Name]; st != nil && st.inst == nil {
 			st.logsMoved()
@@ -442,7 +574,7 @@ func (c *Controller) shutdown(cancelOwners context.CancelFunc) {
 	cancelOwners()
 	c.owners.Wait()
 	for _, name := range names {
-		c.reg.RemoveSource(name) // tools kept for servers waiting to restart
+		c.dropTools(name) // tools kept for servers waiting to restart
 	}
 	// Nothing retries any more.
 	c.mu.Lock()
@@ -450,7 +582,7 @@ func (c *Controller) shutdown(cancelOwners context.CancelFunc) {
 	for _, name := range slices.Sorted(maps.Keys(c.servers)) {
 		st := c.servers[name]
 		if st.phase == PhaseBackoff || st.phase == PhasePending {
-			st.nextRetry = time.Time{}
+			st.nextRetry, st.outage = time.Time{}, nil
 			evs = st.setPhase(PhaseStopped, evs)
 		}
 	}
@@ -597,10 +729,17 @@ func (c *Controller) status() (Status, []schema.Server) {
 			ss.Phase, ss.Since = st.phase, st.since
 			ss.Generation, ss.ObservedGeneration = st.gen, st.observedGen
 			ss.PID, ss.Tools, ss.LastError, ss.NextRetry = st.pid, st.tools, st.lastErr, st.nextRetry
+			ss.Warnings, ss.MoreWarnings = slices.Clone(st.warnings), st.moreWarnings
 			ss.LastFailure, ss.LastFailureAt = st.lastFailure, st.lastFailureAt
-			ss.Restarts = max(st.starts-1, 0)
+			ss.Restarts, ss.Crashes = max(st.starts-1, 0), st.crashes
 			if st.inst != nil {
 				ss.SpecHash = st.inst.spec.SpecHash()
+			}
+			switch {
+			case st.inst != nil && st.conn == nil && st.inst.timeout > configuredTimeout(st.inst.spec):
+				ss.StartTimeoutMS = st.inst.timeout.Milliseconds() // starting
+			case st.inst == nil && st.budget > 0:
+				ss.StartTimeoutMS = st.budget.Milliseconds() // the next start's
 			}
 			if st.conn != nil {
 				ss.StderrTail = st.conn.StderrTail()
@@ -616,6 +755,35 @@ func (c *Controller) status() (Status, []schema.Server) {
 		out.Servers = append(out.Servers, ss)
 	}
 	return out, specs
+}
+
+// configuredTimeout is srv's start timeout, schema.DefaultTimeout when it
+// sets none (as MCPSpec applies it).
+func configuredTimeout(srv schema.Server) time.Duration {
+	if srv.Timeout > 0 {
+		return srv.Timeout
+	}
+	return schema.DefaultTimeout
+}
+
+// grownTimeout is the budget of the start after one with budget last ran
+// out of time while still working: twice as long, at most MaxStartTimeout,
+// and never less than configured.
+func grownTimeout(last, configured time.Duration) time.Duration {
+	return max(min(2*last, MaxStartTimeout), configured)
+}
+
+// ToolWarnings returns the warnings of tools for a ServerStatus: at most
+// wire.MaxServerWarnings of them, and how many more there are.
+func ToolWarnings(tools []mcp.Tool) (warnings []string, more int) {
+	for _, w := range mcp.ToolWarnings(tools) {
+		if len(warnings) == wire.MaxServerWarnings {
+			more++
+			continue
+		}
+		warnings = append(warnings, w.String())
+	}
+	return warnings, more
 }
 
 // target is what a user recognizes a server by: its command line or URL,

@@ -33,9 +33,22 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 	ctx, cancel := context.WithCancel(root)
 	st.gen++
 	st.starts++
-	st.inst = &instance{gen: st.gen, spec: spec, cancel: cancel, verify: make(chan struct{}, 1)}
+	if st.starts > 1 && st.lastFailed {
+		st.crashes++
+	}
+	st.lastFailed = false
 	if h := spec.SpecHash(); h != st.lastHash {
-		st.lastHash, st.failures = h, 0 // a new spec starts a new failure count
+		// A new spec starts a new failure count, with its own timeout.
+		st.lastHash, st.failures, st.budget = h, 0, 0
+	}
+	timeout := max(configuredTimeout(spec), st.budget)
+	st.inst = &instance{gen: st.gen, spec: spec, timeout: timeout, cancel: cancel, verify: make(chan struct{}, 1)}
+	if st.outage != nil {
+		// A probe still in flight speaks of the round before this start.
+		st.outage = st.outage.fresh()
+		if st.outage.hash != st.lastHash {
+			st.outage = nil
+		}
 	}
 	st.restartRequested = false
 	st.nextRetry = time.Time{}
@@ -43,7 +56,7 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 	gen, verify := st.gen, st.inst.verify
 	c.owners.Add(1)
 	c.unlockPublish(evs)
-	go c.own(ctx, gen, spec, verify)
+	go c.own(ctx, gen, spec, timeout, verify)
 }
 
 // stop tells the owner of name to stop; it returns at once. The owner
@@ -76,12 +89,21 @@ func (c *Controller) stop(name, reason string, keepTools bool) {
 // error. If the next start fails, the tools are removed; they are removed
 // at once when the server is removed, disabled, held or shut down.
 //
+// A remote server that cannot be reached (an error wrapping
+// mcp.ErrUnreachable: its connection was lost, or a start found no one
+// there) keeps its tools for as long as that lasts and its spec is
+// unchanged, each call answering with an *OutageError (see holdTools); a
+// start that fails for another reason removes them as above.
+//
+// The dial gets spec with Timeout set to timeout, this attempt's budget;
+// spec itself, and so its hash, stays as configured.
+//
 // The stored sign-in is read before connecting, so that a sign-in that
 // lands while a start fails for want of one is a change the loop sees. A
 // signal on verify (the stored sign-in of a ready server changed) pings
 // the session: one whose sign-in is gone then ends with
 // mcp.ErrNeedsLogin, as any request of it would.
-func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, verify <-chan struct{}) {
+func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, timeout time.Duration, verify <-chan struct{}) {
 	defer c.owners.Done()
 	name := spec.Name
 	log := c.log.WithValues("server", name, "generation", gen)
@@ -93,9 +115,18 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, ver
 		return
 	}
 	c.transition(name, gen, PhaseStarting)
+	if timeout > configuredTimeout(spec) {
+		log.Info("connecting with a longer timeout: the last start needed longer", "timeout", timeout)
+	}
 	log.V(1).Info("connecting", "target", target(spec))
 	creds := c.credsVersion(spec)
-	conn, err := c.dial(ctx, spec)
+	dialSpec := spec
+	dialSpec.Timeout = timeout
+	dctx := withAttempt(ctx, Attempt{
+		OnProcess:      func(pid int) { c.processStarted(name, gen, pid) },
+		WorkingTimeout: max(MaxStartTimeout, timeout),
+	})
+	conn, err := c.dial(dctx, dialSpec)
 	<-c.slots
 	c.sawCreds(name, gen, creds)
 	c.sawRefusal(name, gen, spec, err)
@@ -103,9 +134,13 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, ver
 		if ctx.Err() != nil {
 			err = nil // stopped while connecting: not a failure
 		}
-		if !c.keepingTools(name, gen) {
+		switch {
+		case c.keepingTools(name, gen):
+		case c.outageHoldsTools(name, spec, err):
+			c.holdTools(name)
+		default:
 			// The server did not come back: drop tools kept from before.
-			c.reg.RemoveSource(name)
+			c.dropTools(name)
 		}
 		c.ended(name, gen, err, stderrOf(err), time.Time{})
 		return
@@ -126,7 +161,7 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, ver
 		case <-ctx.Done():
 			// Tools go first, so nothing new is routed to a closing session.
 			if !c.keepingTools(name, gen) {
-				c.reg.RemoveSource(name)
+				c.dropTools(name)
 			}
 			if err := conn.Close(); err != nil {
 				log.Error(err, "closing session")
@@ -143,6 +178,9 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, ver
 				err = errSessionEnded
 			}
 			c.sawRefusal(name, gen, spec, err)
+			if c.outageHoldsTools(name, spec, err) {
+				c.holdTools(name)
+			}
 			c.ended(name, gen, err, tailOf(conn), readyAt)
 			return
 		case <-conn.ToolsChanged():
@@ -204,6 +242,30 @@ func (c *Controller) sawCreds(name string, gen int64, creds string) {
 	}
 }
 
+// outageHoldsTools reports whether err, the failure of a run of spec,
+// keeps name's registered tools as an outage's (see holdTools): spec is a
+// remote server's, err says it cannot be reached, and the tools are those
+// of a session of this same spec.
+func (c *Controller) outageHoldsTools(name string, spec schema.Server, err error) bool {
+	if _, ok := unreachableReason(err); !ok || spec.Type != schema.Remote {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.servers[name]
+	return st != nil && st.toolsHash != "" && st.toolsHash == spec.SpecHash()
+}
+
+// processStarted records the pid of gen's process, which runs but is not ready
+// yet, if gen is still current.
+func (c *Controller) processStarted(name string, gen int64, pid int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.servers[name]; st != nil && st.inst != nil && st.inst.gen == gen {
+		st.pid = pid
+	}
+}
+
 // keepingTools reports whether gen is being stopped to start again.
 func (c *Controller) keepingTools(name string, gen int64) bool {
 	c.mu.Lock()
@@ -223,6 +285,8 @@ func (c *Controller) adopt(ctx context.Context, name string, gen int64, conn Con
 	}
 	st.conn, st.pid, st.observedGen = conn, conn.PID(), gen
 	st.lastErr = "" // recovered; lastFailure keeps it
+	st.outage = nil
+	st.budget = 0 // the configured timeout is enough again
 	st.logGen = gen
 	st.logsMoved()
 	return true
@@ -238,7 +302,7 @@ func (c *Controller) register(name string, gen int64, conn Conn) {
 	_, err := c.reg.ReplaceSource(name, bridge.Tools(conn, tools))
 	if err != nil {
 		c.log.Error(err, "registering tools", "server", name)
-		c.reg.RemoveSource(name)
+		c.dropTools(name)
 		c.mu.Lock()
 		if st := c.servers[name]; st != nil && st.gen == gen {
 			st.fail(err.Error(), time.Now())
@@ -246,11 +310,20 @@ func (c *Controller) register(name string, gen int64, conn Conn) {
 		c.mu.Unlock()
 		n = 0
 	}
+	var warnings []string
+	var more int
+	if err == nil {
+		warnings, more = ToolWarnings(tools)
+	}
 	c.mu.Lock()
 	if st := c.servers[name]; st != nil && st.gen == gen {
 		st.tools = n
+		st.warnings, st.moreWarnings = warnings, more
 		if err == nil {
 			st.lastErr = "" // an earlier refused set is replaced
+			if st.inst != nil {
+				st.toolsHash = st.inst.spec.SpecHash()
+			}
 		}
 	}
 	c.mu.Unlock()
@@ -278,13 +351,17 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 		c.mu.Unlock()
 		return
 	}
-	st.inst.cancel()
+	inst := st.inst
+	inst.cancel()
+	c.noteFailureLocked(st, inst.spec, err, now)
 	st.inst, st.conn, st.pid, st.tools = nil, nil, 0, 0
+	st.warnings, st.moreWarnings = nil, 0
 	if tail != nil {
 		st.keepTail(gen, tail)
 	}
 	var evs []PhaseChanged
 	var delay time.Duration
+	var remedy string
 	needsLogin := errors.Is(err, mcp.ErrNeedsLogin)
 	switch {
 	case err == nil:
@@ -298,7 +375,28 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 		evs = st.setPhase(PhaseNeedsLogin, evs)
 	default:
 		st.observedGen = gen
-		st.fail(err.Error(), now)
+		st.lastFailed = true
+		// A start that needed longer than configured begins the next one
+		// with what it reached; other failures keep the budget (see
+		// MaxStartTimeout).
+		var te *mcp.StartTimeoutError
+		if errors.As(err, &te) {
+			configured := configuredTimeout(inst.spec)
+			reached := max(te.Timeout, inst.timeout)
+			switch {
+			case te.Progress != "":
+				st.budget = grownTimeout(reached, configured)
+			case reached > configured:
+				st.budget = reached
+			}
+		}
+		msg := err.Error()
+		if c.remedy != nil {
+			if remedy = c.remedy(inst.spec, err); remedy != "" {
+				msg += "\n" + remedy
+			}
+		}
+		st.fail(msg, now)
 		if !readyAt.IsZero() && now.Sub(readyAt) >= c.backoff.StableAfter {
 			st.failures = 0
 		}
@@ -307,12 +405,24 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 		st.nextRetry = now.Add(delay)
 		evs = st.setPhase(PhaseBackoff, evs)
 	}
+	probing := st.outage != nil && c.probeInterval > 0
+	budget := st.budget
 	c.unlockPublish(evs)
 	switch {
 	case needsLogin:
 		c.log.Info("server needs sign-in; waiting for it", "server", name, "generation", gen, "err", err.Error())
 	case err != nil:
-		c.log.Error(err, "server failed; retrying after backoff", "server", name, "generation", gen, "retryIn", delay)
+		kv := []any{"server", name, "generation", gen, "retryIn", delay}
+		if probing {
+			kv = append(kv, "probeEvery", c.probeInterval)
+		}
+		if budget > 0 {
+			kv = append(kv, "nextTimeout", budget)
+		}
+		if remedy != "" {
+			kv = append(kv, "hint", remedy)
+		}
+		c.log.Error(err, "server failed; retrying after backoff", kv...)
 	default:
 		c.log.V(1).Info("server stopped", "server", name, "generation", gen)
 	}
@@ -322,9 +432,17 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 // stderrOf returns the stderr tail carried by a failed start's error,
 // numbered from 1 (nil if it carries none).
 func stderrOf(err error) *stderrTail {
+	var lines []string
 	var ee *mcp.ExitError
-	if errors.As(err, &ee) && ee.Stderr != nil {
-		return &stderrTail{lines: ee.Stderr, last: int64(len(ee.Stderr))}
+	var te *mcp.StartTimeoutError
+	switch {
+	case errors.As(err, &ee):
+		lines = ee.Stderr
+	case errors.As(err, &te):
+		lines = te.Stderr
 	}
-	return nil
+	if lines == nil {
+		return nil
+	}
+	return &stderrTail{lines: lines, last: int64(len(lines))}
 }

@@ -27,6 +27,7 @@ const (
 	PhaseDisabled   = wire.PhaseDisabled
 	PhaseUntrusted  = wire.PhaseUntrusted
 	PhaseConflict   = wire.PhaseConflict
+	PhaseInvalid    = wire.PhaseInvalid
 )
 
 // heldPhase is the phase of a desired server that must not run, and whether
@@ -35,6 +36,8 @@ func heldPhase(s schema.Server) (Phase, bool) {
 	switch {
 	case s.Hold != nil && s.Hold.Kind == schema.HoldConflict:
 		return PhaseConflict, true
+	case s.Hold != nil && s.Hold.Kind == schema.HoldInvalid:
+		return PhaseInvalid, true
 	case s.Hold != nil:
 		return PhaseUntrusted, true
 	case !s.Enabled:

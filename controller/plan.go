@@ -27,6 +27,15 @@ type observed struct {
 	// PhaseNeedsLogin), CredsSeen its version at the last outcome. They
 	// differ when a sign-in, renewal or sign-out happened since.
 	Creds, CredsSeen string
+	// Unreachable: a remote server in backoff because it cannot be
+	// reached (see outage), which is probed; set only while probing is on.
+	Unreachable bool
+	// NextProbe is when the next probe of an Unreachable server may
+	// start; Probing says one is in flight.
+	NextProbe time.Time
+	Probing   bool
+	// Answered: a probe reached the endpoint since the last failed start.
+	Answered bool
 }
 
 type actionKind int
@@ -37,7 +46,7 @@ const (
 	// actStop tells the running owner to stop; what follows (nothing,
 	// disabled, a new start) is decided by a later plan once it has.
 	actStop
-	// actDisable marks a stopped server disabled, untrusted or in
+	// actDisable marks a stopped server disabled, untrusted, invalid or in
 	// conflict (Phase) and forgets its backoff.
 	actDisable
 	// actForget drops the state of a server that is neither desired nor
@@ -47,14 +56,17 @@ const (
 	// session's sign-in still holds (the stored credentials changed);
 	// Creds is the version it checks against.
 	actVerify
+	// actProbe asks whether an unreachable remote server's endpoint
+	// answers again; its answer only makes the loop look again.
+	actProbe
 )
 
 func (k actionKind) String() string {
-	return [...]string{"start", "stop", "disable", "forget", "verify"}[k]
+	return [...]string{"start", "stop", "disable", "forget", "verify", "probe"}[k]
 }
 
-// action is one step of a plan. Spec is set for actStart, Phase for
-// actDisable. KeepTools, for actStop, says the server is stopped to be
+// action is one step of a plan. Spec is set for actStart and actProbe,
+// Phase for actDisable. KeepTools, for actStop, says the server is stopped to be
 // started again, so its tools stay registered in between (see own).
 type action struct {
 	Kind      actionKind
@@ -73,7 +85,7 @@ type action struct {
 // (once the owner has finished) by a start, a disable, a forget or nothing.
 //
 //   - not desired: stop it if running, else forget it;
-//   - desired but disabled, untrusted or in a name conflict (held): stop it
+//   - desired but disabled, untrusted, invalid or in a name conflict (held): stop it
 //     if running, else mark it with that phase;
 //   - enabled and being stopped: wait for the owner to finish;
 //   - enabled and running: stop it (to restart) if its spec hash changed
@@ -82,7 +94,12 @@ type action struct {
 //   - enabled and not running: start it, unless it is in backoff for the
 //     same spec and NextRetry is still ahead, or waits for a sign-in
 //     (PhaseNeedsLogin) and the stored one is what it was when the server
-//     failed (a changed spec or a restart request starts it now).
+//     failed (a changed spec or a restart request starts it now);
+//   - in that backoff, a remote server that cannot be reached
+//     (Unreachable) is probed once NextProbe has come, one probe at a
+//     time, and started at once when a probe found its endpoint answering
+//     (Answered): so it is back within about a probe interval of its
+//     endpoint, whatever the backoff.
 //
 // If desired holds a name twice, the first entry counts.
 func plan(desired []schema.Server, actual map[string]observed, now time.Time) []action {
@@ -135,7 +152,15 @@ func plan(desired []schema.Server, actual map[string]observed, now time.Time) []
 			}
 		default:
 			if a.Phase == PhaseBackoff && a.SpecHash == d.SpecHash() && !a.RestartRequested && now.Before(a.NextRetry) {
-				continue
+				switch {
+				case a.Unreachable && a.Answered:
+					// Back: start now, skipping the rest of the backoff.
+				case a.Unreachable && !a.Probing && !now.Before(a.NextProbe):
+					acts = append(acts, action{Kind: actProbe, Name: name, Spec: d})
+					continue
+				default:
+					continue
+				}
 			}
 			if a.Phase == PhaseNeedsLogin && a.SpecHash == d.SpecHash() && !a.RestartRequested && a.Creds == a.CredsSeen {
 				continue

@@ -90,6 +90,29 @@ func TestPlan(t *testing.T) {
 			actual:  map[string]observed{"a": {Phase: PhaseUntrusted}},
 		},
 		{
+			name:    "stop a server whose entry became invalid",
+			desired: []schema.Server{held(a, schema.HoldInvalid)},
+			actual:  map[string]observed{"a": running(a)},
+			want:    []step{{actStop, "a"}},
+		},
+		{
+			name:    "mark an invalid server invalid, and only it",
+			desired: []schema.Server{held(a, schema.HoldInvalid), b},
+			actual:  map[string]observed{"a": {Phase: PhaseStopped, SpecHash: a.SpecHash()}, "b": running(b)},
+			want:    []step{{actDisable, "a"}},
+		},
+		{
+			name:    "leave an invalid server marked invalid alone",
+			desired: []schema.Server{held(a, schema.HoldInvalid)},
+			actual:  map[string]observed{"a": {Phase: PhaseInvalid}},
+		},
+		{
+			name:    "start an invalid server once it is fixed",
+			desired: []schema.Server{a},
+			actual:  map[string]observed{"a": {Phase: PhaseInvalid}},
+			want:    []step{{actStart, "a"}},
+		},
+		{
 			name:    "a disabled server that becomes a name conflict is re-marked",
 			desired: []schema.Server{held(disabled(a), schema.HoldConflict)},
 			actual:  map[string]observed{"a": {Phase: PhaseDisabled}},
@@ -231,6 +254,52 @@ func TestPlan(t *testing.T) {
 			want:    []step{{actStart, "a"}},
 		},
 		{
+			name:    "probe an unreachable server in backoff once its probe is due",
+			desired: []schema.Server{a},
+			actual: map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now.Add(time.Hour),
+				Unreachable: true, NextProbe: now}},
+			want: []step{{actProbe, "a"}},
+		},
+		{
+			name:    "not before its probe is due",
+			desired: []schema.Server{a},
+			actual: map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now.Add(time.Hour),
+				Unreachable: true, NextProbe: now.Add(time.Millisecond)}},
+		},
+		{
+			name:    "one probe at a time",
+			desired: []schema.Server{a},
+			actual: map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now.Add(time.Hour),
+				Unreachable: true, NextProbe: now.Add(-time.Minute), Probing: true}},
+		},
+		{
+			name:    "an answered probe starts it at once, skipping the backoff",
+			desired: []schema.Server{a},
+			actual: map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now.Add(time.Hour),
+				Unreachable: true, NextProbe: now.Add(time.Second), Answered: true}},
+			want: []step{{actStart, "a"}},
+		},
+		{
+			name:    "a server in backoff for another failure is not probed",
+			desired: []schema.Server{a},
+			actual: map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now.Add(time.Hour),
+				NextProbe: now.Add(-time.Minute)}},
+		},
+		{
+			name:    "backoff over: started, not probed",
+			desired: []schema.Server{a},
+			actual: map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now,
+				Unreachable: true, NextProbe: now}},
+			want: []step{{actStart, "a"}},
+		},
+		{
+			name:    "an unreachable server that was disabled is disabled, not probed",
+			desired: []schema.Server{disabled(a)},
+			actual: map[string]observed{"a": {Phase: PhaseBackoff, SpecHash: a.SpecHash(), NextRetry: now.Add(time.Hour),
+				Unreachable: true, NextProbe: now}},
+			want: []step{{actDisable, "a"}},
+		},
+		{
 			name:    "a duplicated name counts once, first entry wins",
 			desired: []schema.Server{a, a2},
 			actual:  map[string]observed{"a": running(a)},
@@ -248,7 +317,7 @@ func TestPlan(t *testing.T) {
 			var got []step
 			for _, a := range acts {
 				got = append(got, step{a.Kind, a.Name})
-				if a.Kind == actStart {
+				if a.Kind == actStart || a.Kind == actProbe {
 					require.Equal(t, a.Name, a.Spec.Name)
 					for _, d := range tc.desired {
 						if d.Name == a.Name {
@@ -279,4 +348,19 @@ func TestStatusJSON(t *testing.T) {
 	empty, err := json.Marshal(New(Options{}).Status())
 	require.NoError(t, err)
 	require.Contains(t, string(empty), `"servers":[]`)
+}
+
+// Each kind of hold has a phase of its own, which actDisable records.
+func TestHeldPhases(t *testing.T) {
+	a := schema.Server{Name: "a", Type: schema.Local, Command: []string{"x"}, Enabled: true}
+	for kind, want := range map[schema.HoldKind]Phase{
+		schema.HoldUntrusted: PhaseUntrusted,
+		schema.HoldConflict:  PhaseConflict,
+		schema.HoldInvalid:   PhaseInvalid,
+	} {
+		acts := plan([]schema.Server{held(a, kind)}, nil, time.Now())
+		require.Len(t, acts, 1)
+		require.Equal(t, actDisable, acts[0].Kind)
+		require.Equal(t, want, acts[0].Phase, kind)
+	}
 }

@@ -77,7 +77,9 @@ type WatchOptions struct {
 //   - A valid configuration is passed to Controller.SetDesired and clears
 //     the configuration error; an invalid one goes to
 //     Controller.SetConfigError and nothing else changes: the last valid
-//     configuration stays applied.
+//     configuration stays applied. A server whose entry alone has errors
+//     (schema.HoldInvalid) does not make it invalid: it is desired, held,
+//     and logged.
 //   - A file that does not exist is simply absent: a missing user config
 //     means no servers are configured (as in schema.Load). But a file that
 //     existed when the last valid configuration was read and is now
@@ -310,6 +312,13 @@ func (w *watcher) reload(why string) {
 	}
 	// Logged first: whoever sees the effects of SetDesired sees the line.
 	w.log.Info("config applied", "trigger", why, "servers", len(cfg.MCP.Servers))
+	held := map[*schema.Hold]bool{}
+	for _, s := range cfg.MCP.Servers {
+		if h := s.Hold; h != nil && h.Kind == schema.HoldInvalid && !held[h] {
+			held[h] = true
+			w.log.Info("server not started: its entry has errors; the others run", "server", s.Name, "error", h.Errors.Error())
+		}
+	}
 	if w.opts.OnApplied != nil {
 		w.opts.OnApplied(cfg)
 	}

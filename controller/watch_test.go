@@ -186,12 +186,13 @@ func TestWatchEdits(t *testing.T) {
 	require.Equal(t, 2, w.d.count("a"))
 	require.Equal(t, 1, w.d.count("b"))
 
-	// An invalid edit: error with position in status, nothing stopped.
-	writeInPlace(t, path, "{\n  \"mcp\": {\n    \"servers\": [\n      {\"name\": \"a\", \"type\": \"local\", \"comand\": [\"x\"]}\n    ]\n  }\n}\n")
+	// An invalid edit of the file (a typo beside "servers", not in one
+	// server): error with position in status, nothing stopped.
+	writeInPlace(t, path, "{\n  \"mcp\": {\n    \"servers\": [\n      {\"name\": \"a\", \"type\": \"local\", \"command\": [\"x\"]}\n    ],\n    \"pollIntervall\": 100\n  }\n}\n")
 	require.Eventually(t, func() bool { return w.c.Status().ConfigError != "" }, 30*time.Second, 5*time.Millisecond)
 	cfgErr := w.c.Status().ConfigError
-	require.Contains(t, cfgErr, path+":4:")
-	require.Contains(t, cfgErr, "comand")
+	require.Contains(t, cfgErr, path+":6:")
+	require.Contains(t, cfgErr, `unknown field "pollIntervall" (did you mean "pollInterval"?)`)
 	require.Equal(t, []string{"a", "b"}, w.names())
 	require.Equal(t, PhaseReady, statusOf(w.c, "a").Phase)
 	require.Equal(t, PhaseReady, statusOf(w.c, "b").Phase)

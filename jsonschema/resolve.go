@@ -22,9 +22,14 @@ const (
 	MaxDepth = 128
 	// MaxRefTargets bounds the number of distinct locations references point to.
 	MaxRefTargets = 1000
+	// MaxWarnings bounds the warnings Resolve lists for one schema; the
+	// last one listed counts the rest (Warning.More).
+	MaxWarnings = 20
 )
 
-// Sentinel errors; Resolve wraps them with the reference or location concerned.
+// Sentinel errors; Resolve wraps them with the reference or location
+// concerned. ErrExternalRef and ErrUnresolvedRef never fail Resolve: they
+// are the Err of its Warnings (and Lookup's errors).
 var (
 	ErrExternalRef   = errors.New("reference outside the schema is not fetched")
 	ErrUnresolvedRef = errors.New("reference target not found")
@@ -33,58 +38,110 @@ var (
 	ErrTooComplex    = errors.New("schema too complex")
 )
 
-// Keyword classes. A keyword missing from every class is copied verbatim.
+// A Warning is a reference that Resolve could not follow: a reference to
+// another document (never fetched) or a local pointer or anchor that names
+// nothing. Resolve resolves the schema object holding it as if the $ref
+// were {}, any value, and leaves out the keywords for which that would
+// reject more rather than less (see the package doc).
+type Warning struct {
+	// Ref is the reference as written.
+	Ref string
+	// At is where the schema object holding Ref is in the input, as a URI
+	// fragment: "#/properties/config" ("#" for the root).
+	At string
+	// Err says why Ref was not followed; it wraps ErrExternalRef or
+	// ErrUnresolvedRef.
+	Err error
+	// LeftOut lists the keywords left out because of Ref, where they are in
+	// the output: first the guard keyword Ref lies below, if any, then the
+	// unevaluatedProperties and unevaluatedItems whose outcome Ref takes
+	// part in, innermost first. Nil when only Ref itself became {}.
+	LeftOut []LeftOut
+	// More is set on the last warning of a list Resolve cut at MaxWarnings:
+	// how many further references of the schema were treated the same way
+	// without a warning of their own.
+	More int
+}
+
+// LeftOut is a keyword Resolve left out of the schema object at At (a URI
+// fragment) because of a reference it could not follow. "if" stands for if,
+// then and else; "contains" for contains, minContains and maxContains.
+type LeftOut struct {
+	Keyword, At string
+}
+
+// String describes w for a user: the reference, where it is, why it was
+// not followed, and what the schema accepts instead.
+func (w Warning) String() string {
+	var b strings.Builder
+	if errors.Is(w.Err, ErrExternalRef) {
+		fmt.Fprintf(&b, "$ref %q at %s is not fetched", w.Ref, w.At)
+	} else {
+		fmt.Fprintf(&b, "$ref %q at %s: %v", w.Ref, w.At, w.Err)
+	}
+	rest := w.LeftOut
+	if len(rest) > 0 && guardKeywords[rest[0].Keyword] != nil {
+		kw := rest[0].Keyword
+		if kw == "if" {
+			kw = "if/then/else"
+		}
+		fmt.Fprintf(&b, "; the %s at %s is left out, so that value is not checked against it", kw, rest[0].At)
+		rest = rest[1:]
+	} else {
+		b.WriteString("; that value accepts anything")
+	}
+	for _, l := range rest {
+		fmt.Fprintf(&b, "; the %s at %s is left out as well", l.Keyword, l.At)
+	}
+	if w.More > 0 {
+		fmt.Fprintf(&b, " (and %d more reference%s of this schema, not listed, treated the same way)", w.More, pluralS(w.More))
+	}
+	return b.String()
+}
+
+func pluralS(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// guardKeywords are the in-place keywords whose holder does not accept
+// more when their subschemas accept more, each with the keywords that only
+// mean something beside it: a reference Resolve cannot follow below one of
+// them leaves out the outermost such keyword rather than becoming {}.
+// contains is one only beside maxContains.
+var guardKeywords = map[string][]string{
+	"not":      {"not"},
+	"oneOf":    {"oneOf"},
+	"if":       {"if", "then", "else"},
+	"contains": {"contains", "minContains", "maxContains"},
+}
+
+// unevaluatedKeywords accept more when fewer parts of the instance are
+// evaluated in place: a reference Resolve cannot follow in place below
+// their schema object (whose target would have evaluated parts) leaves
+// them out.
+var unevaluatedKeywords = []string{"unevaluatedItems", "unevaluatedProperties"}
+
+// Prepared is a schema as Prepare returns it.
+type Prepared struct {
+	// Schema is the resolved, self-contained schema.
+	Schema json.RawMessage
+	// Validator is Schema compiled.
+	Validator *Validator
+	// Warnings lists the references Resolve could not follow, in the order
+	// it met them; nil when there were none.
+	Warnings []Warning
+}
+
+// Resolve's own rules on keywords; what each keyword is comes from the
+// keyword table (KeywordOf).
 var (
-	// schemaKeywords take one subschema.
-	schemaKeywords = map[string]bool{
-		"not": true, "if": true, "then": true, "else": true,
-		"additionalItems": true, "contains": true, "propertyNames": true,
-		"additionalProperties": true, "unevaluatedItems": true,
-		"unevaluatedProperties": true, "contentSchema": true,
-		"items": true, // or an array of subschemas before 2020-12
-	}
-	// arrayKeywords take an array of subschemas.
-	arrayKeywords = map[string]bool{"allOf": true, "anyOf": true, "oneOf": true, "prefixItems": true}
-	// mapKeywords take an object whose values are subschemas.
-	mapKeywords = map[string]bool{
-		"properties": true, "patternProperties": true, "dependentSchemas": true,
-		"dependencies": true, // values may also be arrays of names (draft-07)
-		"$defs":        true, "definitions": true,
-	}
-	// inPlaceKeywords apply their subschemas to the same instance.
-	inPlaceKeywords = map[string]bool{
-		"allOf": true, "anyOf": true, "oneOf": true, "not": true,
-		"if": true, "then": true, "else": true,
-		"dependentSchemas": true, "dependencies": true,
-	}
 	// droppedKeywords never reach the output (see the package doc).
 	droppedKeywords = map[string]bool{
 		"$defs": true, "definitions": true, "$id": true, "$anchor": true,
 		"$dynamicAnchor": true, "$recursiveAnchor": true, "$schema": true,
-	}
-	// constraintKeywords are the keywords that can reject an instance. The rest
-	// are annotations for the purpose of combining $ref with its siblings.
-	constraintKeywords = map[string]bool{
-		"$ref": true, "type": true, "enum": true, "const": true,
-		"multipleOf": true, "maximum": true, "exclusiveMaximum": true,
-		"minimum": true, "exclusiveMinimum": true, "maxLength": true,
-		"minLength": true, "pattern": true, "format": true,
-		"maxItems": true, "minItems": true, "uniqueItems": true,
-		"maxContains": true, "minContains": true, "maxProperties": true,
-		"minProperties": true, "required": true, "dependentRequired": true,
-		"dependencies": true, "properties": true, "patternProperties": true,
-		"additionalProperties": true, "propertyNames": true, "items": true,
-		"prefixItems": true, "additionalItems": true, "contains": true,
-		"unevaluatedItems": true, "unevaluatedProperties": true,
-		"allOf": true, "anyOf": true, "oneOf": true, "not": true,
-		"if": true, "then": true, "else": true, "dependentSchemas": true,
-		"contentEncoding": true, "contentMediaType": true, "contentSchema": true,
-	}
-	// objectKeywords imply an object instance at the root.
-	objectKeywords = []string{
-		"properties", "required", "additionalProperties", "patternProperties",
-		"propertyNames", "minProperties", "maxProperties", "dependentRequired",
-		"dependentSchemas", "unevaluatedProperties",
 	}
 	// plainKeywords are the only keywords an allOf member may use to be merged.
 	plainKeywords = map[string]bool{
@@ -112,18 +169,27 @@ func defsKeyword(schemaURL string) (string, bool) {
 }
 
 // Resolve returns raw as a self-contained schema, following the rules in the
-// package documentation. It never fetches anything. The result always
-// compiles: a schema that the validator rejects (e.g. "minLength": -1) is an
-// error here.
-func Resolve(raw json.RawMessage) (json.RawMessage, error) {
-	resolved, _, err := Prepare(raw)
-	return resolved, err
+// package documentation, and the references it could not follow (at most
+// MaxWarnings of them; nil when there were none). It never fetches
+// anything. The result always compiles: a schema that the validator
+// rejects (e.g. "minLength": -1) is an error here.
+func Resolve(raw json.RawMessage) (json.RawMessage, []Warning, error) {
+	p, err := Prepare(raw)
+	return p.Schema, p.Warnings, err
 }
 
 // Prepare is Resolve followed by Compile of its result, compiling only once.
-func Prepare(raw json.RawMessage) (json.RawMessage, *Validator, error) {
+func Prepare(raw json.RawMessage) (Prepared, error) {
+	schema, v, warnings, err := prepareRaw(raw)
+	if err != nil {
+		return Prepared{}, err
+	}
+	return Prepared{Schema: schema, Validator: v, Warnings: warnings}, nil
+}
+
+func prepareRaw(raw json.RawMessage) (json.RawMessage, *Validator, []Warning, error) {
 	if len(raw) > MaxSchemaBytes {
-		return nil, nil, fmt.Errorf("schema is %d bytes, more than %d: %w", len(raw), MaxSchemaBytes, ErrTooComplex)
+		return nil, nil, nil, fmt.Errorf("schema is %d bytes, more than %d: %w", len(raw), MaxSchemaBytes, ErrTooComplex)
 	}
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
@@ -131,14 +197,14 @@ func Prepare(raw json.RawMessage) (json.RawMessage, *Validator, error) {
 	}
 	doc, err := Decode(trimmed)
 	if err != nil {
-		return nil, nil, fmt.Errorf("parse schema: %w", err)
+		return nil, nil, nil, fmt.Errorf("parse schema: %w", err)
 	}
 	if b, ok := doc.(bool); ok && b {
 		doc = map[string]any{}
 	}
 	root, ok := doc.(map[string]any)
 	if !ok {
-		return nil, nil, fmt.Errorf("schema must be a JSON object, got %s", jsonKind(doc))
+		return nil, nil, nil, fmt.Errorf("schema must be a JSON object, got %s", jsonKind(doc))
 	}
 	r := &resolver{
 		root:     root,
@@ -149,6 +215,7 @@ func Prepare(raw json.RawMessage) (json.RawMessage, *Validator, error) {
 		budget:   MaxOutputBytes,
 		defNames: map[string]string{},
 		used:     map[string]bool{},
+		warned:   map[string]bool{},
 	}
 	if s, ok := root["$schema"].(string); ok {
 		if k, known := defsKeyword(s); known {
@@ -160,19 +227,19 @@ func Prepare(raw json.RawMessage) (json.RawMessage, *Validator, error) {
 	}
 	out, err := r.run()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	resolved, err := Encode(out)
 	if err != nil {
-		return nil, nil, fmt.Errorf("encode schema: %w", err)
+		return nil, nil, nil, fmt.Errorf("encode schema: %w", err)
 	}
 	// Keywords are copied, not checked; the validator's metaschema decides
 	// whether the result is a schema at all.
 	v, err := Compile(resolved)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return resolved, v, nil
+	return resolved, v, r.warnings, nil
 }
 
 type resolver struct {
@@ -193,6 +260,27 @@ type resolver struct {
 	used      map[string]bool   // recursive pointers referenced by the output
 	stack     []string          // pointers being inlined, for a last-resort guard
 	budget    int               // output bytes left
+
+	// degraded marks the graph nodes whose output accepts more than the
+	// input would: their subtree, or a target they reach, holds a
+	// reference that cannot be followed.
+	degraded []bool
+	// guard is the outermost guard keyword being resolved, nil if none;
+	// evaluating the schema objects with unevaluated keywords that the
+	// current position is in place of, outermost first.
+	guard      *leaving
+	evaluating []*leaving
+	leftOut    bool // a keyword was left out
+	warnings   []Warning
+	warned     map[string]bool // warning keys: one per reference and outcome
+}
+
+// leaving is keywords that are left out of the schema object at a
+// (canonical pointer) if a reference below them cannot be followed.
+type leaving struct {
+	keywords []string // guard: the keyword first, then its companions
+	at       string
+	hit      bool // a reference below could not be followed
 }
 
 func (r *resolver) run() (any, error) {
@@ -219,7 +307,9 @@ func (r *resolver) run() (any, error) {
 	for i := range r.keys {
 		r.edges[i], r.inPlace[i] = map[int]bool{}, map[int]bool{}
 	}
+	r.degraded = make([]bool, len(r.keys))
 	r.walkEdges(r.root, "", nil)
+	r.spreadDegraded()
 	if cyc := cyclic(r.inPlace); len(cyc) > 0 {
 		return nil, fmt.Errorf("$ref %q: %w", "#"+pointerFragment(r.keys[cyc[0]]), ErrRefCycle)
 	}
@@ -271,7 +361,43 @@ func (r *resolver) run() (any, error) {
 			defs[r.defNames[key]] = def
 		}
 	}
+	if r.leftOut {
+		// A keyword left out may have held the only reference to a
+		// definition: keep the ones the output still reaches, so that the
+		// output is what resolving it again gives.
+		pruneDefs(out, defs, "#/"+r.defsKey+"/")
+	}
 	return r.finishRoot(out, defs)
+}
+
+// pruneDefs removes from defs the definitions that out does not reach
+// through references "<prefix><name>", directly or through other
+// definitions.
+func pruneDefs(out any, defs map[string]any, prefix string) {
+	reached := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		if ref, ok := m["$ref"].(string); ok {
+			if name, ok := strings.CutPrefix(ref, prefix); ok && !reached[name] {
+				reached[name] = true
+				walk(defs[name])
+			}
+		}
+		_ = Subschemas(m, func(_ Position, sub any) error {
+			walk(sub)
+			return nil
+		})
+	}
+	walk(out)
+	for name := range defs {
+		if !reached[name] {
+			delete(defs, name)
+		}
+	}
 }
 
 // index records anchors and $ref values, and enforces MaxDepth on the input.
@@ -296,8 +422,8 @@ func (r *resolver) index(v any, ptr string, depth int) error {
 	if ref, ok := m["$ref"].(string); ok {
 		r.refs = append(r.refs, ref)
 	}
-	return eachSubschema(m, ptr, func(_ string, child any, childPtr string) error {
-		return r.index(child, childPtr, depth+1)
+	return Subschemas(m, func(at Position, child any) error {
+		return r.index(child, at.Pointer(ptr), depth+1)
 	})
 }
 
@@ -335,60 +461,45 @@ func (r *resolver) walkEdges(v any, ptr string, enclosing []frame) {
 					r.inPlace[f.node][to] = true
 				}
 			}
+		} else {
+			for _, f := range enclosing {
+				r.degraded[f.node] = true
+			}
 		}
 	}
-	_ = eachSubschema(m, ptr, func(kw string, child any, childPtr string) error {
+	_ = Subschemas(m, func(at Position, child any) error {
 		next := enclosing
-		switch {
-		case kw == "$defs" || kw == "definitions":
+		switch KeywordOf(at.Keyword).Applies {
+		case AppliesThroughRef:
 			next = nil
-		case !inPlaceKeywords[kw]:
+		case AppliesInPlace:
+		default:
 			next = make([]frame, len(enclosing))
 			for i, f := range enclosing {
 				next[i] = frame{node: f.node}
 			}
 		}
-		r.walkEdges(child, childPtr, next)
+		r.walkEdges(child, at.Pointer(ptr), next)
 		return nil
 	})
 }
 
-// eachSubschema calls fn for every subschema position directly inside m, in
-// sorted keyword order.
-func eachSubschema(m map[string]any, ptr string, fn func(kw string, child any, childPtr string) error) error {
-	for _, kw := range sortedKeys(m) {
-		v := m[kw]
-		kwPtr := ptr + "/" + escapeToken(kw)
-		switch {
-		case schemaKeywords[kw]:
-			if arr, ok := v.([]any); ok && kw == "items" {
-				for i, c := range arr {
-					if err := fn(kw, c, kwPtr+"/"+strconv.Itoa(i)); err != nil {
-						return err
-					}
-				}
+// spreadDegraded marks every target that reaches a degraded one.
+func (r *resolver) spreadDegraded() {
+	for changed := true; changed; {
+		changed = false
+		for n, to := range r.edges {
+			if r.degraded[n] {
 				continue
 			}
-			if err := fn(kw, v, kwPtr); err != nil {
-				return err
-			}
-		case arrayKeywords[kw]:
-			arr, _ := v.([]any)
-			for i, c := range arr {
-				if err := fn(kw, c, kwPtr+"/"+strconv.Itoa(i)); err != nil {
-					return err
-				}
-			}
-		case mapKeywords[kw]:
-			obj, _ := v.(map[string]any)
-			for _, name := range sortedKeys(obj) {
-				if err := fn(kw, obj[name], kwPtr+"/"+escapeToken(name)); err != nil {
-					return err
+			for m := range to {
+				if r.degraded[m] {
+					r.degraded[n], changed = true, true
+					break
 				}
 			}
 		}
 	}
-	return nil
 }
 
 // cyclic returns the nodes that lie on a cycle of g (including self-loops),
@@ -443,56 +554,43 @@ func cyclic(g []map[int]bool) []int {
 	return out
 }
 
-// lookup resolves a local reference to its canonical pointer and target.
+// lookup resolves a local reference to its canonical pointer and target;
+// errors name ref.
 func (r *resolver) lookup(ref string) (string, any, error) {
+	key, target, err := r.find(ref)
+	if err != nil {
+		return "", nil, fmt.Errorf("$ref %q: %w", ref, err)
+	}
+	return key, target, nil
+}
+
+// find is lookup with errors that do not name ref. They wrap
+// ErrExternalRef or ErrUnresolvedRef.
+func (r *resolver) find(ref string) (string, any, error) {
 	rest := ref
 	if r.rootID != "" {
 		if after, ok := strings.CutPrefix(ref, r.rootID); ok && (after == "" || after[0] == '#') {
 			rest = after
 		}
 	}
-	if rest != "" && rest[0] != '#' {
-		return "", nil, fmt.Errorf("$ref %q: %w", ref, ErrExternalRef)
-	}
-	frag, err := url.PathUnescape(strings.TrimPrefix(rest, "#"))
+	frag, err := refPointer(rest)
 	if err != nil {
-		return "", nil, fmt.Errorf("$ref %q: bad percent-encoding: %w", ref, ErrUnresolvedRef)
+		return "", nil, err
 	}
 	if frag != "" && frag[0] != '/' {
 		key, ok := r.anchors[frag]
 		if !ok {
-			return "", nil, fmt.Errorf("$ref %q: no anchor %q: %w", ref, frag, ErrUnresolvedRef)
+			return "", nil, fmt.Errorf("no anchor %q: %w", frag, ErrUnresolvedRef)
 		}
 		frag = key
 	}
-	var cur any = r.root
-	var canon strings.Builder
-	if frag != "" {
-		for _, tok := range strings.Split(frag[1:], "/") {
-			tok, err := unescapeToken(tok)
-			if err != nil {
-				return "", nil, fmt.Errorf("$ref %q: %w: %w", ref, err, ErrUnresolvedRef)
-			}
-			switch c := cur.(type) {
-			case map[string]any:
-				next, ok := c[tok]
-				if !ok {
-					return "", nil, fmt.Errorf("$ref %q: no %q at %q: %w", ref, tok, "#"+pointerFragment(canon.String()), ErrUnresolvedRef)
-				}
-				cur = next
-			case []any:
-				i, err := strconv.Atoi(tok)
-				if err != nil || i < 0 || i >= len(c) || strconv.Itoa(i) != tok {
-					return "", nil, fmt.Errorf("$ref %q: no index %q at %q: %w", ref, tok, "#"+pointerFragment(canon.String()), ErrUnresolvedRef)
-				}
-				cur = c[i]
-			default:
-				return "", nil, fmt.Errorf("$ref %q: %q is not an object or array: %w", ref, "#"+pointerFragment(canon.String()), ErrUnresolvedRef)
-			}
-			canon.WriteString("/" + escapeToken(tok))
-		}
+	target, err := Pointer(r.root, frag)
+	if err != nil {
+		return "", nil, err
 	}
-	return canon.String(), cur, nil
+	// A pointer Pointer accepts is canonical: every token's escapes are
+	// valid, so unescaping and escaping it again gives it back.
+	return frag, target, nil
 }
 
 // node resolves the subschema v found at pointer ptr.
@@ -508,34 +606,52 @@ func (r *resolver) node(v any, ptr string, depth int) (any, error) {
 		return s, nil
 	case map[string]any:
 		refVal, isRef := s["$ref"]
+		if isRef {
+			if _, ok := refVal.(string); !ok {
+				return nil, fmt.Errorf("at %q: $ref must be a string, got %s", "#"+pointerFragment(ptr), jsonKind(refVal))
+			}
+		}
+		var uneval *leaving
+		for _, kw := range unevaluatedKeywords {
+			if _, ok := s[kw]; ok {
+				if uneval == nil {
+					uneval = &leaving{at: ptr}
+				}
+				uneval.keywords = append(uneval.keywords, kw)
+			}
+		}
+		if uneval != nil {
+			r.evaluating = append(r.evaluating, uneval)
+			defer func() { r.evaluating = r.evaluating[:len(r.evaluating)-1] }()
+		}
 		if !isRef {
-			out, err := r.keywords(s, ptr, depth)
+			out, err := r.keywords(s, ptr, depth, uneval)
 			if err != nil {
 				return nil, err
 			}
 			return mergeAllOf(out), nil
 		}
-		ref, ok := refVal.(string)
-		if !ok {
-			return nil, fmt.Errorf("at %q: $ref must be a string, got %s", "#"+pointerFragment(ptr), jsonKind(refVal))
-		}
-		return r.ref(s, ref, ptr, depth)
+		return r.ref(s, refVal.(string), ptr, depth, uneval)
 	default:
 		return nil, fmt.Errorf("at %q: a schema must be an object or a boolean, got %s", "#"+pointerFragment(ptr), jsonKind(v))
 	}
 }
 
-// ref resolves a schema object holding $ref.
-func (r *resolver) ref(s map[string]any, ref, ptr string, depth int) (any, error) {
-	key, target, err := r.lookup(ref)
-	if err != nil {
-		return nil, fmt.Errorf("at %q: %w", "#"+pointerFragment(ptr), err)
-	}
+// ref resolves a schema object holding $ref; uneval is its unevaluated
+// keywords, nil if none.
+func (r *resolver) ref(s map[string]any, ref, ptr string, depth int, uneval *leaving) (any, error) {
+	key, target, err := r.find(ref)
 	var resolved any
 	switch {
+	case err != nil:
+		// Not followed: accept any value (or drop the guard keyword).
+		r.warn(Warning{Ref: ref, At: "#" + pointerFragment(ptr), Err: err})
+		resolved = map[string]any{}
 	case key == "" && r.recursive[key]:
+		r.keptRef(key)
 		resolved = map[string]any{"$ref": "#"}
 	case r.recursive[key]:
+		r.keptRef(key)
 		r.used[key] = true
 		resolved = map[string]any{"$ref": "#/" + r.defsKey + "/" + r.defNames[key]}
 	case slices.Contains(r.stack, key):
@@ -556,7 +672,7 @@ func (r *resolver) ref(s map[string]any, ref, ptr string, depth int) (any, error
 			siblings[k] = v
 		}
 	}
-	sib, err := r.keywords(siblings, ptr, depth)
+	sib, err := r.keywords(siblings, ptr, depth, uneval)
 	if err != nil {
 		return nil, err
 	}
@@ -565,6 +681,59 @@ func (r *resolver) ref(s map[string]any, ref, ptr string, depth int) (any, error
 		return resolved, nil
 	}
 	return combineRef(resolved, sib), nil
+}
+
+// warn records w, a reference not followed, and marks the keywords that
+// must be left out because of it.
+func (r *resolver) warn(w Warning) {
+	for _, l := range r.hit() {
+		if l == r.guard {
+			w.LeftOut = append(w.LeftOut, LeftOut{Keyword: l.keywords[0], At: "#" + pointerFragment(l.at)})
+		} else {
+			for _, kw := range l.keywords {
+				w.LeftOut = append(w.LeftOut, LeftOut{Keyword: kw, At: "#" + pointerFragment(l.at)})
+			}
+		}
+	}
+	key := w.At
+	for _, l := range w.LeftOut {
+		key += "\x00" + l.Keyword + "\x00" + l.At
+	}
+	if r.warned[key] {
+		return
+	}
+	r.warned[key] = true
+	if len(r.warnings) == MaxWarnings {
+		r.warnings[MaxWarnings-1].More++
+		return
+	}
+	r.warnings = append(r.warnings, w)
+}
+
+// hit marks the open guard and unevaluated keywords as to be left out and
+// returns them: the guard first, then the unevaluated ones innermost
+// first.
+func (r *resolver) hit() []*leaving {
+	var out []*leaving
+	if r.guard != nil {
+		out = append(out, r.guard)
+	}
+	for i := len(r.evaluating) - 1; i >= 0; i-- {
+		out = append(out, r.evaluating[i])
+	}
+	for _, l := range out {
+		l.hit = true
+	}
+	return out
+}
+
+// keptRef is called for a reference kept in the output: when its target
+// accepts more than the input's did, the keywords above it go as for a
+// reference not followed (the warning is the target's own).
+func (r *resolver) keptRef(key string) {
+	if r.degraded[r.targets[key]] {
+		r.hit()
+	}
 }
 
 // combineRef joins a resolved $ref target with its resolved siblings.
@@ -586,7 +755,7 @@ func combineRef(resolved any, sib map[string]any) any {
 	outer := map[string]any{}
 	cons := map[string]any{}
 	for k, v := range sib {
-		if constraintKeywords[k] {
+		if KeywordOf(k).Constraint {
 			cons[k] = v
 		} else {
 			outer[k] = v
@@ -605,19 +774,19 @@ func combineRef(resolved any, sib map[string]any) any {
 
 func hasConstraints(m map[string]any) bool {
 	for k := range m {
-		if constraintKeywords[k] {
+		if KeywordOf(k).Constraint {
 			return true
 		}
 	}
 	return false
 }
 
-// keywords resolves every keyword of the schema object s except $ref.
-func (r *resolver) keywords(s map[string]any, ptr string, depth int) (map[string]any, error) {
-	out := make(map[string]any, len(s))
+// keywords resolves every keyword of the schema object s except $ref;
+// uneval is its unevaluated keywords, nil if none, which it leaves out
+// when a reference in place below them was not followed.
+func (r *resolver) keywords(s map[string]any, ptr string, depth int, uneval *leaving) (map[string]any, error) {
 	for _, kw := range sortedKeys(s) {
 		v := s[kw]
-		kwPtr := ptr + "/" + escapeToken(kw)
 		if err := r.spend(len(kw) + 3); err != nil {
 			return nil, err
 		}
@@ -625,99 +794,78 @@ func (r *resolver) keywords(s map[string]any, ptr string, depth int) (map[string
 		case kw == "$ref" || droppedKeywords[kw]:
 			continue
 		case kw == "$dynamicRef" || kw == "$recursiveRef":
-			return nil, fmt.Errorf("at %q: %s: %w", "#"+pointerFragment(kwPtr), kw, ErrUnsupported)
-		case kw == "items" || kw == "dependencies":
-			// Either subschemas or, for these two, an array (tuple items /
-			// property dependencies) handled below.
-			if arr, ok := v.([]any); ok && kw == "items" {
-				res, err := r.nodes(arr, kwPtr, depth)
-				if err != nil {
-					return nil, err
-				}
-				out[kw] = res
-				continue
-			}
-			if kw == "dependencies" {
-				obj, ok := v.(map[string]any)
-				if !ok {
-					return nil, fmt.Errorf("at %q: want an object, got %s", "#"+pointerFragment(kwPtr), jsonKind(v))
-				}
-				res := make(map[string]any, len(obj))
-				for _, name := range sortedKeys(obj) {
-					if _, isNames := obj[name].([]any); isNames {
-						if err := r.spendValue(obj[name]); err != nil {
-							return nil, err
-						}
-						res[name] = obj[name]
-						continue
-					}
-					c, err := r.node(obj[name], kwPtr+"/"+escapeToken(name), depth+1)
-					if err != nil {
-						return nil, err
-					}
-					res[name] = c
-				}
-				out[kw] = res
-				continue
-			}
-			c, err := r.node(v, kwPtr, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[kw] = c
-		case schemaKeywords[kw]:
-			c, err := r.node(v, kwPtr, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[kw] = c
-		case arrayKeywords[kw]:
-			arr, ok := v.([]any)
-			if !ok {
-				return nil, fmt.Errorf("at %q: want an array of schemas, got %s", "#"+pointerFragment(kwPtr), jsonKind(v))
-			}
-			res, err := r.nodes(arr, kwPtr, depth)
-			if err != nil {
-				return nil, err
-			}
-			out[kw] = res
-		case mapKeywords[kw]:
-			obj, ok := v.(map[string]any)
-			if !ok {
-				return nil, fmt.Errorf("at %q: want an object of schemas, got %s", "#"+pointerFragment(kwPtr), jsonKind(v))
-			}
-			res := make(map[string]any, len(obj))
-			for _, name := range sortedKeys(obj) {
-				if err := r.spend(len(name) + 3); err != nil {
-					return nil, err
-				}
-				c, err := r.node(obj[name], kwPtr+"/"+escapeToken(name), depth+1)
-				if err != nil {
-					return nil, err
-				}
-				res[name] = c
-			}
-			out[kw] = res
-		default:
+			return nil, fmt.Errorf("at %q: %s: %w", "#"+pointerFragment(ptr+"/"+escapeToken(kw)), kw, ErrUnsupported)
+		}
+		// Values are copied verbatim: charge them (subschemas are charged
+		// as they are resolved).
+		switch KeywordOf(kw).Holds {
+		case HoldsNone:
 			if err := r.spendValue(v); err != nil {
 				return nil, err
 			}
-			out[kw] = v
+		case HoldsMapOrNames:
+			obj, _ := v.(map[string]any)
+			for _, name := range sortedKeys(obj) {
+				if names, ok := obj[name].([]any); ok {
+					if err := r.spendValue(names); err != nil {
+						return nil, err
+					}
+				}
+			}
 		}
+	}
+	dropped := func(kw string, _ Keyword) bool { return kw == "$ref" || droppedKeywords[kw] }
+	var leftOut []string // guard keywords to leave out, with their companions
+	out, err := Rewrite(s, dropped, func(at Position, sub any) (any, error) {
+		if KeywordOf(at.Keyword).Holds == HoldsMap {
+			if err := r.spend(len(at.Name) + 3); err != nil {
+				return nil, err
+			}
+		}
+		if KeywordOf(at.Keyword).Applies != AppliesInPlace {
+			// What a part of the instance evaluates is not the holder's.
+			saved := r.evaluating
+			r.evaluating = nil
+			defer func() { r.evaluating = saved }()
+		}
+		if r.guard != nil || !isGuard(s, at.Keyword) {
+			return r.node(sub, at.Pointer(ptr), depth+1)
+		}
+		g := &leaving{keywords: guardKeywords[at.Keyword], at: ptr}
+		r.guard = g
+		res, err := r.node(sub, at.Pointer(ptr), depth+1)
+		r.guard = nil
+		if g.hit {
+			leftOut = append(leftOut, g.keywords...)
+		}
+		return res, err
+	})
+	var se *ShapeError
+	if errors.As(err, &se) && se.At == "" {
+		se.At = ptr + "/" + escapeToken(se.Keyword)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if uneval != nil && uneval.hit {
+		leftOut = append(leftOut, uneval.keywords...)
+	}
+	for _, kw := range leftOut {
+		delete(out, kw)
+		r.leftOut = true
 	}
 	return out, nil
 }
 
-func (r *resolver) nodes(arr []any, ptr string, depth int) ([]any, error) {
-	res := make([]any, len(arr))
-	for i, c := range arr {
-		v, err := r.node(c, ptr+"/"+strconv.Itoa(i), depth+1)
-		if err != nil {
-			return nil, err
-		}
-		res[i] = v
+// isGuard reports whether kw of the schema object s is a guard keyword
+// (guardKeywords).
+func isGuard(s map[string]any, kw string) bool {
+	if kw == "contains" {
+		_, ok := s["maxContains"]
+		return ok
 	}
-	return res, nil
+	_, ok := guardKeywords[kw]
+	return ok
 }
 
 // mergeAllOf folds the allOf of m into m when the package's allOf rule allows,
@@ -851,8 +999,8 @@ func (r *resolver) finishRoot(out any, defs map[string]any) (any, error) {
 	t, typed := root["type"]
 	if !typed {
 		objectish := !hasConstraints(root)
-		for _, k := range objectKeywords {
-			if _, ok := root[k]; ok {
+		for k := range root {
+			if KeywordOf(k).Object {
 				objectish = true
 			}
 		}

@@ -101,20 +101,17 @@ func (s *meterSlot) charge(w int64) {
 }
 
 // meterExt is compiled into every schema object that applies subschemas
-// (see applicators): the library calls it once each time that schema has
+// (see applies): the library calls it once each time that schema has
 // been applied to a value. Schemas without applicators are not counted:
 // their work is bounded by the count of the schema that applied them, and
 // leaving them out keeps ordinary validations as fast as without a meter.
 type meterExt struct{ slot *meterSlot }
 
-// applicators are the keywords that apply subschemas to a value or its
-// parts.
-var applicators = map[string]bool{
-	"$ref": true, "allOf": true, "anyOf": true, "oneOf": true, "not": true,
-	"if": true, "then": true, "else": true, "dependentSchemas": true, "dependencies": true,
-	"properties": true, "patternProperties": true, "additionalProperties": true, "propertyNames": true,
-	"unevaluatedProperties": true, "items": true, "prefixItems": true, "additionalItems": true,
-	"contains": true, "unevaluatedItems": true,
+// applies reports whether keyword k applies subschemas to a value or its
+// parts (the references included).
+func applies(k string) bool {
+	a := KeywordOf(k).Applies
+	return a == AppliesToParts || a == AppliesInPlace
 }
 
 func (e meterExt) Validate(*sjs.ValidatorContext, any) { e.slot.charge(1) }
@@ -183,7 +180,7 @@ func Compile(resolved json.RawMessage) (*Validator, error) {
 		URL: meterVocabURL,
 		Compile: func(_ *sjs.CompilerContext, obj map[string]any) (sjs.SchemaExt, error) {
 			for k := range obj {
-				if applicators[k] {
+				if applies(k) {
 					return meterExt{slot}, nil
 				}
 			}
@@ -222,52 +219,23 @@ func shapeOf(v any, sh schemaShape) schemaShape {
 	if !ok {
 		return sh
 	}
-	for k, e := range obj {
-		switch k {
-		case "pattern":
-			if _, ok := e.(string); ok {
-				sh.patterns++
-			}
-		case "enum":
-			if a, ok := e.([]any); ok {
-				sh.maxEnum = max(sh.maxEnum, len(a))
-			}
-		case "patternProperties":
-			if m, ok := e.(map[string]any); ok {
-				sh.patternProperties += len(m)
-			}
-			sh = shapeOfEach(e, sh)
-		case "properties", "$defs", "definitions", "dependentSchemas", "dependencies":
-			sh = shapeOfEach(e, sh)
-		case "allOf", "anyOf", "oneOf", "prefixItems":
-			sh = shapeOfEach(e, sh)
-		case "items":
-			if _, ok := e.([]any); ok {
-				sh = shapeOfEach(e, sh)
-			} else {
-				sh = shapeOf(e, sh)
-			}
-		case "not", "if", "then", "else", "additionalProperties", "propertyNames",
-			"unevaluatedProperties", "additionalItems", "contains", "unevaluatedItems":
-			sh = shapeOf(e, sh)
-		}
+	if _, ok := obj["pattern"].(string); ok {
+		sh.patterns++
 	}
-	return sh
-}
-
-// shapeOfEach applies shapeOf to every member of an object or array of
-// subschemas.
-func shapeOfEach(v any, sh schemaShape) schemaShape {
-	switch x := v.(type) {
-	case map[string]any:
-		for _, e := range x {
-			sh = shapeOf(e, sh)
-		}
-	case []any:
-		for _, e := range x {
-			sh = shapeOf(e, sh)
-		}
+	if a, ok := obj["enum"].([]any); ok {
+		sh.maxEnum = max(sh.maxEnum, len(a))
 	}
+	if m, ok := obj["patternProperties"].(map[string]any); ok {
+		sh.patternProperties += len(m)
+	}
+	// Definitions count: references apply them. contentSchema never
+	// applies.
+	_ = Subschemas(obj, func(at Position, sub any) error {
+		if KeywordOf(at.Keyword).Applies != AppliesNone {
+			sh = shapeOf(sub, sh)
+		}
+		return nil
+	})
 	return sh
 }
 

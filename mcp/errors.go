@@ -1,11 +1,13 @@
 package mcp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -42,6 +44,11 @@ type ExitError struct {
 	State *os.ProcessState
 	// Stderr is the tail of what the process wrote to stderr.
 	Stderr []string
+	// Withheld names the variables that Stderr mentions and that are set
+	// in FreeCode's environment but were not passed to the server (it gets
+	// only an allow-list of the environment plus its own env): the likely
+	// reason it ended. Only the names, never the values.
+	Withheld []string
 }
 
 func (e *ExitError) Error() string {
@@ -52,6 +59,42 @@ func (e *ExitError) Error() string {
 	}
 	b.WriteString(formatStderr(e.Stderr))
 	return b.String()
+}
+
+// StartTimeoutError reports that connecting to a server did not finish
+// within its timeout. It wraps [ErrTransport] and context.DeadlineExceeded.
+type StartTimeoutError struct {
+	Server string
+	// Step is what got no answer in time: "initialize", "tools/list", or
+	// "done" when time ran out right after the last answer.
+	Step string
+	// Timeout is the budget that ran out.
+	Timeout time.Duration
+	// Progress says how a local server showed it was still working when
+	// the time ran out — "using CPU", "writing to stderr" — or is "" when
+	// it did not (it hangs, or waits for something) and for a remote
+	// server. A server that was still working may well start with a longer
+	// timeout: the first `npx -y pkg` of a package spends it downloading.
+	Progress string
+	// Stderr is the tail of a local server's stderr.
+	Stderr []string
+	// Withheld is as in ExitError: variables Stderr mentions that FreeCode
+	// has and the server did not get.
+	Withheld []string
+
+	msg string // what timed out, with how far tools/list got
+}
+
+func (e *StartTimeoutError) Error() string {
+	msg := e.msg
+	if e.Progress != "" {
+		msg += "; it was still working (" + e.Progress + ") when the time ran out"
+	}
+	return msg + formatStderr(e.Stderr)
+}
+
+func (e *StartTimeoutError) Unwrap() []error {
+	return []error{ErrTransport, context.DeadlineExceeded}
 }
 
 func (e *ExitError) Unwrap() error { return ErrTransport }
@@ -103,6 +146,13 @@ type sessionError struct {
 func (e *sessionError) Error() string   { return e.msg }
 func (e *sessionError) Unwrap() []error { return e.causes }
 
+// newError is an error with msg and the causes that are not nil.
 func newError(msg string, causes ...error) error {
-	return &sessionError{msg: msg, causes: causes}
+	kept := causes[:0:0]
+	for _, c := range causes {
+		if c != nil {
+			kept = append(kept, c)
+		}
+	}
+	return &sessionError{msg: msg, causes: kept}
 }

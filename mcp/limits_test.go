@@ -168,7 +168,7 @@ func TestTimeoutDuringToolsListSaysHowFarItGot(t *testing.T) {
 	require.ErrorIs(t, err, ErrTransport)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.NotErrorIs(t, err, ErrLimit)
-	require.Regexp(t, `^server "many": no answer to tools/list within 1s \(received [1-9][0-9]*00 tools in [1-9][0-9]* pages so far\)$`, err.Error())
+	require.Regexp(t, `^server "many": no answer to tools/list within 1s \(received [1-9][0-9]*00 tools in [1-9][0-9]* pages so far\)(; it was still working \(using CPU\) when the time ran out)?$`, err.Error())
 	m := regexp.MustCompile(`received (\d+) tools in (\d+) pages`).FindStringSubmatch(err.Error())
 	tools, _ := strconv.Atoi(m[1])
 	pages, _ := strconv.Atoi(m[2])

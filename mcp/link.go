@@ -40,6 +40,10 @@ type link interface {
 	// that the session must end. A local session ends by its process's
 	// exit instead.
 	lost(err error) bool
+	// unreachable returns the *UnreachableError for err, a failed request,
+	// if it means the remote server cannot be reached; nil for a local
+	// server and for any other failure.
+	unreachable(err error) error
 	// stop releases what open started, after the session's client was
 	// closed: a local process is stopped (see process.stop; graceful is
 	// false for a server that never got going), a remote link's idle
@@ -51,6 +55,18 @@ type link interface {
 	// stderrTail is the local server's last stderr lines; nil for a
 	// remote server.
 	stderrTail() []string
+	// progress says how a local server that is still starting shows it is
+	// working in the last part of its budget (see
+	// StartTimeoutError.Progress); "" if it does not, and for a remote
+	// server. expect moves the end of the budget to budget after the start
+	// (Session.workingDeadline). Both are called while open runs, from any
+	// goroutine.
+	progress() string
+	expect(budget time.Duration)
+	// withheld returns the variables of FreeCode's environment that lines
+	// (the server's stderr) mention and the local server did not get; nil
+	// for a remote server.
+	withheld(lines []string) []string
 	// stderrAfter is Session.StderrAfter: the local server's stderr lines
 	// after n; for a remote server nil lines, n and a nil channel.
 	stderrAfter(n int64) (lines []string, last int64, next <-chan struct{})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -18,6 +19,9 @@ type localLink struct {
 
 	// proc is set by open once the process runs; read-only afterwards.
 	proc *process
+
+	meterMu sync.Mutex  // guards meter
+	meter   *startMeter // watches the start; set by open with proc
 }
 
 func (l *localLink) open(cctx context.Context, o opener) error {
@@ -25,11 +29,16 @@ func (l *localLink) open(cctx context.Context, o opener) error {
 	if len(srv.Command) == 0 || srv.Command[0] == "" {
 		return fmt.Errorf("server %q: no command configured", srv.Name)
 	}
-	proc, err := startProcess(srv.Command, srv.Env, l.env.opts.Launcher, l.ring, l.env.log, l.env.opts.OnProcess)
+	proc, err := startProcess(srv.Command, srv.Env, l.env.opts.Launcher, l.ring, l.env.log, l.env.opts.OnProcess, l.env.opts.OnStderr)
 	if err != nil {
 		return fmt.Errorf("server %q: cannot start %q: %w", srv.Name, srv.Command[0], err)
 	}
 	l.proc = proc
+	meter := newStartMeter(proc.pid, l.ring, l.env.timeout)
+	defer meter.stop()
+	l.meterMu.Lock()
+	l.meter = meter
+	l.meterMu.Unlock()
 	// The command as written, if known: expanded, it may hold secrets.
 	var command any = srv.Command
 	if srv.Shown != "" {
@@ -72,7 +81,34 @@ func (l *localLink) exitCause(ctx context.Context, when string, err error) error
 	if l.proc == nil || !l.awaitExit(ctx, err) {
 		return nil
 	}
-	return &ExitError{Server: l.env.srv.Name, When: when, State: l.proc.state, Stderr: l.ring.tail()}
+	tail := l.ring.tail()
+	return &ExitError{Server: l.env.srv.Name, When: when, State: l.proc.state, Stderr: tail, Withheld: l.withheld(tail)}
+}
+
+func (l *localLink) progress() string {
+	l.meterMu.Lock()
+	m := l.meter
+	l.meterMu.Unlock()
+	if m == nil {
+		return ""
+	}
+	return m.progressed()
+}
+
+func (l *localLink) expect(budget time.Duration) {
+	l.meterMu.Lock()
+	m := l.meter
+	l.meterMu.Unlock()
+	if m != nil {
+		m.expect(budget)
+	}
+}
+
+func (l *localLink) withheld(lines []string) []string {
+	if l.proc == nil {
+		return nil
+	}
+	return mentionedVars(l.proc.withheld, lines)
 }
 
 // awaitExit reports whether the process has exited, waiting a moment for
@@ -113,6 +149,8 @@ func (l *localLink) explain(string, error) error { return nil }
 // lost is false: a local connection is lost only when the process exits,
 // which ends the session by itself.
 func (l *localLink) lost(error) bool { return false }
+
+func (l *localLink) unreachable(error) error { return nil }
 
 func (l *localLink) stop(graceful bool) error {
 	if l.proc == nil {

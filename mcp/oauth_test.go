@@ -37,11 +37,6 @@ func protectedServer(t *testing.T, opts testauth.Options) *testauth.Server {
 	return testauth.New(t, opts)
 }
 
-func remoteSpec(name, url string) Spec {
-	return Spec{Name: name, Type: Remote, URL: url, Transport: TransportStreamableHTTP, Timeout: 20 * time.Second,
-		Limits: testLimits(Limits{}), MaxLimits: testMaxLimits()}
-}
-
 func tokenStore(t *testing.T) *auth.Store {
 	st, err := auth.OpenStore(t.TempDir() + "/auth")
 	require.NoError(t, err)

@@ -45,21 +45,70 @@ var inheritedEnv = []string{
 
 // childEnv builds a server's environment: the allow-listed variables of
 // parent (in os.Environ form) overlaid with the server's env. The result is
-// sorted.
-func childEnv(parent []string, env map[string]string) []string {
+// sorted. withheld names, sorted, the variables of parent that are set (not
+// empty) but that the server does not get: neither allow-listed nor in its
+// env. Only names leave this function, never values.
+func childEnv(parent []string, env map[string]string) (out, withheld []string) {
 	m := make(map[string]string, len(inheritedEnv)+len(env))
 	for _, kv := range parent {
 		k, v, ok := strings.Cut(kv, "=")
-		if ok && slices.Contains(inheritedEnv, k) {
+		switch {
+		case !ok:
+		case slices.Contains(inheritedEnv, k):
 			m[k] = v
+		case v != "":
+			if _, given := env[k]; !given {
+				withheld = append(withheld, k)
+			}
 		}
 	}
 	maps.Copy(m, env)
-	out := make([]string, 0, len(m))
+	out = make([]string, 0, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, k+"="+m[k])
 	}
+	slices.Sort(withheld)
+	return out, slices.Compact(withheld)
+}
+
+// mentionedVars returns the names of vars (sorted) that lines name as a
+// word of their own: "BRAVE_API_KEY is required", "missing $GITHUB_TOKEN",
+// but not the "PATH" in "XPATH_HOME". Names shorter than two characters
+// ("_") are left out: too many words look like them.
+func mentionedVars(vars, lines []string) []string {
+	var out []string
+	for _, name := range vars {
+		if len(name) < 2 {
+			continue
+		}
+		for _, line := range lines {
+			if containsWord(line, name) {
+				out = append(out, name)
+				break
+			}
+		}
+	}
 	return out
+}
+
+// containsWord reports whether word occurs in s with no letter, digit or
+// underscore right before or after it.
+func containsWord(s, word string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], word)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(word)
+		if (start == 0 || !isNameByte(s[start-1])) && (end == len(s) || !isNameByte(s[end])) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func isNameByte(b byte) bool {
+	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
 
 // process is a local server's child process, the leader of its own process
@@ -76,6 +125,12 @@ type process struct {
 	stdout *os.File // read end of the child's stdout
 	stderr *os.File // read end of the child's stderr
 
+	// withheld are the variables of FreeCode's environment the server
+	// does not get (see childEnv).
+	withheld []string
+	// onStderr, if set, gets every stderr line (Options.OnStderr).
+	onStderr func(line string)
+
 	stderrDone chan struct{} // closed when the stderr reader returned
 	exited     chan struct{} // closed after the leader was reaped and its group killed
 	state      *os.ProcessState
@@ -86,9 +141,9 @@ type process struct {
 
 // startProcess starts argv in a new process group with an explicit
 // environment and pipes for stdin, stdout and stderr, through launcher if
-// it is not nil. Stderr goes line by line into ring and to log at V(1).
-// onStart, if not nil, is called with the server's pid and the exited
-// channel as soon as the process runs.
+// it is not nil. Stderr goes line by line into ring, to log at V(1) and to
+// onStderr if it is not nil. onStart, if not nil, is called with the
+// server's pid and the exited channel as soon as the process runs.
 //
 // Started directly, the child also gets SIGKILL (Pdeathsig) when the OS
 // thread that started it exits. The Go runtime only ends a thread when a
@@ -98,7 +153,7 @@ type process struct {
 // killed without a chance to clean up. A launcher sees to FreeCode's death
 // itself (procguard's reaper learns of it from its control socket),
 // whichever thread started it.
-func startProcess(argv []string, env map[string]string, launcher Launcher, ring *lineRing, log logr.Logger, onStart func(pid int, exited <-chan struct{})) (_ *process, err error) {
+func startProcess(argv []string, env map[string]string, launcher Launcher, ring *lineRing, log logr.Logger, onStart func(pid int, exited <-chan struct{}), onStderr func(string)) (_ *process, err error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("no command configured")
 	}
@@ -107,7 +162,8 @@ func startProcess(argv []string, env map[string]string, launcher Launcher, ring 
 	if cmd.Err != nil {
 		return nil, cmd.Err
 	}
-	cmd.Env = childEnv(os.Environ(), env)
+	var withheld []string
+	cmd.Env, withheld = childEnv(os.Environ(), env)
 
 	var parentEnds, childEnds []*os.File
 	defer func() {
@@ -168,6 +224,8 @@ func startProcess(argv []string, env map[string]string, launcher Launcher, ring 
 		stdin:      inW,
 		stdout:     outR,
 		stderr:     errR,
+		withheld:   withheld,
+		onStderr:   onStderr,
 		stderrDone: make(chan struct{}),
 		exited:     make(chan struct{}),
 	}
@@ -206,8 +264,11 @@ func (p *process) readStderr() {
 }
 
 func (p *process) addStderr(line string) {
-	p.ring.add(line)
+	line = p.ring.add(line)
 	p.log.V(1).Info("stderr", "line", line)
+	if p.onStderr != nil {
+		p.onStderr(line)
+	}
 }
 
 // wait reaps the leader, kills what is left of its process group, and

@@ -20,7 +20,7 @@ func TestChildEnv(t *testing.T) {
 		"HTTPS_PROXY=http://proxy:3128",
 		"NOEQUALS",
 	}
-	got := childEnv(parent, map[string]string{"TOKEN": "t", "LANG": "de_DE.UTF-8"})
+	got, withheld := childEnv(parent, map[string]string{"TOKEN": "t", "LANG": "de_DE.UTF-8"})
 	require.Equal(t, []string{
 		"HOME=/home/u",
 		"HTTPS_PROXY=http://proxy:3128",
@@ -28,6 +28,10 @@ func TestChildEnv(t *testing.T) {
 		"PATH=/usr/bin:/bin",
 		"TOKEN=t",
 	}, got)
+	// Names only, and not those the server gets through its env.
+	require.Equal(t, []string{"FREECODE_TEST_SECRET", "OPENAI_API_KEY"}, withheld)
+	_, withheld = childEnv(parent, map[string]string{"OPENAI_API_KEY": "${OPENAI_API_KEY}"})
+	require.Equal(t, []string{"FREECODE_TEST_SECRET"}, withheld)
 }
 
 // openFDs counts this process's open file descriptors.

@@ -119,7 +119,8 @@ func (r *remoteLink) exited() <-chan struct{} { return nil }
 func (r *remoteLink) exitCause(context.Context, string, error) error { return nil }
 
 // explain names the HTTP error status the endpoint answered last, or the
-// host that could not be reached.
+// host that could not be reached; both wrap ErrUnreachable when that is
+// what they mean (see unreachableCause, gatewayUnavailable).
 func (r *remoteLink) explain(step string, err error) error {
 	if r.rec == nil {
 		return nil
@@ -130,14 +131,25 @@ func (r *remoteLink) explain(step string, err error) error {
 		if st.cut.Load() {
 			cut = fmt.Sprintf(" (the rest of its body, beyond %s, was not read)", formatBytes(maxErrorBodyBytes))
 		}
-		return newError(fmt.Sprintf("server %q: %s: HTTP %s from %s%s", name, step, st.status, st.url, cut), ErrTransport, err)
+		var gone error
+		if gatewayUnavailable(st.code) {
+			gone = &UnreachableError{Reason: "HTTP " + st.status}
+		}
+		return newError(fmt.Sprintf("server %q: %s: HTTP %s from %s%s", name, step, st.status, st.url, cut), ErrTransport, gone, err)
 	}
 	var opErr *net.OpError
 	if errors.As(err, &opErr) {
-		return newError(fmt.Sprintf("server %q: %s: cannot reach %s: %s", name, step, r.env.mask.configured(), r.env.mask.err(opErr)), ErrTransport, err)
+		return newError(fmt.Sprintf("server %q: %s: cannot reach %s: %s", name, step, r.env.mask.configured(), r.env.mask.err(opErr)),
+			ErrTransport, unreachableCause(err), err)
+	}
+	if gone := unreachableCause(err); gone != nil {
+		return newError(fmt.Sprintf("server %q: %s: no answer from %s: %s", name, step, r.env.mask.configured(), unreachableReason(err)),
+			ErrTransport, gone, err)
 	}
 	return nil
 }
+
+func (r *remoteLink) unreachable(err error) error { return unreachableCause(err) }
 
 func (r *remoteLink) lost(err error) bool { return isConnectionLoss(err) }
 
@@ -271,7 +283,7 @@ func (r *remoteLink) openSSE(cctx context.Context, o opener, hc *http.Client, sl
 	}
 	c := client.NewClient(tr, client.WithProtocolVersion(ProtocolVersion))
 	c.OnConnectionLost(func(err error) {
-		r.env.lostConn(newError(fmt.Sprintf("server %q: SSE stream lost: %s", srv.Name, r.env.mask.err(err)), ErrTransport, err))
+		r.env.lostConn(newError(fmt.Sprintf("server %q: SSE stream lost: %s", srv.Name, r.env.mask.err(err)), ErrTransport, unreachableCause(err), err))
 	})
 	return o.handshake(cctx, c)
 }
@@ -322,7 +334,7 @@ func (r *statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := r.base.RoundTrip(req)
 	if err != nil {
 		if r.established.Load() && req.Context().Err() == nil {
-			r.lost(newError(fmt.Sprintf("server %q: connection lost: %s", r.server, r.mask.err(err)), ErrTransport, err))
+			r.lost(newError(fmt.Sprintf("server %q: connection lost: %s", r.server, r.mask.err(err)), ErrTransport, unreachableCause(err), err))
 		}
 		return nil, err
 	}

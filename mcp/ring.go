@@ -28,7 +28,8 @@ func newLineRing(capacity int) *lineRing {
 	return &lineRing{cap: capacity}
 }
 
-func (r *lineRing) add(line string) {
+// add stores line, shortened to maxLineBytes, and returns it as stored.
+func (r *lineRing) add(line string) string {
 	if len(line) > maxLineBytes {
 		line = line[:maxLineBytes] + "…"
 	}
@@ -41,10 +42,18 @@ func (r *lineRing) add(line string) {
 	}
 	if len(r.lines) < r.cap {
 		r.lines = append(r.lines, line)
-		return
+		return line
 	}
 	r.lines[r.next] = line
 	r.next = (r.next + 1) % r.cap
+	return line
+}
+
+// count is the number of lines ever added.
+func (r *lineRing) count() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.total
 }
 
 // tail returns the stored lines, oldest first.

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/freecode/freecode/jsonschema"
 	"github.com/freecode/freecode/mcp/auth"
 )
 
@@ -72,6 +73,23 @@ type Options struct {
 	// tool lists and other sessions using the same cache; nil shares only
 	// within one list.
 	Schemas *SchemaCache
+	// WorkingTimeout, if longer than the spec's Timeout, lets a local server
+	// that is still working when its Timeout runs out (it used CPU or wrote
+	// to stderr at the end; see StartTimeoutError.Progress) go on
+	// connecting: the deadline moves to twice the time so far, up to
+	// WorkingTimeout, for as long as the server is still working at each
+	// deadline. A first `npx -y pkg` spends its time downloading, and
+	// stopping it then is what not to do: npm's npx, killed while it
+	// installs, can leave its install lock (the next npx waits a minute for
+	// it to go stale) or a half-installed package (which then fails to
+	// load) behind. Zero: Timeout is the whole budget.
+	WorkingTimeout time.Duration
+	// OnStderr, if set, gets each line a local server writes to stderr as
+	// it arrives (cut to 4 KiB, as kept), from the goroutine that reads
+	// stderr, from the start of the process on: `freecode mcp start` shows
+	// them while the server starts. It must not block: the server blocks
+	// once the pipe is full.
+	OnStderr func(line string)
 	// Launcher, if set, starts each local server's process: FreeCode's
 	// runs it under a reaper process that kills and reaps everything the
 	// server left behind when it exits, even helpers that moved to a
@@ -112,9 +130,12 @@ var errProcessExited = errors.New("server process exited")
 type Session struct {
 	srv     Spec
 	timeout time.Duration
-	opts    Options
-	log     logr.Logger // wrapped by newLink, before any use, to apply mask
-	limits  *limitTrip  // the first limit the server went over ends the session
+	// budget is connecting's budget so far, in nanoseconds: timeout, or
+	// longer while the server keeps working (Options.WorkingTimeout).
+	budget atomic.Int64
+	opts   Options
+	log    logr.Logger // wrapped by newLink, before any use, to apply mask
+	limits *limitTrip  // the first limit the server went over ends the session
 	// mask shows a remote server's URL as written in every message and
 	// log line (nil for a local server: it changes nothing).
 	mask *urlMask
@@ -149,6 +170,11 @@ type Session struct {
 
 	reqSeq  atomic.Uint64 // numbers our own requests (tools/list, tools/call)
 	running atomic.Bool   // set once Connect succeeded
+
+	// logged holds the tool warnings already logged (ToolWarning.String),
+	// so that each is logged once per session. Only setTools uses it: on
+	// Connect's goroutine, then on the owner goroutine.
+	logged map[string]bool
 
 	mu       sync.Mutex // guards raw, tools, convErrs, err and stopErr
 	raw      []json.RawMessage
@@ -215,7 +241,14 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 
-	cctx, cancel := context.WithTimeoutCause(ctx, timeout, errConnectTimeout)
+	s.budget.Store(int64(timeout))
+	var cctx context.Context
+	var cancel func()
+	if srv.Type == Local && opts.WorkingTimeout > timeout {
+		cctx, cancel = s.workingDeadline(ctx)
+	} else {
+		cctx, cancel = context.WithTimeoutCause(ctx, timeout, errConnectTimeout)
+	}
 	defer cancel()
 	// A limit the server goes over ends connecting at once.
 	cctx, cancelLimit := context.WithCancelCause(cctx)
@@ -249,6 +282,42 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	go s.run()
 	return s, nil
 }
+
+// workingDeadline returns a context for connecting that ends with the
+// cause errConnectTimeout once the budget has run out: the timeout, and,
+// each time it runs out while the server is still working, twice the time
+// so far up to Options.WorkingTimeout. cancel ends it, and the goroutine
+// that keeps the time.
+func (s *Session) workingDeadline(ctx context.Context) (context.Context, func()) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	budget, most := s.timeout, s.opts.WorkingTimeout
+	go func() {
+		timer := time.NewTimer(budget)
+		defer timer.Stop()
+		for {
+			select {
+			case <-cctx.Done():
+				return
+			case <-timer.C:
+			}
+			how := s.link.progress()
+			if how == "" || budget >= most {
+				cancel(errConnectTimeout)
+				return
+			}
+			next := min(2*budget, most)
+			s.link.expect(next)
+			s.log.Info("still working when its timeout ran out; waiting longer", "working", how, "timeout", next)
+			timer.Reset(next - budget)
+			budget = next
+			s.budget.Store(int64(budget))
+		}
+	}()
+	return cctx, func() { cancel(nil) }
+}
+
+// spent is connecting's budget: the timeout, or longer (workingDeadline).
+func (s *Session) spent() time.Duration { return time.Duration(s.budget.Load()) }
 
 // handshake makes c the session's client, starts it, initializes the
 // server and lists its tools. Links call it (see opener) once their
@@ -308,7 +377,9 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 	cause := context.Cause(cctx)
 	switch {
 	case errors.Is(cause, errConnectTimeout):
-		return newError(s.timeoutMessage(step)+formatStderr(s.link.stderrTail()), ErrTransport, context.DeadlineExceeded)
+		tail := s.link.stderrTail()
+		return &StartTimeoutError{Server: name, Step: step, Timeout: s.spent(), Progress: s.link.progress(),
+			Stderr: tail, Withheld: s.link.withheld(tail), msg: s.timeoutMessage(step)}
 	case cctx.Err() != nil && !errors.Is(cause, errProcessExited):
 		return fmt.Errorf("server %q: %s canceled: %w", name, step, cause)
 	}
@@ -334,15 +405,15 @@ func (s *Session) timeoutMessage(step string) string {
 	name := s.srv.Name
 	switch step {
 	case stepToolsList:
-		return fmt.Sprintf("server %q: no answer to tools/list within %s (%s)", name, s.timeout, s.listed.soFar())
+		return fmt.Sprintf("server %q: no answer to tools/list within %s (%s)", name, s.spent(), s.listed.soFar())
 	case stepDone:
-		msg := fmt.Sprintf("server %q: connecting did not finish within %s", name, s.timeout)
+		msg := fmt.Sprintf("server %q: connecting did not finish within %s", name, s.spent())
 		if s.listed.pages > 0 {
 			msg += fmt.Sprintf(" (tools/list answered: %s)", s.listed)
 		}
 		return msg
 	}
-	return fmt.Sprintf("server %q: no answer to %s within %s", name, step, s.timeout)
+	return fmt.Sprintf("server %q: no answer to %s within %s", name, step, s.spent())
 }
 
 // isTransportError reports whether err came from the transport (mcp-go
@@ -445,6 +516,7 @@ func (s *Session) setTools(raws []json.RawMessage) bool {
 	for _, err := range errs {
 		s.log.Info("tool skipped", "err", err.Error())
 	}
+	s.logWarnings(tools)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	changed := !slices.EqualFunc(s.tools, tools, sameTool)
@@ -452,11 +524,40 @@ func (s *Session) setTools(raws []json.RawMessage) bool {
 	return changed
 }
 
+// maxLoggedWarnings bounds the tool warnings one session logs; past it,
+// one line says that further ones are not logged.
+const maxLoggedWarnings = 100
+
+// logWarnings logs, once per session, each warning of tools not logged
+// before (see logged).
+func (s *Session) logWarnings(tools []Tool) {
+	for _, w := range ToolWarnings(tools) {
+		text := w.String()
+		if s.logged[text] {
+			continue
+		}
+		if len(s.logged) == maxLoggedWarnings {
+			s.log.Info("more tools kept with input schema references not followed; not logged", "logged", maxLoggedWarnings)
+			s.logged[text] = true // over the bound: nothing more is logged
+			return
+		}
+		if len(s.logged) > maxLoggedWarnings {
+			return
+		}
+		if s.logged == nil {
+			s.logged = map[string]bool{}
+		}
+		s.logged[text] = true
+		s.log.Info("tool kept with an input schema reference not followed", "warning", text)
+	}
+}
+
 // sameTool compares everything a user or model sees of a tool.
 func sameTool(a, b Tool) bool {
 	return a.ID == b.ID && a.Server == b.Server && a.Name == b.Name && a.Title == b.Title &&
 		a.Description == b.Description && a.ReadOnly == b.ReadOnly &&
-		bytes.Equal(a.InputSchema, b.InputSchema) && bytes.Equal(a.Annotations, b.Annotations)
+		bytes.Equal(a.InputSchema, b.InputSchema) && bytes.Equal(a.Annotations, b.Annotations) &&
+		slices.EqualFunc(a.Warnings, b.Warnings, func(x, y jsonschema.Warning) bool { return x.String() == y.String() })
 }
 
 // onNotification runs on mcp-go's read goroutine: it must not make
@@ -483,7 +584,7 @@ func (s *Session) reportLost(err error) {
 // session, if err means the connection is gone for good (see link.lost).
 func (s *Session) connectionLost(err error) {
 	if s.link.lost(err) {
-		s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, err))
+		s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, s.link.unreachable(err), err))
 	}
 }
 
@@ -607,11 +708,21 @@ func (s *Session) Tools() []Tool {
 	return slices.Clone(s.tools)
 }
 
-// ConvertErrors returns why tools of the current set were left out.
+// ConvertErrors returns why tools of the current set were left out (see
+// Warnings for tools kept with a degraded schema).
 func (s *Session) ConvertErrors() []error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.convErrs)
+}
+
+// Warnings returns the warnings of the current tool set (ToolWarnings of
+// Tools): tools kept although references in their input schemas were not
+// followed, so those parts of their arguments are not checked.
+func (s *Session) Warnings() []ToolWarning {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ToolWarnings(s.tools)
 }
 
 // RawTools returns the current tools/list elements as the server sent them.

@@ -52,7 +52,11 @@ type Tool struct {
 	// "read", "write", or mcp__<server>__<tool>.
 	ID string
 	// Source is "builtin" or the MCP server's name; ReplaceSource sets it.
-	Source      string
+	Source string
+	// Name is the tool's own name at its source, as an MCP server lists
+	// it (the ID is made of it, sanitized); "" means the ID. It is shown,
+	// not compared: it is no part of change detection.
+	Name        string
 	Title       string
 	Description string
 	// InputSchema is a self-contained JSON Schema object describing the

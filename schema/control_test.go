@@ -144,7 +144,7 @@ func TestEditRefusesControlCharacters(t *testing.T) {
 	err = v.Edit(t.Context(), path, func(d *Doc) error {
 		return d.AddServer([]Field{{"name", "docs"}, {"type", "local"}, {"command", []string{"npx", "docs\r\x1b[2Ktouch /tmp/p"}}})
 	})
-	require.ErrorContains(t, err, `mcp.servers[0].command[1] (server "docs"): contains the control character U+000D (CR) at byte 5`)
+	require.ErrorContains(t, err, `new server "docs": command[1]: contains the control character U+000D (CR) at byte 5`)
 	require.NotContains(t, err.Error(), "\x1b")
 	require.NoFileExists(t, path, "nothing was written")
 }

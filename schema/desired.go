@@ -75,13 +75,17 @@ func (v *Validator) LoadDesired(src Sources, opts LoadOptions) (*Config, error) 
 //   - A name defined in both files is not overridden: the entry (the user's)
 //     carries Hold{HoldConflict} naming both files, and neither copy runs.
 //   - pollInterval comes from the user config.
+//   - A server of the user config whose entry has errors of its own is held
+//     with them (HoldInvalid, see Parse); the user's other servers are as
+//     they would be without it.
 //
-// The error is the user config's (positioned Errors, or it cannot be read),
+// The error is the user config's (positioned Errors of a file-level
+// problem, every error of the file with them, or it cannot be read),
 // or one of the trust store: only the user's own files can make Desired
 // fail.
 func (v *Validator) Desired(src Sources, contents Contents, opts LoadOptions) (*Config, error) {
 	userOpts := opts
-	userOpts.Source = SourceUser
+	userOpts.Source, userOpts.HoldInvalid = SourceUser, true
 	user, err := v.parseContent(src.User, contents.of(src.User), userOpts)
 	if src.Project == "" || err != nil {
 		return user, err

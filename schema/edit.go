@@ -30,6 +30,66 @@ type Doc struct {
 	data []byte
 	root *node
 	crlf bool // the file ends its lines with \r\n: so do inserted lines
+	// added are the names of the servers AddServer added, for the errors
+	// of a refused edit.
+	added []string
+}
+
+// RefusedEdit is the error of an edit whose result would have errors the
+// file did not have; nothing was written. Its Errors are those new ones,
+// positioned in no file (File is the config, Line and Col are 0: the lines
+// they were on were never written); Error names each by the new server
+// it belongs to, or by its path.
+type RefusedEdit struct {
+	Path   string
+	Errors Errors
+	// added are the servers the edit added, by name.
+	added []string
+}
+
+func (e *RefusedEdit) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the change would make %s invalid, so it was not written:", e.Path)
+	for _, x := range e.Errors {
+		b.WriteString("\n")
+		b.WriteString(e.describe(x))
+	}
+	return b.String()
+}
+
+// Unwrap returns the new errors.
+func (e *RefusedEdit) Unwrap() error { return e.Errors }
+
+// describe says where x is without a position: in "the new server" it
+// belongs to, at its path within it, or at its path in the file.
+func (e *RefusedEdit) describe(x *Error) string {
+	if x.Server != "" && slices.Contains(e.added, x.Server) && len(x.Path) >= 3 {
+		where := "new server " + quote(x.Server)
+		if p := FormatPath(x.Path[3:]); p != "" {
+			where += ": " + p
+		}
+		return where + ": " + x.Msg
+	}
+	where := FormatPath(x.Path)
+	if x.Server != "" {
+		where += fmt.Sprintf(" (server %q)", x.Server)
+	}
+	if where == "" {
+		return x.Msg
+	}
+	return where + ": " + x.Msg
+}
+
+// unwritten returns errs of the edited document as a RefusedEdit holds
+// them: without positions.
+func (d *Doc) unwritten(errs Errors) Errors {
+	out := make(Errors, len(errs))
+	for i, e := range errs {
+		c := *e
+		c.Line, c.Col = 0, 0
+		out[i] = &c
+	}
+	return out
 }
 
 // Bytes returns the document's current contents.
@@ -38,6 +98,10 @@ func (d *Doc) Bytes() []byte { return d.data }
 // ErrNoServer is returned (wrapped) when a named server is not configured.
 var ErrNoServer = errors.New("no such server")
 
+// ErrServerExists is returned (wrapped) by AddServer when the name is
+// configured already.
+var ErrServerExists = errors.New("a server of that name exists")
+
 // Edit applies fn to the config file at path under an exclusive lock held
 // across read, modify and write, then writes the result atomically (temp
 // file in the same directory, fsync, rename, fsync of the directory).
@@ -45,10 +109,13 @@ var ErrNoServer = errors.New("no such server")
 // A missing file (and its directory, 0700) is created; a new file is 0600,
 // an existing one keeps its mode. A symlink is followed and the file it
 // points at edited, the link kept — also a dangling one, whose target is
-// then created. A file that is not valid JSON or fails validation is
-// refused untouched, with every positioned error; so is an edit whose
-// result would not validate. ${VAR} references are not expanded here: an
-// unset variable does not block an unrelated edit.
+// then created. A file with a file-level error (invalid JSON, see
+// partition.go) is refused untouched, with every positioned error. Errors
+// of one server's entry, which hold only that server, do not stop an edit
+// — that server can be removed or disabled, another added — but an edit
+// whose result has errors the file did not have is refused with them
+// (*RefusedEdit; nothing is written). ${VAR} references are not expanded
+// here: an unset variable does not block an unrelated edit.
 //
 // Others do not take the lock: an editor saving the file by hand. So just
 // before the rename Edit checks that the file is still the one it read
@@ -86,7 +153,7 @@ func (v *Validator) Edit(ctx context.Context, path string, fn func(*Doc) error) 
 	defer func() { _ = lock.Unlock() }()
 
 	for attempt := 1; ; attempt++ {
-		err := v.editOnce(path, fn)
+		err := v.editOnce(path, fn, false)
 		if !errors.Is(err, errFileChanged) {
 			return err
 		}
@@ -94,6 +161,38 @@ func (v *Validator) Edit(ctx context.Context, path string, fn func(*Doc) error) 
 			return fmt.Errorf("edit %s: %w (it changed during each of %d attempts); retry once it has been saved", path, ErrKeptChanging, maxEditAttempts)
 		}
 	}
+}
+
+// TryEdit is Edit without the write (and without the lock): it runs fn on
+// the file at path as Edit would and returns the error Edit would, so a
+// command can show what an edit will do (a dry run). A missing file is
+// edited as an empty one.
+func (v *Validator) TryEdit(path string, fn func(*Doc) error) error {
+	path, err := editTarget(path)
+	if err != nil {
+		return err
+	}
+	return v.editOnce(path, fn, true)
+}
+
+// CheckEntry checks fields as one server entry on its own, as AddServer
+// would write it into a file that holds nothing else: nil, or a
+// *RefusedEdit with its errors (a command adding many servers can tell
+// which one FreeCode would refuse).
+func (v *Validator) CheckEntry(fields []Field) error {
+	data := []byte("{\n}\n")
+	root, err := parseTree(data)
+	if err != nil {
+		return err
+	}
+	doc := &Doc{data: data, root: root}
+	if err := doc.AddServer(fields); err != nil {
+		return err
+	}
+	if errs := v.checkTree("", doc.data, doc.root); len(errs) > 0 {
+		return &RefusedEdit{Errors: doc.unwritten(errs), added: doc.added}
+	}
+	return nil
 }
 
 // maxEditAttempts bounds how often Edit redoes its read-modify-write when
@@ -111,8 +210,9 @@ var ErrReadOnly = errors.New("the file system is read-only")
 // errFileChanged says the file is not the one read any more.
 var errFileChanged = errors.New("the file changed since it was read")
 
-// editOnce is one read-modify-write of path, under its lock.
-func (v *Validator) editOnce(path string, fn func(*Doc) error) error {
+// editOnce is one read-modify-write of path, under its lock; with dry,
+// everything but the write.
+func (v *Validator) editOnce(path string, fn func(*Doc) error, dry bool) error {
 	state, data, err := readState(path)
 	if err != nil {
 		return fileError(path, "read config", err)
@@ -125,16 +225,22 @@ func (v *Validator) editOnce(path string, fn func(*Doc) error) error {
 	}
 	data, bom := stripBOM(data) // kept, and written back
 	root, errs := v.check(path, data)
-	if len(errs) > 0 {
+	keys := serverKeys(root)
+	if fileErrs, _ := splitErrors(errs, keys); root == nil || len(fileErrs) > 0 {
 		return fmt.Errorf("%s is not valid, so it was left untouched:\n%w", path, errs)
 	}
 	doc := &Doc{file: path, data: data, root: root, crlf: bytes.Contains(data, []byte("\r\n"))}
 	if err := fn(doc); err != nil {
 		return err
 	}
-	// The tree is the one the edit's splices already parsed.
-	if errs := v.checkTree(path, doc.data, doc.root); len(errs) > 0 {
-		return fmt.Errorf("the change would make %s invalid, so it was not written:\n%w", path, errs)
+	// The tree is the one the edit's splices already parsed. Errors the
+	// file had already (of servers held for them) do not stop an edit:
+	// removing or disabling such a server, or adding another, must work.
+	if bad := newErrors(errs, keys, v.checkTree(path, doc.data, doc.root), serverKeys(doc.root)); len(bad) > 0 {
+		return &RefusedEdit{Path: path, Errors: doc.unwritten(bad), added: doc.added}
+	}
+	if dry {
+		return nil
 	}
 	out := doc.data
 	if bom {
@@ -387,7 +493,7 @@ func (d *Doc) ServerNames() []string {
 // Field is one member of a JSON object to write, in order.
 type Field struct {
 	Key   string
-	Value any // string, bool, int64, []string, map[string]string
+	Value any // string, bool, int64, []string, map[string]string, map[string]int64
 }
 
 // AddServer appends a server entry, creating mcp and mcp.servers as needed.
@@ -400,8 +506,9 @@ func (d *Doc) AddServer(fields []Field) error {
 	}
 	if i := d.serverIndex(name); i >= 0 {
 		l, c := lineCol(d.data, d.servers().elems[i].start)
-		return fmt.Errorf("server %q already exists (%s:%d:%d); remove it first or pick another name", name, d.file, l, c)
+		return classified{fmt.Errorf("server %q already exists (%s:%d:%d); remove it first or pick another name", name, d.file, l, c), ErrServerExists}
 	}
+	d.added = append(d.added, name)
 	style := detectIndent(d.data)
 	mcpNode := d.root.member("mcp")
 	switch {
@@ -587,6 +694,12 @@ func renderValue(v any) string {
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(v)) {
 			parts = append(parts, quote(k)+": "+quote(v[k]))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case map[string]int64:
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			parts = append(parts, quote(k)+": "+strconv.FormatInt(v[k], 10))
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	default:

@@ -139,6 +139,9 @@ type Hold struct {
 	// HoldConflict; for HoldUntrusted when the project's server has the
 	// name of one of the user's, "" otherwise.
 	UserFile string
+	// Errors are, for HoldInvalid, the positioned errors of the server's
+	// entry (of every entry, when its name is given twice).
+	Errors Errors
 }
 
 // HoldKind names a reason class for a Hold.
@@ -150,6 +153,11 @@ const (
 	HoldUntrusted HoldKind = "untrusted"
 	// HoldConflict: the name is defined by both the user and the project.
 	HoldConflict HoldKind = "conflict"
+	// HoldInvalid: the server's entry has errors of its own (an unset
+	// ${VAR}, a field of the wrong type, its name given twice...); Errors
+	// lists them. Server is the name, or the EntryLabel of an entry
+	// without a valid name.
+	HoldInvalid HoldKind = "invalid"
 )
 
 // String states why the server does not run, without saying what to do
@@ -158,8 +166,19 @@ func (h *Hold) String() string { return h.Text("") }
 
 // Text is String with remedy, if not empty, joined to the statement it
 // answers: for HoldUntrusted the project's (Trust.Text), before the note of
-// a name it shares with the user's config.
+// a name it shares with the user's config; for HoldInvalid before the
+// list of errors.
 func (h *Hold) Text(remedy string) string {
+	if h.Kind == HoldInvalid {
+		s := fmt.Sprintf("server %q has errors", h.Server)
+		if IsEntryLabel(h.Server) {
+			s = "the entry " + h.Server + " has errors (and no valid name)"
+		}
+		if remedy != "" {
+			s += "; " + remedy
+		}
+		return s + ":\n" + h.Errors.Error()
+	}
 	if h.Kind == HoldConflict {
 		s := fmt.Sprintf("server %q is defined both in %s and in %s", h.Server, h.UserFile, h.Trust.Project)
 		if remedy != "" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,9 +15,20 @@ import (
 	"github.com/freecode/freecode/internal/termtext"
 )
 
-// Home returns the FreeCode home: $FREECODE_HOME, else ~/.freecode.
+// Home returns the FreeCode home: $FREECODE_HOME, else ~/.freecode. A
+// FREECODE_HOME that starts with "~" is an error (ErrTildeHome): only a
+// shell expands it, and not inside quotes, so the variable names a
+// directory "~" below the working directory, which is never what was
+// meant.
 func Home(getenv func(string) string) (string, error) {
 	if h := getenv("FREECODE_HOME"); h != "" {
+		if strings.HasPrefix(h, "~") {
+			instead := "an absolute path"
+			if rest, ok := strings.CutPrefix(h, "~"); ok && (rest == "" || rest[0] == '/') {
+				instead = "$HOME" + rest + " or " + instead
+			}
+			return "", fmt.Errorf("FREECODE_HOME=%s starts with \"~\", which only a shell expands (and not inside quotes): %w; write %s", h, ErrTildeHome, instead)
+		}
 		return filepath.Abs(h)
 	}
 	home := getenv("HOME")
@@ -29,6 +41,10 @@ func Home(getenv func(string) string) (string, error) {
 	return filepath.Join(home, ".freecode"), nil
 }
 
+// ErrTildeHome is wrapped by Home's error when FREECODE_HOME starts with a
+// literal "~".
+var ErrTildeHome = errors.New("a literal ~ is not the home directory")
+
 // ConfigPath returns the user config file inside home.
 func ConfigPath(home string) string { return filepath.Join(home, "config.json") }
 
@@ -40,6 +56,10 @@ type LoadOptions struct {
 	NoExpand bool
 	// Source is stored in each Server.Source; "" means SourceUser.
 	Source string
+	// HoldInvalid: an error that belongs to one server holds that server
+	// (Hold of kind HoldInvalid) instead of failing the whole file; see
+	// Parse. Desired sets it for the user config.
+	HoldInvalid bool
 }
 
 // utf8BOM is the byte order mark some Windows editors put first.
@@ -74,37 +94,33 @@ func (v *Validator) Validate(file string, data []byte, opts LoadOptions) error {
 // Parse validates data (the contents of file) and returns the typed config
 // with defaults applied and ${VAR} references expanded. Problems are
 // returned together as Errors.
+//
+// With opts.HoldInvalid, errors that belong to one server (see
+// partition.go) do not fail the file: that server is returned with a Hold
+// of kind HoldInvalid carrying them, and the others as usual. A file-level
+// error still fails it, with every error of the file.
 func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, error) {
 	data, _ = stripBOM(data)
 	root, errs := v.check(file, data)
-	if len(errs) > 0 {
+	if root == nil {
+		return nil, errs
+	}
+	keys := serverKeys(root)
+	fileErrs, byKey := splitErrors(errs, keys)
+	if len(fileErrs) > 0 || (len(errs) > 0 && !opts.HoldInvalid) {
 		return nil, errs
 	}
 	// Decode exactly the members that were validated. encoding/json matches
 	// keys case-insensitively (and merges repeats), so decoding the whole
-	// document would also read an unvalidated "Mcp" or "Permission".
+	// document would also read an unvalidated "Mcp" or "Permission"; each
+	// server entry is decoded on its own, and only once it is valid.
 	// Durations are read as numbers' text: a value validation let through
 	// is converted exactly, and anything else is a positioned error that
 	// names the field and its range.
 	var raw struct {
 		MCP *struct {
 			// Limits are the defaults of this file's servers.
-			Limits  *rawLimits `json:"limits"`
-			Servers []struct {
-				Name      string            `json:"name"`
-				Type      ServerType        `json:"type"`
-				Command   []string          `json:"command"`
-				URL       string            `json:"url"`
-				Limits    *rawLimits        `json:"limits"`
-				Headers   map[string]string `json:"headers"`
-				Env       map[string]string `json:"env"`
-				Transport Transport         `json:"transport"`
-				OAuth     *rawOAuth         `json:"oauth"`
-				Enabled   *bool             `json:"enabled"`
-				Timeout   *json.Number      `json:"timeout"`
-
-				CallTimeout *json.Number `json:"callTimeout"`
-			} `json:"servers"`
+			Limits       *rawLimits   `json:"limits"`
 			PollInterval *json.Number `json:"pollInterval"`
 
 			CallTimeout      *json.Number `json:"callTimeout"`
@@ -113,12 +129,15 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 		Permission Permission
 	}
 	lines := newLineIndex(data)
+	mcpNode := root.member("mcp")
 	for _, m := range []struct {
 		key  string
 		into any
 	}{{"mcp", &raw.MCP}, {"permission", &raw.Permission}} {
 		if n := root.member(m.key); n != nil {
-			if err := json.Unmarshal(data[n.start:n.end], m.into); err != nil {
+			// The servers are skipped here: an invalid entry may hold
+			// anything.
+			if err := decodeMember(data, n, m.into, m.key == "mcp"); err != nil {
 				return nil, Errors{decodeError(file, lines, root, n.start, err)}
 			}
 		}
@@ -152,6 +171,12 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 		}
 		cfg.MCP.MaxArgumentBytes = int(n)
 	}
+	if len(derrs) > 0 {
+		// The file's own fields: every error of the file with them.
+		errs = append(errs, derrs...)
+		sortErrors(errs)
+		return nil, errs
+	}
 	source := opts.Source
 	if source == "" {
 		source = SourceUser
@@ -162,7 +187,23 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 	if x.lookup == nil {
 		x.lookup = os.LookupEnv
 	}
-	for i, rs := range raw.MCP.Servers {
+	var entries []*node
+	if servers := mcpNode.member("servers"); servers != nil {
+		entries = servers.elems
+	}
+	for i, el := range entries {
+		key := keys[i]
+		if len(byKey[key]) > 0 {
+			cfg.MCP.Servers = append(cfg.MCP.Servers, heldEntry(key, el, source))
+			continue
+		}
+		var rs rawServer
+		if err := json.Unmarshal(data[el.start:el.end], &rs); err != nil {
+			e := decodeError(file, lines, root, el.start, err)
+			byKey[key] = append(byKey[key], e)
+			cfg.MCP.Servers = append(cfg.MCP.Servers, heldEntry(key, el, source))
+			continue
+		}
 		s := Server{
 			Name: rs.Name, Type: rs.Type, Command: rs.Command, URL: rs.URL,
 			Headers: rs.Headers, Env: rs.Env, Transport: rs.Transport, OAuth: rs.OAuth.resolve(),
@@ -172,6 +213,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 		if rs.Enabled != nil {
 			s.Enabled = *rs.Enabled
 		}
+		derrs = derrs[:0]
 		if rs.Timeout != nil {
 			s.Timeout = duration(rs.Timeout, time.Millisecond, MaxTimeout, timeoutRule(), "mcp", "servers", strconv.Itoa(i), "timeout")
 		}
@@ -181,24 +223,111 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 		if s.Type == Remote && s.Transport == "" {
 			s.Transport = TransportAuto
 		}
-		if s.Type == Remote {
-			s.Shown = termtext.Quote(s.URL)
-		} else {
-			s.Shown = strings.Join(quoteArgs(s.Command), " ")
-		}
+		s.Shown = shown(s.Type, s.Command, s.URL)
 		// A disabled server is not started, so its unset variables are not an
 		// error yet; they are reported once it is enabled.
+		x.errs = x.errs[:0]
 		if !opts.NoExpand && s.Enabled {
 			x.server(i, &s)
 		}
+		bad := append(slices.Clone(derrs), x.errs...)
+		bad = append(bad, oauthChecks(file, lines, root, i, s)...)
+		if len(bad) > 0 {
+			byKey[key] = append(byKey[key], bad...)
+			errs = append(errs, bad...)
+			cfg.MCP.Servers = append(cfg.MCP.Servers, heldEntry(key, el, source))
+			continue
+		}
 		cfg.MCP.Servers = append(cfg.MCP.Servers, s)
 	}
-	derrs = append(derrs, oauthChecks(file, lines, root, cfg.MCP.Servers)...)
-	if errs := append(derrs, x.errs...); len(errs) > 0 {
+	if len(errs) > 0 && !opts.HoldInvalid {
 		sortErrors(errs)
 		return nil, errs
 	}
+	// Every entry of a key shares one hold with all of the key's errors.
+	holds := map[string]*Hold{}
+	for i := range cfg.MCP.Servers {
+		s := &cfg.MCP.Servers[i]
+		if s.Hold == nil {
+			continue
+		}
+		h := holds[s.Name]
+		if h == nil {
+			h = &Hold{Kind: HoldInvalid, Server: s.Name, Errors: slices.Clone(byKey[s.Name])}
+			sortErrors(h.Errors)
+			holds[s.Name] = h
+		}
+		s.Hold = h
+	}
 	return cfg, nil
+}
+
+// rawServer is one valid server entry as decoded.
+type rawServer struct {
+	Name      string            `json:"name"`
+	Type      ServerType        `json:"type"`
+	Command   []string          `json:"command"`
+	URL       string            `json:"url"`
+	Limits    *rawLimits        `json:"limits"`
+	Headers   map[string]string `json:"headers"`
+	Env       map[string]string `json:"env"`
+	Transport Transport         `json:"transport"`
+	OAuth     *rawOAuth         `json:"oauth"`
+	Enabled   *bool             `json:"enabled"`
+	Timeout   *json.Number      `json:"timeout"`
+
+	CallTimeout *json.Number `json:"callTimeout"`
+}
+
+// decodeMember decodes member n of the document data into into; with
+// skipServers, n's "servers" member is left out (replaced by null).
+func decodeMember(data []byte, n *node, into any, skipServers bool) error {
+	b := data[n.start:n.end]
+	if s := n.member("servers"); skipServers && s != nil {
+		b = slices.Concat(data[n.start:s.start], []byte("null"), data[s.end:n.end])
+	}
+	return json.Unmarshal(b, into)
+}
+
+// shown is the command line or URL of a server as written, for display.
+func shown(t ServerType, command []string, url string) string {
+	if t == Remote {
+		return termtext.Quote(url)
+	}
+	return strings.Join(quoteArgs(command), " ")
+}
+
+// heldEntry is the server entry el, which has errors, as a held server
+// named key: what shows it (type, enabled, the command or URL when they
+// are well formed) and a Hold of kind HoldInvalid (Parse fills its
+// errors).
+func heldEntry(key string, el *node, source string) Server {
+	s := Server{Name: key, Enabled: true, Timeout: DefaultTimeout, Source: source, Hold: &Hold{Kind: HoldInvalid, Server: key}}
+	if t := el.member("type"); t != nil && t.kind == '"' && (t.str == string(Local) || t.str == string(Remote)) {
+		s.Type = ServerType(t.str)
+	}
+	if e := el.member("enabled"); e != nil && e.kind == 'f' {
+		s.Enabled = false
+	}
+	if c := el.member("command"); c != nil && c.kind == '[' {
+		for _, w := range c.elems {
+			if w.kind != '"' {
+				s.Command = nil
+				break
+			}
+			s.Command = append(s.Command, w.str)
+		}
+	}
+	if u := el.member("url"); u != nil && u.kind == '"' {
+		s.URL = u.str
+	}
+	switch {
+	case s.Type == Remote || (s.Type == "" && s.URL != "" && s.Command == nil):
+		s.Shown = shown(Remote, nil, s.URL)
+	case s.Command != nil:
+		s.Shown = shown(Local, s.Command, "")
+	}
+	return s
 }
 
 // millis converts a JSON number of milliseconds to a duration; ok is false
@@ -295,7 +424,7 @@ func (x *expander) expand(s string, path []string) string {
 	}
 	out, missing, bad := Expand(s, x.lookup)
 	for _, name := range missing {
-		e := &Error{File: x.file, Path: path,
+		e := &Error{File: x.file, Path: path, Var: name,
 			Msg: fmt.Sprintf("environment variable %s is not set (set it, or write ${%s:-default})", name, name)}
 		locate(e, x.lines, x.root)
 		x.errs = append(x.errs, e)

@@ -104,7 +104,7 @@ func (s Server) SignsIn() bool {
 }
 
 // oauthChecks reports what config.cue does not say about the oauth
-// objects of the file's servers, positioned at the object:
+// object of s, the file's server i, positioned at the object:
 //
 //   - an oauth object beside an Authorization header: FreeCode would not
 //     know which credentials to send. Any other header may go with oauth
@@ -115,27 +115,26 @@ func (s Server) SignsIn() bool {
 //     make CUE v0.17 accept an oauth value that is not an object).
 //
 // It looks at the values after ${VAR} expansion: a variable that expands
-// to nothing leaves the field empty.
-func oauthChecks(file string, lines *lineIndex, root *node, servers []Server) Errors {
+// to nothing leaves the field empty. The errors are the server's own (an
+// invalid server, held alone; see Parse).
+func oauthChecks(file string, lines *lineIndex, root *node, i int, s Server) Errors {
+	if s.OAuth == nil {
+		return nil
+	}
 	var errs Errors
-	for i, s := range servers {
-		if s.OAuth == nil {
-			continue
-		}
-		add := func(msg string) {
-			e := &Error{File: file, Path: []string{"mcp", "servers", strconv.Itoa(i), "oauth"}, Msg: msg}
-			locate(e, lines, root)
-			errs = append(errs, e)
-		}
-		if k, static := s.AuthorizationHeader(); static {
-			add(fmt.Sprintf("oauth and the header %q are both set: remove headers.%s to sign in with OAuth (`freecode mcp login %s`), or the oauth object to send that static token", k, k, s.Name))
-		}
-		switch {
-		case s.OAuth.Grant == GrantClientCredentials && (s.OAuth.ClientID == "" || s.OAuth.ClientSecret == ""):
-			add(`oauth.grant "client_credentials" needs oauth.clientId and oauth.clientSecret (a client registered in advance with the server's authorization server)`)
-		case s.OAuth.ClientSecret != "" && s.OAuth.ClientID == "":
-			add("oauth.clientSecret needs oauth.clientId: a secret belongs to a client registered in advance; set its id too")
-		}
+	add := func(msg string) {
+		e := &Error{File: file, Path: []string{"mcp", "servers", strconv.Itoa(i), "oauth"}, Msg: msg}
+		locate(e, lines, root)
+		errs = append(errs, e)
+	}
+	if k, static := s.AuthorizationHeader(); static {
+		add(fmt.Sprintf("oauth and the header %q are both set: remove headers.%s to sign in with OAuth (`freecode mcp login %s`), or the oauth object to send that static token", k, k, s.Name))
+	}
+	switch {
+	case s.OAuth.Grant == GrantClientCredentials && (s.OAuth.ClientID == "" || s.OAuth.ClientSecret == ""):
+		add(`oauth.grant "client_credentials" needs oauth.clientId and oauth.clientSecret (a client registered in advance with the server's authorization server)`)
+	case s.OAuth.ClientSecret != "" && s.OAuth.ClientID == "":
+		add("oauth.clientSecret needs oauth.clientId: a secret belongs to a client registered in advance; set its id too")
 	}
 	return errs
 }

@@ -101,7 +101,7 @@ func TestLoadDesired(t *testing.T) {
 
 	// Only the user's own file can make the load fail; the project's
 	// errors are the project's.
-	write(t, src.User, `{"mcp": {"servers": [{"name": "u", "type": "lokal"}]}}`)
+	write(t, src.User, `{"mcp": {"servers": [{"name": "u", "type": "local", "command": ["x"]}], "pollInterval": 5}}`)
 	write(t, src.Project, `{"mcp": {"servers": [{"name": "p", "type": "local"}]}}`)
 	_, err = v.LoadDesired(src, LoadOptions{})
 	var errs Errors

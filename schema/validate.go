@@ -28,6 +28,8 @@ type Error struct {
 	Path      []string // JSON path, e.g. ["mcp", "servers", "0", "comand"]
 	Server    string   // the server the problem belongs to, if any
 	Msg       string   // plain-words reason
+	// Var is the variable of an unset ${VAR} ("" for any other problem).
+	Var string
 }
 
 func (e *Error) Error() string {
@@ -113,7 +115,11 @@ func (v *Validator) check(file string, data []byte) (*node, Errors) {
 	if err != nil {
 		var se *SyntaxError
 		if errors.As(err, &se) {
-			return nil, Errors{{File: file, Line: se.Line, Col: se.Col, Msg: "invalid JSON: " + se.Msg}}
+			msg := "invalid JSON: " + se.Msg
+			if strings.HasSuffix(file, ".toml") {
+				msg += "; this is TOML (Codex's config.toml?), not FreeCode's JSON: " + importHint(file)
+			}
+			return nil, Errors{{File: file, Line: se.Line, Col: se.Col, Msg: msg}}
 		}
 		return nil, Errors{{File: file, Msg: "invalid JSON: " + err.Error()}}
 	}
@@ -142,6 +148,10 @@ func (v *Validator) checkTree(file string, data []byte, root *node) Errors {
 	// CUE says about the same value (or a key below it) adds nothing.
 	ctrl := controlChars(file, lines, root)
 	errs = append(errs, ctrl...)
+	// A config of another host says so, and what CUE says of its members
+	// adds nothing.
+	ferrs, foreign := foreignFormat(file, lines, root)
+	errs = append(errs, ferrs...)
 
 	var fields []any
 	budget := MaxCheckedValues
@@ -158,7 +168,14 @@ func (v *Validator) checkTree(file string, data []byte, root *node) Errors {
 			sortErrors(errs)
 			return errs
 		}
-		expr, err := cuejson.Extract(file, data[n.start:n.end])
+		// The servers are checked one by one below: CUE stops at some
+		// errors per struct, so an error in a server could hide one of
+		// the file's own fields (a typo beside "servers").
+		b := data[n.start:n.end]
+		if s := n.member("servers"); key == "mcp" && s != nil && s.kind == '[' {
+			b = slices.Concat(data[n.start:s.start], []byte("[]"), data[s.end:n.end])
+		}
+		expr, err := cuejson.Extract(file, b)
 		if err != nil {
 			return Errors{{File: file, Msg: "invalid JSON: " + err.Error()}}
 		}
@@ -169,6 +186,18 @@ func (v *Validator) checkTree(file string, data []byte, root *node) Errors {
 		err    cueerrors.Error
 	}
 	var cerrs []located
+	var entries []*node
+	if servers := root.member("mcp").member("servers"); servers != nil && servers.kind == '[' {
+		entries = servers.elems
+	}
+	exprs := make([]ast.Expr, len(entries))
+	for i, el := range entries {
+		expr, err := cuejson.Extract(file, data[el.start:el.end])
+		if err != nil {
+			return Errors{{File: file, Msg: "invalid JSON: " + err.Error()}}
+		}
+		exprs[i] = expr
+	}
 	v.mu.Lock()
 	doc := v.ctx.BuildExpr(ast.NewStruct(fields...))
 	if err := v.def.Unify(doc).Validate(cue.Concrete(true), cue.All()); err != nil {
@@ -176,16 +205,11 @@ func (v *Validator) checkTree(file string, data []byte, root *node) Errors {
 			cerrs = append(cerrs, located{nil, ce})
 		}
 	}
-	// CUE stops at some errors per struct; checking each server on its own
-	// as well finds the rest. Duplicates are dropped below.
-	if servers := root.member("mcp").member("servers"); servers != nil && servers.kind == '[' {
-		for i := range servers.elems {
-			prefix := []string{"mcp", "servers", strconv.Itoa(i)}
-			el := doc.LookupPath(cue.MakePath(cue.Str("mcp"), cue.Str("servers"), cue.Index(i)))
-			if err := v.server.Unify(el).Validate(cue.Concrete(true), cue.All()); err != nil {
-				for _, ce := range cueerrors.Errors(err) {
-					cerrs = append(cerrs, located{prefix, ce})
-				}
+	for i, expr := range exprs {
+		prefix := []string{"mcp", "servers", strconv.Itoa(i)}
+		if err := v.server.Unify(v.ctx.BuildExpr(expr)).Validate(cue.Concrete(true), cue.All()); err != nil {
+			for _, ce := range cueerrors.Errors(err) {
+				cerrs = append(cerrs, located{prefix, ce})
 			}
 		}
 	}
@@ -205,8 +229,14 @@ func (v *Validator) checkTree(file string, data []byte, root *node) Errors {
 		if slices.ContainsFunc(ctrl, func(e *Error) bool { return hasPrefix(path, e.Path) }) {
 			continue
 		}
+		if slices.ContainsFunc(foreign, func(p []string) bool { return hasPrefix(path, p) }) {
+			continue // the whole member is of another host's format
+		}
 		format, args := ce.Msg()
 		e := explain(root, path, fmt.Sprintf(format, args...))
+		if e == nil {
+			continue
+		}
 		key := strings.Join(e.Path, "\x00") + "\x00" + e.Msg
 		if seen[key] {
 			continue
@@ -379,7 +409,12 @@ var (
 	reRequired   = regexp.MustCompile(`field is required but not present`)
 	reConflict   = regexp.MustCompile(`conflicting values (.+) and (.+)`)
 	reListLen    = regexp.MustCompile(`incompatible list lengths \(0 and`)
+	// reRequiredType is what CUE says of a server without "type" when
+	// nothing else in it depends on the type.
+	reRequiredType = regexp.MustCompile(`required field missing: type$`)
 )
+
+const missingType = `missing "type": "local" for a command to run, or "remote" for a url`
 
 // knownFields are suggested when an unknown field looks like a typo.
 var knownFields = []string{"name", "type", "command", "url", "headers", "env", "enabled", "timeout",
@@ -407,7 +442,9 @@ func pollIntervalRule() string {
 		MinPollInterval.Milliseconds(), MaxPollInterval.Milliseconds())
 }
 
-// explain turns a CUE message into a plain-words reason.
+// explain turns a CUE message into a plain-words reason; nil when the
+// message only repeats another error (a field CUE refuses because the
+// server's type is wrong: the type error says what to fix).
 func explain(root *node, path []string, msg string) *Error {
 	e := &Error{Path: slices.Clone(path)}
 	last := ""
@@ -451,19 +488,36 @@ func explain(root *node, path []string, msg string) *Error {
 			e.Path = path[:4]
 		}
 		f := e.Path[len(e.Path)-1]
+		typeFields := f == "command" || f == "url" || f == "headers" || f == "transport" || f == "oauth"
 		switch {
+		case inServer && len(e.Path) == 4 && typeFields && serverType != "local" && serverType != "remote":
+			// Without a valid type no type-specific field is allowed: the
+			// type is what to fix.
+			if s, _ := lookup(root, path[:3]); s != nil && s.member("type") == nil {
+				e.Path, e.Msg = path[:3], missingType
+				return e
+			}
+			return nil
 		case inServer && serverType == "local" && (f == "url" || f == "headers" || f == "transport" || f == "oauth"):
 			e.Msg = fmt.Sprintf("%q is only for remote servers; a local server runs a command", f)
 		case inServer && serverType == "remote" && f == "command":
 			e.Msg = `"command" is only for local servers; a remote server has a url`
 		default:
 			e.Msg = fmt.Sprintf("unknown field %q", f)
-			if s := suggest(f); s != "" {
+			if s := suggest(f); s == f && inServer {
+				e.Msg = fmt.Sprintf("%q is not a field of a server entry", f)
+			} else if s == f {
+				e.Msg = fmt.Sprintf("%q does not belong here", f)
+			} else if s != "" {
 				e.Msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
 		}
+	case inServer && reRequiredType.MatchString(msg):
+		e.Path, e.Msg = path[:3], missingType
 	case reRequired.MatchString(msg):
 		switch {
+		case field == "type":
+			e.Msg = missingType
 		case field == "command":
 			e.Msg = `missing "command": a local server needs the command to run, e.g. ["npx", "-y", "pkg"]`
 		case field == "url":
@@ -494,6 +548,9 @@ func explain(root *node, path []string, msg string) *Error {
 		e.Msg = maxArgumentBytesRule()
 	case inServer && field == "transport":
 		e.Msg = `transport must be "auto", "streamable-http" or "sse"`
+	case inServer && field == "command" && len(path) == 5 && path[4] == "0" && isURL(root, path):
+		n, _ := lookup(root, path)
+		e.Msg = fmt.Sprintf(`the command is a URL: a server reached at a URL is "remote"; did you mean "type": "remote", "url": %s?`, quote(n.str))
 	case inServer && field == "command":
 		if reListLen.MatchString(msg) {
 			e.Msg = "command must name at least the program to run"
@@ -517,6 +574,13 @@ func explain(root *node, path []string, msg string) *Error {
 		e.Msg = msg
 	}
 	return e
+}
+
+// isURL reports whether the value at path is a string that starts with
+// http:// or https:// (config.cue: a local command never does).
+func isURL(root *node, path []string) bool {
+	n, _ := lookup(root, path)
+	return n != nil && n.kind == '"' && (strings.HasPrefix(n.str, "http://") || strings.HasPrefix(n.str, "https://"))
 }
 
 // isString reports whether the value at path is the JSON string want.

@@ -1,18 +1,50 @@
 #!/usr/bin/env bash
 # A tour of `freecode serve` in a throwaway home: start it, look at the
-# status, call a tool, add a server by editing the config and watch it
-# converge, break one and watch it back off, then stop. Works offline.
+# status, call a tool through the API and through the CLI, add a server with
+# `freecode mcp add` and watch it converge, add a broken one and watch it
+# back off, then stop. No network once the Go modules are in the module
+# cache (`go mod download`); KEEP=1 keeps the home afterwards.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
+KEEP=${KEEP:-}
 
-step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
-run() { printf '$ %s\n' "$*"; "$@"; }
+# Bold headings on a terminal only.
+if [ -t 1 ]; then
+	bold=$'\033[1m' plain=$'\033[0m'
+else
+	bold='' plain=''
+fi
+step() { printf '\n%s==> %s%s\n' "$bold" "$*" "$plain"; }
+
+# quote WORD: WORD as a shell would read it back, so printed commands can be
+# pasted: as it is when it holds only safe characters, else single-quoted.
+quote() {
+	if [[ $1 =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then
+		printf '%s' "$1"
+	else
+		printf "'%s'" "${1//\'/\'\\\'\'}"
+	fi
+}
+# words WORD...: the words quoted (quote), separated by spaces.
+words() {
+	local out=() w
+	for w in "$@"; do out+=("$(quote "$w")"); done
+	printf '%s' "${out[*]}"
+}
+# show COMMAND...: print the command, pasteable.
+show() { printf '$ %s\n' "$(words "$@")"; }
+run() {
+	show "$@"
+	"$@"
+}
 
 step "Building bin/freecode and bin/mcp-testserver"
-"$GO" build -o bin/freecode ./cmd/freecode
-"$GO" build -o bin/mcp-testserver ./cmd/mcp-testserver
+if ! "$GO" build -o bin/freecode ./cmd/freecode || ! "$GO" build -o bin/mcp-testserver ./cmd/mcp-testserver; then
+	echo "The build needs the Go modules of go.mod in the module cache; fetch them once with network (\`go mod download\`), then the demo runs offline." >&2
+	exit 1
+fi
 FC=$PWD/bin/freecode
 TS=$PWD/bin/mcp-testserver
 
@@ -24,7 +56,9 @@ cleanup() {
 		kill -TERM "$SERVE_PID" 2>/dev/null || true
 		wait "$SERVE_PID" 2>/dev/null || true
 	fi
-	rm -rf "$FREECODE_HOME"
+	if [ -z "$KEEP" ]; then
+		rm -rf "$FREECODE_HOME"
+	fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -67,20 +101,24 @@ SOCK=$FREECODE_HOME/run/freecode.sock
 wait_for "the API socket" test -S "$SOCK"
 wait_for "server demo to be ready" phase demo ready
 run "$FC" mcp status
+echo "(demo has 9 tools: the test server's own 7 — echo, sleep, note, add_tool, remove_tool, fail, crash — and the 2 that --tools 2 adds, tool_000 and tool_001.)"
 
 step "Calling a tool through serve's API"
 if command -v curl >/dev/null; then
 	run curl -sS --unix-socket "$SOCK" -X POST -d '{"text":"hello from the demo"}' \
 		http://freecode/v1/tools/mcp__demo__echo/call
 	echo
-	printf '$ curl -sS --unix-socket %s http://freecode/v1/tools | head -c 300\n' "$SOCK"
+	printf '$ %s | head -c 300\n' "$(words curl -sS --unix-socket "$SOCK" http://freecode/v1/tools)"
 	curl -sS --unix-socket "$SOCK" http://freecode/v1/tools | head -c 300
 	echo ...
 else
-	echo "(curl is not installed: skipping the API call; try \`freecode mcp call mcp__demo__echo '{\"text\":\"hi\"}'\`)"
+	echo "(curl is not installed: skipping the API call)"
 fi
 
-step "Adding a second server by editing the config; serve picks it up"
+step "Calling it with freecode mcp call: through the running serve, no second process"
+run "$FC" mcp call mcp__demo__echo '{"text": "hello again"}' -v
+
+step "Adding a second server with freecode mcp add; serve picks the edit up"
 run "$FC" mcp add second local -- "$TS" --name second
 wait_for "server second to be ready" phase second ready
 run "$FC" mcp status
@@ -112,3 +150,23 @@ if [ -n "$left" ]; then
 	exit 1
 fi
 echo "no server process left (pids were: ${PIDS:-none})"
+
+step "Now try …"
+if [ -n "$KEEP" ]; then
+	cat <<EOF
+… this home, which stays (remove it with \`$(words rm -rf "$FREECODE_HOME")\`):
+  $(words export FREECODE_HOME="$FREECODE_HOME")
+  bin/freecode serve &
+  bin/freecode mcp status
+  bin/freecode mcp call mcp__second__note '{"text": "remember this"}'  # asks, here or from another
+  bin/freecode mcp approvals                                           # terminal: mcp approve a1
+EOF
+else
+	cat <<'EOF'
+… your own servers (the demo's home is gone; `make demo KEEP=1` keeps it):
+  bin/freecode mcp add fs local "npx -y @modelcontextprotocol/server-filesystem /tmp"
+  bin/freecode mcp start fs
+  bin/freecode serve &
+  bin/freecode mcp status
+EOF
+fi

@@ -38,6 +38,11 @@ func (b backend) WaitLogs(ctx context.Context, name string, after wire.LogCursor
 	return logs, apiError(err)
 }
 
+func (b backend) Tools(name string) (api.ServerTools, error) {
+	st, err := b.ctrl.Tools(name)
+	return st, apiError(err)
+}
+
 // apiError gives a controller error the API sentinel it means, its message
 // unchanged: an unknown server is api.ErrNotFound (404), a disabled or held
 // one api.ErrConflict (409). Other errors are left as they are.

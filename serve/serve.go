@@ -50,6 +50,9 @@ type Options struct {
 	// LoginReason phrases what a server in the needs-login phase waits
 	// for (controller.Options).
 	LoginReason func(name string) string
+	// Remedy says what to do about a server's failure, for the status and
+	// the log (controller.Options); nil: nothing beyond the error.
+	Remedy func(srv schema.Server, err error) string
 	// Logger gets serve's log; Stderr the guard process's own output (nil:
 	// os.Stderr).
 	Logger logr.Logger
@@ -146,10 +149,12 @@ func Run(ctx context.Context, opts Options) (err error) {
 		Bus:      bus,
 		Logger:   log.WithName("controller"),
 		Dial:     controller.MCPDialer(mcpOpts),
+		Probe:    controller.MCPProber(mcpOpts),
 		// The status and errors of serve say what to do, as the
 		// commands do.
 		HoldReason:  opts.HoldReason,
 		LoginReason: opts.LoginReason,
+		Remedy:      opts.Remedy,
 		SignIn:      func(s schema.Server) *wire.SignIn { return SignIn(tokens, s) },
 	})
 	rules := &rulesHolder{phrase: opts.ProjectError}

@@ -78,8 +78,9 @@ func TestRun(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, servetest.HasTool(tools, "mcp__b__echo"))
 
-		// An invalid edit stops nothing and shows in the status.
-		c.WriteBytes([]byte(`{"mcp": {"servers": [{"name": "a", "type": "local"}]}}`), false)
+		// An invalid edit (of the file, not of one server) stops nothing and
+		// shows in the status.
+		c.WriteBytes([]byte(`{"mcp": {"servers": [{"name": "a", "type": "local"}], "pollInterval": 5}}`), false)
 		st := d.WaitStatus("config error", func(st api.Status) bool { return st.ConfigError != "" })
 		assert.Contains(t, st.ConfigError, "config.json:1:")
 		s, _ := servetest.Server(st, "a")
@@ -103,6 +104,62 @@ func TestRun(t *testing.T) {
 		s, _ = servetest.Server(d.Status(), "a")
 		assert.Equal(t, aPID, s.PID)
 		assert.Zero(t, s.Restarts)
+	})
+
+	t.Run("a bad server holds only itself", func(t *testing.T) {
+		home := servetest.ShortHome(t)
+		c := servetest.File{T: t, Path: filepath.Join(home, "config.json")}
+		a, b := servetest.Local("a", ts, "--name", "a"), servetest.Local("b", ts, "--name", "b")
+		bad := servetest.Local("bad", ts, "--name", "bad")
+		bad["env"] = map[string]string{"TOKEN": "${FREECODE_TEST_UNSET_TOKEN}"}
+		c.Write(servetest.Config(a, bad, b), false)
+		opts := options(home)
+		opts.LookupEnv = func(k string) (string, bool) {
+			if k == "FREECODE_TEST_UNSET_TOKEN" {
+				return "", false
+			}
+			return os.LookupEnv(k)
+		}
+		d := start(t, opts)
+		d.WaitPhase("a", "ready")
+		d.WaitPhase("b", "ready")
+		st := d.WaitStatus("bad invalid", func(st api.Status) bool {
+			s, _ := servetest.Server(st, "bad")
+			return s.Phase == "invalid"
+		})
+		assert.Empty(t, st.ConfigError, "the file is applied")
+		s, _ := servetest.Server(st, "bad")
+		assert.Zero(t, s.PID)
+		assert.Contains(t, s.Reason, `config.json:`)
+		assert.Contains(t, s.Reason, `mcp.servers[1].env.TOKEN (server "bad"): environment variable FREECODE_TEST_UNSET_TOKEN is not set`)
+		tools, err := d.Client.Tools(t.Context(), "")
+		require.NoError(t, err)
+		assert.True(t, servetest.HasTool(tools, "mcp__a__echo"))
+		assert.True(t, servetest.HasTool(tools, "mcp__b__echo"))
+		assert.False(t, servetest.HasTool(tools, "mcp__bad__echo"))
+		assert.Contains(t, d.log.String(), `msg="server not started: its entry has errors; the others run"`)
+
+		// Later edits apply: a new server starts beside the invalid one,
+		// then fixing it starts it too, and a's process is left alone.
+		aPID := d.WaitPhase("a", "ready").PID
+		cc := servetest.Local("cc", ts, "--name", "cc")
+		c.Write(servetest.Config(a, bad, b, cc), true)
+		d.WaitPhase("cc", "ready")
+		bad["env"] = map[string]string{"TOKEN": "${FREECODE_TEST_UNSET_TOKEN:-none}"}
+		c.Write(servetest.Config(a, bad, b, cc), true)
+		d.WaitPhase("bad", "ready")
+		s, _ = servetest.Server(d.Status(), "a")
+		assert.Equal(t, aPID, s.PID)
+
+		// Breaking a running server stops it alone.
+		bad["type"] = "lokal"
+		c.Write(servetest.Config(a, bad, b, cc), true)
+		d.WaitPhase("bad", "invalid")
+		s, _ = servetest.Server(d.Status(), "a")
+		assert.Equal(t, aPID, s.PID)
+		tools, err = d.Client.Tools(t.Context(), "")
+		require.NoError(t, err)
+		assert.False(t, servetest.HasTool(tools, "mcp__bad__echo"))
 	})
 
 	t.Run("list_changed re-registers tools with one event", func(t *testing.T) {

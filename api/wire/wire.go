@@ -10,6 +10,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -69,6 +70,17 @@ type ServerStatus struct {
 	// Restarts counts starts after the first one (after a crash or failed
 	// start, a changed spec, or a restart request).
 	Restarts int `json:"restarts"`
+	// Crashes counts the restarts that followed a failure: a start that
+	// failed or a session that ended on its own (a crash, a lost
+	// connection). The rest of Restarts were asked for: a changed spec, a
+	// restart request, enabling the server again.
+	Crashes int `json:"crashes"`
+	// StartTimeoutMS is the time budget, in milliseconds, of the current
+	// or next start when it is longer than the configured timeout: a start
+	// that ran out of time while the server was still working (a first
+	// `npx -y` downloading its package) gives the next one twice as long,
+	// up to a bound. 0: the configured timeout.
+	StartTimeoutMS int64 `json:"startTimeoutMs,omitempty"`
 	// Since is the time of the last phase change.
 	Since time.Time `json:"since,omitzero"`
 	// LastError is the failure the server is in now: why its last start
@@ -82,7 +94,8 @@ type ServerStatus struct {
 	LastFailure   string    `json:"lastFailure,omitempty"`
 	LastFailureAt time.Time `json:"lastFailureAt,omitzero"`
 	// Reason says why a configured server does not run by design (its
-	// project is not trusted, or its name is defined twice) or what it
+	// project is not trusted, its name is defined twice, or its entry has
+	// errors: PhaseInvalid, then it lists them, one per line) or what it
 	// waits for (PhaseNeedsLogin: a user to sign in), with what to do.
 	Reason string `json:"reason,omitempty"`
 	// SignIn is a remote server's OAuth sign-in as stored; nil for a
@@ -93,7 +106,16 @@ type ServerStatus struct {
 	// the last one (or of the last failed start) when none runs.
 	StderrTail []string  `json:"stderrTail,omitempty"`
 	NextRetry  time.Time `json:"nextRetry,omitzero"`
+	// Warnings are about the server's registered tools: tools kept
+	// although references in their input schemas were not followed, so
+	// those parts of their arguments are not checked. At most
+	// MaxServerWarnings; MoreWarnings counts the rest.
+	Warnings     []string `json:"warnings,omitempty"`
+	MoreWarnings int      `json:"moreWarnings,omitempty"`
 }
+
+// MaxServerWarnings bounds ServerStatus.Warnings.
+const MaxServerWarnings = 50
 
 // Phase is where a server is in its life cycle. On the wire it is its name
 // ("ready"); decoding a name that is not one of the phases below fails.
@@ -131,6 +153,10 @@ const (
 	// PhaseConflict: the name is defined by both the user and the project
 	// configuration; neither copy runs.
 	PhaseConflict Phase = "conflict"
+	// PhaseInvalid: the server's entry has errors of its own (an unset
+	// ${VAR}, a wrong field); ServerStatus.Reason lists them, positioned.
+	// It does not run until they are fixed; the other servers do.
+	PhaseInvalid Phase = "invalid"
 	// PhaseFailed: a one-off connection (`freecode mcp status --probe`
 	// without a serve) did not get to ready; LastError says why.
 	PhaseFailed Phase = "failed"
@@ -139,7 +165,7 @@ const (
 // Phases returns every phase, in the order of a server's life.
 func Phases() []Phase {
 	return []Phase{PhasePending, PhaseStarting, PhaseReady, PhaseBackoff, PhaseNeedsLogin, PhaseStopping, PhaseStopped,
-		PhaseDisabled, PhaseUntrusted, PhaseConflict, PhaseFailed}
+		PhaseDisabled, PhaseUntrusted, PhaseConflict, PhaseInvalid, PhaseFailed}
 }
 
 func (p Phase) String() string { return string(p) }
@@ -235,6 +261,37 @@ func (s *SignIn) Version() string {
 	}
 	return fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%q\x00%d\x00%t\x00%s", s.State, s.Grant, s.Issuer, s.Account, s.Scopes,
 		s.Expiry.UnixNano(), s.Refreshable, s.Reason)
+}
+
+// Tool is one converted tool of a server, as `freecode mcp tools` shows it
+// and GET /v1/servers/{name}/tools answers it.
+type Tool struct {
+	// ID is the tool's id, mcp__<server>__<tool>.
+	ID string `json:"id"`
+	// Name is the tool's name as its server lists it.
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// ReadOnly is true only when the server says readOnlyHint: true.
+	ReadOnly    bool            `json:"readOnly"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	// InputSchema is the resolved, self-contained schema the arguments are
+	// validated against.
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// ServerTools is the answer of GET /v1/servers/{name}/tools: the tools the
+// server has registered, sorted by id.
+type ServerTools struct {
+	Server string `json:"server"`
+	// Phase is the server's phase when the tools were read. Only a ready
+	// server's tools are its current session's; a server being restarted
+	// keeps those of its last session until the new one lists its own.
+	Phase Phase  `json:"phase"`
+	Tools []Tool `json:"tools"`
+	// Warnings say why tools of the session's list were left out (an id
+	// two tools map to, a schema that cannot be resolved).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Logs is the answer of GET /v1/servers/{name}/logs: stderr lines of one

@@ -40,15 +40,15 @@ func TestWireJSON(t *testing.T) {
 			ServePID: 7, ConfigPath: "/c.json", ConfigError: "bad", ObservedAt: at, ProjectError: "ignored",
 			Servers: []ServerStatus{{
 				Name: "a", Source: "user", Desired: Desired{Enabled: true, SpecHash: "h", Type: "local", Target: "x --y"},
-				Phase: PhaseBackoff, SpecHash: "h", Generation: 2, ObservedGeneration: 2, PID: 9, Tools: 3, Restarts: 1,
+				Phase: PhaseBackoff, SpecHash: "h", Generation: 2, ObservedGeneration: 2, PID: 9, Tools: 3, Restarts: 1, Crashes: 1, StartTimeoutMS: 10000,
 				Since: at, LastError: "e", LastFailure: "e", LastFailureAt: at, Reason: "r", StderrTail: []string{"l"}, NextRetry: at,
 			}, {Name: "b", Desired: Desired{}}},
 		}, `{"servePid":7,"configPath":"/c.json","configError":"bad","servers":[` +
 			`{"name":"a","source":"user","desired":{"enabled":true,"specHash":"h","type":"local","target":"x --y"},` +
 			`"phase":"backoff","specHash":"h","generation":2,"observedGeneration":2,"pid":9,"tools":3,"restarts":1,` +
-			`"since":"2026-11-30T07:35:01Z","lastError":"e","lastFailure":"e","lastFailureAt":"2026-11-30T07:35:01Z",` +
+			`"crashes":1,"startTimeoutMs":10000,"since":"2026-11-30T07:35:01Z","lastError":"e","lastFailure":"e","lastFailureAt":"2026-11-30T07:35:01Z",` +
 			`"reason":"r","stderrTail":["l"],"nextRetry":"2026-11-30T07:35:01Z"},` +
-			`{"name":"b","desired":{"enabled":false},"tools":0,"restarts":0}],` +
+			`{"name":"b","desired":{"enabled":false},"tools":0,"restarts":0,"crashes":0}],` +
 			`"observedAt":"2026-11-30T07:35:01Z","projectError":"ignored"}`},
 		{"phase_changed", PhaseChanged{Server: "flaky", Phase: PhaseStarting}, `{"server":"flaky","phase":"starting"}`},
 		{"phase_changed backoff", PhaseChanged{Server: "flaky", Phase: PhaseBackoff, Err: "exited", NextRetry: at},
@@ -56,6 +56,11 @@ func TestWireJSON(t *testing.T) {
 		{"config_error", ConfigErrorChanged{Err: "bad"}, `{"err":"bad"}`},
 		{"config_error cleared", ConfigErrorChanged{}, `{}`},
 		{"logs", Logs{Server: "a", Lines: []string{"x"}, Session: 2, Last: 40}, `{"server":"a","lines":["x"],"session":2}`},
+		{"server tools", ServerTools{Server: "a", Phase: PhaseReady, Tools: []Tool{{ID: "mcp__a__t", Name: "t", ReadOnly: true,
+			Annotations: json.RawMessage(`{"readOnlyHint":true}`), InputSchema: json.RawMessage(`{"type":"object"}`)}, {ID: "mcp__a__u", Name: "u.v",
+			Title: "U", Description: "d", InputSchema: json.RawMessage(`{}`)}}, Warnings: []string{"w"}},
+			`{"server":"a","phase":"ready","tools":[{"id":"mcp__a__t","name":"t","readOnly":true,"annotations":{"readOnlyHint":true},"inputSchema":{"type":"object"}},` +
+				`{"id":"mcp__a__u","name":"u.v","title":"U","description":"d","readOnly":false,"inputSchema":{}}],"warnings":["w"]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := json.Marshal(tc.v)

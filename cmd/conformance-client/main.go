@@ -7,13 +7,22 @@
 //
 //	conformance-client [flags] <server-url>
 //
-// with the scenario's name in MCP_CONFORMANCE_SCENARIO. The client connects
+// with the scenario's name in MCP_CONFORMANCE_SCENARIO and, for some, what a
+// user would have been given in MCP_CONFORMANCE_CONTEXT. The client connects
 // (initialize and tools/list), makes the tool calls the scenario expects,
 // checks their results and closes the session. It exits 0 when every step
 // worked, 1 with the reason on stderr when one did not, and 2 on bad usage.
 //
-// scripts/conformance.sh (make conformance) runs the scenarios FreeCode is
-// held to.
+// For the authorization scenarios the session gets what FreeCode's own
+// remote sessions get — a token store and the server's oauth settings (the
+// context's client id and secret, the grant, a Client ID Metadata Document
+// URL) — and an in-band sign-in whose "browser" is a GET that follows the
+// authorization server's redirect to the loopback callback. Discovery,
+// registration, PKCE, scopes, step-up and tokens are package mcp's (its
+// auth client's) alone.
+//
+// scripts/conformance.sh (make conformance) runs every client scenario of
+// the suite and says which are expected to fail.
 package main
 
 import (
@@ -36,11 +45,11 @@ import (
 const scenarioEnv = "MCP_CONFORMANCE_SCENARIO"
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Getenv(scenarioEnv), os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Getenv(scenarioEnv), os.Getenv(contextEnv), os.Stdout, os.Stderr))
 }
 
 // run is the whole program; it returns the exit status.
-func run(args []string, envScenario string, stdout, stderr io.Writer) int {
+func run(args []string, envScenario, envContext string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("conformance-client", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	scenarioName := fs.String("scenario", envScenario, "scenario to run (default $"+scenarioEnv+")")
@@ -83,6 +92,8 @@ func run(args []string, envScenario string, stdout, stderr io.Writer) int {
 		ConnectTimeout: *connectTimeout,
 		CallTimeout:    *callTimeout,
 		Logger:         log,
+		Context:        envContext,
+		Diag:           stderr,
 	}
 	if err := runScenario(context.Background(), sc, cfg, stdout); err != nil {
 		fmt.Fprintf(stderr, "conformance-client: scenario %s: %v\n", sc.Name, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/freecode/freecode/bridge"
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/auth"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -26,6 +27,14 @@ type scenario struct {
 	// What the suite checks, for the reader.
 	Checks string
 	Calls  []toolCall
+	// Auth: the server is protected. The session gets a token store and an
+	// in-band sign-in (see signIn), as FreeCode's own remote sessions get
+	// a store and `freecode mcp login`.
+	Auth bool
+	// Grant is the OAuth grant the scenario's server expects, as the
+	// server's "oauth.grant" setting would say ("" is the default,
+	// authorization code).
+	Grant auth.Grant
 }
 
 // toolCall is one tools/call the scenario's test server expects, and the
@@ -36,9 +45,21 @@ type toolCall struct {
 	WantText string
 }
 
+// testToolCall is the call every authorization scenario's server expects:
+// its one tool, test-tool, answers "test".
+var testToolCall = toolCall{Tool: "test-tool", Args: json.RawMessage(`{}`), WantText: "test"}
+
+// authScenario is an authorization scenario whose server offers test-tool
+// behind OAuth.
+func authScenario(name, checks string) scenario {
+	return scenario{Name: name, Checks: checks, Calls: []toolCall{testToolCall}, Auth: true}
+}
+
 // scenarios lists the client scenarios of @modelcontextprotocol/conformance
-// this client implements, as that suite's test servers define them.
+// (0.1.16), as that suite's test servers define them. Every one of them is
+// attempted; scripts/conformance.sh says which are expected to fail and why.
 func scenarios() []scenario {
+	cc := func(sc scenario) scenario { sc.Grant = auth.GrantClientCredentials; return sc }
 	return []scenario{
 		{
 			Name:   "initialize",
@@ -54,6 +75,15 @@ func scenarios() []scenario {
 			}},
 		},
 		{
+			Name: "elicitation-sep1034-client-defaults",
+			Checks: "the tool asks the client for input with a schema of defaults; the client accepts " +
+				"with empty content and must fill in every default (SEP-1034)",
+			Calls: []toolCall{{
+				Tool: "test_client_elicitation_defaults",
+				Args: json.RawMessage(`{}`),
+			}},
+		},
+		{
 			Name: "sse-retry",
 			Checks: "the server ends the tools/call SSE stream after a primed event id and retry: 500; " +
 				"the client resumes with GET and Last-Event-ID after 450-700 ms and gets the result there (SEP-1699)",
@@ -63,6 +93,28 @@ func scenarios() []scenario {
 				WantText: "Reconnection test completed successfully",
 			}},
 		},
+		authScenario("auth/metadata-default", "protected resource metadata at the path-based well-known URL; authorization server metadata by RFC 8414"),
+		authScenario("auth/metadata-var1", "protected resource metadata at the root well-known URL; OpenID discovery with path insertion"),
+		authScenario("auth/metadata-var2", "authorization server metadata at the RFC 8414 path-inserted URL"),
+		authScenario("auth/metadata-var3", "authorization server metadata by OpenID discovery with path appending"),
+		authScenario("auth/basic-cimd", "the authorization server supports Client ID Metadata Documents: the client's metadata URL is its client_id"),
+		authScenario("auth/scope-from-www-authenticate", "the scope of the 401 challenge is requested"),
+		authScenario("auth/scope-from-scopes-supported", "without a challenge scope, the protected resource's scopes_supported are requested"),
+		authScenario("auth/scope-omitted-when-undefined", "no scope is requested when none is defined"),
+		authScenario("auth/scope-step-up", "a 403 insufficient_scope on tools/call re-authorizes with the wider scope and the call is sent again"),
+		authScenario("auth/scope-retry-limit", "repeated 403 insufficient_scope answers end after a bounded number of re-authorizations"),
+		authScenario("auth/token-endpoint-auth-basic", "the registered client authenticates to the token endpoint with client_secret_basic"),
+		authScenario("auth/token-endpoint-auth-post", "the registered client authenticates to the token endpoint with client_secret_post"),
+		authScenario("auth/token-endpoint-auth-none", "a public client: no client authentication at the token endpoint"),
+		authScenario("auth/pre-registration", "no dynamic registration: the pre-registered client_id and secret from the context are used"),
+		authScenario("auth/2025-03-26-oauth-metadata-backcompat", "a 2025-03-26 server: no protected resource metadata, authorization server metadata at the root"),
+		authScenario("auth/2025-03-26-oauth-endpoint-fallback", "a 2025-03-26 server without metadata: the default /authorize, /token and /register endpoints"),
+		authScenario("auth/resource-mismatch", "the protected resource metadata names another resource: the client must not authorize"),
+		authScenario("auth/offline-access-scope", "offline_access is requested when the authorization server offers it (SEP-2207)"),
+		authScenario("auth/offline-access-not-supported", "offline_access is not requested when the authorization server does not offer it (SEP-2207)"),
+		cc(authScenario("auth/client-credentials-jwt", "client credentials grant with private_key_jwt client authentication (RFC 7523)")),
+		cc(authScenario("auth/client-credentials-basic", "client credentials grant with client_secret_basic client authentication")),
+		authScenario("auth/cross-app-access-complete-flow", "enterprise-managed authorization: IdP token exchange to an ID-JAG, then the JWT bearer grant (SEP-990)"),
 	}
 }
 
@@ -93,6 +145,10 @@ type config struct {
 	ConnectTimeout time.Duration
 	CallTimeout    time.Duration
 	Logger         logr.Logger
+	// Context is MCP_CONFORMANCE_CONTEXT ("" if unset).
+	Context string
+	// Diag gets the sign-in's output and notes on the context.
+	Diag io.Writer
 }
 
 // runScenario connects to the test server, makes the scenario's calls and
@@ -107,11 +163,21 @@ func runScenario(ctx context.Context, sc scenario, cfg config, out io.Writer) (e
 		Enabled:   true,
 		Timeout:   cfg.ConnectTimeout,
 	}
-	sess, err := mcp.Connect(ctx, controller.MCPSpec(srv), mcp.Options{
+	spec := controller.MCPSpec(srv)
+	opts := mcp.Options{
 		Logger:        cfg.Logger,
 		ClientName:    "freecode-conformance-client",
 		ClientVersion: "0.1.0",
-	})
+	}
+	if sc.Auth {
+		as, err := newAuthSetup(sc, cfg.Context, cfg.Diag)
+		if err != nil {
+			return err
+		}
+		defer as.cleanup()
+		spec.OAuth, opts.Tokens, opts.Interaction = as.cfg, as.store, as.in
+	}
+	sess, err := mcp.Connect(ctx, spec, opts)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}

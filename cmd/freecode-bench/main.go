@@ -2,6 +2,8 @@
 // BENCHMARKS.md; `make bench` runs it. See package internal/bench.
 //
 //	freecode-bench [-out BENCHMARKS.md] [-idle 60s] [-only edit,converge,...]
+//
+// -only reconnect,auth runs just the remote scenarios; -out "" only prints.
 package main
 
 import (
@@ -31,7 +33,7 @@ func main() {
 	}
 }
 
-var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart"}
+var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth"}
 
 func run() error {
 	var (
@@ -56,6 +58,10 @@ func run() error {
 		scaleReps  = flag.Int("scale-reps", 3, "repetitions of the scale scenario")
 		restarts   = flag.Int("restarts", 100, "restarts in the cache-stability scenario")
 		kills      = flag.Int("kills", 20, "SIGKILL restarts in the cache-stability scenario")
+		outages    = flag.Int("outages", 5, "outages in the remote-reconnect scenario")
+		outage     = flag.Duration("outage", 10*time.Second, "how long each endpoint stays away in the remote-reconnect scenario")
+		authCount  = flag.Int("auth-count", 1, "go test -count for the authorization-cost benchmarks")
+		authTime   = flag.String("auth-benchtime", "1s", "go test -benchtime for each round of the authorization-cost benchmarks")
 	)
 	flag.Parse()
 	want := map[string]bool{}
@@ -136,6 +142,12 @@ func run() error {
 		}},
 		{"restart", "6. cache stability", func() ([]bench.Row, error) {
 			return bench.Restarts(ctx, cfg, bench.RestartOptions{Servers: 10, Restarts: *restarts, Kills: *kills, ServerArgs: []string{"--tools", "10"}})
+		}},
+		{"reconnect", "7. remote reconnect", func() ([]bench.Row, error) {
+			return bench.Reconnect(ctx, cfg, bench.ReconnectOptions{Outages: *outages, Outage: *outage})
+		}},
+		{"auth", "8. authorization cost", func() ([]bench.Row, error) {
+			return bench.AuthCalls(ctx, cfg, bench.AuthOptions{Count: *authCount, Benchtime: *authTime})
 		}},
 	}
 	for _, s := range steps {
@@ -231,11 +243,17 @@ func methodology() string {
 	debounce := controller.DefaultDebounce
 	par := controller.DefaultMaxParallelStarts
 	waves := (50 + par - 1) / par
+	b := controller.DefaultBackoff()
 	r := strings.NewReplacer(
 		"{debounce}", debounce.String(),
 		"{parallel}", strconv.Itoa(par),
 		"{waves}", strconv.Itoa(waves),
 		"{wavesWord}", plural(waves, "wave", "waves"),
+		"{probeInterval}", controller.DefaultProbeInterval.String(),
+		"{reconnectTarget}", bench.ReconnectTarget.String(),
+		"{backoffInitial}", b.Initial.String(),
+		"{backoffMax}", b.Max.String(),
+		"{authTarget}", fmt.Sprintf("%.2f×", bench.AuthTarget),
 	)
 	return r.Replace(methodologyText)
 }
@@ -286,6 +304,18 @@ const methodologyText = `
    Counted: ` + "`ToolsChanged`" + ` events on the Bus, registry generation bumps (each one makes ` + "`DefsCache`" + ` rebuild), and the
    ` + "`DefsCache`" + ` version seen by a consumer that re-reads the definitions on every ` + "`ToolsChanged`" + ` (as a prompt builder
    would): each change there is a prompt-cache miss at the provider.
+7. **Remote reconnect.** Two in-process controllers with the shipped backoff (` + "`controller.DefaultBackoff`" + `:
+   {backoffInitial} doubling to {backoffMax}, with jitter) run side by side: one probes unreachable remote servers
+   every ` + "`controller.DefaultProbeInterval`" + ` ({probeInterval}, the default), one has probing off — the backoff alone, as
+   before probing existed: the baseline. Each has a streamable-HTTP and an SSE ` + "`mcp-testserver --http`" + ` of its own.
+   Every outage SIGKILLs all four servers, waits ` + "`-outage`" + `, starts them again on the same ports, and times each
+   from its "listening" line to its ` + "`PhaseReady`" + ` event; medians over ` + "`-outages`" + `. The probe rate is the
+   probing controller's probes divided by its servers and the outages' seconds.
+8. **Authorization cost.** ` + "`go test -bench ^BenchmarkAuthorizedCall$ ./mcp`" + `: one ` + "`tools/call`" + ` of ` + "`echo`" + ` through
+   ` + "`mcp.Session`" + ` over streamable HTTP to one in-process MCP server, reached directly and behind an OAuth protected
+   resource (` + "`internal/testauth`" + `) by a session with a token store, signed in before the clock starts; the two paths
+   take turns in rounds and the ratio is the median of the rounds' ratios. ` + "`BenchmarkRoundTrip`" + ` (` + "`./mcp/auth`" + `)
+   isolates the client's part: one HTTP request through the auth Transport vs the same token as a static header.
 
 ## Reading the results
 
@@ -300,7 +330,7 @@ const methodologyText = `
   spawns, and what remains above 1× is the machine spawning 50 processes, which the raw baseline pays too
   (compare the baseline rows: on 2 cores even raw mcp-go cannot start 50 servers within 1.5× of one).
 - **Call overhead:** the CPU the orchestrator adds per call is measured alone by ` + "`BenchmarkOrchestratorRun`" + `
-  (registry) and ` + "`BenchmarkResult`" + ` (bridge); the end-to-end rows compare two separate stdio servers and carry
+  (registry/orchestrator) and ` + "`BenchmarkResult`" + ` (bridge); the end-to-end rows compare two separate stdio servers and carry
   the variance of a shared machine.
 - **Idle:** CPU time is read in 10 ms ticks; 0 ms means serve used less than one tick over the whole period.
 - **Scale:** "as listed" benefits from ` + "`ConvertTools`" + ` preparing each distinct schema of a list once; "every schema
@@ -310,4 +340,12 @@ const methodologyText = `
 - **Cache stability:** the contract is 0. The controller keeps a restarting server's tools registered until
   the new session's outcome, so one that comes back with the same tools changes nothing (a consumer re-reading
   on every event would otherwise see the server's tools vanish and return: two prompt-cache misses per restart).
+- **Remote reconnect:** with probing, a server is back within about one probe interval ({probeInterval}) of its
+  endpoint, plus the handshake: the target is {reconnectTarget}, whatever the outage's length. With the backoff alone
+  it waits for the next retry, which after an outage of ` + "`-outage`" + ` may be up to the delay reached by then (at most
+  {backoffMax}), so the baseline grows with the outage and varies with the jitter. Probes are one ` + "`OPTIONS`" + ` request
+  each, at most one per server and probe interval (target ≤ 1 per second).
+- **Authorization cost:** the authorized path adds reading the token (a file-change check of the store), the header,
+  and the resource's token check; target {authTarget} of the unauthorized call. The HTTP-request row carries the
+  variance of two sub-millisecond figures on a shared machine.
 `

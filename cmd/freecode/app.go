@@ -124,9 +124,11 @@ func (a *app) rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "freecode",
 		Short:         "FreeCode's MCP client host",
+		Version:       buildVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("freecode {{.Version}}\n")
 	root.PersistentFlags().StringVar(&a.configFlag, "config", "", "config `FILE` (default $FREECODE_HOME/config.json, $FREECODE_HOME defaults to ~/.freecode)")
 	root.PersistentFlags().StringVar(&a.projectFlag, "project", "", "project `DIR` whose .freecode/settings.json adds servers (default: found from the working directory up to the repository root)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -142,6 +144,8 @@ func (a *app) rootCmd() *cobra.Command {
 	mcp.AddCommand(a.statusCmd(), a.restartCmd(), a.logsCmd())
 	mcp.AddCommand(a.trustCmd(), a.untrustCmd())
 	mcp.AddCommand(a.loginCmd(), a.logoutCmd())
+	mcp.AddCommand(a.addJSONCmd(), a.importCmd())
+	mcp.AddCommand(a.approvalsCmd(), a.answerCmd(true), a.answerCmd(false))
 	root.AddCommand(mcp, a.serveCmd())
 	return root
 }

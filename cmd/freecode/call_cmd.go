@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/bridge"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/registry"
@@ -35,15 +36,23 @@ func (a *app) callCmd() *cobra.Command {
 	var (
 		yes     bool
 		asJSON  bool
+		verbose bool
 		timeout time.Duration
 	)
 	c := &cobra.Command{
 		Use:   "call <tool-id> [JSON-args]",
 		Short: "Call one tool through the permission checks and the orchestrator",
 		Long: `Call one tool exactly as the model's calls go: permission rules, argument
-validation against the tool's schema, then the call. An MCP tool's server is
-connected for the duration of the command. A rule that says "ask" prompts on
-a terminal; without one the call is refused unless --yes.`,
+validation against the tool's schema, then the call.
+
+When freecode serve runs for this home with the same definition of the
+tool's server, the call goes through it: the same session, the same rules
+and approvals, no second copy of the server. Otherwise the server is
+connected for the duration of the command.
+
+A call that needs approval prompts on a terminal; without one it is refused
+unless --yes, or, through serve, waits for an answer from another terminal
+(` + "`freecode mcp approve <id>`" + `).`,
 		Example: `  freecode mcp call mcp__everything__echo '{"message": "hi"}'
   freecode mcp call read '{"path": "README.md", "limit": 5}'`,
 		Args: func(c *cobra.Command, args []string) error {
@@ -65,70 +74,171 @@ a terminal; without one the call is refused unless --yes.`,
 			if err != nil {
 				return err
 			}
-			reg := registry.NewRegistry(nil)
-			wd, err := os.Getwd()
-			if err != nil {
-				return fmt.Errorf("working directory: %w", err)
+			o := callOpts{yes: yes, asJSON: asJSON}
+			if c.Flags().Changed("timeout") {
+				o.timeout = timeout
 			}
-			home, err := schema.Home(a.getenv)
-			if err != nil {
-				return err
-			}
-			if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: wd, Protected: []string{home, cfg.Path}}); err != nil {
-				return err
-			}
+			var srv *schema.Server
 			if name := serverOfTool(id); name != "" {
-				_, srv, err := a.configuredServer(name)
+				s, err := a.serverIn(cfg, name)
 				if err != nil {
-					return err
+					return a.unknownServer(cfg, id, err)
 				}
-				sess, err := a.connect(c.Context(), srv)
-				if err != nil {
-					return err
+				srv = &s
+				r := a.serveRoute(c.Context(), cfg, s)
+				defer r.close()
+				if verbose {
+					fmt.Fprintf(a.stderr, "Calling %s %s.\n", termtext.Neutralize(id), r.describe())
 				}
-				defer sess.Close()
-				if _, err := reg.ReplaceSource(srv.Name, bridge.Tools(sess, sess.Tools())); err != nil {
-					return err
+				if r.client != nil {
+					if starting(r.server.Phase) {
+						st, err := a.waitStarted(c.Context(), r.client, s.Name)
+						if err != nil {
+							return err
+						}
+						if st.Phase != wire.PhaseReady {
+							return notReady(st)
+						}
+					}
+					return a.callThroughServe(c.Context(), r, id, callArgs, o)
 				}
+			} else if verbose {
+				fmt.Fprintf(a.stderr, "Calling %s in this process (built-in tools work on the working directory).\n", termtext.Neutralize(id))
 			}
-			orch := orchestrator.New(orchestrator.Options{
-				Registry:    reg,
-				Rules:       func() orchestrator.Rules { return orchestrator.Rules(cfg.Permission) },
-				Approver:    a.approver(yes),
-				MaxParallel: 1,
-				Limits: func() orchestrator.Limits {
-					return orchestrator.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: timeout}
-				},
-			})
-			out := orch.Run(c.Context(), []orchestrator.Call{{ID: "cli", Tool: id, Args: callArgs}})[0]
-			if asJSON {
-				if err := a.printJSON(callView(out)); err != nil {
-					return err
-				}
-			} else if text := out.Result.Text(); text != "" && out.Err == nil {
-				// The server's text; --json keeps it exact.
-				fmt.Fprintln(a.stdout, termtext.Neutralize(text))
+			if !o.timeoutSet() {
+				o.timeout = timeout
 			}
-			if out.Err != nil {
-				if asJSON {
-					return silentError{exitError}
-				}
-				return out.Err
-			}
-			if out.Result.IsError {
-				return silentError{exitError}
-			}
-			return nil
+			return a.callOneShot(c.Context(), cfg, srv, id, callArgs, o)
 		},
 	}
 	c.Flags().BoolVarP(&yes, "yes", "y", false, `approve calls that a rule says to "ask" about`)
 	c.Flags().BoolVar(&asJSON, "json", false, "print the outcome as JSON")
-	c.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "per-call timeout")
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "say how the call reaches the tool: through freecode serve or in a one-shot session")
+	durationVar(c.Flags(), &timeout, "timeout", 60*time.Second, "per-call timeout: a duration (60s, 2m) or milliseconds")
 	return c
 }
 
+// callOpts are what `mcp call` was asked for.
+type callOpts struct {
+	yes, asJSON bool
+	// timeout bounds the call; through serve it is 0 unless --timeout was
+	// given (serve's callTimeout applies then).
+	timeout time.Duration
+}
+
+func (o callOpts) timeoutSet() bool { return o.timeout > 0 }
+
+// callOneShot runs the call in this process: built-ins on the working
+// directory, an MCP tool (srv non-nil) over a session of its own.
+func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.Server, id string, callArgs json.RawMessage, o callOpts) error {
+	reg := registry.NewRegistry(nil)
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	home, err := schema.Home(a.getenv)
+	if err != nil {
+		return err
+	}
+	if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: wd, Protected: []string{home, cfg.Path}}); err != nil {
+		return err
+	}
+	if srv != nil {
+		sess, err := a.connect(ctx, *srv)
+		if err != nil {
+			return a.withRemedy(*srv, err)
+		}
+		defer sess.Close()
+		if _, err := reg.ReplaceSource(srv.Name, bridge.Tools(sess, sess.Tools())); err != nil {
+			return err
+		}
+	}
+	orch := orchestrator.New(orchestrator.Options{
+		Registry:    reg,
+		Rules:       func() orchestrator.Rules { return orchestrator.Rules(cfg.Permission) },
+		Approver:    a.approver(o.yes),
+		MaxParallel: 1,
+		Limits: func() orchestrator.Limits {
+			return orchestrator.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: o.timeout}
+		},
+	})
+	out := orch.Run(ctx, []orchestrator.Call{{ID: "cli", Tool: id, Args: callArgs}})[0]
+	view := callView(out)
+	view.Via = viaOneShot
+	if errors.Is(out.Err, orchestrator.ErrUnknownTool) {
+		ids := make([]string, 0, 8)
+		for _, t := range reg.List() {
+			ids = append(ids, t.ID)
+		}
+		out.Err = unknownTool(out.Err, id, ids)
+		view.Error = out.Err.Error()
+	}
+	return a.printOutcome(view, out.Result.Text(), out.Err, o.asJSON)
+}
+
+// printOutcome shows a call's outcome, whose result's text is text (err:
+// the call did not complete), and returns the command's error.
+func (a *app) printOutcome(v outcomeView, text string, err error, asJSON bool) error {
+	if asJSON {
+		if perr := a.printJSON(v); perr != nil {
+			return perr
+		}
+		if err != nil || v.IsError {
+			return silentError{exitError}
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if text != "" {
+		// The server's text; --json keeps it exact.
+		fmt.Fprintln(a.stdout, termtext.Neutralize(text))
+	}
+	if v.IsError {
+		return silentError{exitError}
+	}
+	return nil
+}
+
+// unknownTool adds to err, the orchestrator's "not available", the ids
+// nearest to id among ids and where to see a server's tools.
+func unknownTool(err error, id string, ids []string) error {
+	hint := didYouMean(closest(id, ids))
+	if name := serverOfTool(id); name != "" {
+		hint += fmt.Sprintf(" See the tools of %q with `freecode mcp tools %s`.", name, name)
+	} else {
+		hint += " MCP tools are named mcp__<server>__<tool>: see them with `freecode mcp tools <server>`."
+	}
+	return fmt.Errorf("%w.%s", err, hint)
+}
+
+// unknownServer adds, to the error of a tool id whose server is not
+// configured, the ids made of the nearest configured names.
+func (a *app) unknownServer(cfg *schema.Config, id string, err error) error {
+	if !errors.Is(err, schema.ErrNoServer) {
+		return err
+	}
+	name := serverOfTool(id)
+	tool := strings.TrimPrefix(strings.TrimPrefix(id, "mcp__"+name), "__")
+	names := make([]string, 0, len(cfg.MCP.Servers))
+	for _, s := range cfg.MCP.Servers {
+		names = append(names, s.Name)
+	}
+	var ids []string
+	for _, n := range closest(name, names) {
+		ids = append(ids, "mcp__"+n+"__"+tool)
+	}
+	if len(ids) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w.%s", err, didYouMean(ids))
+}
+
 type outcomeView struct {
-	Tool       string             `json:"tool"`
+	Tool string `json:"tool"`
+	// Via says how the call reached the tool: "serve" or "one-shot".
+	Via        string             `json:"via"`
 	IsError    bool               `json:"isError"`
 	Error      string             `json:"error,omitempty"`
 	Content    []registry.Content `json:"content"`
@@ -156,21 +266,15 @@ func (a *app) approver(yes bool) orchestrator.Approver {
 		if yes {
 			return true, nil
 		}
-		f, ok := a.stdin.(*os.File)
-		if !ok || !isTerminal(f) {
+		if a.stdinTerminal() == nil {
 			return false, fmt.Errorf("%s needs approval and there is no terminal to ask on: rerun with --yes, or add it to permission.allow", req.ToolID)
 		}
-		fmt.Fprint(a.stderr, termtext.Neutralize(fmt.Sprintf("Allow %s %s? (%s) [y/N] ", req.ToolID, req.Args, req.Reason)))
-		answer := make(chan string, 1)
-		go func() { // ends when the user answers or stdin closes
-			line, _ := bufio.NewReader(f).ReadString('\n')
-			answer <- strings.TrimSpace(strings.ToLower(line))
-		}()
+		answer := a.ask(approvalQuestion(req.ToolID, req.Args, req.Reason))
 		select {
 		case <-ctx.Done():
 			return false, ctx.Err()
-		case s := <-answer:
-			return s == "y" || s == "yes", nil
+		case ok := <-answer:
+			return ok, nil
 		}
 	})
 }

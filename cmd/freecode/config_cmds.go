@@ -6,8 +6,10 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/google/shlex"
 	"github.com/spf13/cobra"
@@ -21,7 +23,7 @@ import (
 func (a *app) addCmd() *cobra.Command {
 	var (
 		envs, headers []string
-		timeout       int64
+		timeout       time.Duration
 		disabled      bool
 		transport     string
 	)
@@ -63,12 +65,18 @@ For a remote server give its URL:
 					}
 				}
 				if len(headers) > 0 || transport != "" {
-					return usageError{errors.New("--header and --transport are for remote servers")}
+					return usageError{errors.New("--header and --transport are for remote servers; a local server takes --env")}
+				}
+				if w := command[0]; strings.HasPrefix(w, "http://") || strings.HasPrefix(w, "https://") {
+					return usageError{fmt.Errorf("%s is a URL, and a server reached at a URL is remote: did you mean `freecode mcp add %s remote %s`?", termtext.Quote(w), name, w)}
 				}
 				fields = append(fields, schema.Field{Key: "command", Value: command})
 			case schema.Remote:
 				if command != nil {
 					return usageError{errors.New("a remote server takes a URL, not a command after --")}
+				}
+				if len(envs) > 0 {
+					return usageError{errors.New("--env is for local servers (a remote server is no process of ours); send what it needs in a header, e.g. --header 'Authorization=Bearer ${TOKEN}'")}
 				}
 				fields = append(fields, schema.Field{Key: "url", Value: args[2]})
 				if transport != "" {
@@ -93,7 +101,11 @@ For a remote server give its URL:
 			}
 			fields = append(fields, schema.Field{Key: "enabled", Value: !disabled})
 			if c.Flags().Changed("timeout") {
-				fields = append(fields, schema.Field{Key: "timeout", Value: timeout})
+				ms, err := wholeMillis("--timeout", timeout)
+				if err != nil {
+					return err
+				}
+				fields = append(fields, schema.Field{Key: "timeout", Value: ms})
 			}
 			path, err := a.edit(c, "", func(d *schema.Doc) error { return d.AddServer(fields) })
 			if err != nil {
@@ -104,20 +116,53 @@ For a remote server give its URL:
 				state = "disabled "
 			}
 			fmt.Fprintf(a.stdout, "Added %s%s server %q to %s\n", state, typ, name, path)
-			if a.serveRunning() {
-				fmt.Fprintln(a.stdout, "freecode serve is running and applies the change now; see `freecode mcp status`.")
-			} else {
-				fmt.Fprintf(a.stdout, "Nothing connects yet; try `freecode mcp start %s`.\n", name)
-			}
+			a.printApplies([]string{name}, true)
 			return nil
 		},
 	}
-	c.Flags().StringArrayVar(&envs, "env", nil, "environment variable `K=V` for the server (repeatable; ${VAR} allowed)")
+	c.Flags().StringArrayVar(&envs, "env", nil, "environment variable `K=V` for a local server (repeatable; ${VAR} allowed)")
 	c.Flags().StringArrayVar(&headers, "header", nil, "HTTP header `K=V` for a remote server (repeatable; ${VAR} allowed)")
-	c.Flags().Int64Var(&timeout, "timeout", 5000, "milliseconds to connect, initialize and list tools")
+	durationVar(c.Flags(), &timeout, "timeout", schema.DefaultTimeout, "time to connect, initialize and list tools: a duration (5s, 1m) or milliseconds")
 	c.Flags().BoolVar(&disabled, "disabled", false, "add the server disabled")
 	c.Flags().StringVar(&transport, "transport", "", "remote transport: auto, streamable-http or sse (default auto)")
 	return c
+}
+
+// printApplies says, after an edit that added or enabled the servers
+// names, what happens to them now — and never that a change applies when
+// it does not: a running serve starts each one that can run (checked here
+// against the file as written and this environment), one that cannot is
+// named with why; without a serve, nothing connects yet (said when
+// startHint).
+func (a *app) printApplies(names []string, startHint bool) {
+	cfg, err := a.load(true)
+	running := a.serveRunning()
+	if err != nil {
+		if running {
+			fmt.Fprintf(a.stdout, "freecode serve is running but will not apply the change: %s\n", termtext.Neutralize(err.Error()))
+		}
+		return
+	}
+	var blocked []string
+	for _, name := range names {
+		if s, ok := cfg.Server(name); ok && s.Hold != nil {
+			blocked = append(blocked, holdReason(s.Hold))
+		}
+	}
+	switch {
+	case running && len(blocked) == 0:
+		fmt.Fprintln(a.stdout, "freecode serve is running and applies the change now; see `freecode mcp status`.")
+	case running:
+		fmt.Fprintln(a.stdout, "freecode serve is running but will not start what cannot run:")
+	case !startHint:
+	case len(names) == 1 && len(blocked) == 0:
+		fmt.Fprintf(a.stdout, "Nothing connects yet; try `freecode mcp start %s`.\n", names[0])
+	case len(blocked) == 0:
+		fmt.Fprintln(a.stdout, "Nothing connects yet; try `freecode mcp start <name>`, or `freecode serve`.")
+	}
+	for _, b := range blocked {
+		fmt.Fprintln(a.stdout, termtext.Neutralize(b))
+	}
 }
 
 // serveRunning reports whether a freecode serve answers for this home.
@@ -210,12 +255,37 @@ func (a *app) enableCmd(enable bool) *cobra.Command {
 			}
 			if !changed {
 				fmt.Fprintf(a.stdout, "Server %q is already %s in %s\n", args[0], past, path)
-				return nil
+			} else {
+				fmt.Fprintf(a.stdout, "Server %q %s in %s\n", args[0], past, path)
 			}
-			fmt.Fprintf(a.stdout, "Server %q %s in %s\n", args[0], past, path)
+			if enable {
+				// Its variables are checked once it is enabled.
+				a.printApplies([]string{args[0]}, false)
+			}
 			return nil
 		},
 	}
+}
+
+// loadShown reads the desired state as list and get show it: as written
+// (no ${VAR} expanded, so no secret is shown), with the holds of an
+// expanded read — a server whose variables are unset cannot run, and says
+// so.
+func (a *app) loadShown() (*schema.Config, error) {
+	cfg, err := a.load(false)
+	if err != nil {
+		return nil, err
+	}
+	expanded, err := a.load(true)
+	if err != nil {
+		return cfg, nil // the file as written is readable; its errors show where it is used
+	}
+	for i, s := range cfg.MCP.Servers {
+		if e, ok := expanded.Server(s.Name); ok && s.Hold == nil && e.Hold != nil && e.Source == s.Source {
+			cfg.MCP.Servers[i].Hold = e.Hold
+		}
+	}
+	return cfg, nil
 }
 
 // serverView is how list and get show a server; secrets are masked unless
@@ -295,6 +365,8 @@ func (v serverView) enabledText() string {
 	switch {
 	case v.heldKind == schema.HoldConflict:
 		return "conflict"
+	case v.heldKind == schema.HoldInvalid:
+		return "invalid"
 	case v.Held != "":
 		return "untrusted"
 	}
@@ -321,7 +393,7 @@ func (a *app) listCmd() *cobra.Command {
 		Short:   "List configured servers",
 		Args:    exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, args []string) error {
-			cfg, err := a.load(false)
+			cfg, err := a.loadShown()
 			if err != nil {
 				return err
 			}
@@ -344,13 +416,17 @@ func (a *app) listCmd() *cobra.Command {
 			if cfg.Project == nil {
 				fmt.Fprintln(tw, "NAME\tTYPE\tENABLED\tCOMMAND / URL")
 				for _, v := range views {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cell(v.Name), v.Type, v.enabledText(), cell(v.target()))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cell(v.Name), dash(string(v.Type)), v.enabledText(), cell(v.target()))
 				}
-				return tw.Flush()
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				a.printHeld(views, cfg)
+				return nil
 			}
 			fmt.Fprintln(tw, "NAME\tTYPE\tSOURCE\tENABLED\tCOMMAND / URL")
 			for _, v := range views {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cell(v.Name), v.Type, v.sourceText(), v.enabledText(), cell(v.target()))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cell(v.Name), dash(string(v.Type)), v.sourceText(), v.enabledText(), cell(v.target()))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -403,7 +479,7 @@ func (a *app) getCmd() *cobra.Command {
 		Short: "Show one configured server",
 		Args:  exactArgs(1, "<name>"),
 		RunE: func(c *cobra.Command, args []string) error {
-			cfg, err := a.load(false)
+			cfg, err := a.loadShown()
 			if err != nil {
 				return err
 			}
@@ -509,7 +585,9 @@ func (a *app) validateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			userConfig := true
 			if len(args) == 1 {
+				userConfig = sameFile(path, args[0])
 				path = args[0]
 			}
 			v, err := a.schema()
@@ -517,23 +595,37 @@ func (a *app) validateCmd() *cobra.Command {
 				return err
 			}
 			data, err := os.ReadFile(path)
+			if errors.Is(err, os.ErrNotExist) && len(args) == 0 {
+				// As for list and serve: no user config is nothing
+				// configured yet.
+				if asJSON {
+					return a.printJSON(validateOutput{File: path, Valid: true, Missing: true, Errors: []errorView{}, InvalidServers: []string{}})
+				}
+				fmt.Fprintf(a.stdout, "%s does not exist yet: no servers are configured.\nAdd one with `freecode mcp add <name> local \"<command>\"`.\n", path)
+				return nil
+			}
 			if err != nil {
 				return fmt.Errorf("read config: %w", err)
 			}
-			cfg, err := v.Parse(path, data, schema.LoadOptions{LookupEnv: a.lookupEnv})
+			cfg, err := v.Parse(path, data, schema.LoadOptions{LookupEnv: a.lookupEnv, HoldInvalid: true})
 			var errs schema.Errors
 			if err != nil && !errors.As(err, &errs) {
 				return err
 			}
+			var invalid []string
+			if cfg != nil {
+				errs = cfg.ServerErrors()
+				for _, s := range cfg.MCP.Servers {
+					if s.Hold != nil && s.Hold.Kind == schema.HoldInvalid && !slices.Contains(invalid, s.Name) {
+						invalid = append(invalid, s.Name)
+					}
+				}
+			}
 			if asJSON {
-				out := struct {
-					File    string      `json:"file"`
-					Valid   bool        `json:"valid"`
-					Servers int         `json:"servers"`
-					Errors  []errorView `json:"errors"`
-				}{File: path, Valid: err == nil, Errors: []errorView{}}
+				out := validateOutput{File: path, Valid: len(errs) == 0, Errors: []errorView{}, InvalidServers: []string{}}
 				if cfg != nil {
 					out.Servers = len(cfg.MCP.Servers)
+					out.InvalidServers = append(out.InvalidServers, invalid...)
 				}
 				for _, e := range errs {
 					out.Errors = append(out.Errors, errorView{e.File, e.Line, e.Col, schema.FormatPath(e.Path), e.Server, e.Msg})
@@ -541,13 +633,29 @@ func (a *app) validateCmd() *cobra.Command {
 				if err := a.printJSON(out); err != nil {
 					return err
 				}
-			} else if err != nil {
-				fmt.Fprintln(a.stderr, termtext.Neutralize(err.Error()))
-				fmt.Fprintf(a.stderr, "%s: %d error%s\n", path, len(errs), plural(len(errs)))
+			} else if len(errs) > 0 {
+				fmt.Fprintln(a.stderr, termtext.Neutralize(errs.Error()))
+				summary := fmt.Sprintf("%s: %d error%s", path, len(errs), plural(len(errs)))
+				if cfg != nil && userConfig {
+					others := 0
+					for _, s := range cfg.MCP.Servers {
+						if s.Hold == nil || s.Hold.Kind != schema.HoldInvalid {
+							others++
+						}
+					}
+					// Only servers have errors: the others run. (A project's
+					// settings file is ignored whole while it has any.)
+					summary += fmt.Sprintf(" (%s %s not run until fixed", quotedNames(invalid), pick(len(invalid) == 1, "does", "do"))
+					if others > 0 {
+						summary += fmt.Sprintf("; the other %d server%s can", others, plural(others))
+					}
+					summary += ")"
+				}
+				fmt.Fprintln(a.stderr, termtext.Neutralize(summary))
 			} else {
 				fmt.Fprintf(a.stdout, "%s: valid (%d server%s)\n", path, len(cfg.MCP.Servers), plural(len(cfg.MCP.Servers)))
 			}
-			if err != nil {
+			if len(errs) > 0 {
 				return silentError{exitError}
 			}
 			return nil
@@ -555,6 +663,53 @@ func (a *app) validateCmd() *cobra.Command {
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
+}
+
+// sameFile reports whether paths a and b name one existing file.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// validateOutput is `validate --json`.
+type validateOutput struct {
+	File  string `json:"file"`
+	Valid bool   `json:"valid"`
+	// Missing: the user config does not exist yet (nothing configured).
+	Missing bool        `json:"missing,omitempty"`
+	Servers int         `json:"servers"`
+	Errors  []errorView `json:"errors"`
+	// InvalidServers are the servers held for errors of their own entry
+	// (named, or mcp.servers[i] without a valid name); the others can run.
+	InvalidServers []string `json:"invalidServers"`
+}
+
+// quotedNames is `server "a"` or `servers "a", "b"`; an entry without a
+// valid name is given by its place.
+func quotedNames(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		if schema.IsEntryLabel(n) {
+			q[i] = "the entry " + n
+		} else {
+			q[i] = strconv.Quote(n)
+		}
+	}
+	if len(names) == 1 && schema.IsEntryLabel(names[0]) {
+		return q[0]
+	}
+	return pick(len(names) == 1, "server ", "servers ") + strings.Join(q, ", ")
+}
+
+func pick(cond bool, yes, no string) string {
+	if cond {
+		return yes
+	}
+	return no
 }
 
 func plural(n int) string {

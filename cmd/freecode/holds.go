@@ -8,10 +8,30 @@ import "github.com/freecode/freecode/schema"
 
 // holdReason says why a server does not run and what to do about it.
 func holdReason(h *schema.Hold) string {
-	if h.Kind == schema.HoldConflict {
+	switch h.Kind {
+	case schema.HoldConflict:
 		return h.Text("rename or remove one (neither runs until then)")
+	case schema.HoldInvalid:
+		return h.Text(invalidRemedy(h))
 	}
 	return h.Text(trustRemedy(h.Trust))
+}
+
+// invalidRemedy is what the user can do about a server whose entry has
+// errors: set the variables it needs, or turn it off; fix the entry, or
+// take it out. The other servers run meanwhile.
+func invalidRemedy(h *schema.Hold) string {
+	if schema.IsEntryLabel(h.Server) {
+		return "fix it in the file; the other servers run meanwhile"
+	}
+	unset := len(h.Errors) > 0
+	for _, e := range h.Errors {
+		unset = unset && e.Var != ""
+	}
+	if unset {
+		return "set the variable where freecode runs, or turn the server off with `freecode mcp disable " + h.Server + "`; the other servers run meanwhile"
+	}
+	return "fix its entry, or take it out with `freecode mcp remove " + h.Server + "`; the other servers run meanwhile"
 }
 
 // trustReason says why a project's servers do not run and what to do about

@@ -36,6 +36,12 @@ func TestHoldReason(t *testing.T) {
 			"project " + proj + " is invalid and ignored:\n" + proj + ":3:5: environment variable DOCS_TOKEN is not set"},
 		{"trusted, unresolved", schema.Hold{Kind: schema.HoldUntrusted, Server: "docs", Trust: schema.Trust{Project: proj, State: schema.TrustedUnresolved, Err: errs}, UserFile: user},
 			"project " + proj + " is trusted but cannot run until this is fixed:\n" + proj + ":3:5: environment variable DOCS_TOKEN is not set (its server \"docs\" also has the name of one in " + user + ")"},
+		{"unset variable", schema.Hold{Kind: schema.HoldInvalid, Server: "docs", Errors: schema.Errors{{File: user, Line: 6, Col: 17, Msg: "environment variable DOCS_TOKEN is not set", Var: "DOCS_TOKEN"}}},
+			"server \"docs\" has errors; set the variable where freecode runs, or turn the server off with `freecode mcp disable docs`; the other servers run meanwhile:\n" + user + ":6:17: environment variable DOCS_TOKEN is not set"},
+		{"bad entry", schema.Hold{Kind: schema.HoldInvalid, Server: "docs", Errors: schema.Errors{{File: user, Line: 6, Col: 17, Msg: "type must be \"local\" or \"remote\""}}},
+			"server \"docs\" has errors; fix its entry, or take it out with `freecode mcp remove docs`; the other servers run meanwhile:\n" + user + ":6:17: type must be \"local\" or \"remote\""},
+		{"entry without a name", schema.Hold{Kind: schema.HoldInvalid, Server: "mcp.servers[2]", Errors: schema.Errors{{File: user, Line: 6, Col: 17, Msg: "server name must start with a letter"}}},
+			"the entry mcp.servers[2] has errors (and no valid name); fix it in the file; the other servers run meanwhile:\n" + user + ":6:17: server name must start with a letter"},
 		{"conflict", schema.Hold{Kind: schema.HoldConflict, Server: "docs", Trust: trust(schema.Trusted), UserFile: user},
 			"server \"docs\" is defined both in " + user + " and in " + proj + "; rename or remove one (neither runs until then)"},
 	} {

@@ -43,6 +43,11 @@ func TestScripts(t *testing.T) {
 	if err := build.Run(); err != nil {
 		t.Fatalf("build test server: %v", err)
 	}
+	// Other hosts' configs, for `mcp import`: $HOSTS/<host>/...
+	samples, err := filepath.Abs("testdata/hosts")
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		UpdateScripts:       *update,
@@ -51,6 +56,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("FREECODE_HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("GORACE", os.Getenv("GORACE"))
+			env.Setenv("HOSTS", samples)
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
@@ -64,6 +70,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"gone":    cmdGone,
 			"waitfor": cmdWaitFor,
+			"retry":   cmdRetry,
 		},
 	})
 }
@@ -111,6 +118,33 @@ func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		if time.Now().After(deadline) {
 			ts.Fatalf("%s did not match %q within 20s", path, args[1])
+		}
+	}
+}
+
+// cmdRetry runs a command (as exec does) until it succeeds and, with
+// -stdout REGEXP, its stdout matches: the condition a script waits for on
+// a background serve ("the server is ready", "the approval is pending").
+// Its last run's stdout and stderr are what the next commands check.
+func cmdRetry(ts *testscript.TestScript, neg bool, args []string) {
+	var re *regexp.Regexp
+	if len(args) > 2 && args[0] == "-stdout" {
+		re = regexp.MustCompile(args[1])
+		args = args[2:]
+	}
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: retry [-stdout REGEXP] COMMAND [ARGS...]")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for range tick.C {
+		err := ts.Exec(args[0], args[1:]...)
+		if err == nil && (re == nil || re.MatchString(ts.ReadFile("stdout"))) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s did not succeed (with stdout matching %v) within 30s: %v", strings.Join(args, " "), re, err)
 		}
 	}
 }

@@ -31,7 +31,8 @@ edits to the config file are applied as they are saved, crashed servers are
 restarted with backoff, and an invalid edit changes nothing until it is fixed.
 
 The local API listens on $FREECODE_HOME/run/freecode.sock (only your user can
-reach it); ` + "`freecode mcp status`, `restart` and `logs`" + ` talk to it.
+reach it); ` + "`freecode mcp status`, `restart`, `logs` and `approvals`" + ` talk to it,
+and ` + "`mcp call` and `mcp tools`" + ` go through it.
 Stop with Ctrl-C, SIGTERM or SIGHUP (its terminal closing): every server is
 stopped before serve exits.`,
 		Args: exactArgs(0, "no arguments"),
@@ -73,6 +74,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		ProjectError: projectError,
 		HoldReason:   holdReason,
 		LoginReason:  loginRemedy,
+		Remedy:       a.remedy,
 		Logger:       newLogger(a.stderr, f),
 		Stderr:       a.stderr,
 	})

@@ -39,5 +39,5 @@ func TestServeStatusAfterRecovery(t *testing.T) {
 	cmd.Env = append(os.Environ(), "FREECODE_HOME="+home)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	assert.Regexp(t, fmt.Sprintf(`(?m)^a +user +yes +ready +%d +7 +1 +\S+ +-$`, s.PID), string(out))
+	assert.Regexp(t, fmt.Sprintf(`(?m)^a +user +yes +ready +%d +7 +1 \(1 crash\) +\S+ +-$`, s.PID), string(out))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
@@ -31,21 +32,38 @@ func (a *app) configuredServer(name string) (*schema.Config, schema.Server, erro
 	if err != nil {
 		return nil, schema.Server{}, err
 	}
-	s, ok := cfg.Server(name)
-	if !ok {
-		return nil, schema.Server{}, fmt.Errorf("server %q: %w in %s (see `freecode mcp list`)", name, schema.ErrNoServer, cfg.Path)
-	}
-	if s.Hold != nil {
-		return nil, schema.Server{}, fmt.Errorf("server %q does not run: %s", name, holdReason(s.Hold))
+	s, err := a.serverIn(cfg, name)
+	if err != nil {
+		return nil, schema.Server{}, err
 	}
 	return cfg, s, nil
+}
+
+// serverIn returns the named server of cfg, if it is configured and not
+// held back.
+func (a *app) serverIn(cfg *schema.Config, name string) (schema.Server, error) {
+	s, ok := cfg.Server(name)
+	if !ok {
+		return schema.Server{}, fmt.Errorf("server %q: %w in %s (see `freecode mcp list`)", name, schema.ErrNoServer, cfg.Path)
+	}
+	if s.Hold != nil {
+		return schema.Server{}, fmt.Errorf("server %q does not run: %s", name, holdReason(s.Hold))
+	}
+	return s, nil
 }
 
 // connect starts one server for the duration of a command. A remote
 // server is signed in to with the home's stored tokens (renewed as
 // needed); one that needs a user to sign in fails with mcp.ErrNeedsLogin.
 func (a *app) connect(ctx context.Context, srv schema.Server) (*mcp.Session, error) {
-	opts := mcp.Options{Logger: logr.Discard(), ClientName: "freecode", Launcher: a.launcher(logr.Discard())}
+	return a.connectWith(ctx, srv, nil)
+}
+
+// connectWith is connect with onStderr getting the server's stderr lines
+// as they come (mcp.Options.OnStderr; nil: none).
+func (a *app) connectWith(ctx context.Context, srv schema.Server, onStderr func(string)) (*mcp.Session, error) {
+	opts := mcp.Options{Logger: logr.Discard(), ClientName: "freecode",
+		Launcher: a.launcher(logr.Discard()), OnStderr: onStderr}
 	if srv.SignsIn() {
 		store, err := a.tokenStore(true)
 		if err != nil {
@@ -70,9 +88,11 @@ func (a *app) startCmd() *cobra.Command {
 	var watch bool
 	c := &cobra.Command{
 		Use:   "start <name>",
-		Short: "Connect a configured server now, list its tools, and stop it again (or --watch)",
-		Long: `Connect one configured server for real: start its process (or reach its URL),
+		Short: "Test a configured server: connect it now, list its tools, and stop it again (or --watch)",
+		Long: `Test one configured server for real: start its process (or reach its URL),
 initialize it, list and convert its tools, print them, and stop it again.
+On a terminal it shows the time so far and the server's stderr while it
+starts.
 With --watch it stays connected and prints tool-set changes until Ctrl-C or
 ` + "`freecode mcp stop <name>`" + ` from another terminal. No process is left behind.`,
 		Args: exactArgs(1, "<name>"),
@@ -93,20 +113,36 @@ With --watch it stays connected and prints tool-set changes until Ctrl-C or
 				defer unlock()
 			}
 			began := time.Now()
-			sess, err := a.connect(c.Context(), srv)
+			// On a terminal the wait is shown as it happens: the time so
+			// far and what the server writes to stderr.
+			var live *startLive
+			var onStderr func(string)
+			if writerIsTerminal(a.stdout) {
+				live = newStartLive(a.stdout, srv.Name, began)
+				onStderr = live.line
+			}
+			sess, err := a.connectWith(c.Context(), srv, onStderr)
+			if live != nil {
+				live.stop()
+			}
+			elapsed := time.Since(began).Round(time.Millisecond)
 			if err != nil {
-				fmt.Fprintf(a.stdout, "✗ Server %q failed to start\n", srv.Name)
-				return err
+				fmt.Fprintf(a.stdout, "✗ Server %q failed to start (%s)\n", srv.Name, elapsed)
+				return a.withRemedy(srv, err)
 			}
 			defer sess.Close()
 			tools := sess.Tools()
-			fmt.Fprintf(a.stdout, "✓ Server %q started with %d tool%s (%s)\n", srv.Name, len(tools), plural(len(tools)), time.Since(began).Round(time.Millisecond))
+			fmt.Fprintf(a.stdout, "✓ Server %q started with %d tool%s (%s)\n", srv.Name, len(tools), plural(len(tools)), elapsed)
 			for _, t := range tools {
 				fmt.Fprintln(a.stdout, "  "+toolLine(t))
 			}
 			a.printConvertErrors(sess)
 			if !watch {
-				return sess.Close()
+				if err := sess.Close(); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "Stopped %q again: `mcp start` only tests a server; `freecode serve` keeps servers running.\n", srv.Name)
+				return nil
 			}
 			if err := ready(); err != nil {
 				return err
@@ -119,9 +155,18 @@ With --watch it stays connected and prints tool-set changes until Ctrl-C or
 	return c
 }
 
+// printConvertErrors prints, as warnings, the tools left out and the tools
+// kept with input schema references not followed.
 func (a *app) printConvertErrors(sess *mcp.Session) {
 	for _, err := range sess.ConvertErrors() {
 		fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(err.Error()))
+	}
+	a.printToolWarnings(sess.Warnings())
+}
+
+func (a *app) printToolWarnings(warnings []mcp.ToolWarning) {
+	for _, w := range warnings {
+		fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(w.String()))
 	}
 }
 
@@ -265,63 +310,108 @@ func (a *app) stopCmd() *cobra.Command {
 	}
 }
 
-// toolView is a converted tool for `tools --json`.
-type toolView struct {
-	ID          string          `json:"id"`
-	Name        string          `json:"name"`
-	Title       string          `json:"title,omitempty"`
-	Description string          `json:"description,omitempty"`
-	ReadOnly    bool            `json:"readOnly"`
-	Annotations json.RawMessage `json:"annotations,omitempty"`
-	InputSchema json.RawMessage `json:"inputSchema"`
-}
-
 func (a *app) toolsCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, verbose bool
 	c := &cobra.Command{
 		Use:   "tools <name>",
-		Short: "Connect a server and show its converted tools with ids, flags and resolved schemas",
-		Args:  exactArgs(1, "<name>"),
+		Short: "Show a server's converted tools with ids, flags and resolved schemas",
+		Long: `Show the converted tools of one server: ids, flags and resolved schemas.
+When freecode serve runs this server (the same definition), the tools are
+those of its session; otherwise the server is connected for the command.`,
+		Args: exactArgs(1, "<name>"),
 		RunE: func(c *cobra.Command, args []string) error {
-			_, srv, err := a.configuredServer(args[0])
+			cfg, srv, err := a.configuredServer(args[0])
 			if err != nil {
 				return err
 			}
-			sess, err := a.connect(c.Context(), srv)
+			r := a.serveRoute(c.Context(), cfg, srv)
+			defer r.close()
+			if verbose {
+				fmt.Fprintf(a.stderr, "Listing the tools of %q %s.\n", srv.Name, r.describe())
+			}
+			var tools []wire.Tool
+			var warnings []string
+			if r.client != nil {
+				tools, warnings, err = a.serveTools(c.Context(), r)
+			} else {
+				tools, warnings, err = a.oneShotTools(c.Context(), srv)
+			}
 			if err != nil {
 				return err
 			}
-			tools := sess.Tools()
-			convErrs := sess.ConvertErrors()
-			if err := sess.Close(); err != nil {
-				return err
-			}
-			for _, err := range convErrs {
-				fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(err.Error()))
-			}
-			views := make([]toolView, len(tools))
-			for i, t := range tools {
-				views[i] = toolView{t.ID, t.Name, t.Title, t.Description, t.ReadOnly, t.Annotations, t.InputSchema}
+			for _, w := range warnings {
+				fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(w))
 			}
 			if asJSON {
-				return a.printJSON(views)
+				return a.printJSON(tools)
 			}
-			for i, v := range views {
+			for i, t := range tools {
 				if i > 0 {
 					fmt.Fprintln(a.stdout)
 				}
-				writeToolText(a.stdout, v)
+				writeToolText(a.stdout, t)
 			}
 			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "say where the tools come from: freecode serve or a one-shot session")
 	return c
+}
+
+// oneShotTools connects srv for the command and returns its tools.
+func (a *app) oneShotTools(ctx context.Context, srv schema.Server) ([]wire.Tool, []string, error) {
+	sess, err := a.connect(ctx, srv)
+	if err != nil {
+		return nil, nil, a.withRemedy(srv, err)
+	}
+	tools := sess.Tools()
+	convErrs := sess.ConvertErrors()
+	if err := sess.Close(); err != nil {
+		return nil, nil, err
+	}
+	out := make([]wire.Tool, len(tools))
+	for i, t := range tools {
+		out[i] = wire.Tool{ID: t.ID, Name: t.Name, Title: t.Title, Description: t.Description, ReadOnly: t.ReadOnly,
+			Annotations: t.Annotations, InputSchema: t.InputSchema}
+	}
+	var warnings []string
+	for _, err := range convErrs {
+		warnings = append(warnings, err.Error())
+	}
+	for _, w := range mcp.ToolWarnings(tools) {
+		warnings = append(warnings, w.String())
+	}
+	return out, warnings, nil
+}
+
+// serveTools returns the tools of the server r reaches in serve, once it
+// is ready: a server still starting is waited for.
+func (a *app) serveTools(ctx context.Context, r route) ([]wire.Tool, []string, error) {
+	s := r.server
+	if starting(s.Phase) {
+		var err error
+		if s, err = a.waitStarted(ctx, r.client, s.Name); err != nil {
+			return nil, nil, err
+		}
+	}
+	if s.Phase != wire.PhaseReady {
+		return nil, nil, notReady(s)
+	}
+	st, err := r.client.ServerTools(ctx, s.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st.Phase != wire.PhaseReady {
+		s.Phase = st.Phase
+		return nil, nil, notReady(s)
+	}
+	return st.Tools, st.Warnings, nil
 }
 
 // writeToolText prints one tool. Everything in it but the flags is the
 // server's text, shown with terminal controls neutralised.
-func writeToolText(w io.Writer, v toolView) {
+func writeToolText(w io.Writer, v wire.Tool) {
 	flags := "mutating"
 	if v.ReadOnly {
 		flags = "read-only"

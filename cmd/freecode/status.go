@@ -62,7 +62,10 @@ func (a *app) statusCmd() *cobra.Command {
 		Long: `Show every configured server, desired next to actual, from the running
 freecode serve. Without a serve it shows the configured side only; --probe then
 connects every enabled server now (in parallel, each within its timeout) to
-report whether it would start and how many tools it has.`,
+report whether it would start and how many tools it has.
+
+Exit status 1 when the config file has errors, and with --probe when an
+enabled server failed to start.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx := c.Context()
@@ -82,7 +85,11 @@ report whether it would start and how many tools it has.`,
 				if err != nil {
 					return err
 				}
-				return a.renderStatus(statusOutput{ServeRunning: true, Home: home, Status: st}, asJSON)
+				out := statusOutput{ServeRunning: true, Home: home, Status: st}
+				if err := a.renderStatus(out, asJSON); err != nil {
+					return err
+				}
+				return statusExit(out)
 			}
 			return a.watchStatus(ctx, client, home, asJSON)
 		},
@@ -177,7 +184,10 @@ func (a *app) offlineStatus(ctx context.Context, home string, asJSON, probe bool
 			out.ConfigError = err.Error()
 		}
 		out.Servers = []api.ServerStatus{}
-		return a.renderStatus(out, asJSON)
+		if err := a.renderStatus(out, asJSON); err != nil {
+			return err
+		}
+		return statusExit(out)
 	}
 	out.ConfigPath = cfg.Path
 	out.ProjectError = projectError(cfg)
@@ -206,7 +216,7 @@ func (a *app) offlineStatus(ctx context.Context, home string, asJSON, probe bool
 			if !s.Enabled || s.Hold != nil {
 				continue
 			}
-			wg.Go(func() { probeServer(ctx, s, launcher, store, &out.Servers[i]) })
+			wg.Go(func() { a.probeServer(ctx, s, launcher, store, &out.Servers[i]) })
 		}
 		wg.Wait()
 	}
@@ -215,27 +225,46 @@ func (a *app) offlineStatus(ctx context.Context, home string, asJSON, probe bool
 		out.Servers[i].SignIn = a.signInOf(s)
 	}
 	out.ObservedAt = time.Now()
-	return a.renderStatus(out, asJSON)
+	if err := a.renderStatus(out, asJSON); err != nil {
+		return err
+	}
+	return statusExit(out)
+}
+
+// statusExit is the exit status of a status that was printed: 1 when the
+// config file has errors (a running serve keeps the last good one applied)
+// or a probed server failed.
+func statusExit(out statusOutput) error {
+	if out.ConfigError != "" {
+		return silentError{exitError}
+	}
+	for _, s := range out.Servers {
+		if s.Phase == wire.PhaseFailed {
+			return silentError{exitError}
+		}
+	}
+	return nil
 }
 
 // probeServer connects s (within its timeout, a local server started by
 // launcher, a remote one signed in to with the tokens of store), records
 // the outcome in ss and closes the session. A server that needs a sign-in
 // is in that phase, not failed.
-func probeServer(ctx context.Context, s schema.Server, launcher mcp.Launcher, store *auth.Store, ss *api.ServerStatus) {
+func (a *app) probeServer(ctx context.Context, s schema.Server, launcher mcp.Launcher, store *auth.Store, ss *api.ServerStatus) {
 	opts := mcp.Options{Launcher: launcher}
 	if s.SignsIn() {
 		opts.Tokens = store
 	}
 	sess, err := mcp.Connect(ctx, controller.MCPSpec(s), opts)
 	if err != nil {
-		ss.Phase, ss.LastError = "failed", err.Error()
+		ss.Phase, ss.LastError = wire.PhaseFailed, a.withRemedy(s, err).Error()
 		if errors.Is(err, mcp.ErrNeedsLogin) {
-			ss.Phase, ss.Reason = wire.PhaseNeedsLogin, loginRemedy(s.Name)
+			ss.Phase, ss.LastError, ss.Reason = wire.PhaseNeedsLogin, err.Error(), loginRemedy(s.Name)
 		}
 		return
 	}
 	ss.Phase, ss.Tools, ss.SpecHash = "ready", len(sess.Tools()), s.SpecHash()
+	ss.Warnings, ss.MoreWarnings = controller.ToolWarnings(sess.Tools())
 	if err := sess.Close(); err != nil {
 		ss.LastError = "close: " + err.Error()
 	}
@@ -265,10 +294,17 @@ func renderStatus(w io.Writer, out statusOutput, asJSON bool) error {
 		for _, s := range out.Servers {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 				cell(s.Name), cell(dash(s.Source)), yesNo(s.Desired.Enabled), cell(phaseText(s, now)),
-				num(s.PID), toolsText(s), num(s.Restarts), ago(s.Since, now), firstLine(s.LastError, 70))
+				num(s.PID), toolsText(s), restartsText(s), ago(s.Since, now), firstLine(errorCell(s), lastErrorWidth))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+	}
+	// The whole error of each server that has one: the table only has
+	// room for the start of its first line.
+	for _, s := range out.Servers {
+		if s.LastError != "" {
+			fmt.Fprintf(w, "\n%s: %s\n", cell(s.Name), indentLines(termtext.Neutralize(s.LastError)))
 		}
 	}
 	seen := map[string]bool{}
@@ -310,13 +346,55 @@ func writeSignIns(w io.Writer, servers []api.ServerStatus) {
 	_ = tw.Flush()
 }
 
+// lastErrorWidth is how much of a server's error the table shows; the
+// whole error follows the table.
+const lastErrorWidth = 70
+
+// errorCell is a server's last error without the `server "name"` it starts
+// with: the row names the server.
+func errorCell(s api.ServerStatus) string {
+	e := s.LastError
+	for _, prefix := range []string{fmt.Sprintf("server %q: ", s.Name), fmt.Sprintf("server %q ", s.Name)} {
+		if rest, ok := strings.CutPrefix(e, prefix); ok {
+			return rest
+		}
+	}
+	return e
+}
+
+// indentLines indents every line of s but the first by two spaces.
+func indentLines(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}
+
+// restartsText is the RESTARTS cell: how many restarts, and how many of
+// them followed a crash or failed start.
+func restartsText(s api.ServerStatus) string {
+	switch {
+	case s.Restarts == 0:
+		return "-"
+	case s.Crashes == 1:
+		return fmt.Sprintf("%d (1 crash)", s.Restarts)
+	case s.Crashes > 1:
+		return fmt.Sprintf("%d (%d crashes)", s.Restarts, s.Crashes)
+	}
+	return fmt.Sprint(s.Restarts)
+}
+
 func phaseText(s api.ServerStatus, now time.Time) string {
 	if s.Phase == "" {
 		return "-"
 	}
 	p := string(s.Phase)
+	var notes []string
 	if !s.NextRetry.IsZero() && s.Phase == "backoff" {
-		p += " (retry in " + roundDur(s.NextRetry.Sub(now)) + ")"
+		notes = append(notes, "retry in "+roundDur(s.NextRetry.Sub(now)))
+	}
+	if s.StartTimeoutMS > 0 && (s.Phase == wire.PhaseBackoff || starting(s.Phase)) {
+		notes = append(notes, "timeout "+roundDur(time.Duration(s.StartTimeoutMS)*time.Millisecond))
+	}
+	if len(notes) > 0 {
+		p += " (" + strings.Join(notes, ", ") + ")"
 	}
 	if s.SpecHash != "" && s.Desired.SpecHash != "" && s.SpecHash != s.Desired.SpecHash {
 		p += " (old spec)"

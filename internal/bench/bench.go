@@ -19,6 +19,12 @@
 //   - Scale: conversion, registration and provider defs of 100 × 100 tools.
 //   - Restarts: ToolsChanged events and DefsCache versions across restarts
 //     of servers that come back with identical tools.
+//   - Reconnect: remote servers whose endpoints go away and come back on
+//     the same port; time from the return to ready, probing vs the
+//     backoff alone.
+//   - AuthCalls: runs package mcp's BenchmarkAuthorizedCall and package
+//     auth's BenchmarkRoundTrip (an authorized call vs an unauthorized one
+//     on the same local server).
 package bench
 
 import (

@@ -22,6 +22,9 @@ func TestParseBench(t *testing.T) {
 BenchmarkCallOverhead/raw-mcp-go-2         	   4000	    272612 ns/op
 BenchmarkCallOverhead/orchestrator-2       	   3000	    309211.5 ns/op	 1176 B/op	13 allocs/op
 BenchmarkCallOverhead/raw-mcp-go-2         	   4000	    280000 ns/op
+BenchmarkAuthorizedCall/authorized-2         	   4000	    100 ns/op
+BenchmarkAuthorizedCall/authorized#01-2      	   4000	    110 ns/op
+BenchmarkAuthorizedCall/authorized#12        	   4000	    120 ns/op
 PASS
 `
 	got, err := parseBench(strings.NewReader(out))
@@ -29,6 +32,7 @@ PASS
 	require.Equal(t, map[string][]time.Duration{
 		"BenchmarkCallOverhead/raw-mcp-go":   {272612, 280000},
 		"BenchmarkCallOverhead/orchestrator": {309211},
+		"BenchmarkAuthorizedCall/authorized": {100, 110, 120},
 	}, got)
 }
 

@@ -22,11 +22,14 @@ type CallOptions struct {
 }
 
 // benchLine matches a result line of `go test -bench`, e.g.
-// "BenchmarkCallOverhead/raw-mcp-go-2   	   20143	     58712 ns/op".
-var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op`)
+// "BenchmarkCallOverhead/raw-mcp-go-2   	   20143	     58712 ns/op", or
+// "BenchmarkAuthorizedCall/authorized#01-2 ..." for a sub-benchmark run
+// again under the same name.
+var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:#\d+)?(?:-\d+)?\s+\d+\s+([\d.]+) ns/op`)
 
 // parseBench returns every ns/op sample per benchmark name (without the
-// -GOMAXPROCS suffix).
+// -GOMAXPROCS suffix and the #NN of a repeated sub-benchmark), in the
+// order they were printed.
 func parseBench(r io.Reader) (map[string][]time.Duration, error) {
 	out := map[string][]time.Duration{}
 	sc := bufio.NewScanner(r)

@@ -12,9 +12,10 @@ import (
 
 // Schema styles for generated tools.
 const (
-	SchemasSimple = "simple"
-	SchemasRef    = "ref"
-	SchemasMixed  = "mixed"
+	SchemasSimple   = "simple"
+	SchemasRef      = "ref"
+	SchemasMixed    = "mixed"
+	SchemasExternal = "external"
 )
 
 // HTTP modes for [Server.ServeHTTP].
@@ -34,8 +35,14 @@ type Config struct {
 	ReadOnlyEvery int
 	PageSize      int
 
-	InitDelay     time.Duration
-	HangInit      bool
+	InitDelay time.Duration
+	HangInit  bool
+	// InitStderrEvery, while initialize is delayed or hangs, writes a
+	// stderr line this often; InitBusy keeps a CPU busy meanwhile.
+	InitStderrEvery time.Duration
+	InitBusy        bool
+	// RequireEnv names a variable without which the server exits at start.
+	RequireEnv    string
 	CrashAfter    int
 	ExitAtStart   *int // nil: disabled
 	GarbageStdout bool
@@ -51,10 +58,11 @@ type Config struct {
 	// UnknownBlock.
 	UnknownContent bool
 
-	CallLog string
-	PIDFile string
-	HTTP    string
-	SSE     bool
+	CallLog  string
+	PIDFile  string
+	StartLog string
+	HTTP     string
+	SSE      bool
 	// BasePath prefixes the HTTP endpoints ("/v1/key" serves /v1/key/mcp,
 	// or /v1/key/sse and /v1/key/message).
 	BasePath string
@@ -81,11 +89,14 @@ func Flags(fs *flag.FlagSet) *Config {
 	c := &Config{}
 	fs.StringVar(&c.Name, "name", "testserver", "server name reported by initialize")
 	fs.IntVar(&c.Tools, "tools", 0, "number of generated tools tool_000..")
-	fs.StringVar(&c.Schemas, "schemas", SchemasSimple, "input schemas of generated tools: simple|ref|mixed")
+	fs.StringVar(&c.Schemas, "schemas", SchemasSimple, "input schemas of generated tools: simple|ref|mixed|external")
 	fs.IntVar(&c.ReadOnlyEvery, "readonly-every", 0, "every K-th generated tool has readOnlyHint true")
 	fs.IntVar(&c.PageSize, "page-size", 0, "tools/list page size (0: one page)")
 	fs.DurationVar(&c.InitDelay, "init-delay", 0, "delay before answering initialize")
 	fs.BoolVar(&c.HangInit, "hang-init", false, "never answer initialize")
+	fs.DurationVar(&c.InitStderrEvery, "init-stderr-every", 0, "while initialize waits (--init-delay, --hang-init), write a stderr line every `DURATION`")
+	fs.BoolVar(&c.InitBusy, "init-busy", false, "while initialize waits (--init-delay, --hang-init), keep a CPU busy")
+	fs.StringVar(&c.RequireEnv, "require-env", "", "exit with status 1 at start, saying so on stderr, unless environment variable `NAME` is set")
 	fs.IntVar(&c.CrashAfter, "crash-after", 0, "exit with status 3 on the N-th tools/call")
 	fs.Func("exit-at-start", "write a line to stderr and exit with `CODE` at start", func(v string) error {
 		n, err := strconv.Atoi(v)
@@ -107,6 +118,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.BoolVar(&c.UnknownContent, "unknown-content", false, "add a tool hologram whose result holds a text block and a block of an unknown type (UnknownBlock)")
 	fs.StringVar(&c.CallLog, "call-log", "", "append JSON lines for every tools/call to FILE")
 	fs.StringVar(&c.PIDFile, "pid-file", "", "write the server pid to FILE")
+	fs.StringVar(&c.StartLog, "start-log", "", "append the server pid and a newline to `FILE` at every start")
 	fs.StringVar(&c.HTTP, "http", "", "serve streamable HTTP on ADDR instead of stdio")
 	fs.BoolVar(&c.SSE, "sse", false, "with --http: serve legacy SSE")
 	fs.StringVar(&c.BasePath, "base-path", "", "with --http: serve the endpoints under `PATH` (e.g. /v1/key)")
@@ -131,9 +143,9 @@ func (c Config) withDefaults() (Config, error) {
 		c.Schemas = SchemasSimple
 	}
 	switch c.Schemas {
-	case SchemasSimple, SchemasRef, SchemasMixed:
+	case SchemasSimple, SchemasRef, SchemasMixed, SchemasExternal:
 	default:
-		return c, fmt.Errorf("--schemas %q: want simple, ref or mixed", c.Schemas)
+		return c, fmt.Errorf("--schemas %q: want simple, ref, mixed or external", c.Schemas)
 	}
 	for _, f := range []struct {
 		name string
@@ -143,6 +155,9 @@ func (c Config) withDefaults() (Config, error) {
 		if f.v < 0 {
 			return c, fmt.Errorf("%s %d: must not be negative", f.name, f.v)
 		}
+	}
+	if c.InitStderrEvery < 0 {
+		return c, fmt.Errorf("--init-stderr-every %s: must not be negative", c.InitStderrEvery)
 	}
 	if c.FloodBytes < 0 {
 		return c, fmt.Errorf("--flood-bytes %d: must not be negative", c.FloodBytes)

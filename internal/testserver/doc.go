@@ -31,16 +31,28 @@
 //
 //	--name NAME               server name reported by initialize (default "testserver")
 //	--tools N                 generated tools tool_000.. (default 0)
-//	--schemas simple|ref|mixed
+//	--schemas simple|ref|mixed|external
 //	                          input schemas of generated tools: simple = object with a required
 //	                          string and optional integer/enum/array/nested object; ref = top-level
 //	                          description, oneOf, $defs, definitions, allOf and a recursive tree
-//	                          via $ref; mixed = simple for even, ref for odd indexes (default simple)
+//	                          via $ref; mixed = simple for even, ref for odd indexes; external = a
+//	                          required string "name" beside references a client cannot follow: a
+//	                          remote one (property "config"), a file one with a sibling "type"
+//	                          (property "extra"), and a local pointer to nothing (property
+//	                          "local") (default simple)
 //	--readonly-every K        every K-th generated tool (tool index i with (i+1)%K == 0) has
 //	                          annotations.readOnlyHint true; the others carry no readOnlyHint
 //	--page-size N             tools/list pages of N tools; clients must follow nextCursor
 //	--init-delay DURATION     wait before answering initialize
 //	--hang-init               never answer initialize
+//	--init-stderr-every DURATION
+//	                          while initialize waits (--init-delay, --hang-init), write a line
+//	                          "still initializing (<n>)" to stderr every DURATION
+//	--init-busy               while initialize waits, keep a CPU busy (as a package runner does
+//	                          while it unpacks a download)
+//	--require-env NAME        unless environment variable NAME is set (and not empty), write
+//	                          "Error: NAME environment variable is required" to stderr and exit
+//	                          with status 1 at start, as servers that need an API key do
 //	--crash-after N           exit with status 3 on the N-th tools/call, before replying
 //	--exit-at-start CODE      write one line to stderr and exit with CODE before reading anything
 //	--garbage-stdout          write non-JSON lines to stdout before serving and after each message (stdio)
@@ -57,6 +69,8 @@
 //	--hold                    internal: block until killed (the grandchild's mode)
 //	--call-log FILE           append JSON lines describing every tools/call (format below)
 //	--pid-file FILE           write the server's pid (decimal, newline) once started
+//	--start-log FILE          append the server's pid (decimal, newline) at every start, first
+//	                          of all: the number of lines is the number of processes started
 //	--http ADDR               serve streamable HTTP on ADDR (e.g. 127.0.0.1:0) instead of stdio and
 //	                          print "listening on http://HOST:PORT/mcp" to stdout once listening;
 //	                          list_changed reaches clients on the standalone GET stream

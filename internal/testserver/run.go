@@ -15,7 +15,7 @@ import (
 )
 
 // Run is the whole mcp-testserver process: the start-up behaviours (--hold,
-// --exit-at-start, --stderr-flood, --pid-file, --grandchild,
+// --start-log, --require-env, --exit-at-start, --stderr-flood, --pid-file, --grandchild,
 // --setsid-helper), SIGUSR1 adding
 // dyn_<n> tools, then stdio on in/out or HTTP (--http, --sse) until in
 // reaches EOF or ctx ends.
@@ -30,6 +30,16 @@ func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	}
 	if cfg.EvilText {
 		fmt.Fprintf(cfg.Stderr, "%s\n", EvilStderr)
+	}
+	if cfg.StartLog != "" {
+		if err := appendLine(cfg.StartLog, strconv.Itoa(os.Getpid())); err != nil {
+			return err
+		}
+	}
+	if cfg.RequireEnv != "" && os.Getenv(cfg.RequireEnv) == "" {
+		fmt.Fprintf(cfg.Stderr, "Error: %s environment variable is required\n", cfg.RequireEnv)
+		cfg.Exit(1)
+		return fmt.Errorf("%s is not set", cfg.RequireEnv)
 	}
 	if cfg.ExitAtStart != nil {
 		fmt.Fprintf(cfg.Stderr, "exiting at start with status %d\n", *cfg.ExitAtStart)
@@ -108,6 +118,22 @@ func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 func writePID(path string, pid int) error {
 	if err := os.WriteFile(path, []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
 		return fmt.Errorf("write pid file: %w", err)
+	}
+	return nil
+}
+
+// appendLine appends line and a newline to path in one write.
+func appendLine(path, line string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("start log: %w", err)
+	}
+	_, err = f.WriteString(line + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("start log: %w", err)
 	}
 	return nil
 }

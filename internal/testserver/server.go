@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -116,18 +117,58 @@ func (s *Server) AddDynamicTool() string {
 	return name
 }
 
-// delayInitialize implements --hang-init and --init-delay. It returns early
-// when ctx ends so that a stopping transport is not held up.
+// delayInitialize implements --hang-init and --init-delay, with
+// --init-stderr-every and --init-busy while it waits. It returns early when
+// ctx ends so that a stopping transport is not held up.
 func (s *Server) delayInitialize(ctx context.Context) {
-	switch {
-	case s.cfg.HangInit:
-		<-ctx.Done()
-	case s.cfg.InitDelay > 0:
+	if !s.cfg.HangInit && s.cfg.InitDelay <= 0 {
+		return
+	}
+	var done <-chan time.Time // nil: never (--hang-init)
+	if !s.cfg.HangInit {
 		t := time.NewTimer(s.cfg.InitDelay)
 		defer t.Stop()
+		done = t.C
+	}
+	var tick <-chan time.Time
+	if s.cfg.InitStderrEvery > 0 {
+		t := time.NewTicker(s.cfg.InitStderrEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	if s.cfg.InitBusy {
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer close(stop)
+		wg.Go(func() { spin(stop) })
+	}
+	for n := 1; ; n++ {
 		select {
-		case <-t.C:
+		case <-done:
+			return
 		case <-ctx.Done():
+			return
+		case <-tick:
+			fmt.Fprintf(s.cfg.Stderr, "still initializing (%d)\n", n)
+		}
+	}
+}
+
+// spin keeps a CPU busy until stop is closed.
+func spin(stop <-chan struct{}) {
+	x := uint64(1)
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		for range 1 << 16 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+		if x == 0 {
+			runtime.Gosched()
 		}
 	}
 }

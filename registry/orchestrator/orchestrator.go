@@ -173,6 +173,11 @@ type Call struct {
 	ID   string          // the model's call id, echoed in the Outcome
 	Tool string          // tool id
 	Args json.RawMessage // arguments object; empty means {}
+	// Timeout, when positive, bounds each attempt of this call in place of
+	// the limits' timeout (Limits.CallTimeout and the source's own): a
+	// caller that says how long it will wait, as `freecode mcp call
+	// --timeout` does. Waiting for an approval does not count.
+	Timeout time.Duration
 }
 
 // Outcome is the result of one Call.
@@ -303,6 +308,9 @@ func (o *Orchestrator) check(ctx context.Context, policy Policy, limits Limits, 
 	}
 	c.Args = args
 	p := prepared{idx: i, call: c, tool: t, decision: d, timeout: limits.callTimeout(t)}
+	if c.Timeout > 0 {
+		p.timeout = c.Timeout
+	}
 	if t.Sensitive != nil {
 		p.sensitive = t.Sensitive(args)
 	}

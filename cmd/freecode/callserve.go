@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/internal/termtext"
+	"github.com/freecode/freecode/registry"
+)
+
+// callThroughServe runs the call in the serve r reaches, under serve's
+// rules and approvals. The call is named (api.CallOptions.ID) so that its
+// own approval can be told from others': this command answers it — with
+// --yes, or by asking on its terminal — while `freecode mcp approve` (or
+// any other client of serve) can answer it too; the first answer counts.
+// Without a terminal and without --yes it waits for such an answer, up to
+// serve's approval timeout.
+func (a *app) callThroughServe(ctx context.Context, r route, id string, args json.RawMessage, o callOpts) error {
+	callID, err := newCallID()
+	if err != nil {
+		return err
+	}
+	// The goroutines below end once ctx is cancelled and the stream
+	// closed, which the deferred calls do in that order, before the wait.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Subscribed before the call starts, so its approval is not missed.
+	events, err := r.client.Events(ctx)
+	if err != nil {
+		return fmt.Errorf("freecode serve: %w", err)
+	}
+	defer events.Close()
+	evc := make(chan api.Event)
+	wg.Go(func() {
+		defer close(evc)
+		for {
+			ev, err := events.Next()
+			if err != nil {
+				return
+			}
+			select {
+			case evc <- ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+
+	type result struct {
+		resp api.CallResponse
+		err  error
+	}
+	done := make(chan result, 1)
+	wg.Go(func() {
+		resp, err := r.client.CallWith(ctx, id, args, api.CallOptions{ID: callID, Timeout: o.timeout})
+		done <- result{resp, err}
+	})
+
+	var mine string         // the id of this call's approval, once asked
+	var prompted bool       // a question is on the terminal
+	var answers <-chan bool // the terminal's answer
+	for {
+		select {
+		case res := <-done:
+			if prompted {
+				fmt.Fprintln(a.stderr)
+			}
+			return a.serveOutcome(ctx, r, id, res.resp, res.err, o.asJSON)
+		case ans := <-answers:
+			answers, prompted = nil, false
+			if err := r.client.Answer(ctx, mine, ans); err != nil && !errors.Is(err, api.ErrNotFound) {
+				return fmt.Errorf("answer approval %s: %w", mine, err)
+			}
+		case ev, ok := <-evc:
+			if !ok {
+				evc = nil // serve ended the stream: the call's answer tells why
+				continue
+			}
+			switch ev.Kind {
+			case "approval_requested":
+				var ap api.Approval
+				if ev.Decode(&ap) != nil || ap.CallID != callID {
+					continue
+				}
+				mine = ap.ID
+				switch {
+				case o.yes:
+					if err := r.client.Answer(ctx, mine, true); err != nil && !errors.Is(err, api.ErrNotFound) {
+						return fmt.Errorf("approve %s: %w", mine, err)
+					}
+				case a.stdinTerminal() != nil:
+					fmt.Fprintf(a.stderr, "Approval %s (also `freecode mcp approve %s` or `deny %s` from another terminal):\n", mine, mine, mine)
+					answers, prompted = a.ask(approvalQuestion(ap.Tool, ap.Args, ap.Reason)), true
+				default:
+					fmt.Fprintf(a.stderr, "Waiting for approval %s of %s: answer it with `freecode mcp approve %s` or `freecode mcp deny %s` (it is refused after %s without an answer).\n",
+						mine, termtext.Neutralize(ap.Tool), mine, mine, api.DefaultApprovalTimeout)
+				}
+			case "approval_answered":
+				var ans api.ApprovalAnswered
+				if ev.Decode(&ans) != nil || mine == "" || ans.ID != mine {
+					continue
+				}
+				if prompted {
+					// The terminal's reader stays blocked until a line
+					// comes or the command ends; its answer is dropped.
+					answers, prompted = nil, false
+					fmt.Fprintf(a.stderr, "\nAnswered from elsewhere: %s.\n", answeredText(ans))
+				}
+			}
+		}
+	}
+}
+
+// answeredText says how an approval ended.
+func answeredText(ans api.ApprovalAnswered) string {
+	switch {
+	case ans.Approved:
+		return "approved"
+	case ans.Reason != "":
+		return "refused (" + ans.Reason + ")"
+	}
+	return "denied"
+}
+
+// serveOutcome shows the answer of a call through serve.
+func (a *app) serveOutcome(ctx context.Context, r route, id string, resp api.CallResponse, err error, asJSON bool) error {
+	var apiErr *api.Error
+	if err != nil && (!errors.As(err, &apiErr) || apiErr.Call == nil) {
+		return fmt.Errorf("call %s through freecode serve: %w", id, err) // no answer
+	}
+	v := outcomeView{Tool: id, Via: viaServe, IsError: resp.Result.IsError, Error: resp.Error, Content: resp.Result.Content,
+		Structured: resp.Result.Structured, Attempts: resp.Attempts, DurationMS: float64(resp.DurationMS)}
+	if v.Content == nil {
+		v.Content = []registry.Content{}
+	}
+	var callErr error
+	if resp.Error != "" {
+		callErr = errors.New(resp.Error)
+		if resp.Kind == api.KindUnknownTool {
+			var ids []string
+			if tools, err := r.client.Tools(ctx, ""); err == nil {
+				for _, t := range tools.Tools {
+					ids = append(ids, t.Name)
+				}
+			}
+			callErr = unknownTool(callErr, id, ids)
+			v.Error = callErr.Error()
+		}
+	}
+	return a.printOutcome(v, resp.Result.Text(), callErr, asJSON)
+}
+
+// newCallID names a call of this process for serve.
+func newCallID() (string, error) {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("call id: %w", err)
+	}
+	return fmt.Sprintf("cli-%d-%s", os.Getpid(), hex.EncodeToString(b[:])), nil
+}
+
+// stdinTerminal is stdin when it is a terminal, else nil.
+func (a *app) stdinTerminal() *os.File {
+	if f, ok := a.stdin.(*os.File); ok && isTerminal(f) {
+		return f
+	}
+	return nil
+}
+
+// approvalQuestion is what the terminal is asked about a call.
+func approvalQuestion(tool string, args json.RawMessage, reason string) string {
+	return fmt.Sprintf("Allow %s %s? (%s) [y/N] ", tool, args, reason)
+}
+
+// ask puts question on stderr and returns a channel that gets the answer
+// read from the terminal on stdin: true for y or yes. The reading goroutine
+// ends with the line or when stdin closes; a command that stops waiting
+// earlier leaves it blocked until the process exits. Call it only when
+// stdinTerminal is not nil.
+func (a *app) ask(question string) <-chan bool {
+	fmt.Fprint(a.stderr, termtext.Neutralize(question))
+	answer := make(chan bool, 1)
+	f := a.stdinTerminal()
+	go func() {
+		line, _ := bufio.NewReader(f).ReadString('\n')
+		s := strings.TrimSpace(strings.ToLower(line))
+		answer <- s == "y" || s == "yes"
+	}()
+	return answer
+}

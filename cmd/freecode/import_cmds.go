@@ -1,0 +1,345 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/freecode/freecode/internal/termtext"
+	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/schema/hosts"
+)
+
+func (a *app) importCmd() *cobra.Command {
+	var (
+		from   string
+		dryRun bool
+		skip   []string
+	)
+	c := &cobra.Command{
+		Use:   "import [--from HOST|FILE] [--dry-run]",
+		Short: "Add the MCP servers of another host's config (Claude Code, Claude Desktop, Cursor, VS Code, Codex, Gemini CLI, OpenCode)",
+		Long: `Add the MCP servers that another host has configured to FreeCode's config,
+translating its format: ${env:VAR}, $VAR and {env:VAR} become ${VAR}, a VS
+Code ${input:id} becomes a variable named after it, Codex's env_vars and
+bearer_token_env_var become env and header references. It shows what it
+adds, and what it skips and why (a name configured already, a field FreeCode
+has no equivalent for). All servers are added in one edit, or none.
+
+--from takes a host (` + strings.Join(hosts.IDs(), ", ") + `), which reads
+that host's user and project files, or a FILE in any of their formats.
+Without --from it lists what it finds and writes nothing.`,
+		Args: exactArgs(0, "no arguments (give the source with --from)"),
+		RunE: func(c *cobra.Command, args []string) error {
+			env, err := a.hostEnv()
+			if err != nil {
+				return err
+			}
+			if from == "" {
+				return a.surveyHosts(env)
+			}
+			servers, err := a.readHost(from, env)
+			if err != nil {
+				return err
+			}
+			return a.importServers(c, servers, skip, dryRun)
+		},
+	}
+	c.Flags().StringVar(&from, "from", "", "`HOST` ("+strings.Join(hosts.IDs(), ", ")+") or FILE to import from")
+	c.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be added; write nothing")
+	c.Flags().StringArrayVar(&skip, "skip", nil, "leave out the server `NAME` (repeatable)")
+	return c
+}
+
+// hostEnv is where the other hosts keep their files for this user, and
+// the project directory (--project, else the working directory).
+func (a *app) hostEnv() (hosts.Env, error) {
+	home := a.getenv("HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil {
+			return hosts.Env{}, fmt.Errorf("find home directory: %w", err)
+		}
+	}
+	env := hosts.Env{Home: home, ConfigDir: a.getenv("XDG_CONFIG_HOME"), CodexHome: a.getenv("CODEX_HOME"), Dir: a.projectFlag}
+	if env.ConfigDir == "" {
+		env.ConfigDir = filepath.Join(home, ".config")
+	}
+	if env.CodexHome == "" {
+		env.CodexHome = filepath.Join(home, ".codex")
+	}
+	if runtime.GOOS == "darwin" {
+		env.AppSupport = filepath.Join(home, "Library", "Application Support")
+	}
+	if env.Dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return hosts.Env{}, fmt.Errorf("working directory: %w", err)
+		}
+		env.Dir = wd
+	}
+	dir, err := filepath.Abs(env.Dir)
+	if err != nil {
+		return hosts.Env{}, fmt.Errorf("project directory: %w", err)
+	}
+	env.Dir = dir
+	return env, nil
+}
+
+// readHost reads the servers of from, a host's ID or a file. Of several
+// files of one host, a later one (the project's) replaces a server of the
+// same name of an earlier one (the user's), which is then skipped.
+func (a *app) readHost(from string, env hosts.Env) ([]hosts.Server, error) {
+	var locs []hosts.Location
+	if h := hosts.Lookup(from); h != nil {
+		var looked []string
+		for _, loc := range h.Locations(env) {
+			looked = append(looked, loc.Path)
+			if _, err := os.Stat(loc.Path); err == nil {
+				loc.Host = h
+				locs = append(locs, loc)
+			}
+		}
+		if len(locs) == 0 {
+			return nil, fmt.Errorf("no %s config found (looked for %s)", h.Name, strings.Join(dedupe(looked), ", "))
+		}
+	} else {
+		data, err := os.ReadFile(from)
+		if errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(from, `/\.`) {
+			return nil, usageError{fmt.Errorf("--from %s: no such host or file (hosts: %s)", from, strings.Join(hosts.IDs(), ", "))}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", from, err)
+		}
+		h, err := hosts.Detect(from, data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", from, err)
+		}
+		locs = []hosts.Location{{Host: h, Path: from, Scope: "file"}}
+	}
+	var out []hosts.Server
+	byName := map[string]int{}
+	for _, loc := range locs {
+		data, err := os.ReadFile(loc.Path)
+		if err != nil {
+			return nil, fmt.Errorf("read %s config: %w", loc.Host.Name, err)
+		}
+		servers, err := hosts.Read(loc, data, env)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range servers {
+			if i, ok := byName[s.Name]; ok && s.Skip == "" && out[i].Skip == "" {
+				out[i].Skip = fmt.Sprintf("defined again in %s, which is imported instead", s.Location.Path)
+			}
+			if s.Skip == "" {
+				byName[s.Name] = len(out)
+			}
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func dedupe(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if len(out) == 0 || out[len(out)-1] != p {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// surveyHosts lists the hosts' files that exist and how many servers
+// each has; it writes nothing.
+func (a *app) surveyHosts(env hosts.Env) error {
+	found := false
+	for _, h := range hosts.Hosts() {
+		for _, loc := range h.Locations(env) {
+			data, err := os.ReadFile(loc.Path)
+			if err != nil {
+				continue
+			}
+			loc.Host = h
+			servers, err := hosts.Read(loc, data, env)
+			if err != nil {
+				fmt.Fprintf(a.stdout, "%s (%s): cannot read it: %s\n", h.Name, loc.Path, termtext.Neutralize(err.Error()))
+				continue
+			}
+			if len(servers) == 0 {
+				continue
+			}
+			found = true
+			names := make([]string, len(servers))
+			for i, s := range servers {
+				names[i] = s.From
+			}
+			fmt.Fprintf(a.stdout, "%s, %s: %d server%s (%s); import with `freecode mcp import --from %s`\n",
+				h.Name, loc.Path, len(servers), plural(len(servers)), termtext.Neutralize(strings.Join(names, ", ")), h.ID)
+		}
+	}
+	if !found {
+		fmt.Fprintln(a.stdout, "No MCP servers of another host found; give a file with `freecode mcp import --from FILE`.")
+	}
+	return nil
+}
+
+// importServers adds the servers that can be imported to the user config
+// in one edit (or, with dryRun, checks that it would work), and shows
+// what it added and skipped.
+func (a *app) importServers(c *cobra.Command, servers []hosts.Server, skip []string, dryRun bool) error {
+	v, err := a.schema()
+	if err != nil {
+		return err
+	}
+	for i := range servers {
+		s := &servers[i]
+		for _, name := range skip {
+			if s.Skip == "" && (s.Name == name || s.From == name) {
+				s.Skip = "left out (--skip)"
+			}
+		}
+		if s.Skip != "" {
+			continue
+		}
+		// One server FreeCode refuses is skipped, not the whole import.
+		var re *schema.RefusedEdit
+		if err := v.CheckEntry(s.Fields()); errors.As(err, &re) {
+			var why []string
+			for _, e := range re.Errors {
+				why = append(why, strings.TrimPrefix(schema.FormatPath(e.Path[min(3, len(e.Path)):])+": ", ": ")+e.Msg)
+			}
+			s.Skip = "FreeCode would refuse it: " + strings.Join(why, "; ")
+		} else if err != nil {
+			return err
+		}
+	}
+	path, err := a.configPath()
+	if err != nil {
+		return err
+	}
+	var added []string
+	exists := map[string]bool{}
+	fn := func(d *schema.Doc) error {
+		// fn may run again on a file that changed meanwhile: start over.
+		added, exists = nil, map[string]bool{}
+		for _, s := range servers {
+			switch {
+			case s.Skip != "":
+			case d.HasServer(s.Name):
+				exists[s.Name] = true
+			default:
+				if err := d.AddServer(s.Fields()); err != nil {
+					return err
+				}
+				added = append(added, s.Name)
+			}
+		}
+		return nil
+	}
+	if dryRun {
+		err = v.TryEdit(path, fn)
+	} else {
+		path, err = a.edit(c, "", fn)
+	}
+	for i := range servers {
+		if exists[servers[i].Name] && servers[i].Skip == "" {
+			servers[i].Skip = fmt.Sprintf("a server named %q is configured already in %s (remove it first to import this one)", servers[i].Name, path)
+		}
+	}
+	a.printImport(servers)
+	if err != nil {
+		return fmt.Errorf("nothing was imported: %w", err)
+	}
+	switch {
+	case len(added) == 0:
+		fmt.Fprintln(a.stdout, "Nothing to import.")
+	case dryRun:
+		fmt.Fprintf(a.stdout, "Would add %d server%s to %s (--dry-run: nothing written).\n", len(added), plural(len(added)), path)
+	default:
+		fmt.Fprintf(a.stdout, "Added %d server%s to %s.\n", len(added), plural(len(added)), path)
+		a.printApplies(added, true)
+	}
+	return nil
+}
+
+// printImport shows each server under the file it came from: "+" with
+// its type and command line or URL and notes, or "-" with why it is
+// skipped.
+func (a *app) printImport(servers []hosts.Server) {
+	width := 0
+	for _, s := range servers {
+		width = max(width, len(cell(s.Name)))
+	}
+	var at hosts.Location
+	for _, s := range servers {
+		if s.Location.Path != at.Path || s.Location.Scope != at.Scope {
+			at = s.Location
+			what := at.Host.Name + ", " + at.Scope
+			switch at.Scope {
+			case "file":
+				what = at.Host.Name + " format"
+			case "local":
+				what = at.Host.Name + ", this project's"
+			}
+			fmt.Fprintf(a.stdout, "%s (%s):\n", cell(at.Path), what)
+		}
+		name := cell(s.Name)
+		pad := strings.Repeat(" ", width-len(name))
+		if s.Skip != "" {
+			fmt.Fprintf(a.stdout, "  - %s%s  skipped: %s\n", name, pad, termtext.Neutralize(s.Skip))
+			continue
+		}
+		fmt.Fprintf(a.stdout, "  + %s%s  %-6s  %s\n", name, pad, s.Type, cell(s.Shown()))
+		for _, n := range s.Notes {
+			fmt.Fprintf(a.stdout, "      note: %s\n", termtext.Neutralize(n))
+		}
+	}
+}
+
+func (a *app) addJSONCmd() *cobra.Command {
+	var disabled bool
+	c := &cobra.Command{
+		Use:   "add-json <name> <json>",
+		Short: "Add a server given as JSON: FreeCode's entry, or Claude/Cursor style",
+		Long: `Add one server given as JSON, in FreeCode's format:
+  freecode mcp add-json fs '{"type": "local", "command": ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"]}'
+or as Claude Code, Claude Desktop, Cursor and most server READMEs write it:
+  freecode mcp add-json fs '{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"], "env": {}}'
+  freecode mcp add-json gh '{"type": "http", "url": "https://api.githubcopilot.com/mcp/", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}}'`,
+		Args: exactArgs(2, "<name> and <json>"),
+		RunE: func(c *cobra.Command, args []string) error {
+			name := args[0]
+			s, err := hosts.FromJSON(name, []byte(args[1]))
+			if err != nil {
+				return fmt.Errorf("add-json %s: %w", name, err)
+			}
+			if disabled {
+				s.Disabled = true
+			}
+			path, err := a.edit(c, "", func(d *schema.Doc) error { return d.AddServer(s.Fields()) })
+			if err != nil {
+				return err
+			}
+			state := ""
+			if s.Disabled {
+				state = "disabled "
+			}
+			fmt.Fprintf(a.stdout, "Added %s%s server %q to %s\n", state, s.Type, name, path)
+			for _, n := range s.Notes {
+				fmt.Fprintf(a.stdout, "note: %s\n", termtext.Neutralize(n))
+			}
+			a.printApplies([]string{name}, true)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&disabled, "disabled", false, "add the server disabled")
+	return c
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/api/wire"
+	"github.com/freecode/freecode/schema"
+)
+
+// How a command reaches a server (`mcp call`, `mcp tools`): through the
+// running serve of the home — the same session, the same approvals, no
+// second copy of the server — when there is one that runs exactly the
+// server the command would start, else in a one-shot session of its own.
+const (
+	viaServe   = "serve"
+	viaOneShot = "one-shot"
+)
+
+// route is how one command reaches one server.
+type route struct {
+	// client is the serve to go through; nil for a one-shot session.
+	client   *api.Client
+	servePID int
+	// server is serve's status of the server (when client is set).
+	server api.ServerStatus
+	// why says why a one-shot session it is.
+	why string
+}
+
+// describe is the route for -v.
+func (r route) describe() string {
+	if r.client != nil {
+		return fmt.Sprintf("through freecode serve (pid %d)", r.servePID)
+	}
+	return "in a one-shot session: " + r.why
+}
+
+// close releases the client, if any.
+func (r route) close() {
+	if r.client != nil {
+		r.client.Close()
+	}
+}
+
+// serveRoute decides how to reach srv, configured in cfg: through the serve
+// of this home only if one runs, watches the same config file, and runs the
+// same definition of srv (its spec hash: the same file, project and
+// environment give the same resolved server); a disabled server, which
+// serve does not run, is reached one-shot, as a test.
+func (a *app) serveRoute(ctx context.Context, cfg *schema.Config, srv schema.Server) route {
+	client, home, err := a.dialServe()
+	if errors.Is(err, api.ErrNotRunning) {
+		return route{why: fmt.Sprintf("freecode serve is not running for %s", home)}
+	}
+	if err != nil {
+		return route{why: "cannot reach freecode serve: " + err.Error()}
+	}
+	st, err := client.Status(ctx)
+	if err != nil {
+		client.Close()
+		return route{why: "cannot reach freecode serve: " + err.Error()}
+	}
+	r := route{why: a.unlikeServe(st, cfg, srv)}
+	if r.why != "" {
+		client.Close()
+		return r
+	}
+	for _, s := range st.Servers {
+		if s.Name == srv.Name {
+			r.server = s
+		}
+	}
+	r.client, r.servePID = client, st.ServePID
+	return r
+}
+
+// unlikeServe says why serve, whose status is st, does not run srv as this
+// command would ("" when it does).
+func (a *app) unlikeServe(st api.Status, cfg *schema.Config, srv schema.Server) string {
+	if filepath.Clean(st.ConfigPath) != filepath.Clean(cfg.Path) {
+		return fmt.Sprintf("freecode serve (pid %d) watches another config file, %s", st.ServePID, st.ConfigPath)
+	}
+	for _, s := range st.Servers {
+		if s.Name != srv.Name {
+			continue
+		}
+		switch {
+		case s.Desired.SpecHash != srv.SpecHash():
+			return fmt.Sprintf("freecode serve (pid %d) runs another definition of %q (its environment or project differs)", st.ServePID, srv.Name)
+		case !s.Desired.Enabled:
+			return fmt.Sprintf("server %q is disabled, so freecode serve does not run it", srv.Name)
+		}
+		return ""
+	}
+	return fmt.Sprintf("freecode serve (pid %d) does not know server %q (its project differs)", st.ServePID, srv.Name)
+}
+
+// notReady is the error of a server that serve runs but that is not ready:
+// its phase, its last error and where to look.
+func notReady(s api.ServerStatus) error {
+	msg := fmt.Sprintf("server %q is not ready under freecode serve (phase %s)", s.Name, s.Phase)
+	if s.LastError != "" {
+		msg += ": " + s.LastError
+	}
+	return fmt.Errorf("%s\nsee `freecode mcp status` and `freecode mcp logs %s`", msg, s.Name)
+}
+
+// starting reports whether a server in phase p is on its way to ready.
+func starting(p wire.Phase) bool {
+	return p == wire.PhasePending || p == wire.PhaseStarting
+}
+
+// waitStarted waits, on serve's events, until server name is no longer
+// pending or starting (it is ready, or failed), and returns its status.
+func (a *app) waitStarted(ctx context.Context, client *api.Client, name string) (api.ServerStatus, error) {
+	events, err := client.Events(ctx)
+	if err != nil {
+		return api.ServerStatus{}, err
+	}
+	defer events.Close()
+	fmt.Fprintf(a.stderr, "Waiting for server %q to start under freecode serve…\n", name)
+	for {
+		st, err := client.Status(ctx)
+		if err != nil {
+			return api.ServerStatus{}, err
+		}
+		i := slices.IndexFunc(st.Servers, func(s api.ServerStatus) bool { return s.Name == name })
+		switch {
+		case i < 0:
+			return api.ServerStatus{}, fmt.Errorf("server %q is no longer configured in freecode serve", name)
+		case !starting(st.Servers[i].Phase):
+			return st.Servers[i], nil
+		}
+		if _, err := events.Next(); err != nil {
+			if ctx.Err() != nil {
+				return api.ServerStatus{}, ctx.Err()
+			}
+			return api.ServerStatus{}, fmt.Errorf("freecode serve stopped: %w", err)
+		}
+	}
+}
