@@ -129,7 +129,7 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 	conn, err := c.dial(dctx, dialSpec)
 	<-c.slots
 	c.sawCreds(name, gen, creds)
-	c.sawRefusal(name, gen, spec, err)
+	err = c.sawRefusal(name, gen, spec, err)
 	if err != nil {
 		if ctx.Err() != nil {
 			err = nil // stopped while connecting: not a failure
@@ -177,7 +177,7 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 			} else if err == nil {
 				err = errSessionEnded
 			}
-			c.sawRefusal(name, gen, spec, err)
+			err = c.sawRefusal(name, gen, spec, err)
 			if c.outageHoldsTools(name, spec, err) {
 				c.holdTools(name)
 			}
@@ -217,20 +217,36 @@ func (c *Controller) verify(ctx context.Context, log logr.Logger, spec schema.Se
 	}
 }
 
-// sawRefusal handles err, how gen's start or session failed: if it needs
-// a sign-in because the authorization server refused the stored
-// credentials, the engine has written that into the store just now, a
-// change the loop must not take for a new sign-in. So the store is read
-// again and its version recorded, unless it says signed in: then a
-// sign-in may have landed since, and the loop is to try it.
-func (c *Controller) sawRefusal(name string, gen int64, spec schema.Server, err error) {
+// sawRefusal handles err, how gen's start or session failed, and returns
+// the failure the loop is to act on. If it needs a sign-in, the engine may
+// have written to the store just now (a refusal it recorded, or a forced
+// renewal after a 401), a change the loop must not take for a new
+// sign-in: so the store is read again and its version recorded. If the
+// store still says signed in — the server refused a token the store holds
+// as good (a renewal it just made, or a sign-in that landed meanwhile) —
+// waiting in PhaseNeedsLogin would be wrong both ways, so the failure is
+// returned as a *refusedSignInError: retried after backoff like any other,
+// which tries a sign-in that landed and bounds the renewals of a token the
+// server keeps refusing.
+func (c *Controller) sawRefusal(name string, gen int64, spec schema.Server, err error) error {
 	if !errors.Is(err, mcp.ErrNeedsLogin) || !spec.SignsIn() {
-		return
+		return err
 	}
-	if si := c.signIn(spec); si == nil || si.State != wire.SignInSignedIn {
-		c.sawCreds(name, gen, si.Version())
+	si := c.signIn(spec)
+	c.sawCreds(name, gen, si.Version())
+	if si != nil && si.State == wire.SignInSignedIn {
+		return &refusedSignInError{Err: err}
 	}
+	return err
 }
+
+// refusedSignInError is a failure for want of a sign-in (Err wraps
+// mcp.ErrNeedsLogin) of a server whose stored sign-in still reads as good
+// after it. It does not unwrap: the server is in PhaseBackoff, not
+// PhaseNeedsLogin.
+type refusedSignInError struct{ Err error }
+
+func (e *refusedSignInError) Error() string { return e.Err.Error() }
 
 // sawCreds records creds, the stored sign-in's version read before gen's
 // start, as the one its outcome goes with.

@@ -145,3 +145,52 @@ func TestNeedsLoginWaitsForCredentials(t *testing.T) {
 	assert.Equal(t, int64(3), dials.Load())
 	require.NoError(t, h.c.Restart("remote"))
 }
+
+// TestRefusedTokenBacksOff: a server that refuses a token the store still
+// holds as good (its start renewed the token, which changes the store, and
+// the server refused the new one too) is retried after backoff, not at
+// once on every change its own attempt made — which was a hot loop of
+// starts, each a refresh grant — and a sign-in that lands meanwhile is
+// tried when the backoff runs out.
+func TestRefusedTokenBacksOff(t *testing.T) {
+	creds := &credentials{}
+	creds.set(true)
+	var dials atomic.Int64
+	var refuse atomic.Bool
+	refuse.Store(true)
+	dial := func(ctx context.Context, srv schema.Server) (Conn, error) {
+		if srv.Name != "remote" {
+			return newFakeConn(t, srv.Name, 0, "t2"), nil
+		}
+		dials.Add(1)
+		if refuse.Load() {
+			creds.set(true) // the forced renewal after the 401
+			return nil, errNeedsLogin
+		}
+		return &signedConn{fakeConn: newFakeConn(t, srv.Name, 0, "t1"), creds: creds}, nil
+	}
+	h := newHarness(t, func(o *Options) {
+		o.Dial = dial
+		o.SignIn = creds.signIn
+		o.Backoff = Backoff{Initial: time.Hour, Max: time.Hour, Factor: 2, StableAfter: time.Minute}
+	})
+	remote := schema.Server{Name: "remote", Type: schema.Remote, URL: "https://mcp.example/mcp", Enabled: true, Timeout: time.Second}
+	h.c.SetDesired([]schema.Server{remote}, 20*time.Millisecond)
+
+	st := h.waitPhase("remote", PhaseBackoff)
+	assert.Equal(t, errNeedsLogin.Error(), st.LastError)
+	assert.False(t, st.NextRetry.IsZero())
+	// Passes of the loop since then (the one that starts "other", and
+	// every poll) start nothing.
+	other := schema.Server{Name: "other", Type: schema.Local, Command: []string{"x"}, Enabled: true, Timeout: time.Second}
+	h.c.SetDesired([]schema.Server{remote, other}, 20*time.Millisecond)
+	h.waitPhase("other", PhaseReady)
+	assert.Equal(t, int64(1), dials.Load(), "no start before the backoff runs out")
+	assert.Equal(t, PhaseBackoff, h.server("remote").Phase)
+
+	// A restart request (as after a login) skips the backoff.
+	refuse.Store(false)
+	require.NoError(t, h.c.Restart("remote"))
+	h.waitPhase("remote", PhaseReady)
+	assert.Equal(t, int64(2), dials.Load())
+}
