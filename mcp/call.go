@@ -118,6 +118,13 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 			// Sent and abandoned: the server may still be working on it.
 			s.sendCancelled(id, context.Cause(ctx))
 		}
+		if ctx.Err() == nil && (isAuthFlow(err) || errors.Is(err, ErrNeedsLogin) || errors.Is(err, ErrInsufficientScope)) {
+			// The OAuth layer's answer, not the transport's: a step-up, or
+			// an authorization server that could not be reached, fails this
+			// call alone; a sign-in that is gone has ended the session
+			// already (authGate).
+			return nil, fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, authError(s.mask, err))
+		}
 		err = transport.NewError(err)
 	case resp.Error != nil:
 		err = resp.Error.AsError()

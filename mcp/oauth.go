@@ -88,6 +88,14 @@ func newAuthClient(srv Spec, opts Options, hc *http.Client, log logr.Logger, mas
 	return c, nil
 }
 
+// isAuthFlow reports whether err came from the OAuth layer's own work
+// (auth.FlowError: a token, a renewal, a recovery from 401/403), not from
+// the request to the server.
+func isAuthFlow(err error) bool {
+	var fe *auth.FlowError
+	return errors.As(err, &fe)
+}
+
 // isStepUp reports whether err needs a sign-in only because a request
 // wants more scope than the stored sign-in has (a 403
 // insufficient_scope): that request fails, the session goes on.
@@ -99,12 +107,18 @@ func isStepUp(err error) bool {
 // authError is err, which the OAuth layer of srv's session returned, for
 // users: needing sign-in reads as the engine says it ("server %q needs
 // sign-in (...): run `freecode mcp login <name>`"), without the request
-// URL net/http and mcp-go put in front; anything else is masked as every
-// message of a remote session is. The result wraps err.
+// URL net/http and mcp-go put in front; another failure of the
+// authorization itself (auth.FlowError) is that failure alone; anything
+// else is masked as every message of a remote session is. The result
+// wraps err.
 func authError(mask *urlMask, err error) error {
 	var le *auth.LoginRequiredError
 	if errors.As(err, &le) {
 		return newError(mask.text(le.Error()), err)
+	}
+	var fe *auth.FlowError
+	if errors.As(err, &fe) {
+		return newError("authorization: "+mask.err(fe.Err), err)
 	}
 	return newError(mask.err(err), err)
 }

@@ -162,6 +162,40 @@ func TestRemoteRenewsMidSession(t *testing.T) {
 	assert.Equal(t, before, as.Counts().Unauthorized)
 }
 
+// TestRemoteAuthServerDown: an authorization server that cannot be
+// reached when a token needs renewing fails that call, saying it was the
+// authorization, and leaves the session be: it is no lost connection of
+// the MCP server (which would restart it, and probe an endpoint that
+// answers). A connect then says the same, not the endpoint's 401.
+func TestRemoteAuthServerDown(t *testing.T) {
+	as := protectedServer(t, testauth.Options{})
+	opts := Options{Logger: testLogger(t), Tokens: tokenStore(t)}
+	srv := remoteSpec("remote", as.URL)
+	signIn(t, srv, opts)
+	s, err := Connect(context.Background(), srv, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+
+	as.ExpireAccessTokens()
+	as.CloseAS()
+	err = echo(t, s)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, ErrUnreachable)
+	assert.NotErrorIs(t, err, ErrTransport)
+	assert.Contains(t, err.Error(), `server "remote": tools/call "echo": authorization: `)
+	select {
+	case <-s.Done():
+		t.Fatalf("the session ended: %v", s.Err())
+	default:
+	}
+
+	_, err = Connect(context.Background(), srv, opts)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, ErrUnreachable)
+	assert.NotContains(t, err.Error(), "HTTP 401")
+	assert.Contains(t, err.Error(), `server "remote": initialize: authorization: `)
+}
+
 // TestRemoteStaticAuthorizationHeader: a server configured with its own
 // Authorization header is never signed in to: its 401 is an HTTP error,
 // and the header goes out unchanged.
@@ -233,6 +267,9 @@ func TestRemoteStepUpFailsOneCall(t *testing.T) {
 
 	err = echo(t, s)
 	require.ErrorIs(t, err, ErrNeedsLogin)
+	assert.NotErrorIs(t, err, ErrTransport, "the authorization's answer, not a transport failure")
+	assert.NotContains(t, err.Error(), "transport error")
+	assert.NotContains(t, err.Error(), "failed to send request")
 	assert.Contains(t, err.Error(), `it asks for scope "mcp:write"`)
 	assert.Contains(t, err.Error(), "run `freecode mcp login remote`")
 	require.NoError(t, s.Ping(context.Background()), "the session goes on")

@@ -48,7 +48,9 @@ func unreachableReason(err error) string {
 	var dnsErr *net.DNSError
 	var opErr *net.OpError
 	switch {
-	case err == nil:
+	case err == nil, isAuthFlow(err):
+		// An authorization server that cannot be reached says nothing of
+		// the MCP server's endpoint (and probing that would not see it).
 		return ""
 	case errors.As(err, &dnsErr):
 		if dnsErr.IsNotFound {

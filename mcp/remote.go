@@ -301,6 +301,9 @@ func (r *remoteLink) deadlineOf(ctx context.Context) time.Time {
 // for good, as opposed to one failed request.
 func isConnectionLoss(err error) bool {
 	var opErr *net.OpError
+	if isAuthFlow(err) {
+		return false // the authorization's own requests, not the server's connection
+	}
 	return errors.Is(err, transport.ErrSessionTerminated) ||
 		errors.Is(err, transport.ErrTransportClosed) ||
 		errors.Is(err, io.ErrUnexpectedEOF) ||

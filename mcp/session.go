@@ -386,6 +386,11 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 	if errors.Is(err, ErrNeedsLogin) {
 		return authError(s.mask, err)
 	}
+	if isAuthFlow(err) {
+		// The authorization's own requests failed (an authorization
+		// server that cannot be reached): not the endpoint's last status.
+		return fmt.Errorf("server %q: %s: %w", name, step, authError(s.mask, err))
+	}
 	var redirect *RedirectError
 	if errors.As(err, &redirect) {
 		return newError(redirect.Error(), redirect, err)

@@ -285,6 +285,16 @@ func (s *Server) Close() {
 	}
 }
 
+// CloseAS stops the authorization server alone, as an outage of it; the
+// resource server goes on answering. It needs an authorization server of
+// its own origin (Options.SameOrigin false).
+func (s *Server) CloseAS() {
+	if s.as == s.resource {
+		panic("testauth: CloseAS needs an authorization server of its own origin")
+	}
+	s.as.Close()
+}
+
 // Issuer is the authorization server's issuer identifier.
 func (s *Server) Issuer() string {
 	s.mu.Lock()

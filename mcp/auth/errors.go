@@ -149,3 +149,24 @@ func shorten(s string) string {
 	}
 	return s
 }
+
+// FlowError is an error of the authorization itself, from a request that
+// [Client.Transport] authorizes: getting or renewing its token, or the
+// recovery from a 401/403 (a request to an authorization server or a
+// metadata endpoint that failed, or the flow's verdict, such as a
+// *LoginRequiredError). It is not an error of the request to the server:
+// a network error inside it says nothing about the server's connection.
+// It unwraps to the error it carries.
+type FlowError struct{ Err error }
+
+func (e *FlowError) Error() string { return e.Err.Error() }
+func (e *FlowError) Unwrap() error { return e.Err }
+
+// flowError wraps err, if any, as a *FlowError (once).
+func flowError(err error) error {
+	var fe *FlowError
+	if err == nil || errors.As(err, &fe) {
+		return err
+	}
+	return &FlowError{Err: err}
+}

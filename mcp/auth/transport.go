@@ -25,6 +25,9 @@ const maxDrain = 64 << 10
 //   - a request is never sent again after a network error or once any
 //     other answer began: only a 401/403 status, whose body is discarded,
 //     proves the server did not act on it.
+//
+// An error of the authorization itself (its token, its recovery) is a
+// *FlowError; any other error is base's.
 func (c *Client) Transport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
@@ -46,7 +49,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	tok, err := c.tokenFor(ctx)
 	if err != nil {
 		closeBody(req)
-		return nil, err
+		return nil, flowError(err)
 	}
 	resp, err := t.send(req, req.Body, tok)
 	if err != nil {
@@ -66,11 +69,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.log.V(1).Info("the server asks for authorization", "status", resp.StatusCode, "error", ch.errCode, "scope", ch.scopes)
 
 	if err := c.recover(ctx, tok, ch); err != nil {
-		return nil, err
+		return nil, flowError(err)
 	}
 	tok, err = c.tokenFor(ctx)
 	if err != nil {
-		return nil, err
+		return nil, flowError(err)
 	}
 	body := req.Body
 	if req.GetBody != nil {
