@@ -70,6 +70,11 @@ func (a *app) signingIn(name string) (schema.Server, *mcp.SignIn, error) {
 	if k, static := srv.AuthorizationHeader(); static {
 		return srv, nil, fmt.Errorf("server %q sends a static token (headers.%s); remove that header to sign in with OAuth", name, k)
 	}
+	if !srv.Enabled {
+		// A disabled server's ${VAR}s are not expanded: its URL and client
+		// secret are not what it would use.
+		return srv, nil, fmt.Errorf("server %q is disabled; run `freecode mcp enable %s` first, then sign in", name, name)
+	}
 	store, err := a.tokenStore(true)
 	if err != nil {
 		return srv, nil, err
