@@ -29,11 +29,13 @@ type Server struct {
 	log     *callLog // nil without --call-log
 	hostile *hostile
 
-	mu      sync.Mutex // mu guards notes, calls, dynamic and seq
+	mu      sync.Mutex // mu guards notes, calls, dynamic, seq and texts
 	notes   []string
 	calls   int // tools/call requests seen, for --crash-after
 	dynamic int // dyn_<n> tools added so far
 	seq     int // call-log sequence number
+
+	texts map[string]string // the text resources by URI (--resources)
 }
 
 // New builds a server from cfg. Close releases the call log.
@@ -63,6 +65,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.PageSize > 0 {
 		opts = append(opts, server.WithPaginationLimit(cfg.PageSize))
 	}
+	opts = append(opts, cfg.featureOptions()...)
 	s.mcp = server.NewMCPServer(cfg.Name, cfg.Version, opts...)
 	s.mcp.AddTools(s.fixedTools()...)
 	s.mcp.AddTools(s.generatedTools()...)
@@ -72,6 +75,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.UnknownContent {
 		s.mcp.AddTools(hologramTool())
 	}
+	s.addFeatures()
 	return s, nil
 }
 
