@@ -68,10 +68,11 @@ type ServerStatus struct {
 	PID                int   `json:"pid,omitempty"`
 	Tools              int   `json:"tools"`
 	// Resources, ResourceTemplates and Prompts count what the current
-	// session lists beside tools (0 when none runs, as Tools).
-	Resources         int `json:"resources"`
-	ResourceTemplates int `json:"resourceTemplates"`
-	Prompts           int `json:"prompts"`
+	// session lists beside tools (0 when none runs, as Tools); left out
+	// when 0.
+	Resources         int `json:"resources,omitempty"`
+	ResourceTemplates int `json:"resourceTemplates,omitempty"`
+	Prompts           int `json:"prompts,omitempty"`
 	// Instructions are the current session's server instructions, at most
 	// mcp.MaxInstructionsBytes of them; InstructionsCut says the server
 	// sent more, InstructionsBytes (set then) how much.
