@@ -132,7 +132,7 @@ With --watch it stays connected and prints tool-set changes until Ctrl-C or
 			}
 			defer sess.Close()
 			tools := sess.Tools()
-			fmt.Fprintf(a.stdout, "✓ Server %q started with %d tool%s (%s)\n", srv.Name, len(tools), plural(len(tools)), elapsed)
+			fmt.Fprintf(a.stdout, "✓ Server %q started with %d tool%s%s (%s)\n", srv.Name, len(tools), plural(len(tools)), featureCounts(sess.Features()), elapsed)
 			for _, t := range tools {
 				fmt.Fprintln(a.stdout, "  "+toolLine(t))
 			}
@@ -153,6 +153,28 @@ With --watch it stays connected and prints tool-set changes until Ctrl-C or
 	}
 	c.Flags().BoolVar(&watch, "watch", false, "stay connected and print tool-set changes")
 	return c
+}
+
+// featureCounts is what a session lists beside tools, for `mcp start`'s
+// summary: ", 3 resources, 1 resource template and 2 prompts", or "" for a
+// server that lists none.
+func featureCounts(f mcp.Features) string {
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{len(f.Resources), "resource"}, {len(f.Templates), "resource template"}, {len(f.Prompts), "prompt"}} {
+		if c.n > 0 {
+			parts = append(parts, countOf(c.n, c.what))
+		}
+	}
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return " and " + parts[0]
+	}
+	return ", " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
 // printConvertErrors prints, as warnings, the tools left out and the tools

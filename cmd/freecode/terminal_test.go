@@ -139,3 +139,38 @@ func TestCallThroughServeAsksOnItsTerminal(t *testing.T) {
 	require.NoError(t, cmd.Wait())
 	assert.Equal(t, "2\n", out.String())
 }
+
+// `mcp read` never writes a binary resource to a terminal: it refuses and
+// says to use -o. Text it shows, with terminal controls neutralised.
+func TestReadRefusesBinaryOnATerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	ts := buildTestServer(t)
+	home := shortHome(t)
+	config{t, filepath.Join(home, "config.json")}.write(cfg(local("ts", ts, "--resources", "1", "--evil-text")), true)
+
+	read := func(uri string) (*pty, string, error) {
+		p := openPTY(t)
+		cmd := freecodeCmd(home, "mcp", "read", "ts", uri)
+		cmd.Stdout = p.tty
+		stderr := &syncBuffer{}
+		cmd.Stderr = stderr
+		err := cmd.Run()
+		p.tty.Close()
+		<-p.done
+		return p, stderr.String(), err
+	}
+	p, stderr, err := read("test://binary")
+	require.Error(t, err)
+	assert.Equal(t, "Error: binary resource not written to a terminal: test://binary of \"ts\" is binary (application/octet-stream, 256 bytes); save it with -o FILE\n", stderr)
+	assert.Empty(t, p.out.String(), "nothing of the resource reached the terminal")
+
+	p, stderr, err = read("test://text/0")
+	require.NoError(t, err, stderr)
+	assert.Equal(t, "text resource 0\r\n", p.out.String())
+
+	p, stderr, err = read("test://evil")
+	require.NoError(t, err, stderr)
+	assert.NotContains(t, p.out.String(), "\x1b", "escapes neutralised")
+}
