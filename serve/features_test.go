@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/internal/servetest"
 	"github.com/freecode/freecode/internal/testserver"
+	"github.com/freecode/freecode/internal/testutil"
 )
 
 // apiStatus is the HTTP status of an API error (0 if err is not one).
@@ -129,4 +131,69 @@ func TestRunResourcesAndPrompts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "fresh", *read.Contents[0].Text)
 	assert.Equal(t, 4, d.WaitPhase("ts", "ready").Resources)
+}
+
+// server-everything through serve: its resources, templates and prompts
+// are listed, and the resource_links of a tool result read back through
+// GET /v1/resources/read.
+func TestRunEverythingResourceLinks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	node := filepath.Join(testutil.RepoRoot(), "testdata/npm/node_modules/.bin/node")
+	script := filepath.Join(testutil.RepoRoot(), "testdata/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	for _, f := range []string{node, script} {
+		if _, err := os.Stat(f); err != nil {
+			t.Skipf("npm servers not installed (make deps): %v", err)
+		}
+	}
+	home := servetest.ShortHome(t)
+	ev := servetest.Local("everything", node, script, "stdio")
+	ev["timeout"] = 20000
+	conf := servetest.Config(ev)
+	conf["permission"] = map[string]any{"allow": []string{"mcp__everything"}}
+	servetest.File{T: t, Path: filepath.Join(home, "config.json")}.Write(conf, true)
+	d := start(t, options(home))
+	st := d.WaitPhase("everything", "ready")
+	assert.Equal(t, 7, st.Resources)
+	assert.Equal(t, 2, st.ResourceTemplates)
+	assert.Equal(t, 4, st.Prompts)
+	ctx := t.Context()
+
+	res, err := d.Client.Resources(ctx, "everything")
+	require.NoError(t, err)
+	var uris []string
+	for _, r := range res.Servers[0].Resources {
+		uris = append(uris, r.URI)
+	}
+	assert.Contains(t, uris, "demo://resource/static/document/instructions.md")
+	prompts, err := d.Client.Prompts(ctx, "everything")
+	require.NoError(t, err)
+	var names []string
+	for _, p := range prompts.Servers[0].Prompts {
+		names = append(names, p.Name)
+	}
+	assert.Equal(t, []string{"args-prompt", "completable-prompt", "resource-prompt", "simple-prompt"}, names)
+	_, err = d.Client.GetPrompt(ctx, "everything", "args-prompt", map[string]string{"state": "Texas"})
+	assert.EqualError(t, err, `server "everything": prompt "args-prompt" needs the argument "city"; its arguments: city (required), state`)
+	pr, err := d.Client.GetPrompt(ctx, "everything", "args-prompt", map[string]string{"city": "Austin"})
+	require.NoError(t, err)
+	assert.Contains(t, string(pr.Messages[0].Content), "Austin")
+
+	resp, err := d.Client.Call(ctx, "mcp__everything__get-resource-links", json.RawMessage(`{"count": 2}`))
+	require.NoError(t, err)
+	var links []string
+	for _, c := range resp.Result.Content {
+		if c.Type == "resource_link" {
+			links = append(links, c.URI)
+		}
+	}
+	require.Equal(t, []string{"demo://resource/dynamic/blob/1", "demo://resource/dynamic/text/2"}, links)
+	read, err := d.Client.ReadResource(ctx, "everything", links[0])
+	require.NoError(t, err)
+	require.True(t, read.Contents[0].Binary())
+	assert.Contains(t, string(read.Contents[0].Blob), "Resource 1: This is a base64 blob")
+	read, err = d.Client.ReadResource(ctx, "everything", links[1])
+	require.NoError(t, err)
+	assert.Contains(t, *read.Contents[0].Text, "Resource 2: This is a plaintext resource")
 }
