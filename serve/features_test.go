@@ -197,3 +197,62 @@ func TestRunEverythingResourceLinks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, *read.Contents[0].Text, "Resource 2: This is a plaintext resource")
 }
+
+// A subscription is serve's: updates of the resource come as
+// resource_updated events, also after a restart of the server (whose new
+// session is asked again), until it is ended.
+func TestRunResourceSubscription(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	home := servetest.ShortHome(t)
+	conf := servetest.Config(servetest.Local("ts", testServerBin, "--resources", "2"), servetest.Local("plain", testServerBin))
+	conf["permission"] = map[string]any{"allow": []string{"mcp__ts"}}
+	servetest.File{T: t, Path: filepath.Join(home, "config.json")}.Write(conf, true)
+	d := start(t, options(home))
+	first := d.WaitPhase("ts", "ready")
+	d.WaitPhase("plain", "ready")
+	ctx := t.Context()
+	updated := func(uri string) func(api.Event) bool {
+		return func(ev api.Event) bool {
+			var u wire.ResourceUpdated
+			return ev.Kind == "resource_updated" && ev.Decode(&u) == nil && u.Server == "ts" && u.URI == uri
+		}
+	}
+	set := func(uri, text string) {
+		t.Helper()
+		_, err := d.Client.Call(ctx, "mcp__ts__set_resource", json.RawMessage(`{"uri": "`+uri+`", "text": "`+text+`"}`))
+		require.NoError(t, err)
+	}
+
+	require.NoError(t, d.Client.Subscribe(ctx, "ts", testserver.TextURI(0), true))
+	res, err := d.Client.Resources(ctx, "ts")
+	require.NoError(t, err)
+	assert.Equal(t, []string{testserver.TextURI(0)}, res.Servers[0].Subscriptions)
+	events := d.Events()
+	// The server sends its notifications in order: the update of text/1,
+	// not subscribed to, would come before that of text/0.
+	set(testserver.TextURI(1), "not watched")
+	set(testserver.TextURI(0), "watched")
+	seen := servetest.Until(t, events, "resource_updated", updated(testserver.TextURI(0)))
+	for _, ev := range seen {
+		assert.False(t, updated(testserver.TextURI(1))(ev), "an update of a resource not subscribed to")
+	}
+
+	require.NoError(t, d.Client.Restart(ctx, "ts"))
+	d.WaitStatus("ts restarted", func(st api.Status) bool {
+		s, _ := servetest.Server(st, "ts")
+		return s.Phase == "ready" && s.PID != first.PID
+	})
+	set(testserver.TextURI(0), "after the restart")
+	servetest.Until(t, events, "resource_updated after a restart", updated(testserver.TextURI(0)))
+
+	require.NoError(t, d.Client.Subscribe(ctx, "ts", testserver.TextURI(0), false))
+	res, err = d.Client.Resources(ctx, "ts")
+	require.NoError(t, err)
+	assert.Empty(t, res.Servers[0].Subscriptions)
+	err = d.Client.Subscribe(ctx, "plain", "test://x", true)
+	assert.Equal(t, http.StatusConflict, apiStatus(err), "%v", err)
+	err = d.Client.Subscribe(ctx, "nobody", "test://x", true)
+	assert.Equal(t, http.StatusNotFound, apiStatus(err), "%v", err)
+}
