@@ -311,3 +311,16 @@ func TestEverythingFeatures(t *testing.T) {
 	waitClosed(t, s.ResourceUpdates(), "ResourceUpdates")
 	require.Equal(t, []string{"demo://resource/static/document/features.md"}, s.TakeResourceUpdates())
 }
+
+// A read is one message: a resource larger than the server's
+// MaxMessageBytes is not buffered whole; the read fails naming the limit.
+func TestReadResourceBounded(t *testing.T) {
+	srv := localServer("big", "--resources", "1")
+	srv.Limits = testLimits(Limits{MaxMessageBytes: testMinMaxMessageBytes})
+	s := connect(t, srv)
+	text := strings.Repeat("x", 2*testMinMaxMessageBytes)
+	callText(t, s, "set_resource", `{"uri": "test://text/0", "text": "`+text+`"}`)
+	_, err := s.ReadResource(context.Background(), "test://text/0")
+	le := requireLimit(t, err, "big", "", "maxMessageBytes")
+	require.Equal(t, int64(testMinMaxMessageBytes), le.Value)
+}
