@@ -45,7 +45,7 @@ func (a *app) withServer(ctx context.Context, name string, verbose bool, what st
 		fmt.Fprintf(a.stderr, "%s %q %s.\n", what, srv.Name, r.describe())
 	}
 	if r.client != nil {
-		if err := a.serveReady(ctx, r); err != nil {
+		if _, err := a.serveReady(ctx, r); err != nil {
 			return err
 		}
 		return viaServe(r.client)
@@ -61,20 +61,20 @@ func (a *app) withServer(ctx context.Context, name string, verbose bool, what st
 	return sess.Close()
 }
 
-// serveReady waits for the server r reaches in serve to start, and fails
-// unless it is ready.
-func (a *app) serveReady(ctx context.Context, r route) error {
+// serveReady waits for the server r reaches in serve to start, and
+// returns its status once ready; it fails unless it is ready.
+func (a *app) serveReady(ctx context.Context, r route) (api.ServerStatus, error) {
 	s := r.server
 	if starting(s.Phase) {
 		var err error
 		if s, err = a.waitStarted(ctx, r.client, s.Name); err != nil {
-			return err
+			return s, err
 		}
 	}
 	if s.Phase != wire.PhaseReady {
-		return notReady(s)
+		return s, notReady(s)
 	}
-	return nil
+	return s, nil
 }
 
 // allServers lists what every server offers (the resources or prompts,

@@ -410,15 +410,9 @@ func (a *app) oneShotTools(ctx context.Context, srv schema.Server) ([]wire.Tool,
 // serveTools returns the tools of the server r reaches in serve, once it
 // is ready: a server still starting is waited for.
 func (a *app) serveTools(ctx context.Context, r route) ([]wire.Tool, []string, error) {
-	s := r.server
-	if starting(s.Phase) {
-		var err error
-		if s, err = a.waitStarted(ctx, r.client, s.Name); err != nil {
-			return nil, nil, err
-		}
-	}
-	if s.Phase != wire.PhaseReady {
-		return nil, nil, notReady(s)
+	s, err := a.serveReady(ctx, r)
+	if err != nil {
+		return nil, nil, err
 	}
 	st, err := r.client.ServerTools(ctx, s.Name)
 	if err != nil {
