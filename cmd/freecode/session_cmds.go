@@ -93,7 +93,8 @@ func (a *app) startCmd() *cobra.Command {
 initialize it, list and convert its tools, print them, and stop it again.
 On a terminal it shows the time so far and the server's stderr while it
 starts.
-With --watch it stays connected and prints tool-set changes until Ctrl-C or
+With --watch it stays connected and prints changes of its tools, resources
+and prompts until Ctrl-C or
 ` + "`freecode mcp stop <name>`" + ` from another terminal. No process is left behind.`,
 		Args: exactArgs(1, "<name>"),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -151,7 +152,7 @@ With --watch it stays connected and prints tool-set changes until Ctrl-C or
 			return a.watchSession(c.Context(), sess, tools)
 		},
 	}
-	c.Flags().BoolVar(&watch, "watch", false, "stay connected and print tool-set changes")
+	c.Flags().BoolVar(&watch, "watch", false, "stay connected and print changes of tools, resources and prompts")
 	return c
 }
 
@@ -192,12 +193,14 @@ func (a *app) printToolWarnings(warnings []mcp.ToolWarning) {
 	}
 }
 
-// watchSession prints tool-set changes until ctx ends or the server does.
+// watchSession prints changes of the tool set, the resources and the
+// prompts until ctx ends or the server does.
 func (a *app) watchSession(ctx context.Context, sess *mcp.Session, tools []mcp.Tool) error {
 	prev := map[string]mcp.Tool{}
 	for _, t := range tools {
 		prev[t.ID] = t
 	}
+	prevFeatures := sess.Features()
 	for {
 		select {
 		case <-ctx.Done():
@@ -227,6 +230,43 @@ func (a *app) watchSession(ctx context.Context, sess *mcp.Session, tools []mcp.T
 			}
 			a.printConvertErrors(sess)
 			prev = cur
+		case <-sess.FeaturesChanged():
+			cur := sess.Features()
+			fmt.Fprintf(a.stdout, "Resources and prompts changed: now %s, %s and %s\n", countOf(len(cur.Resources), "resource"),
+				countOf(len(cur.Templates), "resource template"), countOf(len(cur.Prompts), "prompt"))
+			printAddedRemoved(a.stdout, featureKeys(prevFeatures), featureKeys(cur))
+			prevFeatures = cur
+		}
+	}
+}
+
+// featureKeys names what f lists, for watching it change: resource URIs,
+// "template <uri template>" and "prompt <name>".
+func featureKeys(f mcp.Features) map[string]bool {
+	keys := map[string]bool{}
+	for _, r := range f.Resources {
+		keys[r.URI] = true
+	}
+	for _, t := range f.Templates {
+		keys["template "+t.URITemplate] = true
+	}
+	for _, p := range f.Prompts {
+		keys["prompt "+p.Name] = true
+	}
+	return keys
+}
+
+// printAddedRemoved prints "  + key" for the keys of cur not in prev and
+// "  - key" for those of prev not in cur, sorted, neutralised.
+func printAddedRemoved(w io.Writer, prev, cur map[string]bool) {
+	for _, k := range sortedKeys(cur) {
+		if !prev[k] {
+			fmt.Fprintln(w, "  + "+termtext.Neutralize(k))
+		}
+	}
+	for _, k := range sortedKeys(prev) {
+		if !cur[k] {
+			fmt.Fprintln(w, "  - "+termtext.Neutralize(k))
 		}
 	}
 }

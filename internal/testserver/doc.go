@@ -48,7 +48,8 @@
 // notifications of what the server declares without changing anything.
 //
 // Generated tools tool_000, tool_001, ... (--tools N) answer "<name> ok: <args>".
-// SIGUSR1 (wired by Run) adds a tool dyn_<n> (n = 1, 2, ...) and notifies list_changed.
+// SIGUSR1 (wired by Run) adds a tool dyn_<n> (n = 1, 2, ...) and notifies list_changed;
+// with --resources also the text resource test://dyn/<n> (resources/list_changed).
 //
 // # Flags
 //

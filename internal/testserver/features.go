@@ -34,6 +34,9 @@ func BinaryContents() []byte {
 
 func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
+// DynURI is the text resource the n-th SIGUSR1 adds with --resources.
+func DynURI(n int) string { return "test://dyn/" + strconv.Itoa(n) }
+
 // TextURI is the URI of the i-th text resource of --resources.
 func TextURI(i int) string { return "test://text/" + strconv.Itoa(i) }
 

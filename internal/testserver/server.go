@@ -111,13 +111,19 @@ func (s *Server) ListTools(ctx context.Context) ([]json.RawMessage, error) {
 }
 
 // AddDynamicTool registers the next dyn_<n> tool and notifies initialized
-// sessions with notifications/tools/list_changed. It returns the tool's name.
+// sessions with notifications/tools/list_changed; with --resources it also
+// adds the text resource DynURI(n). It returns the tool's name.
 func (s *Server) AddDynamicTool() string {
 	s.mu.Lock()
 	s.dynamic++
-	name := "dyn_" + strconv.Itoa(s.dynamic)
+	n := s.dynamic
+	name := "dyn_" + strconv.Itoa(n)
 	s.mu.Unlock()
 	s.mcp.AddTools(s.namedTool(name, "Tool added at run time by SIGUSR1."))
+	if s.cfg.Resources > 0 {
+		// Announced with resources/list_changed.
+		s.setText(DynURI(n), "added at run time\n")
+	}
 	return name
 }
 
