@@ -262,6 +262,8 @@ func TestErrorStatus(t *testing.T) {
 	}{
 		{fmt.Errorf("restart %q: %w", "x", ErrNotFound), http.StatusNotFound, ""},
 		{fmt.Errorf("restart %q: %w", "x", ErrConflict), http.StatusConflict, ""},
+		{fmt.Errorf("prompt: %w", ErrBadRequest), http.StatusBadRequest, ""},
+		{fmt.Errorf("read: %w", ErrTimeout), http.StatusGatewayTimeout, KindTimeout},
 		{fmt.Errorf("call: %w", orchestrator.ErrUnknownTool), http.StatusNotFound, KindUnknownTool},
 		{orchestrator.ErrDenied, http.StatusForbidden, KindDenied},
 		{orchestrator.ErrNotApproved, http.StatusForbidden, KindNotApproved},
@@ -294,6 +296,16 @@ func TestErrorStatus(t *testing.T) {
 		assert.Equal(t, want.code == http.StatusConflict, errors.Is(err, ErrConflict), name)
 		assert.Equal(t, want.code == http.StatusNotFound, errors.Is(err, ErrNotFound), name)
 	}
+
+	// Without a FeatureBackend the resources and prompts endpoints are not
+	// there.
+	_, err := f.client.Resources(t.Context(), "")
+	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorContains(t, err, "this serve offers no resources or prompts")
+	_, err = f.client.GetPrompt(t.Context(), "a", "b", nil)
+	assert.ErrorIs(t, err, ErrNotFound)
+	assert.True(t, errors.Is(&Error{Status: http.StatusBadRequest}, ErrBadRequest))
+	assert.True(t, errors.Is(&Error{Status: http.StatusGatewayTimeout}, ErrTimeout))
 }
 
 // Each event goes out as its own JSON: the wire form README documents.

@@ -37,11 +37,14 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// Is makes errors.Is(err, ErrNotFound) hold for 404 answers and
-// errors.Is(err, ErrConflict) for 409 answers.
+// Is makes errors.Is(err, ErrNotFound) hold for 404 answers,
+// errors.Is(err, ErrConflict) for 409, errors.Is(err, ErrBadRequest) for
+// 400 and errors.Is(err, ErrTimeout) for 504.
 func (e *Error) Is(target error) bool {
 	return target == ErrNotFound && e.Status == http.StatusNotFound ||
-		target == ErrConflict && e.Status == http.StatusConflict
+		target == ErrConflict && e.Status == http.StatusConflict ||
+		target == ErrBadRequest && e.Status == http.StatusBadRequest ||
+		target == ErrTimeout && e.Status == http.StatusGatewayTimeout
 }
 
 // Dial checks that a serve answers on socketPath and returns a client for it.

@@ -23,6 +23,15 @@
 //	                                  once (they are read by number, not compared); a
 //	                                  "session" event {"session": N} starts the lines of each
 //	                                  session (a restart starts a new one)
+//	GET  /v1/resources[?server=S]     Resources: the resources and resource templates of
+//	                                  every server that has some (or of S)
+//	GET  /v1/resources/read?server=S&uri=U
+//	                                  ResourceRead: U read through S's session
+//	POST /v1/resources/subscribe      body {"server", "uri"}: updates of the resource come
+//	POST /v1/resources/unsubscribe    as resource_updated events (until unsubscribed)
+//	GET  /v1/prompts[?server=S]       Prompts: the prompts of every server that has some
+//	POST /v1/prompts/{server}/{name}  body: the arguments, an object of strings; PromptResult.
+//	                                  Arguments are checked against the prompt first (400)
 //
 // # Events
 //
@@ -35,6 +44,9 @@
 //	config_error        {"err": "..."}: the config file became invalid ("" = valid again)
 //	approval_requested  Approval
 //	approval_answered   {"id": "...", "approved": true}
+//	resources_changed   {"source": "<server>"}: its resources or templates really changed
+//	prompts_changed     {"source": "<server>"}: its prompts really changed
+//	resource_updated    {"server": "...", "uri": "..."}: a subscribed resource changed
 //	missed              {"missed": N}: N events were dropped because this client
 //	                    read too slowly; re-read whatever state it cares about
 //
@@ -42,7 +54,9 @@
 // Each event's data is the JSON of its Go type (package wire for the
 // status and the controller's events).
 //
-// The daemon behind the status, restart and logs endpoints is a Backend;
-// its errors say what they mean by wrapping ErrNotFound or ErrConflict,
+// The daemon behind the status, restart and logs endpoints is a Backend,
+// behind the resources and prompts endpoints a FeatureBackend; their
+// errors say what they mean by wrapping ErrNotFound, ErrConflict,
+// ErrBadRequest or ErrTimeout,
 // and the server turns errors into status codes in one place.
 package api

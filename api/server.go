@@ -74,10 +74,35 @@ type Backend interface {
 	Tools(name string) (ServerTools, error)
 }
 
+// FeatureBackend is the daemon behind the resources and prompts
+// endpoints: what the servers offer beside tools. Its errors wrap
+// ErrNotFound (no such server, prompt or resource: 404), ErrConflict (the
+// server is not ready, or does not offer it: 409), ErrBadRequest (wrong
+// prompt arguments, a URI the server refuses: 400), ErrTimeout (504) or
+// registry.ErrTransport (502). Its methods are called concurrently.
+type FeatureBackend interface {
+	// Resources returns the resources and templates of server name, or of
+	// every server that has them when name is "".
+	Resources(name string) (wire.Resources, error)
+	// ReadResource reads uri of server name.
+	ReadResource(ctx context.Context, name, uri string) (wire.ResourceRead, error)
+	// Subscribe subscribes to updates of uri of server name (on), or
+	// ends that; updates go out as wire.ResourceUpdated events.
+	Subscribe(ctx context.Context, name, uri string, on bool) error
+	// Prompts returns the prompts of server name, or of every server that
+	// has them when name is "".
+	Prompts(name string) (wire.Prompts, error)
+	// GetPrompt gets prompt of server name with args.
+	GetPrompt(ctx context.Context, name, prompt string, args map[string]string) (wire.PromptResult, error)
+}
+
 // Options configure NewServer. Backend, Bus, Defs, Runner and Approvals are
 // required.
 type Options struct {
 	Backend Backend
+	// Features serves the resources and prompts endpoints; nil answers
+	// them with 404.
+	Features FeatureBackend
 
 	// Bus feeds GET /v1/events: the bus the registry, the controller and
 	// Approvals publish on.
@@ -126,6 +151,12 @@ func NewServer(opts Options) *Server {
 	s.mux.HandleFunc("POST /v1/servers/{name}/restart", s.restart)
 	s.mux.HandleFunc("GET /v1/servers/{name}/logs", s.logs)
 	s.mux.HandleFunc("GET /v1/servers/{name}/tools", s.serverTools)
+	s.mux.HandleFunc("GET /v1/resources", s.resources)
+	s.mux.HandleFunc("GET /v1/resources/read", s.readResource)
+	s.mux.HandleFunc("POST /v1/resources/subscribe", s.subscribe(true))
+	s.mux.HandleFunc("POST /v1/resources/unsubscribe", s.subscribe(false))
+	s.mux.HandleFunc("GET /v1/prompts", s.prompts)
+	s.mux.HandleFunc("POST /v1/prompts/{server}/{name}", s.getPrompt)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s (see GET /v1/status)", r.Method, r.URL.Path))
 	})
@@ -212,6 +243,10 @@ func errorStatus(err error) (code int, kind string) {
 		return http.StatusNotFound, ""
 	case errors.Is(err, ErrConflict):
 		return http.StatusConflict, ""
+	case errors.Is(err, ErrBadRequest):
+		return http.StatusBadRequest, ""
+	case errors.Is(err, ErrTimeout):
+		return http.StatusGatewayTimeout, KindTimeout
 	case errors.Is(err, orchestrator.ErrUnknownTool):
 		return http.StatusNotFound, KindUnknownTool
 	case errors.Is(err, orchestrator.ErrDenied):

@@ -11,14 +11,22 @@ import (
 	"github.com/freecode/freecode/registry/defs"
 )
 
-// Errors a Backend (and Approvals) wrap to say what kind of failure an
-// error is; the server answers them with 404 and 409 (see errorStatus).
+// Errors a Backend, a FeatureBackend and Approvals wrap to say what kind of
+// failure an error is; the server answers them with 404, 409, 400 and 504
+// (see errorStatus).
 var (
 	// ErrNotFound: no such server, tool or approval.
 	ErrNotFound = errors.New("not found")
 	// ErrConflict: the request does not fit the server's state (restarting a
-	// disabled or held server).
+	// disabled or held server, reading resources of a server that is not
+	// ready or offers none).
 	ErrConflict = errors.New("conflict")
+	// ErrBadRequest: the request's values are wrong (a prompt's arguments,
+	// a URI the server refuses); the error says which.
+	ErrBadRequest = errors.New("bad request")
+	// ErrTimeout: the server did not answer within the request's time
+	// (its callTimeout).
+	ErrTimeout = errors.New("timeout")
 )
 
 // ErrNotRunning is returned (wrapped) by Dial when no serve answers on the

@@ -276,9 +276,16 @@ type serverState struct {
 	budget     time.Duration
 	lastErr    string // the failure it is in now (ServerStatus.LastError)
 	pid, tools int
-	conn       Conn     // the connected session while inst has one
-	tail       []string // stderr tail of the last session or failed start
-	tailLast   int64    // the number of tail's last line (see logs.go)
+	// resources, templates and prompts count what the session lists
+	// beside tools (set with tools, cleared with them).
+	resources, templates, prompts int
+	// subs are the resource URIs serve is subscribed to (Subscribe); each
+	// new session is asked for them again. Disabling or removing the
+	// server ends them.
+	subs     map[string]bool
+	conn     Conn     // the connected session while inst has one
+	tail     []string // stderr tail of the last session or failed start
+	tailLast int64    // the number of tail's last line (see logs.go)
 	// logGen is the generation whose stderr conn (else tail) holds; 0
 	// none yet. logMoved, made by the first reader that needs it, is
 	// closed when logGen or conn changes and when the server is forgotten.
@@ -498,7 +505,7 @@ func (c *Controller) apply(root context.Context, a action) {
 		var evs []PhaseChanged
 		if st := c.servers[a.Name]; st != nil && st.inst == nil {
 			st.failures, st.nextRetry, st.restartRequested = 0, time.Time{}, false
-			st.outage = nil
+			st.outage, st.subs = nil, nil
 			evs = st.setPhase(a.Phase, evs)
 		}
 		c.unlockPublish(evs)
@@ -729,6 +736,14 @@ func (c *Controller) status() (Status, []schema.Server) {
 			ss.Phase, ss.Since = st.phase, st.since
 			ss.Generation, ss.ObservedGeneration = st.gen, st.observedGen
 			ss.PID, ss.Tools, ss.LastError, ss.NextRetry = st.pid, st.tools, st.lastErr, st.nextRetry
+			ss.Resources, ss.ResourceTemplates, ss.Prompts = st.resources, st.templates, st.prompts
+			if fc, ok := st.conn.(featureConn); ok {
+				in := fc.Instructions()
+				ss.Instructions, ss.InstructionsCut = in.Text, in.Cut
+				if in.Cut {
+					ss.InstructionsBytes = in.Bytes
+				}
+			}
 			ss.Warnings, ss.MoreWarnings = slices.Clone(st.warnings), st.moreWarnings
 			ss.LastFailure, ss.LastFailureAt = st.lastFailure, st.lastFailureAt
 			ss.Restarts, ss.Crashes = max(st.starts-1, 0), st.crashes

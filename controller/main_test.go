@@ -84,6 +84,7 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 		h.stop()
 		unsubscribe()
 		require.Empty(t, h.reg.List(), "tools left in the registry")
+		require.Empty(t, h.reg.FeatureSources(), "resources or prompts left in the registry")
 		h.mu.Lock()
 		pids := slices.Sorted(func(yield func(int) bool) {
 			for p := range h.pids {

@@ -85,7 +85,8 @@ func (c *Controller) stop(name, reason string, keepTools bool) {
 // restarted after backoff) or is restarted on request or for a changed
 // spec — so that a server returning with the same tools changes nothing in
 // the registry: no ToolsChanged, no new DefsCache version, no broken prompt
-// cache. Until then a call of one of them fails with the session's end
+// cache. Resources and prompts go with the tools, every step of the way:
+// whatever keeps, holds or drops the tools does the same to them. Until then a call of one of them fails with the session's end
 // error. If the next start fails, the tools are removed; they are removed
 // at once when the server is removed, disabled, held or shut down.
 //
@@ -155,6 +156,7 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 	c.register(name, gen, conn)
 	c.transition(name, gen, PhaseReady)
 	log.Info("server ready", "pid", conn.PID(), "tools", len(conn.Tools()))
+	c.resubscribe(ctx, name, gen, conn, timeout)
 
 	for {
 		select {
@@ -185,6 +187,10 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 			return
 		case <-conn.ToolsChanged():
 			c.register(name, gen, conn)
+		case <-featuresChanged(conn):
+			c.registerFeatures(name, gen, conn)
+		case <-resourceUpdates(conn):
+			c.publishUpdates(name, conn)
 		case <-verify:
 			c.verify(ctx, log, spec, conn)
 		}
@@ -308,17 +314,19 @@ func (c *Controller) adopt(ctx context.Context, name string, gen int64, conn Con
 	return true
 }
 
-// register makes the session's current tools the registry's set for name.
-// A rejected set (an id already taken by another source) leaves the server
-// running without tools and shows the error in its status until a later
-// set is accepted.
+// register makes the session's current tools the registry's set for name,
+// and its resources and prompts too (registerFeatures). A rejected tool
+// set (an id already taken by another source) leaves the server running
+// without tools and shows the error in its status until a later set is
+// accepted.
 func (c *Controller) register(name string, gen int64, conn Conn) {
+	defer c.registerFeatures(name, gen, conn)
 	tools := conn.Tools()
 	n := len(tools)
 	_, err := c.reg.ReplaceSource(name, bridge.Tools(conn, tools))
 	if err != nil {
 		c.log.Error(err, "registering tools", "server", name)
-		c.dropTools(name)
+		c.removeTools(name)
 		c.mu.Lock()
 		if st := c.servers[name]; st != nil && st.gen == gen {
 			st.fail(err.Error(), time.Now())
@@ -371,6 +379,7 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 	inst.cancel()
 	c.noteFailureLocked(st, inst.spec, err, now)
 	st.inst, st.conn, st.pid, st.tools = nil, nil, 0, 0
+	st.resources, st.templates, st.prompts = 0, 0, 0
 	st.warnings, st.moreWarnings = nil, 0
 	if tail != nil {
 		st.keepTail(gen, tail)

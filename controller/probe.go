@@ -133,7 +133,8 @@ func (c *Controller) probeServer(root context.Context, spec schema.Server) {
 	}()
 }
 
-// holdTools keeps name's registered tools through an outage: same
+// holdTools keeps name's registered tools (and resources and prompts:
+// holdFeatures) through an outage: same
 // definitions (so no ToolsChanged and the provider's prompt cache stays
 // valid), but a call answers with the outage (outageError) instead of
 // reaching a session that is gone. Only an owner calls it, before it
@@ -141,6 +142,7 @@ func (c *Controller) probeServer(root context.Context, spec schema.Server) {
 func (c *Controller) holdTools(name string) {
 	tools := c.reg.SourceTools(name)
 	if len(tools) == 0 {
+		c.holdFeatures(name)
 		return
 	}
 	call := func(context.Context, json.RawMessage) (registry.Result, error) {
@@ -153,10 +155,17 @@ func (c *Controller) holdTools(name string) {
 		c.log.Error(err, "keeping tools through an outage", "server", name)
 		c.dropTools(name)
 	}
+	c.holdFeatures(name)
 }
 
-// dropTools removes name's tools from the registry.
+// dropTools removes name's tools, resources and prompts from the registry.
 func (c *Controller) dropTools(name string) {
+	c.removeTools(name)
+	c.dropFeatures(name)
+}
+
+// removeTools removes name's tools (only) from the registry.
+func (c *Controller) removeTools(name string) {
 	c.reg.RemoveSource(name)
 	c.mu.Lock()
 	if st := c.servers[name]; st != nil {

@@ -142,34 +142,45 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 	return nil, s.callFailure(name, err)
 }
 
-// callFailure explains a transport failure of a call. A local failure
-// almost always means the process exited: wait a moment for the owner
-// goroutine to see it, and report the exit.
+// callFailure explains a transport failure of a call.
 func (s *Session) callFailure(name string, err error) error {
+	return s.requestFailure(fmt.Sprintf("tools/call %q", name), err)
+}
+
+// requestFailure explains a transport failure of what, a request. A local
+// failure almost always means the process exited: wait a moment for the
+// owner goroutine to see it, and report the exit.
+func (s *Session) requestFailure(what string, err error) error {
 	s.connectionLost(err)
 	timer := time.NewTimer(exitWait)
 	defer timer.Stop()
 	select {
 	case <-s.done:
 		if endErr := s.Err(); endErr != nil {
-			return newError(fmt.Sprintf("tools/call %q failed: %s", name, endErr), endErr, err)
+			return newError(fmt.Sprintf("%s failed: %s", what, endErr), endErr, err)
 		}
 	case <-timer.C:
 	}
-	return newError(fmt.Sprintf("server %q: tools/call %q: %s", s.srv.Name, name, s.mask.err(err)), ErrTransport, err)
+	return newError(fmt.Sprintf("server %q: %s: %s", s.srv.Name, what, s.mask.err(err)), ErrTransport, err)
 }
 
 // endedError is the error of a call made after the session ended, or nil.
 func (s *Session) endedError(name string) error {
+	return s.endedErrorOf(fmt.Sprintf("tools/call %q", name))
+}
+
+// endedErrorOf is the error of what, a request made after the session
+// ended, or nil.
+func (s *Session) endedErrorOf(what string) error {
 	select {
 	case <-s.done:
 	default:
 		return nil
 	}
 	if endErr := s.Err(); endErr != nil {
-		return newError(fmt.Sprintf("tools/call %q: session ended: %s", name, endErr), ErrClosed, endErr)
+		return newError(fmt.Sprintf("%s: session ended: %s", what, endErr), ErrClosed, endErr)
 	}
-	return fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, ErrClosed)
+	return fmt.Errorf("server %q: %s: %w", s.srv.Name, what, ErrClosed)
 }
 
 // sendCancelled tells the server that the request id was abandoned, as the

@@ -16,6 +16,16 @@
 // again and signal [Session.ToolsChanged] when the converted set changed.
 // [Session.CallTool] returns a [CallResult] holding the raw content blocks,
 // whatever their type.
+//
+// What a server declares beside tools is listed the same way, from the raw
+// JSON and bounded by the same limits, each list on its own: resources and
+// resource templates ([Session.Features], read with [Session.ReadResource],
+// followed with [Session.Subscribe]) and prompts ([Session.GetPrompt],
+// whose arguments are checked before the request); their list_changed
+// notifications make the session list again and signal
+// [Session.FeaturesChanged] on a real change. The initialize result's
+// instructions are kept up to [MaxInstructionsBytes]
+// ([Session.Instructions]).
 // [Session.Done] and [Session.Err] report how the session ended: process exit
 // (with the exit status and the tail of stderr), transport loss, or Close.
 //

@@ -38,7 +38,8 @@ const stderrLinesInErrors = 10
 type ExitError struct {
 	Server string
 	// When says at which point the process ended: "before initialize",
-	// "while listing tools", or "" once the session was running.
+	// "while listing tools" (or resources, prompts, ...), or "" once the
+	// session was running.
 	When string
 	// State is the reaped process's state (exit code or signal).
 	State *os.ProcessState

@@ -29,7 +29,7 @@ const (
 type LimitError struct {
 	Server string
 	// Step is the request the server was answering ("initialize",
-	// "tools/list"), or "" when the limit was hit outside of one, e.g. on an
+	// "tools/list", "resources/list", "prompts/list", ...), or "" when the limit was hit outside of one, e.g. on an
 	// SSE stream of a running session.
 	Step string
 	// Limit names the limit as in the config: "maxMessageBytes",
@@ -49,11 +49,11 @@ func (e *LimitError) Error() string {
 	case limitMessageBytes:
 		what = "sent a message of more than " + formatBytes(e.Value)
 	case limitListItems:
-		what = fmt.Sprintf("listed more than %d tools", e.Value)
+		what = fmt.Sprintf("listed more than %d %s", e.Value, listNoun(e.Step))
 	case limitListPages:
-		what = fmt.Sprintf("needed more than %d pages to list its tools", e.Value)
+		what = fmt.Sprintf("needed more than %d pages to list its %s", e.Value, listNoun(e.Step))
 	case limitListBytes:
-		what = "listed more than " + formatBytes(e.Value) + " of tools"
+		what = "listed more than " + formatBytes(e.Value) + " of " + listNoun(e.Step)
 	default:
 		what = fmt.Sprintf("went over its limit %s (%d)", e.Limit, e.Value)
 	}

@@ -124,7 +124,8 @@ var errProcessExited = errors.New("server process exited")
 // for concurrent use.
 //
 // One owner goroutine, started by Connect, runs the session until it ends:
-// it re-lists tools after tools/list_changed, and notices the local
+// it re-lists tools after tools/list_changed (resources and prompts after
+// theirs: see Features), and notices the local
 // process's exit, the loss of a remote connection, or Close. Done is closed
 // when it has stopped everything the session started.
 type Session struct {
@@ -168,6 +169,10 @@ type Session struct {
 	bgEnded      bool           // set by finish: no more background work
 	bg           sync.WaitGroup // background work to wait for in finish
 
+	// feat is what the server offers beside tools: resources, templates,
+	// prompts, subscriptions and its instructions (features.go).
+	feat *featureState
+
 	reqSeq  atomic.Uint64 // numbers our own requests (tools/list, tools/call)
 	running atomic.Bool   // set once Connect succeeded
 
@@ -185,7 +190,9 @@ type Session struct {
 }
 
 // Connect starts (local) or reaches (remote) the server, initializes it and
-// lists all its tools, all within srv.Timeout (defaultTimeout if zero). On
+// lists all its tools — and the resources, resource templates and prompts
+// it declares (Features) —, all within srv.Timeout (defaultTimeout if
+// zero). On
 // failure nothing is left running and the error says why in terms a user
 // can act on: the command that could not start, the exit status and the
 // tail of stderr, the step that got no answer in time (with what tools/list
@@ -232,6 +239,7 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 		relist:       make(chan struct{}, 1),
 		toolsChanged: make(chan struct{}, 1),
 		lost:         make(chan error, 1),
+		feat:         newFeatureState(),
 		closing:      make(chan struct{}),
 		done:         make(chan struct{}),
 	}
@@ -336,17 +344,21 @@ func (s *Session) handshake(cctx context.Context, c *client.Client) error {
 	if err != nil {
 		return s.connectError(cctx, stepInitialize, err)
 	}
+	s.noteInitialize(res)
 	if res.Capabilities.Tools == nil {
 		s.log.V(1).Info("server declares no tools capability")
-		s.step = stepDone
-		return nil
+	} else {
+		s.step = stepToolsList
+		raws, err := s.listTools(cctx, &s.listed)
+		if err != nil {
+			return s.connectError(cctx, stepToolsList, err)
+		}
+		s.raws = raws
 	}
-	s.step = stepToolsList
-	raws, err := s.listTools(cctx, &s.listed)
-	if err != nil {
-		return s.connectError(cctx, stepToolsList, err)
+	if err := s.listFeatures(cctx); err != nil {
+		return err
 	}
-	s.step, s.raws = stepDone, raws
+	s.step = stepDone
 	return nil
 }
 
@@ -369,7 +381,7 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 	}
 	when := "before initialize"
 	if step != stepInitialize {
-		when = "while listing tools"
+		when = "while listing " + listNoun(step)
 	}
 	if exit := s.link.exitCause(cctx, when, err); exit != nil {
 		return exit
@@ -411,6 +423,8 @@ func (s *Session) timeoutMessage(step string) string {
 	switch step {
 	case stepToolsList:
 		return fmt.Sprintf("server %q: no answer to tools/list within %s (%s)", name, s.spent(), s.listed.soFar())
+	case stepResourcesList, stepTemplatesList, stepPromptsList:
+		return fmt.Sprintf("server %q: no answer to %s within %s (%s)", name, step, s.spent(), s.feat.listed.soFar())
 	case stepDone:
 		msg := fmt.Sprintf("server %q: connecting did not finish within %s", name, s.spent())
 		if s.listed.pages > 0 {
@@ -428,13 +442,20 @@ func isTransportError(err error) bool {
 	return errors.As(err, &te) || errors.Is(err, ErrTransport)
 }
 
-// listProgress counts what one tools/list received.
+// listProgress counts what one list (tools/list, resources/list, ...)
+// received.
 type listProgress struct {
-	pages, tools int
+	pages, items int
+	// noun names one item in messages; "" is "tool".
+	noun string
 }
 
 func (p listProgress) String() string {
-	return fmt.Sprintf("%s in %s", plural(p.tools, "tool"), plural(p.pages, "page"))
+	noun := p.noun
+	if noun == "" {
+		noun = "tool"
+	}
+	return fmt.Sprintf("%s in %s", plural(p.items, noun), plural(p.pages, "page"))
 }
 
 // soFar describes an unfinished list.
@@ -457,61 +478,7 @@ func plural(n int, what string) string {
 // received in prog and ends the session (a *LimitError) when the list goes
 // over the server's MaxListPages, MaxListItems or MaxListBytes.
 func (s *Session) listTools(ctx context.Context, prog *listProgress) ([]json.RawMessage, error) {
-	lim := s.srv.Limits
-	var raws []json.RawMessage
-	var size int64 // bytes of the results so far, cursors included
-	seen := map[string]bool{}
-	cursor := ""
-	for {
-		if prog.pages >= lim.MaxListPages {
-			return nil, s.listLimit(limitListPages, int64(lim.MaxListPages))
-		}
-		params := map[string]any{}
-		if cursor != "" {
-			params["cursor"] = cursor
-		}
-		resp, err := s.client.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
-			JSONRPC: mcpgo.JSONRPC_VERSION,
-			ID:      mcpgo.NewRequestId(fmt.Sprintf("freecode-tools-list-%d", s.reqSeq.Add(1))),
-			Method:  string(mcpgo.MethodToolsList),
-			Params:  params,
-		})
-		if err != nil {
-			return nil, transport.NewError(err)
-		}
-		if resp.Error != nil {
-			return nil, resp.Error.AsError()
-		}
-		if size += int64(len(resp.Result)); size > lim.MaxListBytes {
-			return nil, s.listLimit(limitListBytes, lim.MaxListBytes)
-		}
-		var page struct {
-			Tools      []json.RawMessage `json:"tools"`
-			NextCursor string            `json:"nextCursor"`
-		}
-		if err := json.Unmarshal(resp.Result, &page); err != nil {
-			return nil, fmt.Errorf("decode tools/list result: %w", err)
-		}
-		prog.pages++
-		if len(raws)+len(page.Tools) > lim.MaxListItems {
-			return nil, s.listLimit(limitListItems, int64(lim.MaxListItems))
-		}
-		raws = append(raws, page.Tools...)
-		prog.tools = len(raws)
-		if page.NextCursor == "" {
-			return raws, nil
-		}
-		if seen[page.NextCursor] {
-			return nil, fmt.Errorf("tools/list: server repeated cursor %q", page.NextCursor)
-		}
-		seen[page.NextCursor] = true
-		cursor = page.NextCursor
-	}
-}
-
-// listLimit ends the session because tools/list went over limit.
-func (s *Session) listLimit(limit string, value int64) error {
-	return s.limits.trip(s.limitError(stepToolsList, limit, value))
+	return s.listPages(ctx, stepToolsList, "tools", prog)
 }
 
 // setTools converts raws and makes them the current set; it reports whether
@@ -568,6 +535,7 @@ func sameTool(a, b Tool) bool {
 // onNotification runs on mcp-go's read goroutine: it must not make
 // requests, so it only asks the owner goroutine to list again.
 func (s *Session) onNotification(n mcpgo.JSONRPCNotification) {
+	s.featureNotification(n)
 	if n.Method == mcpgo.MethodNotificationToolsListChanged {
 		select {
 		case s.relist <- struct{}{}:
@@ -612,6 +580,8 @@ func (s *Session) run() {
 			return
 		case <-s.relist:
 			s.refresh()
+		case <-s.feat.relist:
+			s.refreshFeatures()
 		}
 	}
 }

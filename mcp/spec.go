@@ -84,11 +84,13 @@ type Limits struct {
 	// MaxMessageBytes bounds one JSON-RPC message in bytes: a stdout line,
 	// an HTTP body, an SSE event.
 	MaxMessageBytes int64
-	// MaxListItems bounds the tools of one tools/list, over all its pages.
+	// MaxListItems bounds the items of one list (tools/list,
+	// resources/list, resources/templates/list, prompts/list, each on its
+	// own), over all its pages.
 	MaxListItems int
-	// MaxListPages bounds the pages of one tools/list.
+	// MaxListPages bounds the pages of one list.
 	MaxListPages int
-	// MaxListBytes bounds the bytes of one tools/list, over all its pages.
+	// MaxListBytes bounds the bytes of one list, over all its pages.
 	MaxListBytes int64
 }
 

@@ -24,8 +24,8 @@ type ToolsChanged struct {
 // Kind implements event.Event.
 func (ToolsChanged) Kind() string { return "tools_changed" }
 
-// Registry holds tools keyed by id and grouped by source. It is safe for
-// concurrent use.
+// Registry holds tools keyed by id and grouped by source, and each source's
+// resources and prompts (Features). It is safe for concurrent use.
 //
 // Change detection compares ids, titles, descriptions, input schemas and
 // annotations (as canonical JSON: key order and spacing do not matter) and
@@ -38,6 +38,9 @@ type Registry struct {
 	tools    map[string]Entry
 	bySource map[string][]string // sorted ids
 	gen      uint64              // bumped on every real change
+
+	fmu      sync.RWMutex        // guards features
+	features map[string]features // resources and prompts by source (features.go)
 }
 
 // Entry is a registered tool with the canonical JSON of its input schema,
@@ -58,6 +61,7 @@ func NewRegistry(bus *event.Bus) *Registry {
 		bus:      bus,
 		tools:    make(map[string]Entry),
 		bySource: make(map[string][]string),
+		features: make(map[string]features),
 	}
 }
 

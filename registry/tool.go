@@ -1,6 +1,8 @@
 // Package registry holds every tool FreeCode can call — built-ins and MCP
 // tools alike: the Tool type, the store keyed by id and grouped by source
-// (Registry), and FreeCode's own tools (Builtins). The rooms around it have
+// (Registry), and FreeCode's own tools (Builtins). Beside the tools it keeps
+// what each source offers besides — resources, resource templates and
+// prompts (Features) — grouped by source the same way. The rooms around it have
 // packages of their own: registry/event (the bus ToolsChanged goes out on),
 // registry/orchestrator (permission rules and the batches of calls) and
 // registry/defs (provider-facing definitions and their dialects).

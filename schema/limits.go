@@ -42,11 +42,13 @@ const (
 type Limits struct {
 	// MaxMessageBytes bounds one JSON-RPC message in bytes.
 	MaxMessageBytes int64 `json:"maxMessageBytes,omitempty"`
-	// MaxListItems bounds the tools of one tools/list, over all its pages.
+	// MaxListItems bounds the items of one list (tools/list, resources/list,
+	// resources/templates/list, prompts/list, each on its own), over all its
+	// pages.
 	MaxListItems int `json:"maxListItems,omitempty"`
-	// MaxListPages bounds the pages of one tools/list.
+	// MaxListPages bounds the pages of one list.
 	MaxListPages int `json:"maxListPages,omitempty"`
-	// MaxListBytes bounds the bytes of one tools/list, over all its pages.
+	// MaxListBytes bounds the bytes of one list, over all its pages.
 	MaxListBytes int64 `json:"maxListBytes,omitempty"`
 }
 

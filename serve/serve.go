@@ -166,8 +166,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 		Approver: approvals,
 		Logger:   log.WithName("orchestrator"),
 	})
+	be := backend{ctrl: ctrl, cfgPath: cfgPath, rules: rules}
 	srv := api.NewServer(api.Options{
-		Backend:   backend{ctrl: ctrl, cfgPath: cfgPath, rules: rules},
+		Backend:   be,
+		Features:  be,
 		Bus:       bus,
 		Defs:      defs.NewDefsCache(reg),
 		Runner:    orch,

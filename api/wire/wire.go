@@ -67,6 +67,18 @@ type ServerStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	PID                int   `json:"pid,omitempty"`
 	Tools              int   `json:"tools"`
+	// Resources, ResourceTemplates and Prompts count what the current
+	// session lists beside tools (0 when none runs, as Tools); left out
+	// when 0.
+	Resources         int `json:"resources,omitempty"`
+	ResourceTemplates int `json:"resourceTemplates,omitempty"`
+	Prompts           int `json:"prompts,omitempty"`
+	// Instructions are the current session's server instructions, at most
+	// mcp.MaxInstructionsBytes of them; InstructionsCut says the server
+	// sent more, InstructionsBytes (set then) how much.
+	Instructions      string `json:"instructions,omitempty"`
+	InstructionsCut   bool   `json:"instructionsCut,omitempty"`
+	InstructionsBytes int    `json:"instructionsBytes,omitempty"`
 	// Restarts counts starts after the first one (after a crash or failed
 	// start, a changed spec, or a restart request).
 	Restarts int `json:"restarts"`

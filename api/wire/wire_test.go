@@ -40,12 +40,12 @@ func TestWireJSON(t *testing.T) {
 			ServePID: 7, ConfigPath: "/c.json", ConfigError: "bad", ObservedAt: at, ProjectError: "ignored",
 			Servers: []ServerStatus{{
 				Name: "a", Source: "user", Desired: Desired{Enabled: true, SpecHash: "h", Type: "local", Target: "x --y"},
-				Phase: PhaseBackoff, SpecHash: "h", Generation: 2, ObservedGeneration: 2, PID: 9, Tools: 3, Restarts: 1, Crashes: 1, StartTimeoutMS: 10000,
+				Phase: PhaseBackoff, SpecHash: "h", Generation: 2, ObservedGeneration: 2, PID: 9, Tools: 3, Resources: 4, ResourceTemplates: 1, Prompts: 2, Restarts: 1, Crashes: 1, StartTimeoutMS: 10000,
 				Since: at, LastError: "e", LastFailure: "e", LastFailureAt: at, Reason: "r", StderrTail: []string{"l"}, NextRetry: at,
 			}, {Name: "b", Desired: Desired{}}},
 		}, `{"servePid":7,"configPath":"/c.json","configError":"bad","servers":[` +
 			`{"name":"a","source":"user","desired":{"enabled":true,"specHash":"h","type":"local","target":"x --y"},` +
-			`"phase":"backoff","specHash":"h","generation":2,"observedGeneration":2,"pid":9,"tools":3,"restarts":1,` +
+			`"phase":"backoff","specHash":"h","generation":2,"observedGeneration":2,"pid":9,"tools":3,"resources":4,"resourceTemplates":1,"prompts":2,"restarts":1,` +
 			`"crashes":1,"startTimeoutMs":10000,"since":"2026-11-30T07:35:01Z","lastError":"e","lastFailure":"e","lastFailureAt":"2026-11-30T07:35:01Z",` +
 			`"reason":"r","stderrTail":["l"],"nextRetry":"2026-11-30T07:35:01Z"},` +
 			`{"name":"b","desired":{"enabled":false},"tools":0,"restarts":0,"crashes":0}],` +
@@ -61,6 +61,14 @@ func TestWireJSON(t *testing.T) {
 			Title: "U", Description: "d", InputSchema: json.RawMessage(`{}`)}}, Warnings: []string{"w"}},
 			`{"server":"a","phase":"ready","tools":[{"id":"mcp__a__t","name":"t","readOnly":true,"annotations":{"readOnlyHint":true},"inputSchema":{"type":"object"}},` +
 				`{"id":"mcp__a__u","name":"u.v","title":"U","description":"d","readOnly":false,"inputSchema":{}}],"warnings":["w"]}`},
+		{"resource read", ResourceRead{Server: "a", URI: "x://y", Contents: []ResourceContent{{URI: "x://y", MimeType: "text/plain", Text: ptr("")},
+			{URI: "x://z", Blob: []byte{0, 255}}}},
+			`{"server":"a","uri":"x://y","contents":[{"uri":"x://y","mimeType":"text/plain","text":""},{"uri":"x://z","blob":"AP8="}]}`},
+		{"prompts", Prompts{Servers: []ServerPrompts{{Server: "a", Phase: PhaseReady, Prompts: []Prompt{{Name: "p", Arguments: []PromptArgument{{Name: "n", Required: true}}}}}}},
+			`{"servers":[{"server":"a","phase":"ready","prompts":[{"name":"p","arguments":[{"name":"n","required":true}]}]}]}`},
+		{"prompt result", PromptResult{Server: "a", Prompt: "p", Messages: []PromptMessage{{Role: "user", Content: json.RawMessage(`{"type":"text","text":"hi"}`)}}},
+			`{"server":"a","prompt":"p","messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}`},
+		{"resources_changed", ResourcesChanged{Source: "a"}, `{"source":"a"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := json.Marshal(tc.v)
@@ -70,7 +78,13 @@ func TestWireJSON(t *testing.T) {
 	}
 	require.Equal(t, "phase_changed", PhaseChanged{}.Kind())
 	require.Equal(t, "config_error", ConfigErrorChanged{}.Kind())
+	require.Equal(t, "resources_changed", ResourcesChanged{}.Kind())
+	require.Equal(t, "prompts_changed", PromptsChanged{}.Kind())
+	require.True(t, ResourceContent{Blob: []byte{1}}.Binary())
+	require.False(t, ResourceContent{Text: ptr("")}.Binary())
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func TestLogsCursor(t *testing.T) {
 	require.Equal(t, LogCursor{Session: 3, Line: 12}, Logs{Session: 3, Last: 12, Lines: []string{"a"}}.Cursor())

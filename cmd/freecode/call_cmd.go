@@ -195,6 +195,14 @@ func (a *app) printOutcome(v outcomeView, text string, err error, asJSON bool) e
 		// The server's text; --json keeps it exact.
 		fmt.Fprintln(a.stdout, termtext.Neutralize(text))
 	}
+	// Resource links are not text, but where to read more: say how.
+	if server := serverOfTool(v.Tool); server != "" {
+		for _, c := range v.Content {
+			if c.Type == "resource_link" && c.URI != "" {
+				fmt.Fprintf(a.stdout, "[resource link %s: read it with `freecode mcp read %s %s`]\n", termtext.Quote(c.URI), server, termtext.Quote(c.URI))
+			}
+		}
+	}
 	if v.IsError {
 		return silentError{exitError}
 	}

@@ -93,7 +93,8 @@ func (a *app) startCmd() *cobra.Command {
 initialize it, list and convert its tools, print them, and stop it again.
 On a terminal it shows the time so far and the server's stderr while it
 starts.
-With --watch it stays connected and prints tool-set changes until Ctrl-C or
+With --watch it stays connected and prints changes of its tools, resources
+and prompts until Ctrl-C or
 ` + "`freecode mcp stop <name>`" + ` from another terminal. No process is left behind.`,
 		Args: exactArgs(1, "<name>"),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -132,7 +133,7 @@ With --watch it stays connected and prints tool-set changes until Ctrl-C or
 			}
 			defer sess.Close()
 			tools := sess.Tools()
-			fmt.Fprintf(a.stdout, "✓ Server %q started with %d tool%s (%s)\n", srv.Name, len(tools), plural(len(tools)), elapsed)
+			fmt.Fprintf(a.stdout, "✓ Server %q started with %d tool%s%s (%s)\n", srv.Name, len(tools), plural(len(tools)), featureCounts(sess.Features()), elapsed)
 			for _, t := range tools {
 				fmt.Fprintln(a.stdout, "  "+toolLine(t))
 			}
@@ -151,8 +152,30 @@ With --watch it stays connected and prints tool-set changes until Ctrl-C or
 			return a.watchSession(c.Context(), sess, tools)
 		},
 	}
-	c.Flags().BoolVar(&watch, "watch", false, "stay connected and print tool-set changes")
+	c.Flags().BoolVar(&watch, "watch", false, "stay connected and print changes of tools, resources and prompts")
 	return c
+}
+
+// featureCounts is what a session lists beside tools, for `mcp start`'s
+// summary: ", 3 resources, 1 resource template and 2 prompts", or "" for a
+// server that lists none.
+func featureCounts(f mcp.Features) string {
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{len(f.Resources), "resource"}, {len(f.Templates), "resource template"}, {len(f.Prompts), "prompt"}} {
+		if c.n > 0 {
+			parts = append(parts, countOf(c.n, c.what))
+		}
+	}
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return " and " + parts[0]
+	}
+	return ", " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
 // printConvertErrors prints, as warnings, the tools left out and the tools
@@ -170,12 +193,14 @@ func (a *app) printToolWarnings(warnings []mcp.ToolWarning) {
 	}
 }
 
-// watchSession prints tool-set changes until ctx ends or the server does.
+// watchSession prints changes of the tool set, the resources and the
+// prompts until ctx ends or the server does.
 func (a *app) watchSession(ctx context.Context, sess *mcp.Session, tools []mcp.Tool) error {
 	prev := map[string]mcp.Tool{}
 	for _, t := range tools {
 		prev[t.ID] = t
 	}
+	prevFeatures := sess.Features()
 	for {
 		select {
 		case <-ctx.Done():
@@ -205,6 +230,43 @@ func (a *app) watchSession(ctx context.Context, sess *mcp.Session, tools []mcp.T
 			}
 			a.printConvertErrors(sess)
 			prev = cur
+		case <-sess.FeaturesChanged():
+			cur := sess.Features()
+			fmt.Fprintf(a.stdout, "Resources and prompts changed: now %s, %s and %s\n", countOf(len(cur.Resources), "resource"),
+				countOf(len(cur.Templates), "resource template"), countOf(len(cur.Prompts), "prompt"))
+			printAddedRemoved(a.stdout, featureKeys(prevFeatures), featureKeys(cur))
+			prevFeatures = cur
+		}
+	}
+}
+
+// featureKeys names what f lists, for watching it change: resource URIs,
+// "template <uri template>" and "prompt <name>".
+func featureKeys(f mcp.Features) map[string]bool {
+	keys := map[string]bool{}
+	for _, r := range f.Resources {
+		keys[r.URI] = true
+	}
+	for _, t := range f.Templates {
+		keys["template "+t.URITemplate] = true
+	}
+	for _, p := range f.Prompts {
+		keys["prompt "+p.Name] = true
+	}
+	return keys
+}
+
+// printAddedRemoved prints "  + key" for the keys of cur not in prev and
+// "  - key" for those of prev not in cur, sorted, neutralised.
+func printAddedRemoved(w io.Writer, prev, cur map[string]bool) {
+	for _, k := range sortedKeys(cur) {
+		if !prev[k] {
+			fmt.Fprintln(w, "  + "+termtext.Neutralize(k))
+		}
+	}
+	for _, k := range sortedKeys(prev) {
+		if !cur[k] {
+			fmt.Fprintln(w, "  - "+termtext.Neutralize(k))
 		}
 	}
 }
@@ -388,15 +450,9 @@ func (a *app) oneShotTools(ctx context.Context, srv schema.Server) ([]wire.Tool,
 // serveTools returns the tools of the server r reaches in serve, once it
 // is ready: a server still starting is waited for.
 func (a *app) serveTools(ctx context.Context, r route) ([]wire.Tool, []string, error) {
-	s := r.server
-	if starting(s.Phase) {
-		var err error
-		if s, err = a.waitStarted(ctx, r.client, s.Name); err != nil {
-			return nil, nil, err
-		}
-	}
-	if s.Phase != wire.PhaseReady {
-		return nil, nil, notReady(s)
+	s, err := a.serveReady(ctx, r)
+	if err != nil {
+		return nil, nil, err
 	}
 	st, err := r.client.ServerTools(ctx, s.Name)
 	if err != nil {

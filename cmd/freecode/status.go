@@ -264,6 +264,8 @@ func (a *app) probeServer(ctx context.Context, s schema.Server, launcher mcp.Lau
 		return
 	}
 	ss.Phase, ss.Tools, ss.SpecHash = "ready", len(sess.Tools()), s.SpecHash()
+	f := sess.Features()
+	ss.Resources, ss.ResourceTemplates, ss.Prompts = len(f.Resources), len(f.Templates), len(f.Prompts)
 	ss.Warnings, ss.MoreWarnings = controller.ToolWarnings(sess.Tools())
 	if err := sess.Close(); err != nil {
 		ss.LastError = "close: " + err.Error()

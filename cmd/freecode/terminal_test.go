@@ -139,3 +139,81 @@ func TestCallThroughServeAsksOnItsTerminal(t *testing.T) {
 	require.NoError(t, cmd.Wait())
 	assert.Equal(t, "2\n", out.String())
 }
+
+// `mcp read` never writes a binary resource to a terminal: it refuses and
+// says to use -o. Text it shows, with terminal controls neutralised.
+func TestReadRefusesBinaryOnATerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	ts := buildTestServer(t)
+	home := shortHome(t)
+	config{t, filepath.Join(home, "config.json")}.write(cfg(local("ts", ts, "--resources", "1", "--evil-text")), true)
+
+	read := func(uri string) (*pty, string, error) {
+		p := openPTY(t)
+		cmd := freecodeCmd(home, "mcp", "read", "ts", uri)
+		cmd.Stdout = p.tty
+		stderr := &syncBuffer{}
+		cmd.Stderr = stderr
+		err := cmd.Run()
+		p.tty.Close()
+		<-p.done
+		return p, stderr.String(), err
+	}
+	p, stderr, err := read("test://binary")
+	require.Error(t, err)
+	assert.Equal(t, "Error: binary resource not written to a terminal: test://binary of \"ts\" is binary (application/octet-stream, 256 bytes); save it with -o FILE\n", stderr)
+	assert.Empty(t, p.out.String(), "nothing of the resource reached the terminal")
+
+	p, stderr, err = read("test://text/0")
+	require.NoError(t, err, stderr)
+	assert.Equal(t, "text resource 0\r\n", p.out.String())
+
+	p, stderr, err = read("test://evil")
+	require.NoError(t, err, stderr)
+	assert.NotContains(t, p.out.String(), "\x1b", "escapes neutralised")
+}
+
+// `mcp start --watch` prints what changes of a server's resources, as of
+// its tools.
+func TestStartWatchShowsResourceChanges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	ts := buildTestServer(t)
+	home := shortHome(t)
+	pidFile := filepath.Join(home, "ts.pid")
+	config{t, filepath.Join(home, "config.json")}.write(cfg(local("ts", ts, "--resources", "1", "--pid-file", pidFile)), true)
+	p := openPTY(t)
+	cmd := freecodeCmd(home, "mcp", "start", "ts", "--watch")
+	cmd.Stdout = p.tty
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	var waitErr error // set before exited is closed
+	exited := make(chan struct{})
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	p.waitFor(`Watching "ts"`)
+	data, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	var pid int
+	_, err = fmt.Sscan(string(data), &pid)
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGUSR1))
+	p.waitFor("Resources and prompts changed: now 3 resources, 1 resource template and 0 prompts\r\n  + test://dyn/1\r\n")
+	p.waitFor("Tools changed: now 12 tools\r\n  + mcp__ts__dyn_1 (read-only)\r\n")
+
+	stop, err := freecodeCmd(home, "mcp", "stop", "ts").CombinedOutput()
+	require.NoError(t, err, "%s", stop)
+	select {
+	case <-exited:
+		require.NoError(t, waitErr, "stderr: %s", stderr)
+	case <-time.After(waitFor):
+		t.Fatal("mcp start --watch did not end after mcp stop")
+	}
+}

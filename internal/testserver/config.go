@@ -57,6 +57,15 @@ type Config struct {
 	// UnknownContent adds the tool hologram, whose result holds
 	// UnknownBlock.
 	UnknownContent bool
+	// Resources, when positive, declares resources: that many text
+	// resources, BinaryURI, ItemTemplate and their tools (see features.go).
+	Resources int
+	// Prompts declares the prompts greet and plain and their tool.
+	Prompts bool
+	// Instructions are the initialize result's instructions; without
+	// them, InstructionsBytes makes that many bytes of them.
+	Instructions      string
+	InstructionsBytes int
 
 	CallLog  string
 	PIDFile  string
@@ -73,6 +82,9 @@ type Config struct {
 	HTTPAttack       string // "", AttackErrorBody or AttackSSELine
 	FloodBytes       int64  // 0: endless
 	EndlessPages     bool
+	// EndlessResourcePages does for resources/list what EndlessPages does
+	// for tools/list.
+	EndlessResourcePages bool
 
 	// Exit ends the process; nil means os.Exit. crash, --crash-after and
 	// --exit-at-start call it and expect it not to return. If it returns, the
@@ -116,6 +128,10 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.BoolVar(&c.Modern, "modern", false, "answer server/discover instead of method-not-found")
 	fs.BoolVar(&c.EvilText, "evil-text", false, "put terminal escapes (EvilText) in an evil tool's title, description, schema and result and in stderr")
 	fs.BoolVar(&c.UnknownContent, "unknown-content", false, "add a tool hologram whose result holds a text block and a block of an unknown type (UnknownBlock)")
+	fs.IntVar(&c.Resources, "resources", 0, "declare resources: `N` text resources test://text/<i>, test://binary, the template test://items/{id} and the tools set_resource, remove_resource, links, relist")
+	fs.BoolVar(&c.Prompts, "prompts", false, "declare the prompts greet {name required, greeting} and plain, and the tools add_prompt and relist")
+	fs.StringVar(&c.Instructions, "instructions", "", "the initialize result's instructions")
+	fs.IntVar(&c.InstructionsBytes, "instructions-bytes", 0, "instructions of `N` bytes (two-byte characters after a short sentence)")
 	fs.StringVar(&c.CallLog, "call-log", "", "append JSON lines for every tools/call to FILE")
 	fs.StringVar(&c.PIDFile, "pid-file", "", "write the server pid to FILE")
 	fs.StringVar(&c.StartLog, "start-log", "", "append the server pid and a newline to `FILE` at every start")
@@ -127,6 +143,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.StringVar(&c.HTTPAttack, "http-attack", "", "with --http: error-body|sse-line")
 	fs.Int64Var(&c.FloodBytes, "flood-bytes", 0, "bytes of a flood (0: endless)")
 	fs.BoolVar(&c.EndlessPages, "endless-pages", false, "answer every tools/list page with a fresh nextCursor")
+	fs.BoolVar(&c.EndlessResourcePages, "endless-resource-pages", false, "declare resources and answer every resources/list page with a fresh nextCursor")
 	return c
 }
 
@@ -151,7 +168,7 @@ func (c Config) withDefaults() (Config, error) {
 		name string
 		v    int
 	}{{"--tools", c.Tools}, {"--readonly-every", c.ReadOnlyEvery}, {"--page-size", c.PageSize}, {"--crash-after", c.CrashAfter}, {"--stderr-flood", c.StderrFlood},
-		{"--description-bytes", c.DescriptionBytes}} {
+		{"--description-bytes", c.DescriptionBytes}, {"--resources", c.Resources}, {"--instructions-bytes", c.InstructionsBytes}} {
 		if f.v < 0 {
 			return c, fmt.Errorf("%s %d: must not be negative", f.name, f.v)
 		}

@@ -24,8 +24,32 @@
 // returns a text block (HologramText) and UnknownBlock, a block of a type no
 // MCP revision defines, byte for byte.
 //
+// # Resources and prompts
+//
+// With --resources N the server declares resources (subscribe and
+// listChanged): N text resources test://text/0 .. test://text/<N-1>
+// ("text resource <i>\n"), test://binary (application/octet-stream: every
+// byte value once, BinaryContents), the template test://items/{id} ("item
+// <id>"), with --evil-text also test://evil (EvilText in its name,
+// description and text), and these tools:
+//
+//	set_resource    {uri, text}  sets a text resource: a new one is announced with
+//	                             resources/list_changed, a changed one with
+//	                             resources/updated {uri}
+//	remove_resource {uri}        removes a text resource (resources/list_changed)
+//	links           {}           returns a text block and resource_link blocks for
+//	                             test://text/0 and test://binary          readOnlyHint true
+//
+// With --prompts it declares prompts (listChanged): greet {name required,
+// greeting} ("<greeting, default Hello>, <name>!"), plain {} (one message;
+// with --evil-text a second one holding EvilText), and the tool add_prompt
+// {name}, which registers another prompt like plain and announces it.
+// Either flag adds relist {} (read-only), which sends the list_changed
+// notifications of what the server declares without changing anything.
+//
 // Generated tools tool_000, tool_001, ... (--tools N) answer "<name> ok: <args>".
-// SIGUSR1 (wired by Run) adds a tool dyn_<n> (n = 1, 2, ...) and notifies list_changed.
+// SIGUSR1 (wired by Run) adds a tool dyn_<n> (n = 1, 2, ...) and notifies list_changed;
+// with --resources also the text resource test://dyn/<n> (resources/list_changed).
 //
 // # Flags
 //
@@ -85,6 +109,10 @@
 //	                          and EvilStderr (EvilText plus a raw 8-bit CSI byte) written to
 //	                          stderr at start (before --exit-at-start) and on every call of evil
 //	--unknown-content         the tool "hologram" (above)
+//	--resources N             resources, a template and their tools (above)
+//	--prompts                 prompts and their tool (above)
+//	--instructions TEXT       the initialize result's instructions
+//	--instructions-bytes N    instructions of N bytes: a sentence, then "é" (two bytes each)
 //
 // Hostile behaviours, for the host's limits:
 //
@@ -106,6 +134,8 @@
 //	--endless-pages           answer every tools/list with a page of fresh tools page<P>_tool<i>
 //	                          (--page-size of them, default 10) and the next cursor "page-<P+1>",
 //	                          however far the client follows (stdio and --http)
+//	--endless-resource-pages  the same for resources/list (pages of resources test://page/<P>/<i>);
+//	                          declares resources
 //
 // initialize is answered for every legacy protocol revision, including
 // 2025-06-18 and 2025-11-25. Unknown methods get a method-not-found error.

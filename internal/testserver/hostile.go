@@ -139,8 +139,13 @@ func (s *Server) interceptHTTP(next http.Handler) http.Handler {
 			w.WriteHeader(http.StatusInternalServerError)
 			_ = s.flood(r.Context(), w, "internal error: ", nil)
 			return
-		case base.Method == string(mcp.MethodToolsList) && s.cfg.EndlessPages:
-			b, err := s.endlessPage(base.ID, base.Params)
+		case base.Method == string(mcp.MethodToolsList) && s.cfg.EndlessPages,
+			base.Method == string(mcp.MethodResourcesList) && s.cfg.EndlessResourcePages:
+			page := s.endlessPage
+			if base.Method == string(mcp.MethodResourcesList) {
+				page = s.endlessResourcePage
+			}
+			b, err := page(base.ID, base.Params)
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusInternalServerError)
 				return

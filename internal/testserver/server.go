@@ -29,11 +29,13 @@ type Server struct {
 	log     *callLog // nil without --call-log
 	hostile *hostile
 
-	mu      sync.Mutex // mu guards notes, calls, dynamic and seq
+	mu      sync.Mutex // mu guards notes, calls, dynamic, seq and texts
 	notes   []string
 	calls   int // tools/call requests seen, for --crash-after
 	dynamic int // dyn_<n> tools added so far
 	seq     int // call-log sequence number
+
+	texts map[string]string // the text resources by URI (--resources)
 }
 
 // New builds a server from cfg. Close releases the call log.
@@ -63,6 +65,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.PageSize > 0 {
 		opts = append(opts, server.WithPaginationLimit(cfg.PageSize))
 	}
+	opts = append(opts, cfg.featureOptions()...)
 	s.mcp = server.NewMCPServer(cfg.Name, cfg.Version, opts...)
 	s.mcp.AddTools(s.fixedTools()...)
 	s.mcp.AddTools(s.generatedTools()...)
@@ -72,6 +75,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.UnknownContent {
 		s.mcp.AddTools(hologramTool())
 	}
+	s.addFeatures()
 	return s, nil
 }
 
@@ -107,13 +111,19 @@ func (s *Server) ListTools(ctx context.Context) ([]json.RawMessage, error) {
 }
 
 // AddDynamicTool registers the next dyn_<n> tool and notifies initialized
-// sessions with notifications/tools/list_changed. It returns the tool's name.
+// sessions with notifications/tools/list_changed; with --resources it also
+// adds the text resource DynURI(n). It returns the tool's name.
 func (s *Server) AddDynamicTool() string {
 	s.mu.Lock()
 	s.dynamic++
-	name := "dyn_" + strconv.Itoa(s.dynamic)
+	n := s.dynamic
+	name := "dyn_" + strconv.Itoa(n)
 	s.mu.Unlock()
 	s.mcp.AddTools(s.namedTool(name, "Tool added at run time by SIGUSR1."))
+	if s.cfg.Resources > 0 {
+		// Announced with resources/list_changed.
+		s.setText(DynURI(n), "added at run time\n")
+	}
 	return name
 }
 

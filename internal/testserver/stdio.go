@@ -134,6 +134,16 @@ func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, handl
 		}
 		return
 	}
+	if base.Method == string(mcp.MethodResourcesList) && s.cfg.EndlessResourcePages {
+		var req struct {
+			Params json.RawMessage `json:"params"`
+		}
+		_ = json.Unmarshal(line, &req)
+		if b, err := s.endlessResourcePage(base.ID, req.Params); err == nil {
+			_ = w.writeLine(b)
+		}
+		return
+	}
 	if base.Method == string(mcp.MethodToolsCall) && s.cfg.StdoutFlood == FloodCall {
 		// Holds the writer for good: nothing else gets out.
 		w.mu.Lock()

@@ -76,7 +76,13 @@ type Limits struct {
 
 // callTimeout is the bound of one attempt of a call of t (0: none).
 func (l Limits) callTimeout(t registry.Tool) time.Duration {
-	if d, ok := l.SourceCallTimeouts[t.Source]; ok && d > 0 {
+	return l.TimeoutOf(t.Source)
+}
+
+// TimeoutOf is the bound of one call of a tool of source (0: none):
+// SourceCallTimeouts' entry, else CallTimeout.
+func (l Limits) TimeoutOf(source string) time.Duration {
+	if d, ok := l.SourceCallTimeouts[source]; ok && d > 0 {
 		return d
 	}
 	return l.CallTimeout

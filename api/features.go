@@ -1,0 +1,207 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+
+	"github.com/freecode/freecode/api/wire"
+)
+
+// The answers of the resources and prompts endpoints are the wire model's.
+type (
+	// Resources is the answer of GET /v1/resources.
+	Resources = wire.Resources
+	// ResourceRead is the answer of GET /v1/resources/read.
+	ResourceRead = wire.ResourceRead
+	// Prompts is the answer of GET /v1/prompts.
+	Prompts = wire.Prompts
+	// PromptResult is the answer of POST /v1/prompts/{server}/{name}.
+	PromptResult = wire.PromptResult
+)
+
+// features is the FeatureBackend, or an error answer when there is none.
+func (s *Server) features(w http.ResponseWriter) FeatureBackend {
+	if s.opts.Features == nil {
+		writeError(w, http.StatusNotFound, "this serve offers no resources or prompts")
+	}
+	return s.opts.Features
+}
+
+func (s *Server) resources(w http.ResponseWriter, r *http.Request) {
+	fb := s.features(w)
+	if fb == nil {
+		return
+	}
+	res, err := fb.Resources(r.URL.Query().Get("server"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if res.Servers == nil {
+		res.Servers = []wire.ServerResources{}
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) readResource(w http.ResponseWriter, r *http.Request) {
+	fb := s.features(w)
+	if fb == nil {
+		return
+	}
+	q := r.URL.Query()
+	server, uri := q.Get("server"), q.Get("uri")
+	if server == "" || uri == "" {
+		writeError(w, http.StatusBadRequest, "read needs the query parameters server and uri: /v1/resources/read?server=NAME&uri=URI (URL-encoded)")
+		return
+	}
+	res, err := fb.ReadResource(r.Context(), server, uri)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if res.Contents == nil {
+		res.Contents = []wire.ResourceContent{}
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) subscribe(on bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		fb := s.features(w)
+		if fb == nil {
+			return
+		}
+		var body struct {
+			Server string `json:"server"`
+			URI    string `json:"uri"`
+		}
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil || body.Server == "" || body.URI == "" {
+			writeError(w, http.StatusBadRequest, `the body must be {"server": NAME, "uri": URI}`)
+			return
+		}
+		if err := fb.Subscribe(r.Context(), body.Server, body.URI, on); err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, wire.Subscription{Server: body.Server, URI: body.URI, Subscribed: on})
+	}
+}
+
+func (s *Server) prompts(w http.ResponseWriter, r *http.Request) {
+	fb := s.features(w)
+	if fb == nil {
+		return
+	}
+	res, err := fb.Prompts(r.URL.Query().Get("server"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if res.Servers == nil {
+		res.Servers = []wire.ServerPrompts{}
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// promptArgs reads a prompt's arguments: a JSON object of strings (an
+// empty body is none).
+func promptArgs(w http.ResponseWriter, r *http.Request) (map[string]string, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		return nil, fmt.Errorf("read arguments: %w", err)
+	}
+	if len(body) == 0 {
+		return map[string]string{}, nil
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
+		return nil, errors.New(`the body must be the prompt's arguments, a JSON object of strings: {"name": "value", ...}`)
+	}
+	args := make(map[string]string, len(raw))
+	for k, v := range raw {
+		var str string
+		if err := json.Unmarshal(v, &str); err != nil {
+			return nil, fmt.Errorf("argument %q must be a string (prompt arguments are strings), not %s", k, v)
+		}
+		args[k] = str
+	}
+	return args, nil
+}
+
+func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request) {
+	fb := s.features(w)
+	if fb == nil {
+		return
+	}
+	args, err := promptArgs(w, r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	res, err := fb.GetPrompt(r.Context(), r.PathValue("server"), r.PathValue("name"), args)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if res.Messages == nil {
+		res.Messages = []wire.PromptMessage{}
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// Resources returns GET /v1/resources: of server, or of every server that
+// has some when server is "".
+func (c *Client) Resources(ctx context.Context, server string) (Resources, error) {
+	var res Resources
+	path := "/v1/resources"
+	if server != "" {
+		path += "?server=" + url.QueryEscape(server)
+	}
+	return res, c.call(ctx, http.MethodGet, path, nil, &res)
+}
+
+// ReadResource reads uri of server (GET /v1/resources/read).
+func (c *Client) ReadResource(ctx context.Context, server, uri string) (ResourceRead, error) {
+	var res ResourceRead
+	q := url.Values{"server": {server}, "uri": {uri}}
+	return res, c.call(ctx, http.MethodGet, "/v1/resources/read?"+q.Encode(), nil, &res)
+}
+
+// Subscribe subscribes serve to updates of uri of server (on), or ends
+// that; updates come as resource_updated events.
+func (c *Client) Subscribe(ctx context.Context, server, uri string, on bool) error {
+	path := "/v1/resources/unsubscribe"
+	if on {
+		path = "/v1/resources/subscribe"
+	}
+	return c.call(ctx, http.MethodPost, path, map[string]string{"server": server, "uri": uri}, nil)
+}
+
+// Prompts returns GET /v1/prompts: of server, or of every server that has
+// some when server is "".
+func (c *Client) Prompts(ctx context.Context, server string) (Prompts, error) {
+	var res Prompts
+	path := "/v1/prompts"
+	if server != "" {
+		path += "?server=" + url.QueryEscape(server)
+	}
+	return res, c.call(ctx, http.MethodGet, path, nil, &res)
+}
+
+// GetPrompt gets prompt of server with args (POST
+// /v1/prompts/{server}/{name}).
+func (c *Client) GetPrompt(ctx context.Context, server, prompt string, args map[string]string) (PromptResult, error) {
+	var res PromptResult
+	if args == nil {
+		args = map[string]string{}
+	}
+	path := "/v1/prompts/" + url.PathEscape(server) + "/" + url.PathEscape(prompt)
+	return res, c.call(ctx, http.MethodPost, path, args, &res)
+}

@@ -1,0 +1,366 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/freecode/freecode/api/wire"
+	"github.com/freecode/freecode/bridge"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/registry"
+)
+
+// ErrNotReady: the request needs the server's running session, and it has
+// none (it is starting, in backoff, stopped); the error says its phase.
+var ErrNotReady = errors.New("server is not ready")
+
+// featureConn is what a Conn that lists resources and prompts offers;
+// *mcp.Session implements it. A Conn without it has none.
+type featureConn interface {
+	bridge.FeatureSource
+	Features() mcp.Features
+	FeaturesChanged() <-chan struct{}
+	Instructions() mcp.Instructions
+	Subscribe(ctx context.Context, uri string) error
+	Unsubscribe(ctx context.Context, uri string) error
+	ResourceUpdates() <-chan struct{}
+	TakeResourceUpdates() []string
+}
+
+// featuresChanged is conn's FeaturesChanged, or nil (never ready).
+func featuresChanged(conn Conn) <-chan struct{} {
+	if fc, ok := conn.(featureConn); ok {
+		return fc.FeaturesChanged()
+	}
+	return nil
+}
+
+// resourceUpdates is conn's ResourceUpdates, or nil (never ready).
+func resourceUpdates(conn Conn) <-chan struct{} {
+	if fc, ok := conn.(featureConn); ok {
+		return fc.ResourceUpdates()
+	}
+	return nil
+}
+
+// registerFeatures makes the session's current resources, templates and
+// prompts the registry's for name, like register does for tools, and
+// announces what really changed (wire.ResourcesChanged,
+// wire.PromptsChanged). A refused set is logged and leaves the server
+// without them.
+func (c *Controller) registerFeatures(name string, gen int64, conn Conn) {
+	fc, ok := conn.(featureConn)
+	if !ok {
+		return
+	}
+	f := fc.Features()
+	change, err := c.reg.ReplaceFeatures(name, bridge.Features(fc, f))
+	if err != nil {
+		c.log.Error(err, "registering resources and prompts", "server", name)
+		change = c.reg.RemoveFeatures(name)
+		f = mcp.Features{}
+	}
+	c.mu.Lock()
+	if st := c.servers[name]; st != nil && st.gen == gen {
+		st.resources, st.templates, st.prompts = len(f.Resources), len(f.Templates), len(f.Prompts)
+	}
+	c.mu.Unlock()
+	c.announceFeatures(name, change)
+}
+
+// announceFeatures publishes the events of change.
+func (c *Controller) announceFeatures(name string, change registry.FeaturesChange) {
+	if change.Resources {
+		c.bus.Publish(wire.ResourcesChanged{Source: name})
+	}
+	if change.Prompts {
+		c.bus.Publish(wire.PromptsChanged{Source: name})
+	}
+}
+
+// dropFeatures removes name's resources and prompts from the registry.
+func (c *Controller) dropFeatures(name string) {
+	c.announceFeatures(name, c.reg.RemoveFeatures(name))
+}
+
+// holdFeatures keeps name's registered resources and prompts through an
+// outage, as holdTools keeps its tools: same lists, but a read or get
+// answers with the outage.
+func (c *Controller) holdFeatures(name string) {
+	f, ok := c.reg.SourceFeatures(name)
+	if !ok {
+		return
+	}
+	if f.Read != nil {
+		f.Read = func(context.Context, string) ([]registry.ResourceContents, error) { return nil, c.outageError(name) }
+	}
+	if f.GetPrompt != nil {
+		f.GetPrompt = func(context.Context, string, map[string]string) (registry.PromptResult, error) {
+			return registry.PromptResult{}, c.outageError(name)
+		}
+	}
+	if _, err := c.reg.ReplaceFeatures(name, f); err != nil {
+		c.log.Error(err, "keeping resources and prompts through an outage", "server", name)
+		c.dropFeatures(name)
+	}
+}
+
+// resubscribe asks a new session of name for the subscriptions serve
+// holds for the server; one the session cannot take (the server no longer
+// offers subscriptions, or refuses the URI) is dropped and logged. Only
+// the owner goroutine calls it, bounded by the server's timeout.
+func (c *Controller) resubscribe(ctx context.Context, name string, gen int64, conn Conn, timeout time.Duration) {
+	fc, ok := conn.(featureConn)
+	c.mu.Lock()
+	st := c.servers[name]
+	var uris []string
+	if st != nil && st.gen == gen {
+		uris = slices.Sorted(maps.Keys(st.subs))
+	}
+	c.mu.Unlock()
+	if len(uris) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for _, uri := range uris {
+		var err error
+		if ok {
+			err = fc.Subscribe(ctx, uri)
+		} else {
+			err = fmt.Errorf("server %q: %w", name, mcp.ErrNotOffered)
+		}
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return // stopping, or out of time: the next session tries again
+		}
+		c.log.Error(err, "subscribing again after a restart failed; the subscription is dropped", "server", name, "uri", uri)
+		c.mu.Lock()
+		if st := c.servers[name]; st != nil {
+			delete(st.subs, uri)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// publishUpdates announces the updates conn reported of subscribed
+// resources (wire.ResourceUpdated).
+func (c *Controller) publishUpdates(name string, conn Conn) {
+	fc, ok := conn.(featureConn)
+	if !ok {
+		return
+	}
+	for _, uri := range fc.TakeResourceUpdates() {
+		c.bus.Publish(wire.ResourceUpdated{Server: name, URI: uri})
+	}
+}
+
+// serverFeatures returns name's phase and the connected session (nil if
+// none), or an error wrapping ErrUnknownServer.
+func (c *Controller) serverFeatures(name string) (wire.Phase, Conn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.servers[name]
+	_, desired := c.desiredLocked(name)
+	switch {
+	case st != nil:
+		return st.phase, st.conn, nil
+	case desired:
+		return PhasePending, nil, nil
+	}
+	return "", nil, fmt.Errorf("server %q: %w", name, ErrUnknownServer)
+}
+
+// problems are the session's warnings about its lists.
+func problems(conn Conn) []string {
+	if fc, ok := conn.(featureConn); ok {
+		return fc.Features().Problems
+	}
+	return nil
+}
+
+// Resources returns the resources and templates server name has in the
+// registry, with its phase and subscriptions; an error wrapping
+// ErrUnknownServer for a name that is neither configured nor known.
+func (c *Controller) Resources(name string) (wire.ServerResources, error) {
+	phase, conn, err := c.serverFeatures(name)
+	if err != nil {
+		return wire.ServerResources{}, err
+	}
+	out := wire.ServerResources{Server: name, Phase: phase, Resources: []wire.Resource{}, Templates: []wire.ResourceTemplate{}}
+	f, _ := c.reg.SourceFeatures(name)
+	for _, r := range f.Resources {
+		out.Resources = append(out.Resources, wire.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description,
+			MimeType: r.MimeType, Size: r.Size, Annotations: r.Annotations})
+	}
+	for _, t := range f.Templates {
+		out.Templates = append(out.Templates, wire.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Title: t.Title,
+			Description: t.Description, MimeType: t.MimeType, Annotations: t.Annotations})
+	}
+	c.mu.Lock()
+	if st := c.servers[name]; st != nil {
+		out.Subscriptions = slices.Sorted(maps.Keys(st.subs))
+	}
+	c.mu.Unlock()
+	out.Warnings = problems(conn)
+	return out, nil
+}
+
+// AllResources returns the resources of every server that can be read
+// (its session declared resources), sorted by name.
+func (c *Controller) AllResources() wire.Resources {
+	out := wire.Resources{Servers: []wire.ServerResources{}}
+	for _, name := range c.reg.FeatureSources() {
+		if f, ok := c.reg.SourceFeatures(name); !ok || f.Read == nil {
+			continue
+		}
+		if sr, err := c.Resources(name); err == nil {
+			out.Servers = append(out.Servers, sr)
+		}
+	}
+	return out
+}
+
+// Prompts returns the prompts server name has in the registry, with its
+// phase; an error wrapping ErrUnknownServer for an unknown name.
+func (c *Controller) Prompts(name string) (wire.ServerPrompts, error) {
+	phase, conn, err := c.serverFeatures(name)
+	if err != nil {
+		return wire.ServerPrompts{}, err
+	}
+	out := wire.ServerPrompts{Server: name, Phase: phase, Prompts: []wire.Prompt{}}
+	f, _ := c.reg.SourceFeatures(name)
+	for _, p := range f.Prompts {
+		wp := wire.Prompt{Name: p.Name, Title: p.Title, Description: p.Description}
+		for _, a := range p.Arguments {
+			wp.Arguments = append(wp.Arguments, wire.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
+		}
+		out.Prompts = append(out.Prompts, wp)
+	}
+	out.Warnings = problems(conn)
+	return out, nil
+}
+
+// AllPrompts returns the prompts of every server that offers them, sorted
+// by name.
+func (c *Controller) AllPrompts() wire.Prompts {
+	out := wire.Prompts{Servers: []wire.ServerPrompts{}}
+	for _, name := range c.reg.FeatureSources() {
+		if f, ok := c.reg.SourceFeatures(name); !ok || f.GetPrompt == nil {
+			continue
+		}
+		if sp, err := c.Prompts(name); err == nil {
+			out.Servers = append(out.Servers, sp)
+		}
+	}
+	return out
+}
+
+// notServing is the error of a request for name's resources or prompts
+// (what) that the registry cannot route: the server is unknown, not ready,
+// or its session does not offer them.
+func (c *Controller) notServing(name, what string, err error) error {
+	if !errors.Is(err, registry.ErrUnknownSource) {
+		return err
+	}
+	phase, conn, uerr := c.serverFeatures(name)
+	switch {
+	case uerr != nil:
+		return uerr
+	case conn == nil:
+		return fmt.Errorf("server %q: %w (phase %s), so its %s cannot be reached; see `freecode mcp status`", name, ErrNotReady, phase, what)
+	}
+	return fmt.Errorf("server %q offers no %s (its initialize result does not declare them): %w", name, what, mcp.ErrNotOffered)
+}
+
+// ReadResource reads uri of server name through the registry (its
+// session, or the outage or end that keeps it from one). Errors wrap
+// ErrUnknownServer, ErrNotReady, mcp.ErrNotOffered, or are the read's own.
+func (c *Controller) ReadResource(ctx context.Context, name, uri string) (wire.ResourceRead, error) {
+	got, err := c.reg.ReadResource(ctx, name, uri)
+	if err != nil {
+		return wire.ResourceRead{}, c.notServing(name, "resources", err)
+	}
+	out := wire.ResourceRead{Server: name, URI: uri, Contents: make([]wire.ResourceContent, len(got))}
+	for i, rc := range got {
+		out.Contents[i] = wire.ResourceContent{URI: rc.URI, MimeType: rc.MimeType}
+		if rc.Binary {
+			out.Contents[i].Blob = rc.Blob
+		} else {
+			text := rc.Text
+			out.Contents[i].Text = &text
+		}
+	}
+	return out, nil
+}
+
+// GetPrompt gets prompt of server name with args through the registry,
+// as ReadResource reads.
+func (c *Controller) GetPrompt(ctx context.Context, name, prompt string, args map[string]string) (wire.PromptResult, error) {
+	res, err := c.reg.GetPrompt(ctx, name, prompt, args)
+	if err != nil {
+		return wire.PromptResult{}, c.notServing(name, "prompts", err)
+	}
+	out := wire.PromptResult{Server: name, Prompt: prompt, Description: res.Description, Messages: make([]wire.PromptMessage, len(res.Messages))}
+	for i, m := range res.Messages {
+		out.Messages[i] = wire.PromptMessage{Role: m.Role, Content: m.Content}
+	}
+	return out, nil
+}
+
+// Subscribe subscribes serve to updates of uri of server name (on=true) or
+// ends that (on=false). A subscription is serve's, for every client: it
+// lasts until unsubscribed, across restarts of the server (each new
+// session is asked again), and ends with the server's removal or
+// disabling; updates are published as wire.ResourceUpdated. The server
+// must be ready and offer subscriptions (else ErrNotReady,
+// mcp.ErrNotOffered); at most mcp.MaxSubscriptions per server.
+func (c *Controller) Subscribe(ctx context.Context, name, uri string, on bool) error {
+	phase, conn, err := c.serverFeatures(name)
+	if err != nil {
+		return err
+	}
+	if conn == nil {
+		return fmt.Errorf("server %q: %w (phase %s); subscribe once it is ready", name, ErrNotReady, phase)
+	}
+	fc, ok := conn.(featureConn)
+	if !ok {
+		return fmt.Errorf("server %q offers no resource subscriptions: %w", name, mcp.ErrNotOffered)
+	}
+	if on {
+		err = fc.Subscribe(ctx, uri)
+	} else {
+		err = fc.Unsubscribe(ctx, uri)
+	}
+	if err != nil && on {
+		return err
+	}
+	c.mu.Lock()
+	var now Conn // the session since, if a new one came up meanwhile
+	if st := c.servers[name]; st != nil {
+		if on {
+			if st.subs == nil {
+				st.subs = map[string]bool{}
+			}
+			st.subs[uri] = true
+		} else {
+			delete(st.subs, uri)
+		}
+		if st.conn != conn {
+			now = st.conn
+		}
+	}
+	c.mu.Unlock()
+	if fc, ok := now.(featureConn); ok && on {
+		// Its owner may have asked for the subscriptions before this one
+		// was recorded.
+		return fc.Subscribe(ctx, uri)
+	}
+	return err
+}

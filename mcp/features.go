@@ -1,0 +1,490 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+)
+
+// The list steps of a server's other features, as messages name them.
+const (
+	stepResourcesList = "resources/list"
+	stepTemplatesList = "resources/templates/list"
+	stepPromptsList   = "prompts/list"
+)
+
+// MaxInstructionsBytes bounds the server instructions (the initialize
+// result's "instructions") a session keeps: they are meant for a model's
+// system prompt, where a server must not take more than its share. Longer
+// instructions are cut at a character boundary at or below it, and
+// Instructions.Cut says so.
+const MaxInstructionsBytes = 2 << 10
+
+// MaxSubscriptions bounds the resources one session subscribes to at once
+// (Session.Subscribe); it also bounds what a session keeps of the updates
+// of a server that floods them.
+const MaxSubscriptions = 1000
+
+var (
+	// ErrNotOffered is wrapped by the error of a request for a feature the
+	// server did not declare in its initialize result: reading resources
+	// of a server without the resources capability, subscribing without
+	// resources.subscribe, getting a prompt without prompts.
+	ErrNotOffered = errors.New("not offered by the MCP server")
+	// ErrUnknownPrompt is wrapped by the error of GetPrompt for a name the
+	// server's prompts/list does not hold.
+	ErrUnknownPrompt = errors.New("unknown prompt")
+	// ErrPromptArguments is wrapped by the error of GetPrompt when a
+	// required argument is missing or an argument is not one of the
+	// prompt's: the request was not sent.
+	ErrPromptArguments = errors.New("wrong prompt arguments")
+	// ErrResourceNotFound is wrapped by the error of ReadResource when the
+	// server answers that the resource does not exist (error -32002).
+	ErrResourceNotFound = errors.New("resource not found")
+	// ErrInvalidParams is wrapped by the error of a request the server
+	// refused for its parameters (error -32602): a URI a template does not
+	// match, a prompt argument the server does not accept.
+	ErrInvalidParams = errors.New("invalid parameters")
+)
+
+// Offers is what a server declared beside tools in its initialize result.
+type Offers struct {
+	Resources bool // resources/list, resources/templates/list, resources/read
+	// Subscribe: resources/subscribe and notifications/resources/updated.
+	Subscribe bool
+	// ResourcesListChanged: notifications/resources/list_changed.
+	ResourcesListChanged bool
+	Prompts              bool // prompts/list and prompts/get
+	// PromptsListChanged: notifications/prompts/list_changed.
+	PromptsListChanged bool
+}
+
+// Resource is one element of resources/list. Raw is the element as the
+// server sent it; the other fields are read from it.
+type Resource struct {
+	URI         string
+	Name        string
+	Title       string
+	Description string
+	MimeType    string
+	// Size is the resource's size in bytes, nil when the server gives none.
+	Size        *int64
+	Annotations json.RawMessage
+	Raw         json.RawMessage
+}
+
+// ResourceTemplate is one element of resources/templates/list.
+type ResourceTemplate struct {
+	URITemplate string
+	Name        string
+	Title       string
+	Description string
+	MimeType    string
+	Annotations json.RawMessage
+	Raw         json.RawMessage
+}
+
+// Prompt is one element of prompts/list.
+type Prompt struct {
+	Name        string
+	Title       string
+	Description string
+	Arguments   []PromptArgument
+	Raw         json.RawMessage
+}
+
+// PromptArgument is one argument a prompt declares. Prompt arguments are
+// strings.
+type PromptArgument struct {
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+}
+
+// Features is what a server offers beside tools, as it listed it: the
+// lists are sorted by URI, URI template and name, each key once.
+type Features struct {
+	Offers    Offers
+	Resources []Resource
+	Templates []ResourceTemplate
+	Prompts   []Prompt
+	// Problems say what of the lists was left out and why: an element
+	// without a URI or name, one listed twice, a list the server answered
+	// with an error.
+	Problems []string
+}
+
+// Instructions are the server instructions of the initialize result.
+type Instructions struct {
+	// Text is what is kept: at most MaxInstructionsBytes.
+	Text string
+	// Bytes is the length the server sent; Cut says Text is shorter.
+	Bytes int
+	Cut   bool
+}
+
+// Which lists a re-list covers (featureState.pending).
+const (
+	relistResources uint32 = 1 << iota
+	relistPrompts
+)
+
+// featureState is a session's resources, templates, prompts and server
+// instructions.
+type featureState struct {
+	// offers and instructions are set by handshake (again on a transport
+	// fallback) and read-only once Connect returned; listed is the progress
+	// of the list being made while connecting. Only the goroutine running
+	// Connect writes them before then.
+	offers       Offers
+	instructions Instructions
+	listed       listProgress
+
+	relist  chan struct{} // cap 1: coalesced "list again"; pending says what
+	pending atomic.Uint32 // relistResources | relistPrompts
+	changed chan struct{} // cap 1: FeaturesChanged
+	updates chan struct{} // cap 1: ResourceUpdates
+
+	mu         sync.Mutex // guards cur, problems, subscribed and updated
+	cur        Features
+	problems   map[string][]string // cur.Problems by list step
+	subscribed map[string]bool     // URIs subscribed to
+	updated    map[string]bool     // subscribed URIs updated since TakeResourceUpdates
+}
+
+func newFeatureState() *featureState {
+	return &featureState{
+		relist:     make(chan struct{}, 1),
+		changed:    make(chan struct{}, 1),
+		updates:    make(chan struct{}, 1),
+		problems:   map[string][]string{},
+		subscribed: map[string]bool{},
+		updated:    map[string]bool{},
+	}
+}
+
+// noteInitialize records what the initialize result declares and says.
+func (s *Session) noteInitialize(res *mcpgo.InitializeResult) {
+	f := s.feat
+	f.offers = Offers{}
+	if r := res.Capabilities.Resources; r != nil {
+		f.offers.Resources, f.offers.Subscribe, f.offers.ResourcesListChanged = true, r.Subscribe, r.ListChanged
+	}
+	if p := res.Capabilities.Prompts; p != nil {
+		f.offers.Prompts, f.offers.PromptsListChanged = true, p.ListChanged
+	}
+	f.instructions = cutInstructions(res.Instructions)
+	if f.instructions.Cut {
+		s.log.Info("server instructions cut", "bytes", f.instructions.Bytes, "kept", len(f.instructions.Text), "limit", MaxInstructionsBytes)
+	}
+}
+
+// cutInstructions keeps at most MaxInstructionsBytes of text, ending at a
+// character boundary.
+func cutInstructions(text string) Instructions {
+	in := Instructions{Text: text, Bytes: len(text)}
+	if len(text) <= MaxInstructionsBytes {
+		return in
+	}
+	n := MaxInstructionsBytes
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	in.Text, in.Cut = text[:n], true
+	return in
+}
+
+// featureSteps are the list steps, in the order they run and their
+// problems are reported.
+var featureSteps = []string{stepResourcesList, stepTemplatesList, stepPromptsList}
+
+// listFeatures lists, while connecting, what the server declared beside
+// tools: resources and resource templates, prompts. A list the server
+// answers with an error of its own is left empty and reported in
+// Features.Problems (a server's tools stay usable when its resources are
+// broken); a resources/templates/list the server does not know is simply
+// empty. A failure of the connection, a limit or the timeout fails the
+// connect, naming the step.
+func (s *Session) listFeatures(cctx context.Context) error {
+	f := Features{Offers: s.feat.offers}
+	problems := map[string][]string{}
+	for _, step := range s.feat.offers.steps() {
+		s.step = step
+		s.feat.listed = listProgress{noun: strings.TrimSuffix(listNoun(step), "s")}
+		p, err := s.listFeature(cctx, step, &f, &s.feat.listed)
+		if err != nil {
+			return s.connectError(cctx, step, err)
+		}
+		problems[step] = p
+	}
+	f.Problems = flatProblems(problems)
+	s.feat.mu.Lock()
+	s.feat.cur, s.feat.problems = f, problems
+	s.feat.mu.Unlock()
+	return nil
+}
+
+// steps are the lists of what o declares.
+func (o Offers) steps() []string {
+	var steps []string
+	if o.Resources {
+		steps = append(steps, stepResourcesList, stepTemplatesList)
+	}
+	if o.Prompts {
+		steps = append(steps, stepPromptsList)
+	}
+	return steps
+}
+
+// flatProblems is the problems of every step, in featureSteps order.
+func flatProblems(byStep map[string][]string) []string {
+	var out []string
+	for _, step := range featureSteps {
+		out = append(out, byStep[step]...)
+	}
+	return out
+}
+
+// listFeature lists step into f, leaving f's list as it was when the
+// server answers with an error of its own; that error, and the elements
+// left out, are the problems it returns. Its error is one that ends the
+// session: a lost connection, a limit, ctx.
+func (s *Session) listFeature(ctx context.Context, step string, f *Features, prog *listProgress) ([]string, error) {
+	key := map[string]string{stepResourcesList: "resources", stepTemplatesList: "resourceTemplates", stepPromptsList: "prompts"}[step]
+	raws, err := s.listPages(ctx, step, key, prog)
+	if err != nil {
+		if isTransportError(err) || s.limits.tripped() != nil || ctx.Err() != nil {
+			return nil, err
+		}
+		if step == stepTemplatesList && errors.Is(err, mcpgo.ErrMethodNotFound) {
+			s.log.V(1).Info("server has no resource templates", "err", err.Error())
+			return nil, nil
+		}
+		s.log.Info("listing failed; the server runs without what it lists", "step", step, "err", s.mask.err(err))
+		return []string{fmt.Sprintf("%s failed: %s", step, s.mask.err(err))}, nil
+	}
+	var problems []string
+	switch step {
+	case stepResourcesList:
+		f.Resources = decodeList(raws, "resource", "uri", decodeResource, func(r Resource) string { return r.URI }, &problems)
+	case stepTemplatesList:
+		f.Templates = decodeList(raws, "resource template", "uriTemplate", decodeTemplate, func(t ResourceTemplate) string { return t.URITemplate }, &problems)
+	case stepPromptsList:
+		f.Prompts = decodeList(raws, "prompt", "name", decodePrompt, func(p Prompt) string { return p.Name }, &problems)
+	}
+	return problems, nil
+}
+
+// decodeList decodes raws with decode, leaves out (as a problem) the
+// elements that do not decode, have no key or repeat one, and sorts the
+// rest by key.
+func decodeList[T any](raws []json.RawMessage, what, keyName string, decode func(json.RawMessage) (T, error), key func(T) string, problems *[]string) []T {
+	out := make([]T, 0, len(raws))
+	seen := make(map[string]bool, len(raws))
+	for i, raw := range raws {
+		v, err := decode(raw)
+		switch k := key(v); {
+		case err != nil:
+			*problems = append(*problems, fmt.Sprintf("%s #%d left out: %s", what, i, err))
+		case k == "":
+			*problems = append(*problems, fmt.Sprintf("%s #%d left out: it has no %s", what, i, keyName))
+		case seen[k]:
+			*problems = append(*problems, fmt.Sprintf("%s %q left out: listed twice", what, k))
+		default:
+			seen[k] = true
+			out = append(out, v)
+		}
+	}
+	slices.SortFunc(out, func(a, b T) int { return strings.Compare(key(a), key(b)) })
+	return out
+}
+
+// resourceWire is the part of a resource (or template) FreeCode reads.
+type resourceWire struct {
+	URI         string          `json:"uri"`
+	URITemplate string          `json:"uriTemplate"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title"`
+	Description string          `json:"description"`
+	MimeType    string          `json:"mimeType"`
+	Size        *int64          `json:"size"`
+	Annotations json.RawMessage `json:"annotations"`
+}
+
+func decodeResource(raw json.RawMessage) (Resource, error) {
+	var w resourceWire
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return Resource{}, err
+	}
+	return Resource{URI: w.URI, Name: w.Name, Title: w.Title, Description: w.Description, MimeType: w.MimeType,
+		Size: w.Size, Annotations: nonNull(w.Annotations), Raw: raw}, nil
+}
+
+func decodeTemplate(raw json.RawMessage) (ResourceTemplate, error) {
+	var w resourceWire
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return ResourceTemplate{}, err
+	}
+	return ResourceTemplate{URITemplate: w.URITemplate, Name: w.Name, Title: w.Title, Description: w.Description,
+		MimeType: w.MimeType, Annotations: nonNull(w.Annotations), Raw: raw}, nil
+}
+
+func decodePrompt(raw json.RawMessage) (Prompt, error) {
+	var w struct {
+		Name        string           `json:"name"`
+		Title       string           `json:"title"`
+		Description string           `json:"description"`
+		Arguments   []PromptArgument `json:"arguments"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return Prompt{}, err
+	}
+	for i, a := range w.Arguments {
+		if a.Name == "" {
+			return Prompt{}, fmt.Errorf("argument #%d has no name", i)
+		}
+		if slices.ContainsFunc(w.Arguments[:i], func(b PromptArgument) bool { return b.Name == a.Name }) {
+			return Prompt{}, fmt.Errorf("argument %q is declared twice", a.Name)
+		}
+	}
+	return Prompt{Name: w.Name, Title: w.Title, Description: w.Description, Arguments: w.Arguments, Raw: raw}, nil
+}
+
+// nonNull is raw, or nil for an absent or null value.
+func nonNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil
+	}
+	return raw
+}
+
+// featureNotification handles the notifications of resources and
+// prompts. It runs on mcp-go's read goroutine: it never blocks and makes
+// no request; a list_changed only asks the owner goroutine to list again.
+// Notifications of a feature the server did not declare are ignored, as
+// are updates of resources the session is not subscribed to.
+func (s *Session) featureNotification(n mcpgo.JSONRPCNotification) {
+	f := s.feat
+	var what uint32
+	switch n.Method {
+	case mcpgo.MethodNotificationResourcesListChanged:
+		if f.offers.Resources {
+			what = relistResources
+		}
+	case mcpgo.MethodNotificationPromptsListChanged:
+		if f.offers.Prompts {
+			what = relistPrompts
+		}
+	case mcpgo.MethodNotificationResourceUpdated:
+		uri, _ := n.Params.AdditionalFields["uri"].(string)
+		f.mu.Lock()
+		ok := f.subscribed[uri]
+		if ok {
+			f.updated[uri] = true
+		}
+		f.mu.Unlock()
+		if ok {
+			signal(f.updates)
+		}
+		return
+	}
+	if what == 0 {
+		return
+	}
+	f.pending.Or(what)
+	signal(f.relist)
+}
+
+// signal sends on c, a channel of capacity one, unless a signal is pending.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// refreshFeatures lists again what a list_changed named; the owner
+// goroutine runs it. FeaturesChanged is signalled only when a list really
+// changed. A list the server now answers with an error keeps what it had
+// (and says so in Problems).
+func (s *Session) refreshFeatures() {
+	what := s.feat.pending.Swap(0)
+	var steps []string
+	if what&relistResources != 0 {
+		steps = append(steps, stepResourcesList, stepTemplatesList)
+	}
+	if what&relistPrompts != 0 {
+		steps = append(steps, stepPromptsList)
+	}
+	if len(steps) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
+	defer cancel()
+	s.feat.mu.Lock()
+	next := s.feat.cur
+	problems := maps.Clone(s.feat.problems)
+	s.feat.mu.Unlock()
+	for _, step := range steps {
+		p, err := s.listFeature(ctx, step, &next, &listProgress{})
+		if err != nil {
+			if s.ctx.Err() != nil || s.limits.tripped() != nil {
+				return // closing, or ending over a limit
+			}
+			s.log.Error(err, "listing again after list_changed failed", "step", step)
+			s.connectionLost(err)
+			return
+		}
+		problems[step] = p
+	}
+	next.Problems = flatProblems(problems)
+	s.feat.mu.Lock()
+	changed := !sameFeatures(s.feat.cur, next)
+	s.feat.cur, s.feat.problems = next, problems
+	s.feat.mu.Unlock()
+	if changed {
+		s.log.V(1).Info("resources or prompts changed", "resources", len(next.Resources), "templates", len(next.Templates), "prompts", len(next.Prompts))
+		signal(s.feat.changed)
+	}
+}
+
+// sameFeatures compares everything a user sees of two listings.
+func sameFeatures(a, b Features) bool {
+	return slices.EqualFunc(a.Resources, b.Resources, func(x, y Resource) bool { return bytes.Equal(x.Raw, y.Raw) }) &&
+		slices.EqualFunc(a.Templates, b.Templates, func(x, y ResourceTemplate) bool { return bytes.Equal(x.Raw, y.Raw) }) &&
+		slices.EqualFunc(a.Prompts, b.Prompts, func(x, y Prompt) bool { return bytes.Equal(x.Raw, y.Raw) }) &&
+		slices.Equal(a.Problems, b.Problems)
+}
+
+// Features returns what the server offers beside tools, as last listed.
+// Its slices are the caller's; the values in them share bytes with the
+// session, which never modifies them.
+func (s *Session) Features() Features {
+	s.feat.mu.Lock()
+	defer s.feat.mu.Unlock()
+	f := s.feat.cur
+	f.Resources, f.Templates, f.Prompts = slices.Clone(f.Resources), slices.Clone(f.Templates), slices.Clone(f.Prompts)
+	f.Problems = slices.Clone(f.Problems)
+	return f
+}
+
+// FeaturesChanged is signalled (buffered, capacity one) after a re-list,
+// following notifications/resources/list_changed or
+// notifications/prompts/list_changed, that changed Features. Several
+// changes may collapse into one signal; a receiver reads Features afresh.
+func (s *Session) FeaturesChanged() <-chan struct{} { return s.feat.changed }
+
+// Instructions returns the server instructions of the initialize result,
+// cut to MaxInstructionsBytes.
+func (s *Session) Instructions() Instructions { return s.feat.instructions }

@@ -1,0 +1,98 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+)
+
+// listPages issues step, a list method (tools/list, resources/list,
+// resources/templates/list, prompts/list), page by page and returns the
+// elements of key of every page as the server sent them. It counts what it
+// received in prog and ends the session (a *LimitError naming step) when
+// the list goes over the server's MaxListPages, MaxListItems or
+// MaxListBytes: each list is bounded on its own, as tools/list is.
+func (s *Session) listPages(ctx context.Context, step, key string, prog *listProgress) ([]json.RawMessage, error) {
+	lim := s.srv.Limits
+	var raws []json.RawMessage
+	var size int64 // bytes of the results so far, cursors included
+	seen := map[string]bool{}
+	cursor := ""
+	idPrefix := "freecode-" + strings.ReplaceAll(step, "/", "-") + "-"
+	for {
+		if prog.pages >= lim.MaxListPages {
+			return nil, s.listLimit(step, limitListPages, int64(lim.MaxListPages))
+		}
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		resp, err := s.client.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
+			JSONRPC: mcpgo.JSONRPC_VERSION,
+			ID:      mcpgo.NewRequestId(fmt.Sprintf("%s%d", idPrefix, s.reqSeq.Add(1))),
+			Method:  step,
+			Params:  params,
+		})
+		if err != nil {
+			return nil, transport.NewError(err)
+		}
+		if resp.Error != nil {
+			return nil, resp.Error.AsError()
+		}
+		if size += int64(len(resp.Result)); size > lim.MaxListBytes {
+			return nil, s.listLimit(step, limitListBytes, lim.MaxListBytes)
+		}
+		var page map[string]json.RawMessage
+		if err := json.Unmarshal(resp.Result, &page); err != nil {
+			return nil, fmt.Errorf("decode %s result: %w", step, err)
+		}
+		var items []json.RawMessage
+		if raw, ok := page[key]; ok {
+			if err := json.Unmarshal(raw, &items); err != nil {
+				return nil, fmt.Errorf("decode %s result: %s: %w", step, key, err)
+			}
+		}
+		var next string
+		if raw, ok := page["nextCursor"]; ok {
+			if err := json.Unmarshal(raw, &next); err != nil {
+				return nil, fmt.Errorf("decode %s result: nextCursor: %w", step, err)
+			}
+		}
+		prog.pages++
+		if len(raws)+len(items) > lim.MaxListItems {
+			return nil, s.listLimit(step, limitListItems, int64(lim.MaxListItems))
+		}
+		raws = append(raws, items...)
+		prog.items = len(raws)
+		if next == "" {
+			return raws, nil
+		}
+		if seen[next] {
+			return nil, fmt.Errorf("%s: server repeated cursor %q", step, next)
+		}
+		seen[next] = true
+		cursor = next
+	}
+}
+
+// listLimit ends the session because the list step went over limit.
+func (s *Session) listLimit(step, limit string, value int64) error {
+	return s.limits.trip(s.limitError(step, limit, value))
+}
+
+// listNoun is what the items of the list step are called in messages.
+func listNoun(step string) string {
+	switch step {
+	case stepResourcesList:
+		return "resources"
+	case stepTemplatesList:
+		return "resource templates"
+	case stepPromptsList:
+		return "prompts"
+	}
+	return "tools"
+}

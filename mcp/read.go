@@ -1,0 +1,341 @@
+package mcp
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+)
+
+// ResourceContents is one element of a resources/read result. A text
+// element has Text; a binary one (a "blob") has Binary set and its bytes,
+// decoded from base64, in Blob. Raw is the element as the server sent it.
+type ResourceContents struct {
+	URI      string
+	MimeType string
+	Text     string
+	Blob     []byte
+	Binary   bool
+	Raw      json.RawMessage
+}
+
+// PromptMessage is one message of a prompts/get result: its role and its
+// content block verbatim (text, image, audio, an embedded resource, a
+// resource link, or a type FreeCode does not know).
+type PromptMessage struct {
+	Role    string
+	Content json.RawMessage
+}
+
+// PromptResult is a prompts/get result.
+type PromptResult struct {
+	Description string
+	Messages    []PromptMessage
+}
+
+// ReadResource reads uri with resources/read: a resource of the list, one
+// a template describes, or one a tool result links to. The whole answer
+// is one message, so it is bounded by the server's MaxMessageBytes like
+// every message (a larger one ends the session with a *LimitError, as
+// anything larger does); blobs are decoded. Errors: ErrNotOffered for a
+// server without the resources capability, ErrResourceNotFound when the
+// server says there is no such resource, ErrInvalidParams when it refuses
+// the URI; transport failures and calls after the end are as for CallTool.
+func (s *Session) ReadResource(ctx context.Context, uri string) ([]ResourceContents, error) {
+	what := fmt.Sprintf("resources/read %q", uri)
+	if !s.feat.offers.Resources {
+		return nil, s.notOffered(what, "resources")
+	}
+	if uri == "" {
+		return nil, newError(fmt.Sprintf("server %q: resources/read: the URI is empty", s.srv.Name), ErrInvalidParams)
+	}
+	raw, err := s.request(ctx, string(mcpgo.MethodResourcesRead), what, map[string]any{"uri": uri})
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Contents []json.RawMessage `json:"contents"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("server %q: decode %s result: %w", s.srv.Name, what, err)
+	}
+	out := make([]ResourceContents, 0, len(res.Contents))
+	for i, c := range res.Contents {
+		rc, err := decodeContents(c)
+		if err != nil {
+			return nil, fmt.Errorf("server %q: %s: contents #%d: %w", s.srv.Name, what, i, err)
+		}
+		if rc.URI == "" {
+			rc.URI = uri
+		}
+		out = append(out, rc)
+	}
+	return out, nil
+}
+
+// decodeContents decodes one element of resources/read's contents.
+func decodeContents(raw json.RawMessage) (ResourceContents, error) {
+	var w struct {
+		URI      string  `json:"uri"`
+		MimeType string  `json:"mimeType"`
+		Text     *string `json:"text"`
+		Blob     *string `json:"blob"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return ResourceContents{}, err
+	}
+	rc := ResourceContents{URI: w.URI, MimeType: w.MimeType, Raw: raw}
+	switch {
+	case w.Text != nil && w.Blob != nil:
+		return ResourceContents{}, errors.New("it has both text and blob")
+	case w.Text != nil:
+		rc.Text = *w.Text
+	case w.Blob != nil:
+		b, err := base64.StdEncoding.DecodeString(*w.Blob)
+		if err != nil {
+			// Some servers leave out the padding.
+			if b, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(*w.Blob, "=")); err != nil {
+				return ResourceContents{}, fmt.Errorf("blob is not base64: %w", err)
+			}
+		}
+		rc.Blob, rc.Binary = b, true
+	default:
+		return ResourceContents{}, errors.New("it has neither text nor blob")
+	}
+	return rc, nil
+}
+
+// GetPrompt gets the prompt name with args. The arguments are checked
+// against the prompt as prompts/list declared it before anything is sent:
+// a name the list does not hold wraps ErrUnknownPrompt, and a required
+// argument that is missing, or an argument the prompt does not declare,
+// wraps ErrPromptArguments, naming the argument and the prompt's
+// arguments. ErrNotOffered for a server without the prompts capability;
+// the server's refusal of the values wraps ErrInvalidParams.
+func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]string) (*PromptResult, error) {
+	what := fmt.Sprintf("prompts/get %q", name)
+	if !s.feat.offers.Prompts {
+		return nil, s.notOffered(what, "prompts")
+	}
+	s.feat.mu.Lock()
+	prompts := s.feat.cur.Prompts
+	s.feat.mu.Unlock()
+	i, found := slices.BinarySearchFunc(prompts, name, func(p Prompt, n string) int { return strings.Compare(p.Name, n) })
+	if !found {
+		names := make([]string, len(prompts))
+		for i, p := range prompts {
+			names[i] = p.Name
+		}
+		list := "it lists none"
+		if len(names) > 0 {
+			list = "its prompts: " + strings.Join(names, ", ")
+		}
+		return nil, newError(fmt.Sprintf("server %q has no prompt %q (%s)", s.srv.Name, name, list), ErrUnknownPrompt)
+	}
+	if err := CheckPromptArguments(prompts[i], args); err != nil {
+		return nil, newError(fmt.Sprintf("server %q: %s", s.srv.Name, err), err)
+	}
+	if args == nil {
+		args = map[string]string{}
+	}
+	raw, err := s.request(ctx, string(mcpgo.MethodPromptsGet), what, map[string]any{"name": name, "arguments": args})
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Description string `json:"description"`
+		Messages    []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("server %q: decode %s result: %w", s.srv.Name, what, err)
+	}
+	out := &PromptResult{Description: res.Description, Messages: make([]PromptMessage, 0, len(res.Messages))}
+	for i, m := range res.Messages {
+		if !json.Valid(m.Content) || len(nonNull(m.Content)) == 0 {
+			return nil, fmt.Errorf("server %q: %s: message #%d has no content", s.srv.Name, what, i)
+		}
+		out.Messages = append(out.Messages, PromptMessage{Role: m.Role, Content: m.Content})
+	}
+	return out, nil
+}
+
+// CheckPromptArguments checks args against what p declares: every
+// required argument given, no argument p does not declare. Its error wraps
+// ErrPromptArguments and names the arguments that are wrong and those p
+// has.
+func CheckPromptArguments(p Prompt, args map[string]string) error {
+	var missing, unknown []string
+	for _, a := range p.Arguments {
+		if _, ok := args[a.Name]; a.Required && !ok {
+			missing = append(missing, a.Name)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		if !slices.ContainsFunc(p.Arguments, func(a PromptArgument) bool { return a.Name == k }) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(missing) == 0 && len(unknown) == 0 {
+		return nil
+	}
+	var msg string
+	switch {
+	case len(missing) == 1:
+		msg = fmt.Sprintf("prompt %q needs the argument %q", p.Name, missing[0])
+	case len(missing) > 1:
+		msg = fmt.Sprintf("prompt %q needs the arguments %s", p.Name, quoteAll(missing))
+	case len(unknown) == 1:
+		msg = fmt.Sprintf("prompt %q has no argument %q", p.Name, unknown[0])
+	default:
+		msg = fmt.Sprintf("prompt %q has no arguments %s", p.Name, quoteAll(unknown))
+	}
+	return newError(msg+"; "+DescribeArguments(p.Arguments), ErrPromptArguments)
+}
+
+// DescribeArguments says what arguments a prompt has, for messages:
+// "its arguments: city (required), state", or "it takes no arguments".
+func DescribeArguments(args []PromptArgument) string {
+	if len(args) == 0 {
+		return "it takes no arguments"
+	}
+	parts := make([]string, len(args))
+	for i, a := range args {
+		parts[i] = a.Name
+		if a.Required {
+			parts[i] += " (required)"
+		}
+	}
+	return "its arguments: " + strings.Join(parts, ", ")
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// Subscribe asks the server for notifications/resources/updated of uri
+// (resources/subscribe); ResourceUpdates then signals each update. It
+// wraps ErrNotOffered for a server that did not declare
+// resources.subscribe, and fails beyond MaxSubscriptions URIs.
+// Subscribing again to a URI is harmless.
+func (s *Session) Subscribe(ctx context.Context, uri string) error {
+	what := fmt.Sprintf("resources/subscribe %q", uri)
+	if !s.feat.offers.Subscribe {
+		return s.notOffered(what, "resource subscriptions")
+	}
+	s.feat.mu.Lock()
+	n, had := len(s.feat.subscribed), s.feat.subscribed[uri]
+	s.feat.mu.Unlock()
+	if !had && n >= MaxSubscriptions {
+		return fmt.Errorf("server %q: %s: already subscribed to %d resources, the most a session keeps (mcp.MaxSubscriptions)", s.srv.Name, what, MaxSubscriptions)
+	}
+	if _, err := s.request(ctx, string(mcpgo.MethodResourcesSubscribe), what, map[string]any{"uri": uri}); err != nil {
+		return err
+	}
+	s.feat.mu.Lock()
+	s.feat.subscribed[uri] = true
+	s.feat.mu.Unlock()
+	return nil
+}
+
+// Unsubscribe ends a subscription (resources/unsubscribe); updates of uri
+// are ignored from now on.
+func (s *Session) Unsubscribe(ctx context.Context, uri string) error {
+	what := fmt.Sprintf("resources/unsubscribe %q", uri)
+	if !s.feat.offers.Subscribe {
+		return s.notOffered(what, "resource subscriptions")
+	}
+	s.feat.mu.Lock()
+	delete(s.feat.subscribed, uri)
+	delete(s.feat.updated, uri)
+	s.feat.mu.Unlock()
+	_, err := s.request(ctx, string(mcpgo.MethodResourcesUnsubscribe), what, map[string]any{"uri": uri})
+	return err
+}
+
+// ResourceUpdates is signalled (buffered, capacity one) when the server
+// sent notifications/resources/updated for a subscribed URI; several
+// updates may collapse into one signal. TakeResourceUpdates returns them.
+func (s *Session) ResourceUpdates() <-chan struct{} { return s.feat.updates }
+
+// TakeResourceUpdates returns, sorted, the subscribed URIs the server
+// said were updated since the last call, and forgets them.
+func (s *Session) TakeResourceUpdates() []string {
+	s.feat.mu.Lock()
+	defer s.feat.mu.Unlock()
+	uris := slices.Sorted(maps.Keys(s.feat.updated))
+	clear(s.feat.updated)
+	return uris
+}
+
+// Offers returns what the server declared beside tools.
+func (s *Session) Offers() Offers { return s.feat.offers }
+
+// notOffered is the error of what, a request for feature, which the
+// server did not declare.
+func (s *Session) notOffered(what, feature string) error {
+	return newError(fmt.Sprintf("server %q offers no %s (its initialize result does not declare them), so %s is not sent",
+		s.srv.Name, feature, what), ErrNotOffered)
+}
+
+// request sends method with params as its own request (as CallTool does,
+// so that mcp-go's types never see the answer) and returns the result's
+// raw JSON. what names the request in errors ("resources/read \"x\"").
+// Cancelling ctx abandons it and tells the server (notifications/cancelled);
+// a transport failure wraps ErrTransport (an *ExitError when the local
+// process exited), a request after the session ended wraps ErrClosed, and
+// the server's own error answer is kept as its cause (ErrResourceNotFound
+// and ErrInvalidParams for the codes that mean them).
+func (s *Session) request(ctx context.Context, method, what string, params any) (json.RawMessage, error) {
+	if err := s.endedErrorOf(what); err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("server %q: %s: %w", s.srv.Name, what, context.Cause(ctx))
+	}
+	id := mcpgo.NewRequestId(fmt.Sprintf("freecode-%s-%d", strings.ReplaceAll(method, "/", "-"), s.reqSeq.Add(1)))
+	resp, err := s.client.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
+		JSONRPC: mcpgo.JSONRPC_VERSION,
+		ID:      id,
+		Method:  method,
+		Params:  params,
+	})
+	switch {
+	case err != nil:
+		if ctx.Err() != nil {
+			s.sendCancelled(id, context.Cause(ctx))
+		}
+		err = transport.NewError(err)
+	case resp.Error != nil:
+		err = resp.Error.AsError()
+	default:
+		return resp.Result, nil
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("server %q: %s: %w", s.srv.Name, what, context.Cause(ctx))
+	}
+	if !isTransportError(err) && s.limits.tripped() == nil {
+		var kind error
+		switch {
+		case errors.Is(err, mcpgo.ErrResourceNotFound):
+			kind = ErrResourceNotFound
+		case errors.Is(err, mcpgo.ErrInvalidParams):
+			kind = ErrInvalidParams
+		}
+		return nil, newError(fmt.Sprintf("server %q: %s: %s", s.srv.Name, what, s.mask.err(err)), kind, err)
+	}
+	return nil, s.requestFailure(what, err)
+}
