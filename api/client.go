@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/freecode/freecode/api/wire"
 )
 
 // SocketPath is where serve listens for a FreeCode home.
@@ -37,11 +39,13 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// Is makes errors.Is(err, ErrNotFound) hold for 404 answers and
-// errors.Is(err, ErrConflict) for 409 answers.
+// Is makes errors.Is(err, ErrNotFound) hold for 404 answers,
+// errors.Is(err, ErrConflict) for 409 answers and errors.Is(err,
+// ErrInvalidAnswer) for 400 answers.
 func (e *Error) Is(target error) bool {
 	return target == ErrNotFound && e.Status == http.StatusNotFound ||
-		target == ErrConflict && e.Status == http.StatusConflict
+		target == ErrConflict && e.Status == http.StatusConflict ||
+		target == ErrInvalidAnswer && e.Status == http.StatusBadRequest
 }
 
 // Dial checks that a serve answers on socketPath and returns a client for it.
@@ -209,6 +213,20 @@ func (c *Client) Approvals(ctx context.Context) ([]Approval, error) {
 // Answer approves or refuses a pending approval.
 func (c *Client) Answer(ctx context.Context, id string, approve bool) error {
 	return c.call(ctx, http.MethodPost, "/v1/approvals/"+url.PathEscape(id), map[string]bool{"approve": approve}, nil)
+}
+
+// Elicitations returns the servers' elicitations waiting for an answer.
+func (c *Client) Elicitations(ctx context.Context) ([]wire.Elicitation, error) {
+	var out []wire.Elicitation
+	return out, c.call(ctx, http.MethodGet, "/v1/elicitations", nil, &out)
+}
+
+// AnswerElicitation answers a pending elicitation and returns what was sent
+// to its server. An answer that does not fit is an *Error with status 400
+// (errors.Is(err, ErrInvalidAnswer)); the elicitation goes on waiting.
+func (c *Client) AnswerElicitation(ctx context.Context, id string, a wire.ElicitationAnswer) (wire.ElicitationAnswered, error) {
+	var out wire.ElicitationAnswered
+	return out, c.call(ctx, http.MethodPost, "/v1/elicitations/"+url.PathEscape(id), a, &out)
 }
 
 // Restart restarts one server.

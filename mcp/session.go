@@ -106,6 +106,11 @@ type Options struct {
 	// without it such a server fails with an error wrapping
 	// auth.ErrNeedsLogin.
 	Interaction *auth.Interaction
+	// Elicit, if set, answers the servers' elicitation requests (form and
+	// URL mode), and the sessions declare the elicitation capability so
+	// that servers ask; nil declares none and answers a request with an
+	// error. It gets the server's name with each request.
+	Elicit ElicitHandler
 }
 
 // errConnectTimeout is the cancellation cause of Connect's deadline.
@@ -147,6 +152,8 @@ type Session struct {
 
 	// client is set while connecting (by handshake), read-only afterwards.
 	client *client.Client
+	// in serves the server's requests to client; set with it (newClient).
+	in *inbound
 
 	// ctx lives as long as the session; mcp-go's Start gets it, and the
 	// owner goroutine's re-lists derive from it. cancel ends it.

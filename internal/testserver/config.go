@@ -56,6 +56,9 @@ type Config struct {
 	// UnknownContent adds the tool hologram, whose result holds
 	// UnknownBlock.
 	UnknownContent bool
+	// Ask adds the tools ask, ask_url, sample and capabilities, which
+	// send the client requests (see the package documentation).
+	Ask bool
 
 	CallLog  string
 	PIDFile  string
@@ -115,6 +118,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.BoolVar(&c.Modern, "modern", false, "answer server/discover instead of method-not-found")
 	fs.BoolVar(&c.EvilText, "evil-text", false, "put terminal escapes (EvilText) in an evil tool's title, description, schema and result and in stderr")
 	fs.BoolVar(&c.UnknownContent, "unknown-content", false, "add a tool hologram whose result holds a text block and a block of an unknown type (UnknownBlock)")
+	fs.BoolVar(&c.Ask, "ask", false, "add the tools ask, ask_url, sample and capabilities, which send the client requests (elicitation, sampling)")
 	fs.StringVar(&c.CallLog, "call-log", "", "append JSON lines for every tools/call to FILE")
 	fs.StringVar(&c.PIDFile, "pid-file", "", "write the server pid to FILE")
 	fs.StringVar(&c.StartLog, "start-log", "", "append the server pid and a newline to `FILE` at every start")

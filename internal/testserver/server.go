@@ -72,6 +72,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.UnknownContent {
 		s.mcp.AddTools(hologramTool())
 	}
+	if cfg.Ask {
+		s.mcp.AddTools(s.askTools()...)
+	}
 	return s, nil
 }
 
