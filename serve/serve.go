@@ -15,9 +15,11 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/procguard"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/auth"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/event"
@@ -46,6 +48,9 @@ type Options struct {
 	// HoldReason phrases why a held server does not run, with what to do
 	// about it, for the status and restart errors (controller.Options).
 	HoldReason func(*schema.Hold) string
+	// LoginReason phrases what a server in the needs-login phase waits
+	// for (controller.Options).
+	LoginReason func(name string) string
 	// Remedy says what to do about a server's failure, for the status and
 	// the log (controller.Options); nil: nothing beyond the error.
 	Remedy func(srv schema.Server, err error) string
@@ -122,6 +127,13 @@ func Run(ctx context.Context, opts Options) (err error) {
 		defer g.Close()
 	}
 
+	// Remote servers' OAuth tokens: shared with `freecode mcp login` and
+	// the other commands, each server's file under its own lock.
+	tokens, err := auth.OpenStore(TokenDir(home))
+	if err != nil {
+		return err
+	}
+
 	bus := event.NewBus()
 	reg := registry.NewRegistry(bus)
 	// The home holds provider keys and trust decisions, and serve may well
@@ -138,7 +150,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	elicitations := api.NewElicitations(bus, opts.ElicitationTimeout)
 	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: g.Track,
 		Schemas: mcp.NewSchemaCache(schemaCacheSize), Launcher: ReaperLauncher(reaper, log.WithName("procguard")),
-		Elicit: elicitThroughAPI(elicitations)}
+		Tokens: tokens, Elicit: elicitThroughAPI(elicitations)}
 	ctrl := controller.New(controller.Options{
 		Registry: reg,
 		Bus:      bus,
@@ -147,8 +159,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 		Probe:    controller.MCPProber(mcpOpts),
 		// The status and errors of serve say what to do, as the
 		// commands do.
-		HoldReason: opts.HoldReason,
-		Remedy:     opts.Remedy,
+		HoldReason:  opts.HoldReason,
+		LoginReason: opts.LoginReason,
+		Remedy:      opts.Remedy,
+		SignIn:      func(s schema.Server) *wire.SignIn { return SignIn(tokens, s) },
 	})
 	rules := &rulesHolder{phrase: opts.ProjectError}
 	approvals := api.NewApprovals(bus, 0)
@@ -196,6 +210,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 		})
 	})
 	run("api", func() error { return srv.Serve(ctx, ln) })
+	eg.Go(func() error {
+		watchTokens(ctx, tokens, ctrl, log.WithName("tokens"))
+		return nil
+	})
 	log.Info("serving", "home", home, "config", cfgPath, "project", src.Project, "socket", api.SocketPath(home), "pid", os.Getpid())
 	<-ctx.Done()
 	log.Info("stopping every server")
