@@ -36,13 +36,17 @@ const (
 const (
 	ReasonTimeout  = "timeout"
 	ReasonCanceled = "canceled"
+	// ReasonNobodyListening: declined at once, as no client listened for
+	// the elicitation_requested event that would have asked someone.
+	ReasonNobodyListening = "nobody to answer: no client is listening to serve's events"
 )
 
 // Elicitations holds the servers' elicitations that wait for an answer
 // through the API: each one Ask gets becomes a pending Elicitation,
 // announced with ElicitationRequested on the bus, until Answer, the
 // timeout (then "cancel") or the asker's ctx ends it. Nothing is answered
-// on the user's behalf but that "cancel". It is safe for concurrent use.
+// on the user's behalf but that "cancel", and "decline" when no client
+// listens. It is safe for concurrent use.
 type Elicitations struct {
 	bus     *event.Bus
 	timeout time.Duration
@@ -59,7 +63,8 @@ type pendingElicitation struct {
 }
 
 // NewElicitations returns an Elicitations publishing on bus (nil: no
-// events); timeout <= 0 means DefaultElicitationTimeout.
+// events, and so nobody to answer); timeout <= 0 means
+// DefaultElicitationTimeout.
 func NewElicitations(bus *event.Bus, timeout time.Duration) *Elicitations {
 	if timeout <= 0 {
 		timeout = DefaultElicitationTimeout
@@ -72,31 +77,41 @@ func (p *Elicitations) Timeout() time.Duration { return p.timeout }
 
 // Ask makes e pending (its ID, Created and Expires are set here) and
 // blocks until it is answered, the timeout passes (the answer is then
-// "cancel") or ctx ends (ctx's cause; nothing is to be sent). check is
-// applied to the content of an "accept" of a form: it returns the content
-// to send (defaults filled in) or why it does not fit, which Answer then
-// reports to the answerer while e goes on waiting.
-func (p *Elicitations) Ask(ctx context.Context, e wire.Elicitation, check func(map[string]any) (map[string]any, error)) (wire.ElicitationAnswer, error) {
+// "cancel") or ctx ends (ctx's cause; nothing is to be sent). It returns
+// how the elicitation ended, as announced (Reason says why when no client
+// answered), with the content to send. When nobody can answer, because
+// no client listens to the bus's events (in serve: nothing is subscribed
+// to GET /v1/events), it does not wait: the answer is "decline", with
+// ReasonNobodyListening. check is applied to the content of an "accept" of
+// a form: it returns the content to send (defaults filled in) or why it
+// does not fit, which Answer then reports to the answerer while e goes on
+// waiting.
+func (p *Elicitations) Ask(ctx context.Context, e wire.Elicitation, check func(map[string]any) (map[string]any, error)) (wire.ElicitationAnswered, error) {
 	now := time.Now()
 	p.mu.Lock()
 	p.next++
 	e.ID = "e" + strconv.FormatUint(p.next, 10)
 	e.Created, e.Expires = now, now.Add(p.timeout)
+	if p.bus == nil || p.bus.Subscribers() == 0 {
+		p.mu.Unlock()
+		return p.ended(wire.ElicitationAnswered{ID: e.ID, Server: e.Server, Action: ActionDecline, Reason: ReasonNobodyListening}), nil
+	}
 	pe := &pendingElicitation{Elicitation: e, check: check, answer: make(chan wire.ElicitationAnswer, 1)}
 	p.pending[e.ID] = pe
 	p.mu.Unlock()
 	p.bus.Publish(wire.ElicitationRequested{Elicitation: e})
 
+	answered := func(a wire.ElicitationAnswer) wire.ElicitationAnswered {
+		return p.ended(wire.ElicitationAnswered{ID: e.ID, Server: e.Server, Action: a.Action, Content: a.Content})
+	}
 	timer := time.NewTimer(p.timeout)
 	defer timer.Stop()
 	select {
 	case a := <-pe.answer:
-		p.bus.Publish(wire.ElicitationAnswered{ID: e.ID, Server: e.Server, Action: a.Action})
-		return a, nil
+		return answered(a), nil
 	case <-timer.C:
 		if p.drop(e.ID) {
-			p.bus.Publish(wire.ElicitationAnswered{ID: e.ID, Server: e.Server, Action: ActionCancel, Reason: ReasonTimeout})
-			return wire.ElicitationAnswer{Action: ActionCancel}, nil
+			return p.ended(wire.ElicitationAnswered{ID: e.ID, Server: e.Server, Action: ActionCancel, Reason: ReasonTimeout}), nil
 		}
 	case <-ctx.Done():
 		if p.drop(e.ID) {
@@ -104,14 +119,20 @@ func (p *Elicitations) Ask(ctx context.Context, e wire.Elicitation, check func(m
 			if cause := context.Cause(ctx); !errors.Is(cause, context.Canceled) {
 				reason = cause.Error()
 			}
-			p.bus.Publish(wire.ElicitationAnswered{ID: e.ID, Server: e.Server, Reason: reason})
-			return wire.ElicitationAnswer{}, context.Cause(ctx)
+			return p.ended(wire.ElicitationAnswered{ID: e.ID, Server: e.Server, Reason: reason}), context.Cause(ctx)
 		}
 	}
 	// Answer removed the entry first, so its answer is in the channel.
-	a := <-pe.answer
-	p.bus.Publish(wire.ElicitationAnswered{ID: e.ID, Server: e.Server, Action: a.Action})
-	return a, nil
+	return answered(<-pe.answer), nil
+}
+
+// ended announces how an elicitation ended, without its content, and
+// returns a.
+func (p *Elicitations) ended(a wire.ElicitationAnswered) wire.ElicitationAnswered {
+	ev := a
+	ev.Content = nil
+	p.bus.Publish(ev)
+	return a
 }
 
 // drop removes a pending elicitation; false means Answer got there first.

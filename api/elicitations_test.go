@@ -31,7 +31,7 @@ func needName(c map[string]any) (map[string]any, error) {
 }
 
 type asked struct {
-	ans wire.ElicitationAnswer
+	ans wire.ElicitationAnswered
 	err error
 }
 
@@ -90,7 +90,7 @@ func TestElicitationFlow(t *testing.T) {
 	assert.Equal(t, wire.ElicitationAnswered{ID: "e1", Server: "ts", Action: "accept", Content: map[string]any{"name": "Ada", "count": 3.0}}, sent)
 	got := <-done
 	require.NoError(t, got.err)
-	assert.Equal(t, wire.ElicitationAnswer{Action: "accept", Content: map[string]any{"name": "Ada", "count": 3.0}}, got.ans)
+	assert.Equal(t, sent, got.ans)
 	var answered wire.ElicitationAnswered
 	ev := nextEvent(t, events, "elicitation_answered")
 	require.NoError(t, ev.Decode(&answered))
@@ -107,7 +107,7 @@ func TestElicitationFlow(t *testing.T) {
 	assert.ErrorContains(t, err, "a URL-mode elicitation is accepted without content")
 	_, err = f.client.AnswerElicitation(ctx, req.ID, wire.ElicitationAnswer{Action: "accept"})
 	require.NoError(t, err)
-	assert.Equal(t, wire.ElicitationAnswer{Action: "accept"}, (<-done).ans)
+	assert.Equal(t, wire.ElicitationAnswered{ID: req.ID, Server: "ts", Action: "accept"}, (<-done).ans)
 
 	// Decline and cancel carry no content.
 	for _, action := range []string{"decline", "cancel"} {
@@ -115,7 +115,7 @@ func TestElicitationFlow(t *testing.T) {
 		require.NoError(t, nextEvent(t, events, "elicitation_requested").Decode(&req))
 		_, err = f.client.AnswerElicitation(ctx, req.ID, wire.ElicitationAnswer{Action: action})
 		require.NoError(t, err)
-		assert.Equal(t, wire.ElicitationAnswer{Action: action}, (<-done).ans)
+		assert.Equal(t, wire.ElicitationAnswered{ID: req.ID, Server: "ts", Action: action}, (<-done).ans)
 	}
 }
 
@@ -133,11 +133,12 @@ func TestElicitationTimeout(t *testing.T) {
 		time.Sleep(time.Minute)
 		got := <-done
 		require.NoError(t, got.err)
-		assert.Equal(t, wire.ElicitationAnswer{Action: "cancel"}, got.ans)
+		want := wire.ElicitationAnswered{ID: "e1", Server: "ts", Action: "cancel", Reason: ReasonTimeout}
+		assert.Equal(t, want, got.ans)
 		assert.Empty(t, p.Pending())
 		<-msgs // requested
 		m := <-msgs
-		assert.Equal(t, wire.ElicitationAnswered{ID: "e1", Server: "ts", Action: "cancel", Reason: ReasonTimeout}, m.Event)
+		assert.Equal(t, want, m.Event)
 	})
 }
 
@@ -164,6 +165,32 @@ func TestElicitationAskerGone(t *testing.T) {
 		_, err := p.Answer(answered.ID, wire.ElicitationAnswer{Action: "decline"})
 		assert.ErrorIs(t, err, ErrNotFound)
 	}
+}
+
+// With no client listening to the events nobody can learn of an
+// elicitation: it is declined at once, saying why, never accepted and
+// never left waiting for the timeout.
+func TestElicitationNobodyListening(t *testing.T) {
+	for name, bus := range map[string]*event.Bus{"no subscriber": event.NewBus(), "no bus": nil} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := NewElicitations(bus, time.Minute)
+				start := time.Now()
+				got := <-ask(p, context.Background(), wire.Elicitation{Server: "ts", Mode: "form"})
+				require.NoError(t, got.err)
+				assert.Equal(t, wire.ElicitationAnswered{ID: "e1", Server: "ts", Action: "decline", Reason: ReasonNobodyListening}, got.ans)
+				assert.Zero(t, time.Since(start), "no wait")
+				assert.Empty(t, p.Pending())
+			})
+		})
+	}
+
+	// A listener that came and went: nobody again.
+	bus := event.NewBus()
+	_, stop := bus.Subscribe(8)
+	stop()
+	got := <-ask(NewElicitations(bus, time.Minute), context.Background(), wire.Elicitation{Server: "ts", Mode: "form"})
+	assert.Equal(t, ReasonNobodyListening, got.ans.Reason)
 }
 
 func rawJSON(s string) json.RawMessage { return json.RawMessage(s) }

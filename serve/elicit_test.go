@@ -52,9 +52,9 @@ func nextElicitation(t *testing.T, events <-chan api.Event) wire.Elicitation {
 }
 
 // server-everything's trigger-elicitation-request round-trips through the
-// API: accepted (a bad answer refused first, the omitted fields' defaults
-// filled in), declined, cancelled, and cancelled by the timeout when
-// nobody answers.
+// API: declined at once while no client listens, accepted (a bad answer
+// refused first, the omitted fields' defaults filled in), declined,
+// cancelled, and cancelled by the timeout when nobody answers.
 func TestElicitationThroughServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
@@ -78,8 +78,15 @@ func TestElicitationThroughServe(t *testing.T) {
 	}
 	assert.Contains(t, names, "trigger-elicitation-request", "serve declares elicitation")
 	assert.Contains(t, names, "trigger-url-elicitation", "serve declares URL mode")
-	events := d.Events()
 	const tool = "mcp__everything__trigger-elicitation-request"
+
+	// No client listens to the events, so nobody can learn of the
+	// question: declined at once, and the log says why.
+	resp, err := d.Client.Call(t.Context(), tool, json.RawMessage(`{}`))
+	require.NoError(t, err)
+	assert.Contains(t, resp.Result.Text(), "User declined to provide the requested information.")
+	assert.Contains(t, d.log.String(), "declined an elicitation: nobody could answer it, as no client listens to serve's events")
+	events := d.Events()
 
 	// Accept.
 	done := callAsync(d, tool, `{}`)
@@ -98,7 +105,7 @@ func TestElicitationThroughServe(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 42.0, sent.Content["integer"])
 	assert.Equal(t, "It was a dark and stormy night.", sent.Content["firstLine"])
-	resp := <-done
+	resp = <-done
 	text := resp.Result.Text()
 	assert.Contains(t, text, "User provided the requested information!")
 	assert.Contains(t, text, "- Name: Ada")

@@ -150,7 +150,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	elicitations := api.NewElicitations(bus, opts.ElicitationTimeout)
 	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: g.Track,
 		Schemas: mcp.NewSchemaCache(schemaCacheSize), Launcher: ReaperLauncher(reaper, log.WithName("procguard")),
-		Tokens: tokens, Elicit: elicitThroughAPI(elicitations)}
+		Tokens: tokens, Elicit: elicitThroughAPI(elicitations, log.WithName("elicitation"))}
 	ctrl := controller.New(controller.Options{
 		Registry: reg,
 		Bus:      bus,
