@@ -133,9 +133,9 @@ func TestElicitInvalidRequests(t *testing.T) {
 		return ElicitResult{Action: ElicitDecline}, nil
 	}})
 	for args, want := range map[string]string{
-		`{"schema":{"type":"object","properties":{"a":{"type":"object"}}}}`: `-32602 elicitation/create: requestedSchema: property "a": "type" must be`,
-		`{"schema":{"type":"array"}}`: `-32602 elicitation/create: requestedSchema: "type" must be "object", not "array"`,
-		`{"schema":{"type":"object","properties":{},"required":["x"]}}`: `"required" names "x", which is not a property`,
+		`{"schema":{"type":"object","properties":{"a":{"type":"object"}}}}`:                `-32602 elicitation/create: requestedSchema: property "a": "type" must be`,
+		`{"schema":{"type":"array"}}`:                                                      `-32602 elicitation/create: requestedSchema: "type" must be "object", not "array"`,
+		`{"schema":{"type":"object","properties":{},"required":["x"]}}`:                    `"required" names "x", which is not a property`,
 		`{"schema":{"type":"object","properties":{"n":{"type":"integer","default":"x"}}}}`: `property "n": default "x": want a number`,
 	} {
 		text, isErr := callText(t, s, "ask", args)

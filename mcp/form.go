@@ -742,3 +742,110 @@ func sortedNames(m map[string]any) []string {
 	slices.Sort(names)
 	return names
 }
+
+// Hint says, in a few words, what fd takes, as a person answering it must
+// see it: its kind, bounds, format, choices (value, and title if it has
+// one) and default, and whether it is required; e.g. `whole number from
+// 1 to 10, default 3`. Parse reads what it describes. Titles, values and
+// defaults are the server's own text: neutralise the hint before it
+// reaches a terminal.
+func (fd Field) Hint() string {
+	var parts []string
+	switch fd.Kind {
+	case KindString:
+		s := "text"
+		if fd.Format != "" {
+			s += " (" + fd.Format + ")"
+		}
+		parts = append(parts, s)
+		if b := bounds(fd.MinLength, fd.MaxLength, "character"); b != "" {
+			parts = append(parts, b)
+		}
+	case KindNumber, KindInteger:
+		s := "number"
+		if fd.Kind == KindInteger {
+			s = "whole number"
+		}
+		switch lo, hi := fd.Minimum, fd.Maximum; {
+		case lo != nil && hi != nil:
+			s += fmt.Sprintf(" from %s to %s", num(*lo), num(*hi))
+		case lo != nil:
+			s += " of at least " + num(*lo)
+		case hi != nil:
+			s += " of at most " + num(*hi)
+		}
+		parts = append(parts, s)
+	case KindBoolean:
+		parts = append(parts, "yes or no")
+	case KindChoice:
+		parts = append(parts, "one of "+fd.optionList())
+	case KindChoices:
+		parts = append(parts, "any of "+fd.optionList()+", separated by commas")
+		if b := bounds(fd.MinItems, fd.MaxItems, "choice"); b != "" {
+			parts = append(parts, b)
+		}
+	}
+	if fd.Required {
+		parts = append(parts, "required")
+	}
+	if fd.Default != nil {
+		parts = append(parts, "default "+fd.defaultText())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// optionList is the options as Hint shows them: value (title).
+func (fd Field) optionList() string {
+	out := make([]string, 0, len(fd.Options))
+	for _, o := range fd.Options {
+		if o.Title != "" && o.Title != o.Value {
+			out = append(out, o.Value+" ("+o.Title+")")
+		} else {
+			out = append(out, o.Value)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// defaultText is the default as it would be typed.
+func (fd Field) defaultText() string {
+	switch d := fd.Default.(type) {
+	case string:
+		return d
+	case float64:
+		return num(d)
+	case bool:
+		if d {
+			return "yes"
+		}
+		return "no"
+	case []string:
+		if len(d) == 0 {
+			return "none"
+		}
+		return strings.Join(d, ",")
+	}
+	return jsonText(fd.Default)
+}
+
+// bounds says "at least 1 character", "1 to 5 characters", "at most 2
+// choices"; "" without bounds.
+func bounds(lo, hi *int, unit string) string {
+	plural := func(n int) string {
+		if n == 1 {
+			return unit
+		}
+		return unit + "s"
+	}
+	switch {
+	case lo != nil && hi != nil:
+		return fmt.Sprintf("%d to %d %s", *lo, *hi, plural(*hi))
+	case lo != nil:
+		return fmt.Sprintf("at least %d %s", *lo, plural(*lo))
+	case hi != nil:
+		return fmt.Sprintf("at most %d %s", *hi, plural(*hi))
+	}
+	return ""
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

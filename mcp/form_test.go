@@ -112,19 +112,19 @@ func TestFormComplete(t *testing.T) {
 // What is not an elicitation schema is refused with the reason.
 func TestParseFormRefuses(t *testing.T) {
 	for schema, want := range map[string]string{
-		`[]`: "requestedSchema: must be a JSON object",
-		`{"properties":{}}`: `"type" must be "object", not none`,
+		`[]`:                                "requestedSchema: must be a JSON object",
+		`{"properties":{}}`:                 `"type" must be "object", not none`,
 		`{"type":"object","properties":[]}`: `"properties" must be an object`,
-		`{"type":"object","properties":{"a":{"type":"string"}},"required":"a"}`: `"required" must be an array`,
-		`{"type":"object","properties":{"a":{"type":"object"}}}`: `property "a": "type" must be "string", "number", "integer", "boolean" or "array" (of choices), not "object"`,
-		`{"type":"object","properties":{"a":{"type":"string","format":"ipv4"}}}`: `"format" must be "email", "uri", "date" or "date-time", not "ipv4"`,
-		`{"type":"object","properties":{"a":{"type":"string","enum":[1]}}}`: `"enum" must hold strings, not 1`,
-		`{"type":"object","properties":{"a":{"type":"string","enum":["x"],"enumNames":[]}}}`: `"enumNames" must be a non-empty array`,
+		`{"type":"object","properties":{"a":{"type":"string"}},"required":"a"}`:                     `"required" must be an array`,
+		`{"type":"object","properties":{"a":{"type":"object"}}}`:                                    `property "a": "type" must be "string", "number", "integer", "boolean" or "array" (of choices), not "object"`,
+		`{"type":"object","properties":{"a":{"type":"string","format":"ipv4"}}}`:                    `"format" must be "email", "uri", "date" or "date-time", not "ipv4"`,
+		`{"type":"object","properties":{"a":{"type":"string","enum":[1]}}}`:                         `"enum" must hold strings, not 1`,
+		`{"type":"object","properties":{"a":{"type":"string","enum":["x"],"enumNames":[]}}}`:        `"enumNames" must be a non-empty array`,
 		`{"type":"object","properties":{"a":{"type":"string","enum":["x","y"],"enumNames":["X"]}}}`: `"enumNames" has 1 names for 2 "enum" values`,
-		`{"type":"object","properties":{"a":{"type":"array","items":{"type":"string"}}}}`: `an array must have "items" with "enum" or "anyOf" choices`,
-		`{"type":"object","properties":{"a":{"type":"string","oneOf":[{"title":"x"}]}}}`: `each choice needs a string "const"`,
-		`{"type":"object","properties":{"a":{"type":"string","default":"toolong","maxLength":3}}}`: `default "toolong": at most 3 characters`,
-		`{"type":"object","properties":{"a":{"type":"string","minLength":-1}}}`: `"minLength" must be a whole number ≥ 0, not -1`,
+		`{"type":"object","properties":{"a":{"type":"array","items":{"type":"string"}}}}`:           `an array must have "items" with "enum" or "anyOf" choices`,
+		`{"type":"object","properties":{"a":{"type":"string","oneOf":[{"title":"x"}]}}}`:            `each choice needs a string "const"`,
+		`{"type":"object","properties":{"a":{"type":"string","default":"toolong","maxLength":3}}}`:  `default "toolong": at most 3 characters`,
+		`{"type":"object","properties":{"a":{"type":"string","minLength":-1}}}`:                     `"minLength" must be a whole number ≥ 0, not -1`,
 	} {
 		_, err := ParseForm(json.RawMessage(schema))
 		require.Error(t, err, schema)
@@ -134,4 +134,30 @@ func TestParseFormRefuses(t *testing.T) {
 	f := mustForm(t, `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"a":{"type":"string","pattern":"^x"}},"additionalProperties":false}`)
 	assert.Error(t, f.Check("a", "y"))
 	assert.NoError(t, f.Check("a", "xy"))
+}
+
+// Each field says what it takes, as Parse reads it.
+func TestFieldHint(t *testing.T) {
+	f := mustForm(t, testForm)
+	for name, want := range map[string]string{
+		"name":  "text, 2 to 5 characters, required",
+		"mail":  "text (email)",
+		"age":   "whole number from 0 to 150, default 30",
+		"score": "number, default 9.5",
+		"ok":    "yes or no, default yes",
+		"color": "one of red, green, default red",
+		"hero":  "one of h1 (Superman), h2 (Batman)",
+		"pet":   "one of p1 (Cats), p2 (Dogs)",
+		"tags":  "any of a, b, c, separated by commas, 1 to 2 choices, default a",
+		"fish":  "any of f1 (Tuna), f2 (Trout), separated by commas",
+	} {
+		fd, ok := f.Field(name)
+		require.True(t, ok, name)
+		assert.Equal(t, want, fd.Hint(), name)
+	}
+	one := mustForm(t, `{"type":"object","properties":{"n":{"type":"number","minimum":0.5},"s":{"type":"string","minLength":1}}}`)
+	n, _ := one.Field("n")
+	assert.Equal(t, "number of at least 0.5", n.Hint())
+	s, _ := one.Field("s")
+	assert.Equal(t, "text, at least 1 character", s.Hint())
 }
