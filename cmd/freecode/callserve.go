@@ -106,6 +106,20 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 					fmt.Fprintf(a.stderr, "Waiting for approval %s of %s: answer it with `freecode mcp approve %s` or `freecode mcp deny %s` (it is refused after %s without an answer).\n",
 						mine, termtext.Neutralize(ap.Tool), mine, mine, api.DefaultApprovalTimeout)
 				}
+			case "elicitation_requested":
+				// The called server asks while it runs the tool (an
+				// elicitation names no call: one of another call of the
+				// same server shows too). Answered from any terminal.
+				var e api.Elicitation
+				if ev.Decode(&e) != nil || e.Server != r.server.Name {
+					continue
+				}
+				if prompted {
+					fmt.Fprintln(a.stderr)
+				}
+				printElicitation(a.stderr, e, e.Created)
+				fmt.Fprintf(a.stderr, "Waiting for the answer to elicitation %s of server %s: `freecode mcp elicitations answer %s accept [field=value ...]` (or `decline`, `cancel`) from another terminal.\n",
+					cell(e.ID), cell(e.Server), cell(e.ID))
 			case "approval_answered":
 				var ans api.ApprovalAnswered
 				if ev.Decode(&ans) != nil || mine == "" || ans.ID != mine {
