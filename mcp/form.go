@@ -807,10 +807,14 @@ func (fd Field) optionList() string {
 	return strings.Join(out, ", ")
 }
 
-// defaultText is the default as it would be typed.
+// defaultText is the default as it would be typed, a text with spaces or
+// commas quoted.
 func (fd Field) defaultText() string {
 	switch d := fd.Default.(type) {
 	case string:
+		if d == "" || strings.ContainsAny(d, " ,\"") {
+			return strconv.Quote(d) // where it ends must show
+		}
 		return d
 	case float64:
 		return num(d)

@@ -160,4 +160,7 @@ func TestFieldHint(t *testing.T) {
 	assert.Equal(t, "number of at least 0.5", n.Hint())
 	s, _ := one.Field("s")
 	assert.Equal(t, "text, at least 1 character", s.Hint())
+	line := mustForm(t, `{"type":"object","properties":{"l":{"type":"string","default":"It was a dark, stormy night."}}}`)
+	l, _ := line.Field("l")
+	assert.Equal(t, `text, default "It was a dark, stormy night."`, l.Hint())
 }

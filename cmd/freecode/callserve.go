@@ -14,6 +14,7 @@ import (
 
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/internal/termtext"
+	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 )
 
@@ -118,8 +119,12 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 					fmt.Fprintln(a.stderr)
 				}
 				printElicitation(a.stderr, e, e.Created)
-				fmt.Fprintf(a.stderr, "Waiting for the answer to elicitation %s of server %s: `freecode mcp elicitations answer %s accept [field=value ...]` (or `decline`, `cancel`) from another terminal.\n",
-					cell(e.ID), cell(e.Server), cell(e.ID))
+				fields := " [field=value ...]"
+				if e.Mode == mcp.ElicitURL {
+					fields = ""
+				}
+				fmt.Fprintf(a.stderr, "Waiting for the answer to elicitation %s of server %s: `freecode mcp elicitations answer %s accept%s` (or `decline`, `cancel`) from another terminal.\n",
+					cell(e.ID), cell(e.Server), cell(e.ID), fields)
 			case "approval_answered":
 				var ans api.ApprovalAnswered
 				if ev.Decode(&ans) != nil || mine == "" || ans.ID != mine {
