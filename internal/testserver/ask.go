@@ -84,6 +84,7 @@ func elicitResult(res *mcp.ElicitationResult, err error) (*mcp.CallToolResult, e
 
 func handleSample(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	s := server.ServerFromContext(ctx)
+	//lint:ignore SA1019 the tool sends the deprecated request on purpose: clients must refuse it clearly.
 	res, err := s.RequestSampling(ctx, mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
 		Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("Say hello.")}},
 		MaxTokens: 10,
