@@ -164,7 +164,7 @@ fields: it tells the server that you will open the page yourself.`,
 			case err != nil:
 				return err
 			}
-			a.printAnswered(e, sent, content)
+			printAnswered(a.stdout, e, sent, content)
 			return nil
 		},
 	}
@@ -208,18 +208,18 @@ func elicitationContent(e wire.Elicitation, fields []string) (map[string]any, er
 
 // printAnswered says what went to the server: the names of the fields
 // sent, never their values (a form may ask for a password).
-func (a *app) printAnswered(e wire.Elicitation, sent wire.ElicitationAnswered, given map[string]any) {
+func printAnswered(w io.Writer, e wire.Elicitation, sent wire.ElicitationAnswered, given map[string]any) {
 	who := fmt.Sprintf("%s of server %s", cell(e.ID), cell(e.Server))
 	switch sent.Action {
 	case string(mcp.ElicitDecline):
-		fmt.Fprintf(a.stdout, "Declined %s.\n", who)
+		fmt.Fprintf(w, "Declined %s.\n", who)
 		return
 	case string(mcp.ElicitCancel):
-		fmt.Fprintf(a.stdout, "Cancelled %s.\n", who)
+		fmt.Fprintf(w, "Cancelled %s.\n", who)
 		return
 	}
 	if e.Mode == mcp.ElicitURL {
-		fmt.Fprintf(a.stdout, "Accepted %s: open the page on %s yourself (FreeCode opens nothing):\n  %s\n", who, cell(e.Host), cell(e.URL))
+		fmt.Fprintf(w, "Accepted %s: open the page on %s yourself (FreeCode opens nothing):\n  %s\n", who, cell(e.Host), cell(e.URL))
 		return
 	}
 	var answered, defaults []string
@@ -246,5 +246,5 @@ func (a *app) printAnswered(e wire.Elicitation, sent wire.ElicitationAnswered, g
 	if len(parts) == 0 {
 		parts = append(parts, "sent no fields")
 	}
-	fmt.Fprintf(a.stdout, "Accepted %s: %s.\n", who, strings.Join(parts, "; "))
+	fmt.Fprintf(w, "Accepted %s: %s.\n", who, strings.Join(parts, "; "))
 }
