@@ -109,6 +109,23 @@ func TestElicitDeclineAndCancel(t *testing.T) {
 	}
 }
 
+// A handler that does not answer within Options.ElicitTimeout has its
+// context ended with ErrElicitTimeout, and the server is sent "cancel",
+// whatever the handler returns then.
+func TestElicitTimeout(t *testing.T) {
+	causes := make(chan error, 1)
+	s := connectElicit(t, localServer("ts", "--ask"), Options{ElicitTimeout: 200 * time.Millisecond,
+		Elicit: func(ctx context.Context, _ *Elicitation) (ElicitResult, error) {
+			<-ctx.Done()
+			causes <- context.Cause(ctx)
+			return ElicitResult{Action: ElicitAccept, Content: map[string]any{"name": "late"}}, nil
+		}})
+	text, isErr := callText(t, s, "ask", `{}`)
+	assert.False(t, isErr)
+	assert.JSONEq(t, `{"action":"cancel"}`, text)
+	assert.ErrorIs(t, <-causes, ErrElicitTimeout)
+}
+
 // An answer that does not fit the form is never sent: the server gets a
 // failure naming the problem instead.
 func TestElicitInvalidAnswerNotSent(t *testing.T) {
@@ -248,21 +265,21 @@ func TestElicitWaitBlocksNothing(t *testing.T) {
 }
 
 // Over streamable HTTP the handler is not bound by mcp-go's 30 seconds
-// for a server's request: it has the session's lifetime, and its answer is
+// for a server's request: only by Options.ElicitTimeout, and its answer is
 // still sent.
-func TestElicitOverHTTPHasNoDeadline(t *testing.T) {
+func TestElicitOverHTTPHasOnlyItsOwnDeadline(t *testing.T) {
 	u, _ := startTestServerHTTP(t, "--ask")
-	deadlines := make(chan bool, 1)
+	left := make(chan time.Duration, 1)
 	s := connectElicit(t, Spec{Name: "ts", Type: Remote, URL: u, Timeout: 10 * time.Second, Limits: testLimits(Limits{}), MaxLimits: testMaxLimits()},
 		Options{Elicit: func(ctx context.Context, _ *Elicitation) (ElicitResult, error) {
-			_, has := ctx.Deadline()
-			deadlines <- has
+			dl, _ := ctx.Deadline()
+			left <- time.Until(dl)
 			return ElicitResult{Action: ElicitAccept, Content: map[string]any{"name": "Ada"}}, nil
 		}})
 	text, isErr := callText(t, s, "ask", `{}`)
 	require.False(t, isErr, text)
 	assert.JSONEq(t, `{"action":"accept","content":{"name":"Ada","count":3,"color":"green"}}`, text)
-	assert.False(t, <-deadlines, "the handler's context has a deadline")
+	assert.Greater(t, <-left, DefaultElicitTimeout-time.Minute, "the handler's deadline is not the elicitation timeout")
 }
 
 // A handler's failure reaches the server as the request's error.

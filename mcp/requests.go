@@ -185,7 +185,17 @@ func (s *Session) elicit(ctx context.Context, params any) (*mcpgo.ElicitationRes
 		return nil, err
 	}
 	s.log.V(1).Info("elicitation requested", "mode", e.Mode)
+	timeout := s.opts.ElicitTimeout
+	if timeout <= 0 {
+		timeout = DefaultElicitTimeout
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, ErrElicitTimeout)
+	defer cancel()
 	res, err := s.opts.Elicit(ctx, e)
+	if errors.Is(context.Cause(ctx), ErrElicitTimeout) {
+		s.log.Info("cancelled an elicitation nobody answered in time", "timeout", timeout.String())
+		return &mcpgo.ElicitationResult{ElicitationResponse: mcpgo.ElicitationResponse{Action: mcpgo.ElicitationResponseActionCancel}}, nil
+	}
 	if err != nil {
 		if cause := context.Cause(ctx); ctx.Err() != nil {
 			return nil, fmt.Errorf("elicitation of server %q ended unanswered: %w", s.srv.Name, cause)

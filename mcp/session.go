@@ -116,7 +116,19 @@ type Options struct {
 	// that servers ask; nil declares none and answers a request with an
 	// error. It gets the server's name with each request.
 	Elicit ElicitHandler
+	// ElicitTimeout bounds how long an elicitation waits for Elicit: then
+	// its context ends (cause ErrElicitTimeout) and the server is sent
+	// "cancel", whatever the handler returns. Zero: DefaultElicitTimeout.
+	ElicitTimeout time.Duration
 }
+
+// DefaultElicitTimeout is Options.ElicitTimeout's default: a person may
+// need a while to answer, but a server's tool call must not wait forever.
+const DefaultElicitTimeout = 10 * time.Minute
+
+// ErrElicitTimeout is the cancellation cause of an ElicitHandler's context
+// when Options.ElicitTimeout passed.
+var ErrElicitTimeout = errors.New("nobody answered the elicitation in time")
 
 // errConnectTimeout is the cancellation cause of Connect's deadline.
 var errConnectTimeout = errors.New("connect timeout")

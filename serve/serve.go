@@ -150,7 +150,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 	elicitations := api.NewElicitations(bus, opts.ElicitationTimeout)
 	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: g.Track,
 		Schemas: mcp.NewSchemaCache(schemaCacheSize), Launcher: ReaperLauncher(reaper, log.WithName("procguard")),
-		Tokens: tokens, Elicit: elicitThroughAPI(elicitations, log.WithName("elicitation"))}
+		Tokens: tokens, Elicit: elicitThroughAPI(elicitations, log.WithName("elicitation")),
+		// The API's own timeout answers first; the session's is a backstop.
+		ElicitTimeout: elicitations.Timeout() + time.Minute}
 	ctrl := controller.New(controller.Options{
 		Registry: reg,
 		Bus:      bus,
