@@ -21,7 +21,8 @@
 //	                                  answers ElicitationAnswered with the content as sent
 //	                                  (omitted fields take their defaults), or 400 when it does
 //	                                  not fit the form: the elicitation goes on waiting. One
-//	                                  nobody answers is cancelled after the elicitation timeout.
+//	                                  nobody answers is cancelled after the elicitation timeout;
+//	                                  while no client reads /v1/events, one is declined at once.
 //	GET  /v1/events                   server-sent events (see below)
 //	POST /v1/servers/{name}/restart   restart one server now
 //	GET  /v1/servers/{name}/logs      Logs: the server's stderr ring;
@@ -46,7 +47,7 @@
 //	elicitation_requested  Elicitation
 //	elicitation_answered   {"id": "...", "server": "...", "action": "accept", "reason": "..."}
 //	                    (reason, without an answer from a client: "timeout", "canceled",
-//	                    or why the server's request ended)
+//	                    ReasonNobodyListening, or why the server's request ended)
 //	missed              {"missed": N}: N events were dropped because this client
 //	                    read too slowly; re-read whatever state it cares about
 //
