@@ -250,3 +250,68 @@ func elicitationEnded(ans wire.ElicitationAnswered) string {
 	}
 	return "cancelled"
 }
+
+// terminalElicit answers a one-shot session's elicitations on the terminal
+// term, one at a time, with a formPrompt: the answer is checked against
+// the whole form (mcp.Form.Complete) and asked again if it does not fit.
+// A handler returns once its ctx ends; the terminal's reader goroutine
+// stays (see terminalLines).
+func (a *app) terminalElicit(term *os.File) mcp.ElicitHandler {
+	turn := make(chan struct{}, 1) // held by the elicitation on the terminal
+	var in termInput               // used only by the holder of turn
+	return func(ctx context.Context, e *mcp.Elicitation) (mcp.ElicitResult, error) {
+		select {
+		case turn <- struct{}{}:
+			defer func() { <-turn }()
+		case <-ctx.Done():
+			return mcp.ElicitResult{}, context.Cause(ctx)
+		}
+		w := a.stderr
+		we := wire.Elicitation{Server: e.Server, Mode: e.Mode, Message: e.Message, URL: e.URL, Host: e.Host()}
+		if e.Form != nil {
+			we.RequestedSchema = e.Form.Schema
+		}
+		printQuestion(w, we)
+		for {
+			p, err := newFormPrompt(we)
+			if err != nil {
+				return mcp.ElicitResult{}, err
+			}
+			fmt.Fprint(w, p.question())
+			for done := false; !done; {
+				lines := in.lines(term)
+				if lines == nil {
+					fmt.Fprintln(w, "\nThe terminal ended: declined.")
+					return mcp.ElicitResult{Action: mcp.ElicitDecline}, nil
+				}
+				select {
+				case <-ctx.Done():
+					fmt.Fprintln(w, "\nThe question is withdrawn.")
+					return mcp.ElicitResult{}, context.Cause(ctx)
+				case line, ok := <-lines:
+					if !ok {
+						in.closed = true
+						continue
+					}
+					var problem string
+					if problem, done = p.feed(line); problem != "" {
+						fmt.Fprintf(w, "  %s\n", problem)
+					}
+					if !done {
+						fmt.Fprint(w, p.question())
+					}
+				}
+			}
+			ans := p.answer()
+			res := mcp.ElicitResult{Action: mcp.ElicitAction(ans.Action), Content: ans.Content}
+			if res.Action != mcp.ElicitAccept || e.Form == nil {
+				return res, nil
+			}
+			if _, err := e.Form.Complete(ans.Content); err != nil {
+				fmt.Fprintf(w, "  %s\n", cell(err.Error()))
+				continue
+			}
+			return res, nil
+		}
+	}
+}

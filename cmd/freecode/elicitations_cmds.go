@@ -75,6 +75,18 @@ at once.`,
 func printElicitation(w io.Writer, e wire.Elicitation, now time.Time) {
 	fmt.Fprintf(w, "%s  server %s asks (%s, waiting %s, cancelled in %s without an answer):\n",
 		cell(e.ID), cell(e.Server), cell(e.Mode), ago(e.Created, now), roundDur(e.Expires.Sub(now)))
+	printQuestionBody(w, e)
+}
+
+// printQuestion shows a question of a one-shot session's server, which
+// waits nowhere but on this terminal.
+func printQuestion(w io.Writer, e wire.Elicitation) {
+	fmt.Fprintf(w, "Server %s asks (%s):\n", cell(e.Server), cell(e.Mode))
+	printQuestionBody(w, e)
+}
+
+// printQuestionBody is the message and the fields (or page) of e.
+func printQuestionBody(w io.Writer, e wire.Elicitation) {
 	for line := range strings.SplitSeq(termtext.Neutralize(e.Message), "\n") {
 		fmt.Fprintf(w, "    %s\n", line)
 	}

@@ -202,3 +202,56 @@ func TestCallThroughServeAsksElicitationsOnItsTerminal(t *testing.T) {
 			strings.Contains(tty2.out.String(), "The call ended; the question is withdrawn.")
 	}, waitFor, 10*time.Millisecond, "the question was not withdrawn: %q", tty2.out.String())
 }
+
+// Without serve, `mcp call` on a terminal declares elicitation and asks
+// the server's questions there; the answer is checked against the whole
+// form and asked again if it does not fit.
+func TestOneShotCallAsksElicitationsOnItsTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	ts := buildTestServer(t)
+	home := shortHome(t)
+	config{t, filepath.Join(home, "config.json")}.write(cfg(local("ts", ts, "--ask")), true)
+	run := func(args string) (*pty, *exec.Cmd, *syncBuffer) {
+		tty := openPTY(t)
+		cmd := freecodeCmd(home, "mcp", "call", "mcp__ts__ask", args)
+		out := &syncBuffer{}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty.tty, out, tty.tty
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() {
+			if cmd.ProcessState == nil {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+			}
+		})
+		return tty, cmd, out
+	}
+
+	tty, cmd, out := run(`{"message":"Who are you?"}`)
+	tty.waitFor("Answer the form? [a]ccept, [d]ecline, [c]ancel: ")
+	assert.Contains(t, tty.out.String(), "Server ts asks (form):\r\n    Who are you?\r\n    name   text, at least 1 character, required — Name: Who is asking\r\n")
+	tty.typeLine("a")
+	tty.waitFor("  name (text, at least 1 character, required) — Name: ")
+	tty.typeLine("Ada")
+	tty.waitFor("Color: ")
+	tty.typeLine("")
+	tty.waitFor("Count: ")
+	tty.typeLine("2")
+	require.NoError(t, cmd.Wait())
+	assert.Equal(t, `{"action":"accept","content":{"color":"green","count":2,"name":"Ada"}}`+"\n", out.String())
+
+	// A keyword beyond those the prompt shows (a pattern) is checked
+	// too, and the field asked again.
+	tty, cmd, out = run(`{"schema":{"type":"object","properties":{"code":{"type":"string","pattern":"^[0-9]+$"}}}}`)
+	tty.waitFor("[a]ccept, [d]ecline, [c]ancel: ")
+	tty.typeLine("a")
+	tty.waitFor("  code (text): ")
+	tty.typeLine("x1")
+	tty.waitFor("  the answer does not fit the requested form: code: ")
+	require.Eventually(t, func() bool { return strings.Count(tty.out.String(), "  code (text): ") == 2 }, waitFor, 10*time.Millisecond,
+		"not asked again: %q", tty.out.String())
+	tty.typeLine("12")
+	require.NoError(t, cmd.Wait())
+	assert.Equal(t, `{"action":"accept","content":{"code":"12"}}`+"\n", out.String())
+}
