@@ -24,6 +24,13 @@
 // returns a text block (HologramText) and UnknownBlock, a block of a type no
 // MCP revision defines, byte for byte.
 //
+// With --ask four read-only tools send the client requests and return its
+// answer as JSON: "ask" {message?, schema?, cancelAfterMs?} an elicitation
+// in form mode (schema default AskForm; cancelAfterMs, over stdio, cancels
+// the request with notifications/cancelled after that long), "ask_url"
+// {url, message?} one in URL mode, "sample" {} a sampling request, and
+// "capabilities" {} returns the capabilities the client declared.
+//
 // Generated tools tool_000, tool_001, ... (--tools N) answer "<name> ok: <args>".
 // SIGUSR1 (wired by Run) adds a tool dyn_<n> (n = 1, 2, ...) and notifies list_changed.
 //
@@ -85,6 +92,7 @@
 //	                          and EvilStderr (EvilText plus a raw 8-bit CSI byte) written to
 //	                          stderr at start (before --exit-at-start) and on every call of evil
 //	--unknown-content         the tool "hologram" (above)
+//	--ask                     the tools "ask", "ask_url", "sample" and "capabilities" (above)
 //
 // Hostile behaviours, for the host's limits:
 //
