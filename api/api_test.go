@@ -35,6 +35,7 @@ type fixture struct {
 	client *Client
 	socket string
 	logs   *fakeBackend
+	elicit *Elicitations
 }
 
 // fakeBackend serves one server, "one", whose stderr is what write and
@@ -137,12 +138,14 @@ func newFixture(t *testing.T, rules orchestrator.Rules, approvalTimeout time.Dur
 	require.NoError(t, registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: t.TempDir()}))
 	f := &fixture{reg: reg, bus: bus, logs: &fakeBackend{}}
 	approvals := NewApprovals(bus, approvalTimeout)
+	f.elicit = NewElicitations(bus, 0)
 	srv := NewServer(Options{
-		Backend:   f.logs,
-		Bus:       bus,
-		Defs:      defs.NewDefsCache(reg),
-		Runner:    orchestrator.New(orchestrator.Options{Registry: reg, Rules: func() orchestrator.Rules { return rules }, Approver: approvals}),
-		Approvals: approvals,
+		Backend:      f.logs,
+		Bus:          bus,
+		Defs:         defs.NewDefsCache(reg),
+		Runner:       orchestrator.New(orchestrator.Options{Registry: reg, Rules: func() orchestrator.Rules { return rules }, Approver: approvals}),
+		Approvals:    approvals,
+		Elicitations: f.elicit,
 	})
 	dir, err := os.MkdirTemp("", "fcapi")
 	require.NoError(t, err)

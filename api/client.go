@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/freecode/freecode/api/wire"
 )
 
 // SocketPath is where serve listens for a FreeCode home.
@@ -38,12 +40,13 @@ type Error struct {
 func (e *Error) Error() string { return e.Message }
 
 // Is makes errors.Is(err, ErrNotFound) hold for 404 answers,
-// errors.Is(err, ErrConflict) for 409, errors.Is(err, ErrBadRequest) for
-// 400 and errors.Is(err, ErrTimeout) for 504.
+// errors.Is(err, ErrConflict) for 409, errors.Is(err, ErrBadRequest) and
+// errors.Is(err, ErrInvalidAnswer) for 400 and errors.Is(err, ErrTimeout)
+// for 504.
 func (e *Error) Is(target error) bool {
 	return target == ErrNotFound && e.Status == http.StatusNotFound ||
 		target == ErrConflict && e.Status == http.StatusConflict ||
-		target == ErrBadRequest && e.Status == http.StatusBadRequest ||
+		(target == ErrBadRequest || target == ErrInvalidAnswer) && e.Status == http.StatusBadRequest ||
 		target == ErrTimeout && e.Status == http.StatusGatewayTimeout
 }
 
@@ -212,6 +215,20 @@ func (c *Client) Approvals(ctx context.Context) ([]Approval, error) {
 // Answer approves or refuses a pending approval.
 func (c *Client) Answer(ctx context.Context, id string, approve bool) error {
 	return c.call(ctx, http.MethodPost, "/v1/approvals/"+url.PathEscape(id), map[string]bool{"approve": approve}, nil)
+}
+
+// Elicitations returns the servers' elicitations waiting for an answer.
+func (c *Client) Elicitations(ctx context.Context) ([]wire.Elicitation, error) {
+	var out []wire.Elicitation
+	return out, c.call(ctx, http.MethodGet, "/v1/elicitations", nil, &out)
+}
+
+// AnswerElicitation answers a pending elicitation and returns what was sent
+// to its server. An answer that does not fit is an *Error with status 400
+// (errors.Is(err, ErrInvalidAnswer)); the elicitation goes on waiting.
+func (c *Client) AnswerElicitation(ctx context.Context, id string, a wire.ElicitationAnswer) (wire.ElicitationAnswered, error) {
+	var out wire.ElicitationAnswered
+	return out, c.call(ctx, http.MethodPost, "/v1/elicitations/"+url.PathEscape(id), a, &out)
 }
 
 // Restart restarts one server.

@@ -14,6 +14,15 @@
 //	                                  POST /v1/approvals/{id} answers it.
 //	GET  /v1/approvals                []Approval: calls waiting for an answer
 //	POST /v1/approvals/{id}           body {"approve": true|false}
+//	GET  /v1/elicitations             []Elicitation: servers' requests for input waiting
+//	                                  for an answer (form: a schema; url: a URL and its host)
+//	POST /v1/elicitations/{id}        body {"action": "accept"|"decline"|"cancel",
+//	                                  "content": {...}} (content only with accept, of a form);
+//	                                  answers ElicitationAnswered with the content as sent
+//	                                  (omitted fields take their defaults), or 400 when it does
+//	                                  not fit the form: the elicitation goes on waiting. One
+//	                                  nobody answers is cancelled after the elicitation timeout;
+//	                                  while no client reads /v1/events, one is declined at once.
 //	GET  /v1/events                   server-sent events (see below)
 //	POST /v1/servers/{name}/restart   restart one server now
 //	GET  /v1/servers/{name}/logs      Logs: the server's stderr ring;
@@ -47,6 +56,10 @@
 //	resources_changed   {"source": "<server>"}: its resources or templates really changed
 //	prompts_changed     {"source": "<server>"}: its prompts really changed
 //	resource_updated    {"server": "...", "uri": "..."}: a subscribed resource changed
+//	elicitation_requested  Elicitation
+//	elicitation_answered   {"id": "...", "server": "...", "action": "accept", "reason": "..."}
+//	                    (reason, without an answer from a client: "timeout", "canceled",
+//	                    ReasonNobodyListening, or why the server's request ended)
 //	missed              {"missed": N}: N events were dropped because this client
 //	                    read too slowly; re-read whatever state it cares about
 //

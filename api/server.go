@@ -110,6 +110,10 @@ type Options struct {
 	Defs      *defs.DefsCache
 	Runner    Runner
 	Approvals *Approvals
+	// Elicitations feeds GET and POST /v1/elicitations: the servers'
+	// requests for input that serve holds. Nil: a new one on Bus, which
+	// nothing asks.
+	Elicitations *Elicitations
 
 	// ReadTimeout, IdleTimeout and MaxConns bound connections (defaults
 	// DefaultReadTimeout, DefaultIdleTimeout, DefaultMaxConns).
@@ -132,6 +136,9 @@ func NewServer(opts Options) *Server {
 	if opts.Backend == nil || opts.Bus == nil || opts.Defs == nil || opts.Runner == nil || opts.Approvals == nil {
 		panic("api.NewServer: Backend, Bus, Defs, Runner and Approvals are required")
 	}
+	if opts.Elicitations == nil {
+		opts.Elicitations = NewElicitations(opts.Bus, 0)
+	}
 	if opts.ReadTimeout <= 0 {
 		opts.ReadTimeout = DefaultReadTimeout
 	}
@@ -147,6 +154,8 @@ func NewServer(opts Options) *Server {
 	s.mux.HandleFunc("POST /v1/tools/{id}/call", s.call)
 	s.mux.HandleFunc("GET /v1/approvals", s.approvals)
 	s.mux.HandleFunc("POST /v1/approvals/{id}", s.answer)
+	s.mux.HandleFunc("GET /v1/elicitations", s.elicitations)
+	s.mux.HandleFunc("POST /v1/elicitations/{id}", s.answerElicitation)
 	s.mux.HandleFunc("GET /v1/events", s.events)
 	s.mux.HandleFunc("POST /v1/servers/{name}/restart", s.restart)
 	s.mux.HandleFunc("GET /v1/servers/{name}/logs", s.logs)
@@ -243,7 +252,7 @@ func errorStatus(err error) (code int, kind string) {
 		return http.StatusNotFound, ""
 	case errors.Is(err, ErrConflict):
 		return http.StatusConflict, ""
-	case errors.Is(err, ErrBadRequest):
+	case errors.Is(err, ErrBadRequest), errors.Is(err, ErrInvalidAnswer):
 		return http.StatusBadRequest, ""
 	case errors.Is(err, ErrTimeout):
 		return http.StatusGatewayTimeout, KindTimeout
@@ -374,6 +383,26 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, ApprovalAnswered{ID: r.PathValue("id"), Approved: *body.Approve})
+}
+
+func (s *Server) elicitations(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.opts.Elicitations.Pending())
+}
+
+func (s *Server) answerElicitation(w http.ResponseWriter, r *http.Request) {
+	var body wire.ElicitationAnswer
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil || body.Action == "" {
+		writeError(w, http.StatusBadRequest, `the body must be {"action": "accept", "content": {...}}, {"action": "decline"} or {"action": "cancel"}`)
+		return
+	}
+	ans, err := s.opts.Elicitations.Answer(r.PathValue("id"), body)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ans)
 }
 
 func (s *Server) restart(w http.ResponseWriter, r *http.Request) {

@@ -46,6 +46,8 @@ type (
 	Logs = wire.Logs
 	// ServerTools is the answer of GET /v1/servers/{name}/tools.
 	ServerTools = wire.ServerTools
+	// Elicitation is a server's request for input waiting in serve.
+	Elicitation = wire.Elicitation
 )
 
 // Tools is the answer of GET /v1/tools.

@@ -3,10 +3,12 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 )
 
 // link is what lies below a session's protocol: a local child process the
@@ -96,6 +98,9 @@ type linkEnv struct {
 	over func(limit string, value int64) error
 	// lostConn ends the session because its connection is gone.
 	lostConn func(error)
+	// newClient makes the mcp-go client over a transport (Session.newClient;
+	// hc: a streamable HTTP transport's client, else nil).
+	newClient func(tr transport.Interface, hc *http.Client) *client.Client
 }
 
 // newLink returns the link for s's server type. For a remote server it
@@ -115,5 +120,6 @@ func (s *Session) newLink() (link, error) {
 }
 
 func (s *Session) linkEnv() linkEnv {
-	return linkEnv{srv: s.srv, opts: s.opts, timeout: s.timeout, log: s.log, mask: s.mask, over: s.overLimit, lostConn: s.reportLost}
+	return linkEnv{srv: s.srv, opts: s.opts, timeout: s.timeout, log: s.log, mask: s.mask, over: s.overLimit, lostConn: s.reportLost,
+		newClient: s.newClient}
 }

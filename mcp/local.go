@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 )
 
@@ -67,7 +66,7 @@ func (l *localLink) open(cctx context.Context, o opener) error {
 		c:    newFrameCounter(limit, endAtNewline),
 		over: func() error { return l.env.over(limitMessageBytes, limit) },
 	}
-	return o.handshake(cctx, client.NewClient(transport.NewIO(stdout, proc.stdin, nil), client.WithProtocolVersion(ProtocolVersion)))
+	return o.handshake(cctx, l.env.newClient(transport.NewIO(stdout, proc.stdin, nil), nil))
 }
 
 func (l *localLink) exited() <-chan struct{} {

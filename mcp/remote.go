@@ -255,7 +255,7 @@ func (r *remoteLink) streamable(hc *http.Client, slogger *slog.Logger) (*client.
 	if err != nil {
 		return nil, newError(fmt.Sprintf("server %q: %s", srv.Name, r.env.mask.err(err)), err)
 	}
-	return client.NewClient(tr, client.WithProtocolVersion(ProtocolVersion)), nil
+	return r.env.newClient(tr, hc), nil
 }
 
 func (r *remoteLink) openStreamable(cctx context.Context, o opener, hc *http.Client, slogger *slog.Logger) error {
@@ -281,7 +281,7 @@ func (r *remoteLink) openSSE(cctx context.Context, o opener, hc *http.Client, sl
 	if err != nil {
 		return newError(fmt.Sprintf("server %q: %s", srv.Name, r.env.mask.err(err)), err)
 	}
-	c := client.NewClient(tr, client.WithProtocolVersion(ProtocolVersion))
+	c := r.env.newClient(tr, nil)
 	c.OnConnectionLost(func(err error) {
 		r.env.lostConn(newError(fmt.Sprintf("server %q: SSE stream lost: %s", srv.Name, r.env.mask.err(err)), ErrTransport, unreachableCause(err), err))
 	})

@@ -111,7 +111,24 @@ type Options struct {
 	// failing with ErrNeedsLogin (for a driver that can follow the
 	// authorization URL, such as the conformance client).
 	Interaction *auth.Interaction
+	// Elicit, if set, answers the servers' elicitation requests (form and
+	// URL mode), and the sessions declare the elicitation capability so
+	// that servers ask; nil declares none and answers a request with an
+	// error. It gets the server's name with each request.
+	Elicit ElicitHandler
+	// ElicitTimeout bounds how long an elicitation waits for Elicit: then
+	// its context ends (cause ErrElicitTimeout) and the server is sent
+	// "cancel", whatever the handler returns. Zero: DefaultElicitTimeout.
+	ElicitTimeout time.Duration
 }
+
+// DefaultElicitTimeout is Options.ElicitTimeout's default: a person may
+// need a while to answer, but a server's tool call must not wait forever.
+const DefaultElicitTimeout = 10 * time.Minute
+
+// ErrElicitTimeout is the cancellation cause of an ElicitHandler's context
+// when Options.ElicitTimeout passed.
+var ErrElicitTimeout = errors.New("nobody answered the elicitation in time")
 
 // errConnectTimeout is the cancellation cause of Connect's deadline.
 var errConnectTimeout = errors.New("connect timeout")
@@ -153,6 +170,8 @@ type Session struct {
 
 	// client is set while connecting (by handshake), read-only afterwards.
 	client *client.Client
+	// in serves the server's requests to client; set with it (newClient).
+	in *inbound
 
 	// ctx lives as long as the session; mcp-go's Start gets it, and the
 	// owner goroutine's re-lists derive from it. cancel ends it.

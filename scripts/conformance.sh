@@ -37,6 +37,7 @@ resource_checks="resource-parameter-in-authorization resource-parameter-in-token
 declare -A required=(
 	[initialize]="mcp-client-initialization"
 	[tools_call]="tool-add-numbers"
+	[elicitation-sep1034-client-defaults]="client-elicitation-sep1034-string-default client-elicitation-sep1034-integer-default client-elicitation-sep1034-number-default client-elicitation-sep1034-enum-default client-elicitation-sep1034-boolean-default"
 	[sse-retry]="client-sse-graceful-reconnect client-sse-retry-timing client-sse-last-event-id"
 	[auth/metadata-default]="$dcr_flow"
 	[auth/metadata-var1]="$dcr_flow"
@@ -62,7 +63,6 @@ declare -A required=(
 # scenario -> "failing check|why": scenarios FreeCode does not pass yet, the
 # check whose FAILURE shows it, and the reason as measured.
 declare -A expected=(
-	[elicitation-sep1034-client-defaults]="client-elicitation-sep1034-general|no elicitation support yet: mcp-go answers the server's elicitation/create with -32603 (no elicitation handler configured), so no SEP-1034 defaults are applied"
 	[auth/client-credentials-jwt]="client-credentials-jwt-verified|private_key_jwt client authentication (RFC 7523) is not implemented: the context's private key has no setting, and a client credentials grant without oauth.clientSecret is refused by the config check"
 	[auth/cross-app-access-complete-flow]="complete-flow-token-exchange|enterprise-managed authorization (SEP-990: IdP token exchange to an ID-JAG, then the JWT bearer grant) is not implemented; the authorization code flow FreeCode tries instead is refused with 401"
 )

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
@@ -53,6 +54,10 @@ type Options struct {
 	// Remedy says what to do about a server's failure, for the status and
 	// the log (controller.Options); nil: nothing beyond the error.
 	Remedy func(srv schema.Server, err error) string
+	// ElicitationTimeout bounds how long a server's elicitation waits for
+	// an answer through the API before the server is sent "cancel" (0:
+	// api.DefaultElicitationTimeout).
+	ElicitationTimeout time.Duration
 	// Logger gets serve's log; Stderr the guard process's own output (nil:
 	// os.Stderr).
 	Logger logr.Logger
@@ -141,9 +146,13 @@ func Run(ctx context.Context, opts Options) (err error) {
 	// takes the group with it too.
 	// One schema cache for every session: restarts and re-lists of servers
 	// whose tools did not change resolve and compile nothing.
+	// The servers' elicitations wait for an answer through the API.
+	elicitations := api.NewElicitations(bus, opts.ElicitationTimeout)
 	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: g.Track,
 		Schemas: mcp.NewSchemaCache(schemaCacheSize), Launcher: ReaperLauncher(reaper, log.WithName("procguard")),
-		Tokens: tokens}
+		Tokens: tokens, Elicit: elicitThroughAPI(elicitations, log.WithName("elicitation")),
+		// The API's own timeout answers first; the session's is a backstop.
+		ElicitTimeout: elicitations.Timeout() + time.Minute}
 	ctrl := controller.New(controller.Options{
 		Registry: reg,
 		Bus:      bus,
@@ -168,13 +177,14 @@ func Run(ctx context.Context, opts Options) (err error) {
 	})
 	be := backend{ctrl: ctrl, cfgPath: cfgPath, rules: rules}
 	srv := api.NewServer(api.Options{
-		Backend:   be,
-		Features:  be,
-		Bus:       bus,
-		Defs:      defs.NewDefsCache(reg),
-		Runner:    orch,
-		Approvals: approvals,
-		Logger:    log.WithName("api"),
+		Backend:      be,
+		Features:     be,
+		Bus:          bus,
+		Defs:         defs.NewDefsCache(reg),
+		Runner:       orch,
+		Approvals:    approvals,
+		Elicitations: elicitations,
+		Logger:       log.WithName("api"),
 	})
 
 	// The first part to fail stops the others; each one's error is named.

@@ -79,8 +79,9 @@ func scenarios() []scenario {
 			Checks: "the tool asks the client for input with a schema of defaults; the client accepts " +
 				"with empty content and must fill in every default (SEP-1034)",
 			Calls: []toolCall{{
-				Tool: "test_client_elicitation_defaults",
-				Args: json.RawMessage(`{}`),
+				Tool:     "test_client_elicitation_defaults",
+				Args:     json.RawMessage(`{}`),
+				WantText: `Elicitation completed: {`,
 			}},
 		},
 		{
@@ -168,6 +169,7 @@ func runScenario(ctx context.Context, sc scenario, cfg config, out io.Writer) (e
 		Logger:        cfg.Logger,
 		ClientName:    "freecode-conformance-client",
 		ClientVersion: "0.1.0",
+		Elicit:        acceptDefaults,
 	}
 	if sc.Auth {
 		as, err := newAuthSetup(sc, cfg.Context, cfg.Diag)
@@ -208,6 +210,18 @@ func runScenario(ctx context.Context, sc scenario, cfg config, out io.Writer) (e
 		fmt.Fprintf(out, "tools/call %s: ok\n", call.Tool)
 	}
 	return nil
+}
+
+// acceptDefaults answers a form with its defaults, as any client of serve's
+// API can: it accepts with no content, and package mcp fills in the
+// default of every field left out (SEP-1034) and checks the result
+// against the form before it is sent. Anything else is declined: the
+// client has nobody to ask.
+func acceptDefaults(_ context.Context, e *mcp.Elicitation) (mcp.ElicitResult, error) {
+	if e.Mode != mcp.ElicitForm {
+		return mcp.ElicitResult{Action: mcp.ElicitDecline}, nil
+	}
+	return mcp.ElicitResult{Action: mcp.ElicitAccept}, nil
 }
 
 // caller is the part of *mcp.Session a tool call needs.

@@ -15,6 +15,7 @@ import (
 	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/bridge"
 	"github.com/freecode/freecode/internal/termtext"
+	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
@@ -144,7 +145,13 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 		return err
 	}
 	if srv != nil {
-		sess, err := a.connect(ctx, *srv)
+		// On a terminal the server's questions are asked there; else the
+		// session declares no elicitation, as nobody could answer.
+		var elicit mcp.ElicitHandler
+		if term := a.stdinTerminal(); term != nil {
+			elicit = a.terminalElicit(term)
+		}
+		sess, err := a.connectWith(ctx, *srv, nil, elicit)
 		if err != nil {
 			return a.withRemedy(*srv, err)
 		}

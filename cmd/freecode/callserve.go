@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/registry"
 )
@@ -23,7 +24,9 @@ import (
 // --yes, or by asking on its terminal — while `freecode mcp approve` (or
 // any other client of serve) can answer it too; the first answer counts.
 // Without a terminal and without --yes it waits for such an answer, up to
-// serve's approval timeout.
+// serve's approval timeout. The server's elicitations meanwhile are shown,
+// and asked on the terminal field by field (elicitAsker); --yes never
+// answers them.
 func (a *app) callThroughServe(ctx context.Context, r route, id string, args json.RawMessage, o callOpts) error {
 	callID, err := newCallID()
 	if err != nil {
@@ -67,20 +70,40 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 		done <- result{resp, err}
 	})
 
-	var mine string         // the id of this call's approval, once asked
-	var prompted bool       // a question is on the terminal
-	var answers <-chan bool // the terminal's answer
+	var mine string    // the id of this call's approval, once asked
+	var approving bool // the approval question is on the terminal
+	term := a.stdinTerminal()
+	var in termInput // the terminal's lines, read once something is asked
+	el := &elicitAsker{a: a, client: r.client, server: r.server.Name, terminal: term != nil}
 	for {
+		var lines <-chan string // nil (no case) while nothing is asked
+		if approving || el.asking() {
+			lines = in.lines(term)
+		}
 		select {
 		case res := <-done:
-			if prompted {
+			switch {
+			case el.asking():
+				// Its elicitation_answered may still be on its way.
+				fmt.Fprintln(a.stderr, "\nThe call ended; the question is withdrawn.")
+			case approving:
 				fmt.Fprintln(a.stderr)
 			}
 			return a.serveOutcome(ctx, r, id, res.resp, res.err, o.asJSON)
-		case ans := <-answers:
-			answers, prompted = nil, false
-			if err := r.client.Answer(ctx, mine, ans); err != nil && !errors.Is(err, api.ErrNotFound) {
-				return fmt.Errorf("answer approval %s: %w", mine, err)
+		case line, ok := <-lines:
+			if !ok {
+				in.closed = true // the terminal ended: nothing more to read
+			}
+			if approving {
+				approving = false
+				s := strings.TrimSpace(strings.ToLower(line))
+				if err := r.client.Answer(ctx, mine, s == "y" || s == "yes"); err != nil && !errors.Is(err, api.ErrNotFound) {
+					return fmt.Errorf("answer approval %s: %w", mine, err)
+				}
+				continue
+			}
+			if err := el.line(ctx, line, ok); err != nil {
+				return err
 			}
 		case ev, ok := <-evc:
 			if !ok {
@@ -99,9 +122,10 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 					if err := r.client.Answer(ctx, mine, true); err != nil && !errors.Is(err, api.ErrNotFound) {
 						return fmt.Errorf("approve %s: %w", mine, err)
 					}
-				case a.stdinTerminal() != nil:
+				case term != nil && !in.closed:
 					fmt.Fprintf(a.stderr, "Approval %s (also `freecode mcp approve %s` or `deny %s` from another terminal):\n", mine, mine, mine)
-					answers, prompted = a.ask(approvalQuestion(ap.Tool, ap.Args, ap.Reason)), true
+					fmt.Fprint(a.stderr, termtext.Neutralize(approvalQuestion(ap.Tool, ap.Args, ap.Reason)))
+					approving = true
 				default:
 					fmt.Fprintf(a.stderr, "Waiting for approval %s of %s: answer it with `freecode mcp approve %s` or `freecode mcp deny %s` (it is refused after %s without an answer).\n",
 						mine, termtext.Neutralize(ap.Tool), mine, mine, api.DefaultApprovalTimeout)
@@ -111,15 +135,41 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 				if ev.Decode(&ans) != nil || mine == "" || ans.ID != mine {
 					continue
 				}
-				if prompted {
-					// The terminal's reader stays blocked until a line
-					// comes or the command ends; its answer is dropped.
-					answers, prompted = nil, false
+				if approving {
+					approving = false
 					fmt.Fprintf(a.stderr, "\nAnswered from elsewhere: %s.\n", answeredText(ans))
+				}
+			case "elicitation_requested":
+				var e api.Elicitation
+				if ev.Decode(&e) == nil {
+					el.requested(e, !approving && !in.closed)
+				}
+			case "elicitation_answered":
+				var ans wire.ElicitationAnswered
+				if ev.Decode(&ans) == nil {
+					el.answered(ans)
 				}
 			}
 		}
 	}
+}
+
+// termInput is the terminal's lines, read by one goroutine
+// (terminalLines) from the first question on, so that no line is taken
+// by a reader of an earlier question.
+type termInput struct {
+	ch     <-chan string
+	closed bool // the terminal ended
+}
+
+func (t *termInput) lines(f *os.File) <-chan string {
+	if t.ch == nil && !t.closed {
+		t.ch = terminalLines(f)
+	}
+	if t.closed {
+		return nil
+	}
+	return t.ch
 }
 
 // answeredText says how an approval ended.

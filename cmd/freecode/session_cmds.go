@@ -56,14 +56,16 @@ func (a *app) serverIn(cfg *schema.Config, name string) (schema.Server, error) {
 // server is signed in to with the home's stored tokens (renewed as
 // needed); one that needs a user to sign in fails with mcp.ErrNeedsLogin.
 func (a *app) connect(ctx context.Context, srv schema.Server) (*mcp.Session, error) {
-	return a.connectWith(ctx, srv, nil)
+	return a.connectWith(ctx, srv, nil, nil)
 }
 
 // connectWith is connect with onStderr getting the server's stderr lines
-// as they come (mcp.Options.OnStderr; nil: none).
-func (a *app) connectWith(ctx context.Context, srv schema.Server, onStderr func(string)) (*mcp.Session, error) {
+// as they come (mcp.Options.OnStderr; nil: none) and elicit answering the
+// server's elicitations (mcp.Options.Elicit; nil: none, and the session
+// declares no elicitation capability).
+func (a *app) connectWith(ctx context.Context, srv schema.Server, onStderr func(string), elicit mcp.ElicitHandler) (*mcp.Session, error) {
 	opts := mcp.Options{Logger: logr.Discard(), ClientName: "freecode",
-		Launcher: a.launcher(logr.Discard()), OnStderr: onStderr}
+		Launcher: a.launcher(logr.Discard()), OnStderr: onStderr, Elicit: elicit}
 	if srv.SignsIn() {
 		store, err := a.tokenStore(true)
 		if err != nil {
@@ -122,7 +124,7 @@ and prompts until Ctrl-C or
 				live = newStartLive(a.stdout, srv.Name, began)
 				onStderr = live.line
 			}
-			sess, err := a.connectWith(c.Context(), srv, onStderr)
+			sess, err := a.connectWith(c.Context(), srv, onStderr, nil)
 			if live != nil {
 				live.stop()
 			}

@@ -217,3 +217,119 @@ func TestStartWatchShowsResourceChanges(t *testing.T) {
 		t.Fatal("mcp start --watch did not end after mcp stop")
 	}
 }
+
+// A server's elicitation during a call through serve is asked on the
+// terminal of the command that made the call, field by field, with the
+// types and defaults shown; a bad value is asked again. An answer from
+// another command counts as well, and the question is then withdrawn.
+func TestCallThroughServeAsksElicitationsOnItsTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	ts := buildTestServer(t)
+	home := shortHome(t)
+	config{t, filepath.Join(home, "config.json")}.write(cfg(local("ts", ts, "--ask")), true)
+	p := startServe(t, home)
+	p.waitPhase("ts", "ready")
+
+	call := func(tty *pty) (*exec.Cmd, *syncBuffer) {
+		cmd := freecodeCmd(home, "mcp", "call", "mcp__ts__ask", `{"message":"Who are you?"}`)
+		out := &syncBuffer{}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty.tty, out, tty.tty
+		require.NoError(t, cmd.Start())
+		// A failed test does not wait for the elicitation timeout.
+		t.Cleanup(func() {
+			if cmd.ProcessState == nil {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+			}
+		})
+		return cmd, out
+	}
+
+	tty := openPTY(t)
+	cmd, out := call(tty)
+	tty.waitFor("Answer the form? [a]ccept, [d]ecline, [c]ancel: ")
+	shown := tty.out.String()
+	assert.Contains(t, shown, "e1  server ts asks (form, waiting 0s, cancelled in 5m0s without an answer):\r\n    Who are you?\r\n")
+	assert.Contains(t, shown, "Elicitation e1 (also `freecode mcp elicitations answer e1 ...` from another terminal):")
+	tty.typeLine("a")
+	tty.waitFor("  name (text, at least 1 character, required) — Name: ")
+	tty.typeLine("Ada")
+	tty.waitFor("  color (one of red, green, blue, default green) — Color: ")
+	tty.typeLine("purple")
+	tty.waitFor(`  the answer does not fit the requested form: color: "purple" is not one of "red", "green", "blue" (or their numbers, 1 to 3)`)
+	tty.typeLine("3")
+	tty.waitFor("  count (whole number from 1 to 10, default 3) — Count: ")
+	tty.typeLine("")
+	require.NoError(t, cmd.Wait())
+	assert.Equal(t, `{"action":"accept","content":{"color":"blue","count":3,"name":"Ada"}}`+"\n", out.String())
+	tty.waitFor("Accepted e1 of server ts: sent color, name; the default of count.")
+
+	tty2 := openPTY(t)
+	cmd, out = call(tty2)
+	tty2.waitFor("[a]ccept, [d]ecline, [c]ancel: ")
+	answer, err := freecodeCmd(home, "mcp", "elicitations", "answer", "e2", "decline").CombinedOutput()
+	require.NoError(t, err, "%s", answer)
+	assert.Equal(t, "Declined e2 of server ts.\n", string(answer))
+	require.NoError(t, cmd.Wait())
+	assert.Equal(t, `{"action":"decline"}`+"\n", out.String())
+	// The event that withdraws the question and the call's end race.
+	require.Eventually(t, func() bool {
+		return strings.Contains(tty2.out.String(), "Answered from elsewhere: declined.") ||
+			strings.Contains(tty2.out.String(), "The call ended; the question is withdrawn.")
+	}, waitFor, 10*time.Millisecond, "the question was not withdrawn: %q", tty2.out.String())
+}
+
+// Without serve, `mcp call` on a terminal declares elicitation and asks
+// the server's questions there; the answer is checked against the whole
+// form and asked again if it does not fit.
+func TestOneShotCallAsksElicitationsOnItsTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	ts := buildTestServer(t)
+	home := shortHome(t)
+	config{t, filepath.Join(home, "config.json")}.write(cfg(local("ts", ts, "--ask")), true)
+	run := func(args string) (*pty, *exec.Cmd, *syncBuffer) {
+		tty := openPTY(t)
+		cmd := freecodeCmd(home, "mcp", "call", "mcp__ts__ask", args)
+		out := &syncBuffer{}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty.tty, out, tty.tty
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() {
+			if cmd.ProcessState == nil {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+			}
+		})
+		return tty, cmd, out
+	}
+
+	tty, cmd, out := run(`{"message":"Who are you?"}`)
+	tty.waitFor("Answer the form? [a]ccept, [d]ecline, [c]ancel: ")
+	assert.Contains(t, tty.out.String(), "Server ts asks (form):\r\n    Who are you?\r\n    name   text, at least 1 character, required — Name: Who is asking\r\n")
+	tty.typeLine("a")
+	tty.waitFor("  name (text, at least 1 character, required) — Name: ")
+	tty.typeLine("Ada")
+	tty.waitFor("Color: ")
+	tty.typeLine("")
+	tty.waitFor("Count: ")
+	tty.typeLine("2")
+	require.NoError(t, cmd.Wait())
+	assert.Equal(t, `{"action":"accept","content":{"color":"green","count":2,"name":"Ada"}}`+"\n", out.String())
+
+	// A keyword beyond those the prompt shows (a pattern) is checked
+	// too, and the field asked again.
+	tty, cmd, out = run(`{"schema":{"type":"object","properties":{"code":{"type":"string","pattern":"^[0-9]+$"}}}}`)
+	tty.waitFor("[a]ccept, [d]ecline, [c]ancel: ")
+	tty.typeLine("a")
+	tty.waitFor("  code (text): ")
+	tty.typeLine("x1")
+	tty.waitFor("  the answer does not fit the requested form: code: ")
+	require.Eventually(t, func() bool { return strings.Count(tty.out.String(), "  code (text): ") == 2 }, waitFor, 10*time.Millisecond,
+		"not asked again: %q", tty.out.String())
+	tty.typeLine("12")
+	require.NoError(t, cmd.Wait())
+	assert.Equal(t, `{"action":"accept","content":{"code":"12"}}`+"\n", out.String())
+}

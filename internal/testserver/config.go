@@ -66,6 +66,9 @@ type Config struct {
 	// them, InstructionsBytes makes that many bytes of them.
 	Instructions      string
 	InstructionsBytes int
+	// Ask adds the tools ask, ask_url, sample and capabilities, which
+	// send the client requests (see the package documentation).
+	Ask bool
 
 	CallLog  string
 	PIDFile  string
@@ -132,6 +135,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.BoolVar(&c.Prompts, "prompts", false, "declare the prompts greet {name required, greeting} and plain, and the tools add_prompt and relist")
 	fs.StringVar(&c.Instructions, "instructions", "", "the initialize result's instructions")
 	fs.IntVar(&c.InstructionsBytes, "instructions-bytes", 0, "instructions of `N` bytes (two-byte characters after a short sentence)")
+	fs.BoolVar(&c.Ask, "ask", false, "add the tools ask, ask_url, sample and capabilities, which send the client requests (elicitation, sampling)")
 	fs.StringVar(&c.CallLog, "call-log", "", "append JSON lines for every tools/call to FILE")
 	fs.StringVar(&c.PIDFile, "pid-file", "", "write the server pid to FILE")
 	fs.StringVar(&c.StartLog, "start-log", "", "append the server pid and a newline to `FILE` at every start")

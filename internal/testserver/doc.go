@@ -46,6 +46,12 @@
 // {name}, which registers another prompt like plain and announces it.
 // Either flag adds relist {} (read-only), which sends the list_changed
 // notifications of what the server declares without changing anything.
+// With --ask four read-only tools send the client requests and return its
+// answer as JSON: "ask" {message?, schema?, cancelAfterMs?} an elicitation
+// in form mode (schema default AskForm; cancelAfterMs, over stdio, cancels
+// the request with notifications/cancelled after that long), "ask_url"
+// {url, message?} one in URL mode, "sample" {} a sampling request, and
+// "capabilities" {} returns the capabilities the client declared.
 //
 // Generated tools tool_000, tool_001, ... (--tools N) answer "<name> ok: <args>".
 // SIGUSR1 (wired by Run) adds a tool dyn_<n> (n = 1, 2, ...) and notifies list_changed;
@@ -113,6 +119,7 @@
 //	--prompts                 prompts and their tool (above)
 //	--instructions TEXT       the initialize result's instructions
 //	--instructions-bytes N    instructions of N bytes: a sentence, then "é" (two bytes each)
+//	--ask                     the tools "ask", "ask_url", "sample" and "capabilities" (above)
 //
 // Hostile behaviours, for the host's limits:
 //

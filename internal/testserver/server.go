@@ -76,6 +76,9 @@ func New(cfg Config) (*Server, error) {
 		s.mcp.AddTools(hologramTool())
 	}
 	s.addFeatures()
+	if cfg.Ask {
+		s.mcp.AddTools(s.askTools()...)
+	}
 	return s, nil
 }
 

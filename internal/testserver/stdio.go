@@ -35,7 +35,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		}
 	}
 
-	sess := &stdioSession{notifications: make(chan mcp.JSONRPCNotification, 100)}
+	sess := &stdioSession{notifications: make(chan mcp.JSONRPCNotification, 100), client: clientRequests{w: w}}
 	sess.id = fmt.Sprintf("stdio-%p", sess)
 	if err := s.mcp.RegisterSession(ctx, sess); err != nil {
 		return fmt.Errorf("register session: %w", err)
@@ -81,7 +81,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			}
 			return nil
 		case line := <-lines:
-			s.dispatch(ctx, line, w, &requests)
+			s.dispatch(ctx, line, w, sess, &requests)
 		}
 	}
 }
@@ -108,7 +108,7 @@ func readLines(ctx context.Context, in io.Reader, lines chan<- []byte) error {
 // dispatch handles one incoming message. Requests run on their own goroutine
 // so that a slow tool or a delayed initialize does not block the others;
 // notifications (cancellation among them) are handled inline, in order.
-func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, handlers *sync.WaitGroup) {
+func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, sess *stdioSession, handlers *sync.WaitGroup) {
 	var base struct {
 		Method string          `json:"method"`
 		ID     json.RawMessage `json:"id"`
@@ -118,6 +118,9 @@ func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, handl
 		return
 	}
 	isRequest := len(base.ID) > 0 && string(base.ID) != "null" && base.Method != ""
+	if !isRequest && base.Method == "" && len(base.ID) > 0 && sess.client.deliver(base.ID, line) {
+		return // the answer to a request of ours (ask, sample)
+	}
 	if !isRequest {
 		if resp := s.mcp.HandleMessage(ctx, line); resp != nil {
 			_ = w.writeJSON(resp)
@@ -220,6 +223,7 @@ type stdioSession struct {
 	id            string
 	notifications chan mcp.JSONRPCNotification
 	initialized   atomic.Bool
+	client        clientRequests // our requests to the client (ask.go)
 }
 
 func (s *stdioSession) SessionID() string { return s.id }

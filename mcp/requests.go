@@ -1,0 +1,304 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+)
+
+// The failures a server's requests get when FreeCode does not serve them.
+const (
+	// samplingRefusal answers sampling/createMessage. Sampling is
+	// deprecated in the current revision and FreeCode does not declare
+	// it, so no server should ask; one that does learns why it fails.
+	samplingRefusal = "sampling/createMessage is not supported by FreeCode: it declares no sampling capability"
+	// noElicitation answers elicitation/create when nothing can answer it
+	// (Options.Elicit is nil): the capability was not declared either.
+	noElicitation = "elicitation/create is not supported by this FreeCode session: it declared no elicitation capability (nothing here can answer)"
+)
+
+// inbound serves the requests a server sends the session, and the
+// cancellation of them, beside mcp-go's own dispatch (see newClient).
+//
+// mcp-go runs each request's handler on a goroutine of its own, so an
+// elicitation that waits for a person holds up nothing else; over
+// streamable HTTP, though, it gives the handler 30 seconds and sends the
+// answer within them, too short for a person: there the answer is sent by
+// answeringHTTP instead.
+type inbound struct {
+	s *Session
+
+	mu   sync.Mutex                         // guards live
+	live map[string]context.CancelCauseFunc // requests being answered, by JSON-RPC id
+}
+
+// newClient is the one place where the session's mcp-go clients are made
+// (links call it through linkEnv.newClient): it pins the protocol
+// revision, routes the server's requests through s.in (tr wrapped), and
+// declares elicitation, form and URL mode, when Options.Elicit can answer
+// and the transport can carry the server's requests (the older HTTP+SSE
+// transport of mcp-go cannot). hc is the HTTP client of a streamable HTTP
+// transport, nil otherwise.
+func (s *Session) newClient(tr transport.Interface, hc *http.Client) *client.Client {
+	s.in = &inbound{s: s, live: map[string]context.CancelCauseFunc{}}
+	opts := []client.ClientOption{client.WithProtocolVersion(ProtocolVersion)}
+	bidirectional := true
+	switch t := tr.(type) {
+	case *transport.Stdio:
+		tr = &answeringStdio{Stdio: t, in: s.in}
+	case *transport.StreamableHTTP:
+		tr = &answeringHTTP{StreamableHTTP: t, in: s.in, hc: hc}
+	default:
+		bidirectional = false
+	}
+	if s.opts.Elicit != nil && bidirectional {
+		opts = append(opts,
+			client.WithClientCapabilities(mcpgo.ClientCapabilities{
+				Elicitation: &mcpgo.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}},
+			}),
+			// Only the 2026-07-28 revision's input requests reach this
+			// handler; the older revisions' requests are s.in's.
+			client.WithElicitationHandler(elicitAdapter{s}),
+		)
+	}
+	c := client.NewClient(tr, opts...)
+	c.OnNotification(s.in.onNotification)
+	return c
+}
+
+// handle serves one request of the server's: elicitation/create (through
+// Options.Elicit) and sampling/createMessage (refused) here, the rest by
+// next, mcp-go's dispatch. post, if set, sends the answer of an
+// elicitation, which then runs on the session's own goroutine instead of
+// within the transport's handler. A nil response with a nil error sends
+// nothing.
+func (in *inbound) handle(ctx context.Context, req transport.JSONRPCRequest, next transport.RequestHandler,
+	post func(*transport.JSONRPCResponse)) (*transport.JSONRPCResponse, error) {
+	switch req.Method {
+	case string(mcpgo.MethodSamplingCreateMessage):
+		in.s.log.V(1).Info("refused the server's sampling request")
+		return transport.NewJSONRPCErrorResponse(req.ID, mcpgo.METHOD_NOT_FOUND, samplingRefusal, nil), nil
+	case string(mcpgo.MethodElicitationCreate):
+	default:
+		return next(ctx, req)
+	}
+	if in.s.opts.Elicit == nil {
+		return transport.NewJSONRPCErrorResponse(req.ID, mcpgo.METHOD_NOT_FOUND, noElicitation, nil), nil
+	}
+	// The session's end waits for the answer (ElicitHandler's contract
+	// has it return once ctx ends).
+	if !in.s.startBackground() {
+		return transport.NewJSONRPCErrorResponse(req.ID, mcpgo.INTERNAL_ERROR, "the session is ending", nil), nil
+	}
+	if post == nil {
+		defer in.s.bg.Done()
+		return in.elicit(ctx, req), nil
+	}
+	go func() {
+		defer in.s.bg.Done()
+		if resp := in.elicit(in.s.ctx, req); resp != nil {
+			post(resp)
+		}
+	}()
+	return nil, nil
+}
+
+// elicit answers one elicitation/create request: nil when the server
+// cancelled it (it wants no answer then).
+func (in *inbound) elicit(ctx context.Context, req transport.JSONRPCRequest) *transport.JSONRPCResponse {
+	key := req.ID.String()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	in.mu.Lock()
+	in.live[key] = cancel
+	in.mu.Unlock()
+	defer func() {
+		in.mu.Lock()
+		delete(in.live, key)
+		in.mu.Unlock()
+	}()
+
+	res, err := in.s.elicit(ctx, req.Params)
+	if errors.Is(context.Cause(ctx), ErrCanceledByServer) {
+		return nil
+	}
+	if err != nil {
+		code := mcpgo.INTERNAL_ERROR
+		var re *rpcError
+		if errors.As(err, &re) {
+			code = re.code
+		}
+		return transport.NewJSONRPCErrorResponse(req.ID, code, err.Error(), nil)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return transport.NewJSONRPCErrorResponse(req.ID, mcpgo.INTERNAL_ERROR, "encode the answer: "+err.Error(), nil)
+	}
+	return transport.NewJSONRPCResultResponse(req.ID, b)
+}
+
+// onNotification runs on mcp-go's read goroutine: it only cancels the
+// handler of a request the server cancelled.
+func (in *inbound) onNotification(n mcpgo.JSONRPCNotification) {
+	switch n.Method {
+	case string(mcpgo.MethodNotificationCancelled):
+	case string(mcpgo.MethodNotificationElicitationComplete):
+		in.s.log.V(1).Info("the server says a URL elicitation is complete")
+		return
+	default:
+		return
+	}
+	b, err := json.Marshal(n.Params)
+	if err != nil {
+		return
+	}
+	var p struct {
+		RequestID mcpgo.RequestId `json:"requestId"`
+	}
+	if json.Unmarshal(b, &p) != nil {
+		return
+	}
+	in.mu.Lock()
+	cancel := in.live[p.RequestID.String()]
+	in.mu.Unlock()
+	if cancel != nil {
+		cancel(ErrCanceledByServer)
+	}
+}
+
+// elicit asks Options.Elicit about the server's elicitation/create params
+// and returns the checked result; invalid params are an *rpcError.
+func (s *Session) elicit(ctx context.Context, params any) (*mcpgo.ElicitationResult, error) {
+	e, err := parseElicitation(s.srv.Name, params)
+	if err != nil {
+		s.log.Info("refused an elicitation request", "err", err.Error())
+		return nil, err
+	}
+	s.log.V(1).Info("elicitation requested", "mode", e.Mode)
+	timeout := s.opts.ElicitTimeout
+	if timeout <= 0 {
+		timeout = DefaultElicitTimeout
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, ErrElicitTimeout)
+	defer cancel()
+	res, err := s.opts.Elicit(ctx, e)
+	if errors.Is(context.Cause(ctx), ErrElicitTimeout) {
+		s.log.Info("cancelled an elicitation nobody answered in time", "timeout", timeout.String())
+		return &mcpgo.ElicitationResult{ElicitationResponse: mcpgo.ElicitationResponse{Action: mcpgo.ElicitationResponseActionCancel}}, nil
+	}
+	if err != nil {
+		if cause := context.Cause(ctx); ctx.Err() != nil {
+			return nil, fmt.Errorf("elicitation of server %q ended unanswered: %w", s.srv.Name, cause)
+		}
+		return nil, fmt.Errorf("elicitation of server %q: %w", s.srv.Name, err)
+	}
+	out, err := elicitResult(e, res)
+	if err != nil {
+		s.log.Info("an answer to an elicitation did not fit its form and was not sent", "err", err.Error())
+		return nil, err
+	}
+	s.log.V(1).Info("elicitation answered", "action", string(res.Action))
+	return out, nil
+}
+
+// elicitAdapter is Options.Elicit as mcp-go's ElicitationHandler, for the
+// input requests of the 2026-07-28 revision.
+type elicitAdapter struct{ s *Session }
+
+func (a elicitAdapter) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (*mcpgo.ElicitationResult, error) {
+	return a.s.elicit(ctx, req.Params)
+}
+
+// answeringStdio is mcp-go's stdio transport with the server's requests
+// served by inbound; mcp-go sends the answers.
+type answeringStdio struct {
+	*transport.Stdio
+	in *inbound
+}
+
+func (t *answeringStdio) SetRequestHandler(next transport.RequestHandler) {
+	t.Stdio.SetRequestHandler(func(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+		return t.in.handle(ctx, req, next, nil)
+	})
+}
+
+// answeringHTTP is mcp-go's streamable HTTP transport with the server's
+// requests served by inbound, which sends an elicitation's answer itself,
+// with POST (post): mcp-go would give it 30 seconds.
+type answeringHTTP struct {
+	*transport.StreamableHTTP
+	in      *inbound
+	hc      *http.Client
+	version atomic.Pointer[string] // the negotiated revision, for the header
+}
+
+func (t *answeringHTTP) SetRequestHandler(next transport.RequestHandler) {
+	t.StreamableHTTP.SetRequestHandler(func(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+		return t.in.handle(ctx, req, next, t.post)
+	})
+}
+
+func (t *answeringHTTP) SetProtocolVersion(v string) {
+	t.version.Store(&v)
+	t.StreamableHTTP.SetProtocolVersion(v)
+}
+
+// maxAnswerReplyBytes bounds what is read of the server's reply to an
+// answer (it is normally empty: 202 Accepted).
+const maxAnswerReplyBytes = 64 << 10
+
+// post sends resp as mcp-go sends a message of the session: POST to the
+// endpoint with the session id, the protocol revision and the configured
+// headers, through the session's HTTP client (which authorizes it and
+// keeps its redirects on the origin), within the session's timeout.
+func (t *answeringHTTP) post(resp *transport.JSONRPCResponse) {
+	s := t.in.s
+	if err := t.send(resp); err != nil {
+		s.log.Info("sending the answer to an elicitation failed", "err", s.mask.err(err))
+	}
+}
+
+func (t *answeringHTTP) send(resp *transport.JSONRPCResponse) error {
+	s := t.in.s
+	body, err := json.Marshal(resp)
+	if err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.srv.URL, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if id := t.GetSessionId(); id != "" {
+		req.Header.Set(transport.HeaderKeySessionID, id)
+	}
+	if v := t.version.Load(); v != nil {
+		req.Header.Set(transport.HeaderKeyProtocolVersion, *v)
+	}
+	for k, v := range s.srv.Headers {
+		req.Header.Set(k, v)
+	}
+	res, err := t.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, maxAnswerReplyBytes))
+	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusAccepted {
+		return fmt.Errorf("the server answered HTTP %s", res.Status)
+	}
+	return nil
+}
