@@ -17,6 +17,16 @@ const (
 	SchemasMixed  = "mixed"
 )
 
+// How a server that is not --modern answers server/discover (--discover):
+// with an empty result, as servers that answer every request they do not
+// know with {} do; not at all, as servers that ignore unknown requests do;
+// or by exiting, as servers that end on an unknown request do.
+const (
+	DiscoverEmpty  = "empty"
+	DiscoverSilent = "silent"
+	DiscoverExit   = "exit"
+)
+
 // HTTP modes for [Server.ServeHTTP].
 const (
 	ModeStreamable = "streamable"
@@ -52,7 +62,17 @@ type Config struct {
 	SetsidHelper  string // pid file of the helper; "" for none
 	Hold          bool
 	Modern        bool
-	EvilText      bool
+	// Discover says how server/discover is answered when Modern is not
+	// set: "" method-not-found, or one of the Discover* modes.
+	Discover string
+	// StartDelay waits before reading stdin (stdio), as a server that
+	// takes long to start does.
+	StartDelay time.Duration
+	// Logging declares the logging capability and adds the tool log;
+	// Progress adds the tool progress.
+	Logging  bool
+	Progress bool
+	EvilText bool
 	// UnknownContent adds the tool hologram, whose result holds
 	// UnknownBlock.
 	UnknownContent bool
@@ -113,6 +133,10 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.StringVar(&c.SetsidHelper, "setsid-helper", "", "start a helper in a new session that blocks, and write its pid to `FILE`")
 	fs.BoolVar(&c.Hold, "hold", false, "internal: block until killed")
 	fs.BoolVar(&c.Modern, "modern", false, "answer server/discover instead of method-not-found")
+	fs.StringVar(&c.Discover, "discover", "", "without --modern, answer server/discover with: empty ({} as a result), silent (no answer), exit (exit with status 1)")
+	fs.DurationVar(&c.StartDelay, "start-delay", 0, "wait `DURATION` before reading stdin")
+	fs.BoolVar(&c.Logging, "logging", false, "declare the logging capability and add the tool log")
+	fs.BoolVar(&c.Progress, "progress", false, "add the tool progress")
 	fs.BoolVar(&c.EvilText, "evil-text", false, "put terminal escapes (EvilText) in an evil tool's title, description, schema and result and in stderr")
 	fs.BoolVar(&c.UnknownContent, "unknown-content", false, "add a tool hologram whose result holds a text block and a block of an unknown type (UnknownBlock)")
 	fs.StringVar(&c.CallLog, "call-log", "", "append JSON lines for every tools/call to FILE")
@@ -174,6 +198,17 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("--http-attack %s is for streamable HTTP, not --sse", c.HTTPAttack)
 	case c.HTTPAttack != AttackErrorBody && c.HTTPAttack != AttackSSELine:
 		return c, fmt.Errorf("--http-attack %q: want %s or %s", c.HTTPAttack, AttackErrorBody, AttackSSELine)
+	}
+	switch c.Discover {
+	case "", DiscoverEmpty, DiscoverSilent, DiscoverExit:
+	default:
+		return c, fmt.Errorf("--discover %q: want %s, %s or %s", c.Discover, DiscoverEmpty, DiscoverSilent, DiscoverExit)
+	}
+	if c.Discover != "" && c.Modern {
+		return c, fmt.Errorf("--discover %s and --modern: a modern server answers server/discover", c.Discover)
+	}
+	if c.StartDelay < 0 {
+		return c, fmt.Errorf("--start-delay %s: must not be negative", c.StartDelay)
 	}
 	if c.Exit == nil {
 		c.Exit = os.Exit

@@ -55,6 +55,9 @@ func New(cfg Config) (*Server, error) {
 	hooks.AddBeforeInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest) {
 		s.delayInitialize(ctx)
 	})
+	hooks.AddAfterSetLevel(func(_ context.Context, _ any, req *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
+		fmt.Fprintf(cfg.Stderr, "log level set to %s\n", req.Params.Level)
+	})
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithHooks(hooks),
@@ -62,6 +65,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.PageSize > 0 {
 		opts = append(opts, server.WithPaginationLimit(cfg.PageSize))
+	}
+	if cfg.Logging {
+		opts = append(opts, server.WithLogging())
 	}
 	s.mcp = server.NewMCPServer(cfg.Name, cfg.Version, opts...)
 	s.mcp.AddTools(s.fixedTools()...)
@@ -71,6 +77,18 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.UnknownContent {
 		s.mcp.AddTools(hologramTool())
+	}
+	if cfg.Logging {
+		s.mcp.AddTools(server.ServerTool{
+			Tool:    rawTool("log", "Sends count (default 1) log messages of level with text, from logger if given.", logSchema, readOnly(true)),
+			Handler: s.handleLog,
+		})
+	}
+	if cfg.Progress {
+		s.mcp.AddTools(server.ServerTool{
+			Tool:    rawTool("progress", "Reports steps progress notices, ms apart, then returns (or with hold waits until cancelled).", progressSchema, readOnly(true)),
+			Handler: s.handleProgress,
+		})
 	}
 	return s, nil
 }
@@ -393,6 +411,68 @@ func (s *Server) handleRemoveTool(_ context.Context, req mcp.CallToolRequest) (*
 	}
 	s.mcp.DeleteTools(name)
 	return mcp.NewToolResultText("removed " + name), nil
+}
+
+// handleLog sends the log messages of the tool log, waiting while the
+// session's notification queue is full rather than dropping them.
+func (s *Server) handleLog(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	level := mcp.LoggingLevel(req.GetString("level", "info"))
+	text := req.GetString("text", "")
+	logger := req.GetString("logger", "")
+	count := req.GetInt("count", 1)
+	sent := 0
+	for i := range count {
+		data := text
+		if count > 1 {
+			data = fmt.Sprintf("%s %d", text, i+1)
+		}
+		n := mcp.NewLoggingMessageNotification(level, logger, data)
+		for {
+			err := s.mcp.SendLogMessageToClient(ctx, n)
+			if !errors.Is(err, server.ErrNotificationChannelBlocked) {
+				if err == nil {
+					sent++
+				}
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return mcp.NewToolResultError("log cancelled"), nil
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}
+	return mcp.NewToolResultText(fmt.Sprintf("logged %d", sent)), nil
+}
+
+// handleProgress reports the progress of the tool progress, with the
+// token the call asked for (none: it reports nothing).
+func (s *Server) handleProgress(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	steps := req.GetInt("steps", 1)
+	gap := time.Duration(req.GetInt("ms", 0)) * time.Millisecond
+	var token any
+	if req.Params.Meta != nil {
+		token = req.Params.Meta.ProgressToken
+	}
+	for i := 1; i <= steps; i++ {
+		if token != nil {
+			_ = s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
+				"progressToken": token, "progress": i, "total": steps, "message": fmt.Sprintf("step %d of %d", i, steps),
+			})
+		}
+		if gap > 0 {
+			select {
+			case <-ctx.Done():
+				return mcp.NewToolResultError("progress cancelled"), nil
+			case <-time.After(gap):
+			}
+		}
+	}
+	if req.GetBool("hold", false) {
+		<-ctx.Done()
+		return mcp.NewToolResultError("progress cancelled"), nil
+	}
+	return mcp.NewToolResultText(fmt.Sprintf("done %d steps", steps)), nil
 }
 
 func handleFail(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

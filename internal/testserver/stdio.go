@@ -144,9 +144,9 @@ func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, handl
 		return
 	}
 	if base.Method == string(mcp.MethodServerDiscover) && !s.cfg.Modern {
-		var id any
-		_ = json.Unmarshal(base.ID, &id)
-		_ = w.writeJSON(mcp.NewJSONRPCError(mcp.NewRequestId(id), mcp.METHOD_NOT_FOUND, "Method server/discover not found", nil))
+		if resp := s.legacyDiscover(base.ID); resp != nil {
+			_ = w.writeLine(resp)
+		}
 		return
 	}
 	handlers.Go(func() {
@@ -210,6 +210,17 @@ type stdioSession struct {
 	id            string
 	notifications chan mcp.JSONRPCNotification
 	initialized   atomic.Bool
+	// logLevel is the level logging/setLevel set; "" (none set) sends
+	// every log message, as servers of the TypeScript SDK do.
+	logLevel atomic.Value
+}
+
+func (s *stdioSession) SetLogLevel(level mcp.LoggingLevel) { s.logLevel.Store(level) }
+func (s *stdioSession) GetLogLevel() mcp.LoggingLevel {
+	if l, ok := s.logLevel.Load().(mcp.LoggingLevel); ok {
+		return l
+	}
+	return mcp.LoggingLevelDebug
 }
 
 func (s *stdioSession) SessionID() string { return s.id }
