@@ -17,7 +17,11 @@
 // backoff with jitter (see Backoff). A remote server that cannot be reached
 // is also probed cheaply while it waits, and started as soon as its
 // endpoint answers; its tools stay registered meanwhile and answer with the
-// outage (see outage).
+// outage (see outage). A remote server that needs a user to sign in
+// (mcp.ErrNeedsLogin) is not retried on a timer: it waits in
+// PhaseNeedsLogin, and the stored credentials (Options.SignIn) are one
+// more input the loop reads afresh each time — once they differ from what
+// was stored when it failed, it starts again.
 //
 // A server's identity is its name plus schema.Server.SpecHash: a changed
 // hash restarts it, an unchanged one leaves it alone across any number of
@@ -68,10 +72,11 @@ type Conn interface {
 	Err() error
 	Close() error
 	PID() int
-	// StderrAfter returns the session's stderr lines numbered above n (from
-	// 1, in the order written), the number of the last one, and a channel
-	// closed by the next line (nil if none can come), in one read.
-	StderrAfter(n int64) (lines []string, last int64, next <-chan struct{})
+	// LogAfter returns the session's log lines numbered above n (from 1,
+	// in the order they came: a local server's stderr and the log messages
+	// any server sends), the number of the last one, and a channel closed
+	// by the next line, in one read.
+	LogAfter(n int64) (lines []mcp.LogLine, last int64, next <-chan struct{})
 	StderrTail() []string
 	CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallResult, error)
 }
@@ -182,6 +187,18 @@ type Options struct {
 	// ServerStatus.Reason and Restart's error; nil means
 	// (*schema.Hold).String, the facts alone.
 	HoldReason func(*schema.Hold) string
+	// SignIn reads a server's stored OAuth sign-in (nil for a server that
+	// does not sign in), for ServerStatus.SignIn and as an input of the
+	// loop: a server in PhaseNeedsLogin starts again, and a ready one is
+	// asked to check its session (a ping, see own), when what it returns
+	// changes (wire.SignIn.Version). It is called for remote servers that
+	// sign in (schema.Server.SignsIn), never under the controller's lock,
+	// from the loop, owners and Status at once; it must be cheap (a stat,
+	// a small read). nil: no server has stored credentials.
+	SignIn func(schema.Server) *wire.SignIn
+	// LoginReason phrases what a server in PhaseNeedsLogin waits for, for
+	// ServerStatus.Reason; nil says "needs sign-in".
+	LoginReason func(name string) string
 	// Probe asks whether a remote server that cannot be reached answers
 	// again; nil means MCPProber with Logger.
 	Probe Prober
@@ -224,14 +241,16 @@ type Controller struct {
 	configErr    string
 	servers      map[string]*serverState
 
-	// holdReason is Options.HoldReason and remedy Options.Remedy; New
-	// sets them, nothing changes them.
-	holdReason func(*schema.Hold) string
+	// holdReason, signIn, loginReason and remedy are Options.HoldReason,
+	// SignIn, LoginReason and Remedy; New sets them, nothing changes them.
+	holdReason  func(*schema.Hold) string
+	signIn      func(schema.Server) *wire.SignIn
+	loginReason func(name string) string
+	remedy      func(schema.Server, error) string
 	// probe and probeInterval are Options.Probe and ProbeInterval with
 	// the defaults applied (probeInterval 0: probing is off); read-only.
 	probe         Prober
 	probeInterval time.Duration
-	remedy        func(schema.Server, error) string
 }
 
 // serverState is everything known about one server's actual state. All
@@ -272,12 +291,21 @@ type serverState struct {
 	lastFailure   string
 	lastFailureAt time.Time
 
+	// credsSeen is the stored sign-in's version (wire.SignIn.Version) as
+	// of the last outcome: read before the start that ended ready or in
+	// PhaseNeedsLogin, or when a ready session was last asked to check.
+	credsSeen string
 	// outage is set while a remote server cannot be reached (see
 	// outage); nil otherwise.
 	outage *outage
 	// toolsHash is the spec hash of the session whose tools are
 	// registered for the server; "" when none are.
 	toolsHash string
+
+	// warnings and moreWarnings are ToolWarnings of the tools counted in
+	// tools.
+	warnings     []string
+	moreWarnings int
 }
 
 // instance is one owner goroutine's handle.
@@ -291,6 +319,9 @@ type instance struct {
 	stopping bool // cancel was called: the owner is closing the session
 	// keepTools: the stop is a restart; the tools stay registered.
 	keepTools bool
+	// verify (cap 1) asks the owner of a ready session to check that its
+	// sign-in still holds.
+	verify chan struct{}
 }
 
 // New returns a controller; Start runs it.
@@ -306,6 +337,12 @@ func New(opts Options) *Controller {
 	}
 	if opts.HoldReason == nil {
 		opts.HoldReason = (*schema.Hold).String
+	}
+	if opts.SignIn == nil {
+		opts.SignIn = func(schema.Server) *wire.SignIn { return nil }
+	}
+	if opts.LoginReason == nil {
+		opts.LoginReason = func(string) string { return "needs sign-in" }
 	}
 	if opts.Probe == nil {
 		opts.Probe = MCPProber(mcp.Options{Logger: opts.Logger})
@@ -327,9 +364,11 @@ func New(opts Options) *Controller {
 		pollInterval:  schema.DefaultPollInterval,
 		servers:       make(map[string]*serverState),
 		holdReason:    opts.HoldReason,
+		signIn:        opts.SignIn,
+		loginReason:   opts.LoginReason,
+		remedy:        opts.Remedy,
 		probe:         opts.Probe,
 		probeInterval: opts.ProbeInterval,
-		remedy:        opts.Remedy,
 	}
 }
 
@@ -341,6 +380,11 @@ func (c *Controller) trigger() {
 	default:
 	}
 }
+
+// Recheck asks the loop to look again now, because something it reads
+// may have changed (the token store behind Options.SignIn). It never
+// blocks; the loop also looks again every poll interval anyway.
+func (c *Controller) Recheck() { c.trigger() }
 
 // Start runs the reconcile loop until ctx ends; then it stops every server,
 // waits for all of them to be gone (processes reaped, tools removed from the
@@ -377,6 +421,7 @@ func (c *Controller) reconcile(root context.Context, now time.Time) time.Time {
 		actual[name] = st.observe(c.probeInterval > 0)
 	}
 	c.mu.Unlock()
+	c.readCredentials(desired, actual)
 
 	for _, a := range plan(desired, actual, now) {
 		c.apply(root, a)
@@ -399,10 +444,34 @@ func (c *Controller) reconcile(root context.Context, now time.Time) time.Time {
 	return wake
 }
 
+// readCredentials fills in the stored sign-in of every server whose next
+// step depends on it — one waiting in PhaseNeedsLogin, one ready — outside
+// the lock: Options.SignIn reads files.
+func (c *Controller) readCredentials(desired []schema.Server, actual map[string]observed) {
+	for _, d := range desired {
+		a, ok := actual[d.Name]
+		if !ok || !d.SignsIn() || (a.Phase != PhaseNeedsLogin && a.Phase != PhaseReady) {
+			continue
+		}
+		a.Creds = c.signIn(d).Version()
+		actual[d.Name] = a
+	}
+}
+
+// credsVersion is the version of srv's stored sign-in ("" for a server
+// that does not sign in).
+func (c *Controller) credsVersion(srv schema.Server) string {
+	if !srv.SignsIn() {
+		return ""
+	}
+	return c.signIn(srv).Version()
+}
+
 // observe is what plan sees of st; probing says whether unreachable
 // remote servers are probed.
 func (st *serverState) observe(probing bool) observed {
-	o := observed{Phase: st.phase, SpecHash: st.lastHash, NextRetry: st.nextRetry, RestartRequested: st.restartRequested}
+	o := observed{Phase: st.phase, SpecHash: st.lastHash, NextRetry: st.nextRetry, RestartRequested: st.restartRequested,
+		Creds: st.credsSeen, CredsSeen: st.credsSeen}
 	if st.inst != nil {
 		o.Running, o.Stopping = true, st.inst.stopping
 	}
@@ -434,6 +503,16 @@ func (c *Controller) apply(root context.Context, a action) {
 			evs = st.setPhase(a.Phase, evs)
 		}
 		c.unlockPublish(evs)
+	case actVerify:
+		c.mu.Lock()
+		if st := c.servers[a.Name]; st != nil && st.inst != nil && !st.inst.stopping && st.phase == PhaseReady {
+			st.credsSeen = a.Creds
+			select {
+			case st.inst.verify <- struct{}{}:
+			default: // a check is pending already
+			}
+		}
+		c.mu.Unlock()
 	case actForget:
 		c.dropTools(a.Name)
 		c.mu.Lock()
@@ -452,8 +531,11 @@ func (st *serverState) setPhase(p Phase, evs []PhaseChanged) []PhaseChanged {
 	}
 	st.phase, st.since = p, time.Now()
 	ev := PhaseChanged{Server: st.name, Phase: p}
-	if p == PhaseBackoff {
+	switch p {
+	case PhaseBackoff:
 		ev.Err, ev.NextRetry = st.lastErr, st.nextRetry
+	case PhaseNeedsLogin:
+		ev.Err = st.lastErr
 	}
 	return append(evs, ev)
 }
@@ -600,8 +682,22 @@ type Status = wire.Status
 // ServerStatus is one server, desired next to actual.
 type ServerStatus = wire.ServerStatus
 
-// Status returns a snapshot; servers are sorted by name.
+// Status returns a snapshot; servers are sorted by name. A server that
+// signs in shows its stored sign-in (Options.SignIn), read after the
+// snapshot, outside the lock.
 func (c *Controller) Status() Status {
+	out, signsIn := c.status()
+	for i, s := range signsIn {
+		if s.SignsIn() {
+			out.Servers[i].SignIn = c.signIn(s)
+		}
+	}
+	return out
+}
+
+// status is Status without the sign-in, and for each server its desired
+// spec (the zero Server if it is not desired any more).
+func (c *Controller) status() (Status, []schema.Server) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := Status{ConfigError: c.configErr, ObservedAt: time.Now(), Servers: []ServerStatus{}}
@@ -619,8 +715,10 @@ func (c *Controller) Status() Status {
 		}
 	}
 	slices.Sort(names)
+	specs := make([]schema.Server, 0, len(names))
 	for _, name := range names {
 		ss := ServerStatus{Name: name}
+		specs = append(specs, want[name])
 		if d, ok := want[name]; ok {
 			ss.Source = d.Source
 			ss.Desired = wire.Desired{Enabled: d.Enabled, SpecHash: d.SpecHash(), Type: string(d.Type), Target: target(d)}
@@ -632,6 +730,7 @@ func (c *Controller) Status() Status {
 			ss.Phase, ss.Since = st.phase, st.since
 			ss.Generation, ss.ObservedGeneration = st.gen, st.observedGen
 			ss.PID, ss.Tools, ss.LastError, ss.NextRetry = st.pid, st.tools, st.lastErr, st.nextRetry
+			ss.Warnings, ss.MoreWarnings = slices.Clone(st.warnings), st.moreWarnings
 			ss.LastFailure, ss.LastFailureAt = st.lastFailure, st.lastFailureAt
 			ss.Restarts, ss.Crashes = max(st.starts-1, 0), st.crashes
 			if st.inst != nil {
@@ -651,9 +750,12 @@ func (c *Controller) Status() Status {
 		} else {
 			ss.Phase = PhasePending
 		}
+		if ss.Phase == PhaseNeedsLogin && ss.Reason == "" {
+			ss.Reason = c.loginReason(name)
+		}
 		out.Servers = append(out.Servers, ss)
 	}
-	return out
+	return out, specs
 }
 
 // configuredTimeout is srv's start timeout, schema.DefaultTimeout when it
@@ -670,6 +772,19 @@ func configuredTimeout(srv schema.Server) time.Duration {
 // and never less than configured.
 func grownTimeout(last, configured time.Duration) time.Duration {
 	return max(min(2*last, MaxStartTimeout), configured)
+}
+
+// ToolWarnings returns the warnings of tools for a ServerStatus: at most
+// wire.MaxServerWarnings of them, and how many more there are.
+func ToolWarnings(tools []mcp.Tool) (warnings []string, more int) {
+	for _, w := range mcp.ToolWarnings(tools) {
+		if len(warnings) == wire.MaxServerWarnings {
+			more++
+			continue
+		}
+		warnings = append(warnings, w.String())
+	}
+	return warnings, more
 }
 
 // target is what a user recognizes a server by: its command line or URL,

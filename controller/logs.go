@@ -6,9 +6,11 @@ import (
 	"slices"
 
 	"github.com/freecode/freecode/api/wire"
+	"github.com/freecode/freecode/mcp"
 )
 
-// A server's stderr is read by cursor (wire.LogCursor): session = the
+// A server's log (its stderr and the log messages it sends) is read by
+// cursor (wire.LogCursor): session = the
 // generation that wrote the lines, line = their number in it (from 1, as
 // the session's ring numbers them). A reader asks for the lines after the
 // last one it has, so it gets each line once and never under the wrong
@@ -30,8 +32,8 @@ type stderrTail struct {
 // tailOf is conn's stderr as it ends; none for a remote session, whose
 // generation then has no lines rather than an earlier session's.
 func tailOf(conn Conn) *stderrTail {
-	lines, last, _ := conn.StderrAfter(0)
-	return &stderrTail{lines: lines, last: last}
+	lines, last, _ := conn.LogAfter(0)
+	return &stderrTail{lines: mcp.LineTexts(lines), last: last}
 }
 
 // keepTail records tail as gen's stderr. c.mu is held.
@@ -100,7 +102,9 @@ func (c *Controller) readLogs(name string, after wire.LogCursor) (logs wire.Logs
 	}
 	logs = wire.Logs{Server: name, Session: st.logGen}
 	if st.conn != nil {
-		logs.Lines, logs.Last, line = st.conn.StderrAfter(n)
+		var lines []mcp.LogLine
+		lines, logs.Last, line = st.conn.LogAfter(n)
+		logs.Lines = mcp.LineTexts(lines)
 	} else {
 		logs.Lines, logs.Last = linesAfter(st.tail, st.tailLast, n)
 	}

@@ -10,13 +10,20 @@ import (
 // limits are schema's defaults (schema.Limits.WithDefaults), and the
 // limits' bounds are the ones config.cue allows (schema.MaxMax*), which
 // an mcp.LimitError suggests raising a limit within. Everything that
-// starts sessions from the config builds its specs here.
+// starts sessions from the config builds its specs here. A remote
+// server's oauth object becomes Spec.OAuth (absent: the zero value, which
+// discovers everything).
 func MCPSpec(srv schema.Server) mcp.Spec {
 	timeout := srv.Timeout
 	if timeout <= 0 {
 		timeout = schema.DefaultTimeout
 	}
 	lim := srv.Limits.WithDefaults()
+	var oauth mcp.OAuth
+	if o := srv.OAuth; o != nil {
+		oauth = mcp.OAuth{ClientID: o.ClientID, ClientSecret: o.ClientSecret, Scopes: o.Scopes,
+			Grant: mcp.OAuthGrant(o.Grant), CallbackPort: o.CallbackPort, ClientMetadataURL: o.ClientMetadataURL}
+	}
 	return mcp.Spec{
 		Name:      srv.Name,
 		Type:      mcp.ServerType(srv.Type),
@@ -25,6 +32,7 @@ func MCPSpec(srv schema.Server) mcp.Spec {
 		URL:       srv.URL,
 		Headers:   srv.Headers,
 		Transport: mcp.Transport(srv.Transport),
+		OAuth:     oauth,
 		Timeout:   timeout,
 		Limits: mcp.Limits{
 			MaxMessageBytes: lim.MaxMessageBytes,

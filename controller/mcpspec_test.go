@@ -39,6 +39,18 @@ func TestMCPSpec(t *testing.T) {
 			Limits: mcp.Limits{MaxMessageBytes: schema.MinMaxMessageBytes, MaxListItems: schema.DefaultMaxListItems,
 				MaxListPages: 3, MaxListBytes: schema.DefaultMaxListBytes},
 			MaxLimits: bounds, Shown: "https://h.example/v1/${TOKEN}/mcp"},
+	}, {
+		name: "remote with an oauth object",
+		srv: schema.Server{Name: "gh", Type: schema.Remote, URL: "https://h.example/mcp", Transport: schema.TransportAuto,
+			OAuth: &schema.OAuth{ClientID: "id-1", ClientSecret: "s3cret", Scopes: []string{"repo"}, Grant: schema.GrantClientCredentials,
+				CallbackPort: 8976, ClientMetadataURL: "https://freecode.example/client.json"}},
+		want: mcp.Spec{Name: "gh", Type: mcp.Remote, URL: "https://h.example/mcp", Transport: mcp.TransportAuto,
+			OAuth: mcp.OAuth{ClientID: "id-1", ClientSecret: "s3cret", Scopes: []string{"repo"}, Grant: mcp.GrantClientCredentials,
+				CallbackPort: 8976, ClientMetadataURL: "https://freecode.example/client.json"},
+			Timeout: schema.DefaultTimeout,
+			Limits: mcp.Limits{MaxMessageBytes: schema.DefaultMaxMessageBytes, MaxListItems: schema.DefaultMaxListItems,
+				MaxListPages: schema.DefaultMaxListPages, MaxListBytes: schema.DefaultMaxListBytes},
+			MaxLimits: bounds},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Equal(t, tc.want, MCPSpec(tc.srv))
@@ -50,4 +62,6 @@ func TestMCPSpec(t *testing.T) {
 	require.Equal(t, string(schema.TransportAuto), string(mcp.TransportAuto))
 	require.Equal(t, string(schema.TransportStreamableHTTP), string(mcp.TransportStreamableHTTP))
 	require.Equal(t, string(schema.TransportSSE), string(mcp.TransportSSE))
+	require.Equal(t, string(schema.GrantAuthorizationCode), string(mcp.GrantAuthorizationCode))
+	require.Equal(t, string(schema.GrantClientCredentials), string(mcp.GrantClientCredentials))
 }

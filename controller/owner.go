@@ -6,6 +6,9 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/go-logr/logr"
+
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/bridge"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
@@ -39,7 +42,7 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 		st.lastHash, st.failures, st.budget = h, 0, 0
 	}
 	timeout := max(configuredTimeout(spec), st.budget)
-	st.inst = &instance{gen: st.gen, spec: spec, timeout: timeout, cancel: cancel}
+	st.inst = &instance{gen: st.gen, spec: spec, timeout: timeout, cancel: cancel, verify: make(chan struct{}, 1)}
 	if st.outage != nil {
 		// A probe still in flight speaks of the round before this start.
 		st.outage = st.outage.fresh()
@@ -50,10 +53,10 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 	st.restartRequested = false
 	st.nextRetry = time.Time{}
 	evs := st.setPhase(PhasePending, nil)
-	gen := st.gen
+	gen, verify := st.gen, st.inst.verify
 	c.owners.Add(1)
 	c.unlockPublish(evs)
-	go c.own(ctx, gen, spec, timeout)
+	go c.own(ctx, gen, spec, timeout, verify)
 }
 
 // stop tells the owner of name to stop; it returns at once. The owner
@@ -94,7 +97,13 @@ func (c *Controller) stop(name, reason string, keepTools bool) {
 //
 // The dial gets spec with Timeout set to timeout, this attempt's budget;
 // spec itself, and so its hash, stays as configured.
-func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, timeout time.Duration) {
+//
+// The stored sign-in is read before connecting, so that a sign-in that
+// lands while a start fails for want of one is a change the loop sees. A
+// signal on verify (the stored sign-in of a ready server changed) pings
+// the session: one whose sign-in is gone then ends with
+// mcp.ErrNeedsLogin, as any request of it would.
+func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, timeout time.Duration, verify <-chan struct{}) {
 	defer c.owners.Done()
 	name := spec.Name
 	log := c.log.WithValues("server", name, "generation", gen)
@@ -110,6 +119,7 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 		log.Info("connecting with a longer timeout: the last start needed longer", "timeout", timeout)
 	}
 	log.V(1).Info("connecting", "target", target(spec))
+	creds := c.credsVersion(spec)
 	dialSpec := spec
 	dialSpec.Timeout = timeout
 	dctx := withAttempt(ctx, Attempt{
@@ -118,6 +128,8 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 	})
 	conn, err := c.dial(dctx, dialSpec)
 	<-c.slots
+	c.sawCreds(name, gen, creds)
+	c.sawRefusal(name, gen, spec, err)
 	if err != nil {
 		if ctx.Err() != nil {
 			err = nil // stopped while connecting: not a failure
@@ -165,6 +177,7 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 			} else if err == nil {
 				err = errSessionEnded
 			}
+			c.sawRefusal(name, gen, spec, err)
 			if c.outageHoldsTools(name, spec, err) {
 				c.holdTools(name)
 			}
@@ -172,7 +185,60 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 			return
 		case <-conn.ToolsChanged():
 			c.register(name, gen, conn)
+		case <-verify:
+			c.verify(ctx, log, spec, conn)
 		}
+	}
+}
+
+// pinger is a session that can be asked whether it is still usable;
+// *mcp.Session is one.
+type pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// verify pings conn within the server's timeout, to find out whether its
+// sign-in still holds. A session whose sign-in is gone ends by itself
+// (its Done follows); any other failure is left to the session's own
+// detection of a lost connection.
+func (c *Controller) verify(ctx context.Context, log logr.Logger, spec schema.Server, conn Conn) {
+	p, ok := conn.(pinger)
+	if !ok {
+		return
+	}
+	timeout := spec.Timeout
+	if timeout <= 0 {
+		timeout = schema.DefaultTimeout
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := p.Ping(pctx); err != nil && !errors.Is(err, mcp.ErrNeedsLogin) {
+		log.V(1).Info("checking the session after its stored sign-in changed", "err", err.Error())
+	}
+}
+
+// sawRefusal handles err, how gen's start or session failed: if it needs
+// a sign-in because the authorization server refused the stored
+// credentials, the engine has written that into the store just now, a
+// change the loop must not take for a new sign-in. So the store is read
+// again and its version recorded, unless it says signed in: then a
+// sign-in may have landed since, and the loop is to try it.
+func (c *Controller) sawRefusal(name string, gen int64, spec schema.Server, err error) {
+	if !errors.Is(err, mcp.ErrNeedsLogin) || !spec.SignsIn() {
+		return
+	}
+	if si := c.signIn(spec); si == nil || si.State != wire.SignInSignedIn {
+		c.sawCreds(name, gen, si.Version())
+	}
+}
+
+// sawCreds records creds, the stored sign-in's version read before gen's
+// start, as the one its outcome goes with.
+func (c *Controller) sawCreds(name string, gen int64, creds string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.servers[name]; st != nil && st.inst != nil && st.inst.gen == gen {
+		st.credsSeen = creds
 	}
 }
 
@@ -244,9 +310,15 @@ func (c *Controller) register(name string, gen int64, conn Conn) {
 		c.mu.Unlock()
 		n = 0
 	}
+	var warnings []string
+	var more int
+	if err == nil {
+		warnings, more = ToolWarnings(tools)
+	}
 	c.mu.Lock()
 	if st := c.servers[name]; st != nil && st.gen == gen {
 		st.tools = n
+		st.warnings, st.moreWarnings = warnings, more
 		if err == nil {
 			st.lastErr = "" // an earlier refused set is replaced
 			if st.inst != nil {
@@ -283,15 +355,25 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 	inst.cancel()
 	c.noteFailureLocked(st, inst.spec, err, now)
 	st.inst, st.conn, st.pid, st.tools = nil, nil, 0, 0
+	st.warnings, st.moreWarnings = nil, 0
 	if tail != nil {
 		st.keepTail(gen, tail)
 	}
 	var evs []PhaseChanged
 	var delay time.Duration
 	var remedy string
-	if err == nil {
+	needsLogin := errors.Is(err, mcp.ErrNeedsLogin)
+	switch {
+	case err == nil:
 		evs = st.setPhase(PhaseStopped, evs)
-	} else {
+	case needsLogin:
+		// No timer: a sign-in (a change of the stored credentials, see
+		// plan), a changed spec or a restart request starts it again.
+		st.observedGen = gen
+		st.fail(err.Error(), now)
+		st.nextRetry = time.Time{}
+		evs = st.setPhase(PhaseNeedsLogin, evs)
+	default:
 		st.observedGen = gen
 		st.lastFailed = true
 		// A start that needed longer than configured begins the next one
@@ -326,7 +408,10 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 	probing := st.outage != nil && c.probeInterval > 0
 	budget := st.budget
 	c.unlockPublish(evs)
-	if err != nil {
+	switch {
+	case needsLogin:
+		c.log.Info("server needs sign-in; waiting for it", "server", name, "generation", gen, "err", err.Error())
+	case err != nil:
 		kv := []any{"server", name, "generation", gen, "retryIn", delay}
 		if probing {
 			kv = append(kv, "probeEvery", c.probeInterval)
@@ -338,7 +423,7 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 			kv = append(kv, "hint", remedy)
 		}
 		c.log.Error(err, "server failed; retrying after backoff", kv...)
-	} else {
+	default:
 		c.log.V(1).Info("server stopped", "server", name, "generation", gen)
 	}
 	c.trigger()

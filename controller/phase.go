@@ -14,16 +14,20 @@ type Phase = wire.Phase
 // Options.MaxParallelStarts), and PhaseBackoff lasts until
 // ServerStatus.NextRetry.
 const (
-	PhasePending   = wire.PhasePending
-	PhaseStarting  = wire.PhaseStarting
-	PhaseReady     = wire.PhaseReady
-	PhaseBackoff   = wire.PhaseBackoff
-	PhaseStopping  = wire.PhaseStopping
-	PhaseStopped   = wire.PhaseStopped
-	PhaseDisabled  = wire.PhaseDisabled
-	PhaseUntrusted = wire.PhaseUntrusted
-	PhaseConflict  = wire.PhaseConflict
-	PhaseInvalid   = wire.PhaseInvalid
+	PhasePending  = wire.PhasePending
+	PhaseStarting = wire.PhaseStarting
+	PhaseReady    = wire.PhaseReady
+	PhaseBackoff  = wire.PhaseBackoff
+	// PhaseNeedsLogin waits for a sign-in: the loop starts the server
+	// again once Options.SignIn reports other stored credentials than
+	// before its failed start (or the spec changes, or on Restart).
+	PhaseNeedsLogin = wire.PhaseNeedsLogin
+	PhaseStopping   = wire.PhaseStopping
+	PhaseStopped    = wire.PhaseStopped
+	PhaseDisabled   = wire.PhaseDisabled
+	PhaseUntrusted  = wire.PhaseUntrusted
+	PhaseConflict   = wire.PhaseConflict
+	PhaseInvalid    = wire.PhaseInvalid
 )
 
 // heldPhase is the phase of a desired server that must not run, and whether

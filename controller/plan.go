@@ -22,6 +22,11 @@ type observed struct {
 	NextRetry time.Time
 	// RestartRequested by Controller.Restart, cleared by the next start.
 	RestartRequested bool
+	// Creds is the version of the stored sign-in as just read (see
+	// Options.SignIn; read only for a ready server and one waiting in
+	// PhaseNeedsLogin), CredsSeen its version at the last outcome. They
+	// differ when a sign-in, renewal or sign-out happened since.
+	Creds, CredsSeen string
 	// Unreachable: a remote server in backoff because it cannot be
 	// reached (see outage), which is probed; set only while probing is on.
 	Unreachable bool
@@ -47,13 +52,17 @@ const (
 	// actForget drops the state of a server that is neither desired nor
 	// running.
 	actForget
+	// actVerify asks the owner of a ready server to check that its
+	// session's sign-in still holds (the stored credentials changed);
+	// Creds is the version it checks against.
+	actVerify
 	// actProbe asks whether an unreachable remote server's endpoint
 	// answers again; its answer only makes the loop look again.
 	actProbe
 )
 
 func (k actionKind) String() string {
-	return [...]string{"start", "stop", "disable", "forget", "probe"}[k]
+	return [...]string{"start", "stop", "disable", "forget", "verify", "probe"}[k]
 }
 
 // action is one step of a plan. Spec is set for actStart and actProbe,
@@ -66,6 +75,7 @@ type action struct {
 	Phase     Phase
 	Reason    string
 	KeepTools bool
+	Creds     string
 }
 
 // plan decides what to do to make actual match desired at time now. It is
@@ -79,10 +89,12 @@ type action struct {
 //     if running, else mark it with that phase;
 //   - enabled and being stopped: wait for the owner to finish;
 //   - enabled and running: stop it (to restart) if its spec hash changed
-//     or a restart was requested, else leave it alone;
+//     or a restart was requested; else, if it is ready and its stored
+//     sign-in changed, have its session checked; else leave it alone;
 //   - enabled and not running: start it, unless it is in backoff for the
-//     same spec and NextRetry is still ahead (a changed spec or a restart
-//     request starts it now);
+//     same spec and NextRetry is still ahead, or waits for a sign-in
+//     (PhaseNeedsLogin) and the stored one is what it was when the server
+//     failed (a changed spec or a restart request starts it now);
 //   - in that backoff, a remote server that cannot be reached
 //     (Unreachable) is probed once NextProbe has come, one probe at a
 //     time, and started at once when a probe found its endpoint answering
@@ -135,6 +147,8 @@ func plan(desired []schema.Server, actual map[string]observed, now time.Time) []
 				acts = append(acts, action{Kind: actStop, Name: name, Reason: "configuration changed", KeepTools: true})
 			} else if a.RestartRequested {
 				acts = append(acts, action{Kind: actStop, Name: name, Reason: "restart requested", KeepTools: true})
+			} else if a.Phase == PhaseReady && a.Creds != a.CredsSeen {
+				acts = append(acts, action{Kind: actVerify, Name: name, Creds: a.Creds})
 			}
 		default:
 			if a.Phase == PhaseBackoff && a.SpecHash == d.SpecHash() && !a.RestartRequested && now.Before(a.NextRetry) {
@@ -147,6 +161,9 @@ func plan(desired []schema.Server, actual map[string]observed, now time.Time) []
 				default:
 					continue
 				}
+			}
+			if a.Phase == PhaseNeedsLogin && a.SpecHash == d.SpecHash() && !a.RestartRequested && a.Creds == a.CredsSeen {
+				continue
 			}
 			acts = append(acts, action{Kind: actStart, Name: name, Spec: d})
 		}

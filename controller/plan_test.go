@@ -202,6 +202,52 @@ func TestPlan(t *testing.T) {
 			want:    []step{{actStop, "a"}},
 		},
 		{
+			name:    "wait for a sign-in: the stored one is what it was",
+			desired: []schema.Server{a},
+			actual:  map[string]observed{"a": {Phase: PhaseNeedsLogin, SpecHash: a.SpecHash(), Creds: "v1", CredsSeen: "v1"}},
+		},
+		{
+			name:    "a sign-in (other stored credentials) starts a server waiting for one",
+			desired: []schema.Server{a},
+			actual:  map[string]observed{"a": {Phase: PhaseNeedsLogin, SpecHash: a.SpecHash(), Creds: "v2", CredsSeen: "v1"}},
+			want:    []step{{actStart, "a"}},
+		},
+		{
+			name:    "a changed spec starts a server waiting for a sign-in",
+			desired: []schema.Server{a2},
+			actual:  map[string]observed{"a": {Phase: PhaseNeedsLogin, SpecHash: a.SpecHash(), Creds: "v1", CredsSeen: "v1"}},
+			want:    []step{{actStart, "a"}},
+		},
+		{
+			name:    "a restart request starts a server waiting for a sign-in",
+			desired: []schema.Server{a},
+			actual:  map[string]observed{"a": {Phase: PhaseNeedsLogin, SpecHash: a.SpecHash(), Creds: "v1", CredsSeen: "v1", RestartRequested: true}},
+			want:    []step{{actStart, "a"}},
+		},
+		{
+			name:    "a disabled server waiting for a sign-in is disabled",
+			desired: []schema.Server{disabled(a)},
+			actual:  map[string]observed{"a": {Phase: PhaseNeedsLogin, SpecHash: a.SpecHash()}},
+			want:    []step{{actDisable, "a"}},
+		},
+		{
+			name:    "a ready server whose stored sign-in changed is checked",
+			desired: []schema.Server{a},
+			actual:  map[string]observed{"a": {Phase: PhaseReady, Running: true, SpecHash: a.SpecHash(), Creds: "v2", CredsSeen: "v1"}},
+			want:    []step{{actVerify, "a"}},
+		},
+		{
+			name:    "a starting server is not checked",
+			desired: []schema.Server{a},
+			actual:  map[string]observed{"a": {Phase: PhaseStarting, Running: true, SpecHash: a.SpecHash(), Creds: "v2", CredsSeen: "v1"}},
+		},
+		{
+			name:    "a changed spec wins over a check",
+			desired: []schema.Server{a2},
+			actual:  map[string]observed{"a": {Phase: PhaseReady, Running: true, SpecHash: a.SpecHash(), Creds: "v2", CredsSeen: "v1"}},
+			want:    []step{{actStop, "a"}},
+		},
+		{
 			name:    "a disabled server is started once enabled",
 			desired: []schema.Server{a},
 			actual:  map[string]observed{"a": {Phase: PhaseDisabled, SpecHash: a.SpecHash()}},

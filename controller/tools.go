@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/freecode/freecode/api/wire"
+	"github.com/freecode/freecode/mcp"
 )
 
 // convertErrors is what a Conn that leaves tools out of its set can say
@@ -40,6 +41,11 @@ func (c *Controller) Tools(name string) (wire.ServerTools, error) {
 	if ce, ok := conn.(convertErrors); ok {
 		for _, err := range ce.ConvertErrors() {
 			out.Warnings = append(out.Warnings, err.Error())
+		}
+	}
+	if conn != nil {
+		for _, w := range mcp.ToolWarnings(conn.Tools()) {
+			out.Warnings = append(out.Warnings, w.String())
 		}
 	}
 	return out, nil

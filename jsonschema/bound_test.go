@@ -54,9 +54,9 @@ func nested(depth int) json.RawMessage {
 
 func prepare(t testing.TB, schema json.RawMessage) *Validator {
 	t.Helper()
-	_, v, err := Prepare(schema)
+	p, err := Prepare(schema)
 	require.NoError(t, err)
-	return v
+	return p.Validator
 }
 
 // validateAsync runs ValidateContext on its own goroutine and waits (up to
@@ -217,8 +217,9 @@ func BenchmarkValidate(b *testing.B) {
 	  "additionalProperties": false
 	}`)
 	args := json.RawMessage(`{"query":"find the config loader","limit":20,"mode":"fast","tags":["go","config","cue"],"options":{"verbose":true,"depth":3}}`)
-	resolved, v, err := Prepare(schema)
+	p, err := Prepare(schema)
 	require.NoError(b, err)
+	resolved, v := p.Schema, p.Validator
 	c := sjs.NewCompiler()
 	c.UseLoader(sjs.SchemeURLLoader{})
 	doc, err := sjs.UnmarshalJSON(strings.NewReader(string(resolved)))

@@ -17,9 +17,35 @@
 //     and "~0" → "~" (RFC 6901 §6). Anchors are $anchor values and, for older
 //     drafts, $id values of the form "#name". All references resolve against
 //     the document root; a nested $id does not start a new base.
-//   - Everything else ("http://…", "file:…", "other.json#…") is never fetched:
-//     Resolve fails with [ErrExternalRef] naming the reference. A pointer or
-//     anchor that names nothing fails with [ErrUnresolvedRef].
+//   - References that are not followed. Everything else ("https://…",
+//     "file:…", "other.json#…", "urn:…") is never fetched ([ErrExternalRef]),
+//     and a pointer or anchor that names nothing, or is malformed, has no
+//     target ([ErrUnresolvedRef]). Neither fails Resolve. The schema object
+//     holding such a $ref is resolved as if its $ref were {}, any value, so
+//     its siblings still apply ({"$ref":"https://…","type":"string"} becomes
+//     {"type":"string"}, a bare one {}), and Resolve returns a [Warning]
+//     naming the reference, where it is in the input, why it was not
+//     followed and what was left out. {} only ever accepts more, except
+//     in two kinds of place, where a keyword is left out instead:
+//     (1) Below a guard keyword — not, oneOf, if, and contains beside
+//     maxContains — {} could reject more. When such a $ref lies below one
+//     (in the input, or in a target inlined there), the outermost guard
+//     keyword on the way is left out of its schema object, with what only
+//     means something beside it (if takes then and else, contains takes
+//     minContains and maxContains). (2) unevaluatedProperties and
+//     unevaluatedItems depend on what is evaluated in place below their
+//     schema object (through $ref, allOf, anyOf, oneOf, not, if/then/else,
+//     dependentSchemas, dependencies): when such a $ref, or a guard keyword
+//     left out, is in place below them, they are left out of it too. A
+//     reference kept in the output (recursion, below) to a target that
+//     holds such a $ref, directly or through other targets, leaves out the
+//     keywords above it the same way, without a warning of its own (the
+//     target's warning stands for it). So validation accepts every value
+//     the schema would accept whatever the unknown parts say, and checks the
+//     rest as before. One reference inlined at several places gives one
+//     warning per outcome; at most [MaxWarnings] are listed per schema, the
+//     last one listed counting the rest (Warning.More). Only references the
+//     output needs count: those in unused definitions are ignored.
 //   - $ref with siblings. The target is resolved, the siblings are resolved,
 //     and the two are combined. When either side has no validation keywords
 //     (only annotations such as description, title, default, examples), the
@@ -44,7 +70,9 @@
 //     cannot be inlined. Each such target is emitted once under the root's
 //     "$defs" ("definitions" for draft-04/06/07 schemas), named after the last
 //     token of its pointer (sanitised, with _2, _3… on clashes), and every
-//     occurrence becomes {"$ref":"#/$defs/<name>"}. A cycle through the root
+//     occurrence becomes {"$ref":"#/$defs/<name>"}; a definition that no
+//     longer has a reference once a guard keyword was left out (above) is
+//     not emitted. A cycle through the root
 //     uses {"$ref":"#"}. The output therefore stays valid and finite while
 //     still describing unbounded data. A cycle made only of in-place
 //     applicators ($ref, allOf, anyOf, oneOf, not, if/then/else,
@@ -56,7 +84,9 @@
 //     subschemas. $schema is kept at the root only, and only when it names a
 //     draft known to the validator (draft-04, -06, -07, 2019-09, 2020-12);
 //     otherwise it is dropped and 2020-12 applies. $dynamicRef and
-//     $recursiveRef are rejected ([ErrUnsupported]). Unknown keywords and
+//     $recursiveRef are rejected ([ErrUnsupported]), as are cycles
+//     ([ErrRefCycle]) and the bounds below ([ErrTooComplex]), whatever
+//     references beside them could not be followed. Unknown keywords and
 //     non-schema values (enum, const, default, examples, …) are copied
 //     verbatim.
 //   - Top level. A root without "type" gets "type":"object" when it has

@@ -20,6 +20,7 @@ var update = flag.Bool("update", false, "rewrite the golden sections of testdata
 //
 //	input.json         the raw schema (required)
 //	output.json        the resolved schema, indented (golden)
+//	warnings.txt       Resolve's warnings, one a line, when it has any (golden)
 //	error.txt          Resolve's error instead of output.json (golden)
 //	good*.json         argument documents the validator must accept
 //	bad*.json          argument documents it must reject, with
@@ -44,15 +45,24 @@ func TestGolden(t *testing.T) {
 			require.True(t, ok, "missing input.json section")
 
 			got := map[string]string{}
-			out, err := Resolve(input)
+			out, warnings, err := Resolve(input)
 			if err != nil {
 				got["error.txt"] = err.Error() + "\n"
+				require.Nil(t, warnings, "warnings beside an error")
 			} else {
 				var pretty bytes.Buffer
 				require.NoError(t, json.Indent(&pretty, out, "", "  "))
 				got["output.json"] = pretty.String() + "\n"
-				again, err := Resolve(out)
+				if len(warnings) > 0 {
+					var lines strings.Builder
+					for _, w := range warnings {
+						lines.WriteString(w.String() + "\n")
+					}
+					got["warnings.txt"] = lines.String()
+				}
+				again, againWarnings, err := Resolve(out)
 				require.NoError(t, err, "resolving the output again")
+				require.Empty(t, againWarnings, "the output is self-contained")
 				require.JSONEq(t, string(out), string(again), "Resolve is not idempotent")
 
 				v, err := Compile(out)
@@ -74,7 +84,7 @@ func TestGolden(t *testing.T) {
 			if *update {
 				var files []txtar.File
 				for _, f := range ar.Files {
-					if f.Name == "output.json" || f.Name == "error.txt" || strings.HasSuffix(f.Name, ".err") {
+					if golden(f.Name) {
 						continue
 					}
 					files = append(files, f)
@@ -82,9 +92,9 @@ func TestGolden(t *testing.T) {
 						files = append(files, txtar.File{Name: strings.TrimSuffix(f.Name, ".json") + ".err", Data: []byte(g)})
 					}
 				}
-				for _, name := range []string{"output.json", "error.txt"} {
+				for _, name := range []string{"warnings.txt", "output.json", "error.txt"} {
 					if g, ok := got[name]; ok {
-						// Right after input.json.
+						// Right after input.json: output.json, then warnings.txt.
 						files = slices.Insert(files, 1, txtar.File{Name: name, Data: []byte(g)})
 					}
 				}
@@ -93,7 +103,7 @@ func TestGolden(t *testing.T) {
 				return
 			}
 			for name, want := range sections {
-				if name == "output.json" || name == "error.txt" || strings.HasSuffix(name, ".err") {
+				if golden(name) {
 					g, ok := got[name]
 					require.True(t, ok, "section %s is stale (run with -update)", name)
 					require.Equal(t, string(want), g, "section %s", name)
@@ -105,4 +115,10 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// golden reports whether a section of a testdata/resolve case is written
+// by -update.
+func golden(name string) bool {
+	return name == "output.json" || name == "warnings.txt" || name == "error.txt" || strings.HasSuffix(name, ".err")
 }

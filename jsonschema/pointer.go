@@ -59,9 +59,9 @@ func Pointer(doc any, ptr string) (any, error) {
 // another document fails with ErrExternalRef, an anchor or a pointer that
 // names nothing with ErrUnresolvedRef; errors name ref.
 func Lookup(doc any, ref string) (any, error) {
-	ptr, err := refPointer(ref, ref)
+	ptr, err := refPointer(ref)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("$ref %q: %w", ref, err)
 	}
 	if ptr != "" && ptr[0] != '/' {
 		return nil, fmt.Errorf("$ref %q: no anchor %q: %w", ref, ptr, ErrUnresolvedRef)
@@ -73,16 +73,17 @@ func Lookup(doc any, ref string) (any, error) {
 	return target, nil
 }
 
-// refPointer returns the decoded fragment of local, the part of reference
-// ref that is local to the document ("" or "#…"): a JSON pointer, or an
-// anchor name when it does not start with "/". Errors name ref.
-func refPointer(local, ref string) (string, error) {
+// refPointer returns the decoded fragment of local, the part of a
+// reference that is local to the document ("" or "#…"): a JSON pointer, or
+// an anchor name when it does not start with "/". Errors do not name the
+// reference; they wrap ErrExternalRef or ErrUnresolvedRef.
+func refPointer(local string) (string, error) {
 	if local != "" && local[0] != '#' {
-		return "", fmt.Errorf("$ref %q: %w", ref, ErrExternalRef)
+		return "", ErrExternalRef
 	}
 	frag, err := url.PathUnescape(strings.TrimPrefix(local, "#"))
 	if err != nil {
-		return "", fmt.Errorf("$ref %q: bad percent-encoding: %w", ref, ErrUnresolvedRef)
+		return "", fmt.Errorf("bad percent-encoding: %w", ErrUnresolvedRef)
 	}
 	return frag, nil
 }

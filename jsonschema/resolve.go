@@ -22,9 +22,14 @@ const (
 	MaxDepth = 128
 	// MaxRefTargets bounds the number of distinct locations references point to.
 	MaxRefTargets = 1000
+	// MaxWarnings bounds the warnings Resolve lists for one schema; the
+	// last one listed counts the rest (Warning.More).
+	MaxWarnings = 20
 )
 
-// Sentinel errors; Resolve wraps them with the reference or location concerned.
+// Sentinel errors; Resolve wraps them with the reference or location
+// concerned. ErrExternalRef and ErrUnresolvedRef never fail Resolve: they
+// are the Err of its Warnings (and Lookup's errors).
 var (
 	ErrExternalRef   = errors.New("reference outside the schema is not fetched")
 	ErrUnresolvedRef = errors.New("reference target not found")
@@ -32,6 +37,103 @@ var (
 	ErrUnsupported   = errors.New("unsupported keyword")
 	ErrTooComplex    = errors.New("schema too complex")
 )
+
+// A Warning is a reference that Resolve could not follow: a reference to
+// another document (never fetched) or a local pointer or anchor that names
+// nothing. Resolve resolves the schema object holding it as if the $ref
+// were {}, any value, and leaves out the keywords for which that would
+// reject more rather than less (see the package doc).
+type Warning struct {
+	// Ref is the reference as written.
+	Ref string
+	// At is where the schema object holding Ref is in the input, as a URI
+	// fragment: "#/properties/config" ("#" for the root).
+	At string
+	// Err says why Ref was not followed; it wraps ErrExternalRef or
+	// ErrUnresolvedRef.
+	Err error
+	// LeftOut lists the keywords left out because of Ref, where they are in
+	// the output: first the guard keyword Ref lies below, if any, then the
+	// unevaluatedProperties and unevaluatedItems whose outcome Ref takes
+	// part in, innermost first. Nil when only Ref itself became {}.
+	LeftOut []LeftOut
+	// More is set on the last warning of a list Resolve cut at MaxWarnings:
+	// how many further references of the schema were treated the same way
+	// without a warning of their own.
+	More int
+}
+
+// LeftOut is a keyword Resolve left out of the schema object at At (a URI
+// fragment) because of a reference it could not follow. "if" stands for if,
+// then and else; "contains" for contains, minContains and maxContains.
+type LeftOut struct {
+	Keyword, At string
+}
+
+// String describes w for a user: the reference, where it is, why it was
+// not followed, and what the schema accepts instead.
+func (w Warning) String() string {
+	var b strings.Builder
+	if errors.Is(w.Err, ErrExternalRef) {
+		fmt.Fprintf(&b, "$ref %q at %s is not fetched", w.Ref, w.At)
+	} else {
+		fmt.Fprintf(&b, "$ref %q at %s: %v", w.Ref, w.At, w.Err)
+	}
+	rest := w.LeftOut
+	if len(rest) > 0 && guardKeywords[rest[0].Keyword] != nil {
+		kw := rest[0].Keyword
+		if kw == "if" {
+			kw = "if/then/else"
+		}
+		fmt.Fprintf(&b, "; the %s at %s is left out, so that value is not checked against it", kw, rest[0].At)
+		rest = rest[1:]
+	} else {
+		b.WriteString("; that value accepts anything")
+	}
+	for _, l := range rest {
+		fmt.Fprintf(&b, "; the %s at %s is left out as well", l.Keyword, l.At)
+	}
+	if w.More > 0 {
+		fmt.Fprintf(&b, " (and %d more reference%s of this schema, not listed, treated the same way)", w.More, pluralS(w.More))
+	}
+	return b.String()
+}
+
+func pluralS(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// guardKeywords are the in-place keywords whose holder does not accept
+// more when their subschemas accept more, each with the keywords that only
+// mean something beside it: a reference Resolve cannot follow below one of
+// them leaves out the outermost such keyword rather than becoming {}.
+// contains is one only beside maxContains.
+var guardKeywords = map[string][]string{
+	"not":      {"not"},
+	"oneOf":    {"oneOf"},
+	"if":       {"if", "then", "else"},
+	"contains": {"contains", "minContains", "maxContains"},
+}
+
+// unevaluatedKeywords accept more when fewer parts of the instance are
+// evaluated in place: a reference Resolve cannot follow in place below
+// their schema object (whose target would have evaluated parts) leaves
+// them out.
+var unevaluatedKeywords = []string{"unevaluatedItems", "unevaluatedProperties"}
+
+// Prepared is a schema as Prepare returns it.
+type Prepared struct {
+	// Schema is the resolved, self-contained schema.
+	Schema json.RawMessage
+	// Validator is Schema compiled.
+	Validator *Validator
+	// Warnings lists the references Resolve could not follow, in the order
+	// it met them; nil when there were none.
+	Warnings []Warning
+}
 
 // Resolve's own rules on keywords; what each keyword is comes from the
 // keyword table (KeywordOf).
@@ -67,18 +169,27 @@ func defsKeyword(schemaURL string) (string, bool) {
 }
 
 // Resolve returns raw as a self-contained schema, following the rules in the
-// package documentation. It never fetches anything. The result always
-// compiles: a schema that the validator rejects (e.g. "minLength": -1) is an
-// error here.
-func Resolve(raw json.RawMessage) (json.RawMessage, error) {
-	resolved, _, err := Prepare(raw)
-	return resolved, err
+// package documentation, and the references it could not follow (at most
+// MaxWarnings of them; nil when there were none). It never fetches
+// anything. The result always compiles: a schema that the validator
+// rejects (e.g. "minLength": -1) is an error here.
+func Resolve(raw json.RawMessage) (json.RawMessage, []Warning, error) {
+	p, err := Prepare(raw)
+	return p.Schema, p.Warnings, err
 }
 
 // Prepare is Resolve followed by Compile of its result, compiling only once.
-func Prepare(raw json.RawMessage) (json.RawMessage, *Validator, error) {
+func Prepare(raw json.RawMessage) (Prepared, error) {
+	schema, v, warnings, err := prepareRaw(raw)
+	if err != nil {
+		return Prepared{}, err
+	}
+	return Prepared{Schema: schema, Validator: v, Warnings: warnings}, nil
+}
+
+func prepareRaw(raw json.RawMessage) (json.RawMessage, *Validator, []Warning, error) {
 	if len(raw) > MaxSchemaBytes {
-		return nil, nil, fmt.Errorf("schema is %d bytes, more than %d: %w", len(raw), MaxSchemaBytes, ErrTooComplex)
+		return nil, nil, nil, fmt.Errorf("schema is %d bytes, more than %d: %w", len(raw), MaxSchemaBytes, ErrTooComplex)
 	}
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
@@ -86,14 +197,14 @@ func Prepare(raw json.RawMessage) (json.RawMessage, *Validator, error) {
 	}
 	doc, err := Decode(trimmed)
 	if err != nil {
-		return nil, nil, fmt.Errorf("parse schema: %w", err)
+		return nil, nil, nil, fmt.Errorf("parse schema: %w", err)
 	}
 	if b, ok := doc.(bool); ok && b {
 		doc = map[string]any{}
 	}
 	root, ok := doc.(map[string]any)
 	if !ok {
-		return nil, nil, fmt.Errorf("schema must be a JSON object, got %s", jsonKind(doc))
+		return nil, nil, nil, fmt.Errorf("schema must be a JSON object, got %s", jsonKind(doc))
 	}
 	r := &resolver{
 		root:     root,
@@ -104,6 +215,7 @@ func Prepare(raw json.RawMessage) (json.RawMessage, *Validator, error) {
 		budget:   MaxOutputBytes,
 		defNames: map[string]string{},
 		used:     map[string]bool{},
+		warned:   map[string]bool{},
 	}
 	if s, ok := root["$schema"].(string); ok {
 		if k, known := defsKeyword(s); known {
@@ -115,19 +227,19 @@ func Prepare(raw json.RawMessage) (json.RawMessage, *Validator, error) {
 	}
 	out, err := r.run()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	resolved, err := Encode(out)
 	if err != nil {
-		return nil, nil, fmt.Errorf("encode schema: %w", err)
+		return nil, nil, nil, fmt.Errorf("encode schema: %w", err)
 	}
 	// Keywords are copied, not checked; the validator's metaschema decides
 	// whether the result is a schema at all.
 	v, err := Compile(resolved)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return resolved, v, nil
+	return resolved, v, r.warnings, nil
 }
 
 type resolver struct {
@@ -148,6 +260,27 @@ type resolver struct {
 	used      map[string]bool   // recursive pointers referenced by the output
 	stack     []string          // pointers being inlined, for a last-resort guard
 	budget    int               // output bytes left
+
+	// degraded marks the graph nodes whose output accepts more than the
+	// input would: their subtree, or a target they reach, holds a
+	// reference that cannot be followed.
+	degraded []bool
+	// guard is the outermost guard keyword being resolved, nil if none;
+	// evaluating the schema objects with unevaluated keywords that the
+	// current position is in place of, outermost first.
+	guard      *leaving
+	evaluating []*leaving
+	leftOut    bool // a keyword was left out
+	warnings   []Warning
+	warned     map[string]bool // warning keys: one per reference and outcome
+}
+
+// leaving is keywords that are left out of the schema object at a
+// (canonical pointer) if a reference below them cannot be followed.
+type leaving struct {
+	keywords []string // guard: the keyword first, then its companions
+	at       string
+	hit      bool // a reference below could not be followed
 }
 
 func (r *resolver) run() (any, error) {
@@ -174,7 +307,9 @@ func (r *resolver) run() (any, error) {
 	for i := range r.keys {
 		r.edges[i], r.inPlace[i] = map[int]bool{}, map[int]bool{}
 	}
+	r.degraded = make([]bool, len(r.keys))
 	r.walkEdges(r.root, "", nil)
+	r.spreadDegraded()
 	if cyc := cyclic(r.inPlace); len(cyc) > 0 {
 		return nil, fmt.Errorf("$ref %q: %w", "#"+pointerFragment(r.keys[cyc[0]]), ErrRefCycle)
 	}
@@ -226,7 +361,43 @@ func (r *resolver) run() (any, error) {
 			defs[r.defNames[key]] = def
 		}
 	}
+	if r.leftOut {
+		// A keyword left out may have held the only reference to a
+		// definition: keep the ones the output still reaches, so that the
+		// output is what resolving it again gives.
+		pruneDefs(out, defs, "#/"+r.defsKey+"/")
+	}
 	return r.finishRoot(out, defs)
+}
+
+// pruneDefs removes from defs the definitions that out does not reach
+// through references "<prefix><name>", directly or through other
+// definitions.
+func pruneDefs(out any, defs map[string]any, prefix string) {
+	reached := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		if ref, ok := m["$ref"].(string); ok {
+			if name, ok := strings.CutPrefix(ref, prefix); ok && !reached[name] {
+				reached[name] = true
+				walk(defs[name])
+			}
+		}
+		_ = Subschemas(m, func(_ Position, sub any) error {
+			walk(sub)
+			return nil
+		})
+	}
+	walk(out)
+	for name := range defs {
+		if !reached[name] {
+			delete(defs, name)
+		}
+	}
 }
 
 // index records anchors and $ref values, and enforces MaxDepth on the input.
@@ -290,6 +461,10 @@ func (r *resolver) walkEdges(v any, ptr string, enclosing []frame) {
 					r.inPlace[f.node][to] = true
 				}
 			}
+		} else {
+			for _, f := range enclosing {
+				r.degraded[f.node] = true
+			}
 		}
 	}
 	_ = Subschemas(m, func(at Position, child any) error {
@@ -307,6 +482,24 @@ func (r *resolver) walkEdges(v any, ptr string, enclosing []frame) {
 		r.walkEdges(child, at.Pointer(ptr), next)
 		return nil
 	})
+}
+
+// spreadDegraded marks every target that reaches a degraded one.
+func (r *resolver) spreadDegraded() {
+	for changed := true; changed; {
+		changed = false
+		for n, to := range r.edges {
+			if r.degraded[n] {
+				continue
+			}
+			for m := range to {
+				if r.degraded[m] {
+					r.degraded[n], changed = true, true
+					break
+				}
+			}
+		}
+	}
 }
 
 // cyclic returns the nodes that lie on a cycle of g (including self-loops),
@@ -361,28 +554,39 @@ func cyclic(g []map[int]bool) []int {
 	return out
 }
 
-// lookup resolves a local reference to its canonical pointer and target.
+// lookup resolves a local reference to its canonical pointer and target;
+// errors name ref.
 func (r *resolver) lookup(ref string) (string, any, error) {
+	key, target, err := r.find(ref)
+	if err != nil {
+		return "", nil, fmt.Errorf("$ref %q: %w", ref, err)
+	}
+	return key, target, nil
+}
+
+// find is lookup with errors that do not name ref. They wrap
+// ErrExternalRef or ErrUnresolvedRef.
+func (r *resolver) find(ref string) (string, any, error) {
 	rest := ref
 	if r.rootID != "" {
 		if after, ok := strings.CutPrefix(ref, r.rootID); ok && (after == "" || after[0] == '#') {
 			rest = after
 		}
 	}
-	frag, err := refPointer(rest, ref)
+	frag, err := refPointer(rest)
 	if err != nil {
 		return "", nil, err
 	}
 	if frag != "" && frag[0] != '/' {
 		key, ok := r.anchors[frag]
 		if !ok {
-			return "", nil, fmt.Errorf("$ref %q: no anchor %q: %w", ref, frag, ErrUnresolvedRef)
+			return "", nil, fmt.Errorf("no anchor %q: %w", frag, ErrUnresolvedRef)
 		}
 		frag = key
 	}
 	target, err := Pointer(r.root, frag)
 	if err != nil {
-		return "", nil, fmt.Errorf("$ref %q: %w", ref, err)
+		return "", nil, err
 	}
 	// A pointer Pointer accepts is canonical: every token's escapes are
 	// valid, so unescaping and escaping it again gives it back.
@@ -402,34 +606,52 @@ func (r *resolver) node(v any, ptr string, depth int) (any, error) {
 		return s, nil
 	case map[string]any:
 		refVal, isRef := s["$ref"]
+		if isRef {
+			if _, ok := refVal.(string); !ok {
+				return nil, fmt.Errorf("at %q: $ref must be a string, got %s", "#"+pointerFragment(ptr), jsonKind(refVal))
+			}
+		}
+		var uneval *leaving
+		for _, kw := range unevaluatedKeywords {
+			if _, ok := s[kw]; ok {
+				if uneval == nil {
+					uneval = &leaving{at: ptr}
+				}
+				uneval.keywords = append(uneval.keywords, kw)
+			}
+		}
+		if uneval != nil {
+			r.evaluating = append(r.evaluating, uneval)
+			defer func() { r.evaluating = r.evaluating[:len(r.evaluating)-1] }()
+		}
 		if !isRef {
-			out, err := r.keywords(s, ptr, depth)
+			out, err := r.keywords(s, ptr, depth, uneval)
 			if err != nil {
 				return nil, err
 			}
 			return mergeAllOf(out), nil
 		}
-		ref, ok := refVal.(string)
-		if !ok {
-			return nil, fmt.Errorf("at %q: $ref must be a string, got %s", "#"+pointerFragment(ptr), jsonKind(refVal))
-		}
-		return r.ref(s, ref, ptr, depth)
+		return r.ref(s, refVal.(string), ptr, depth, uneval)
 	default:
 		return nil, fmt.Errorf("at %q: a schema must be an object or a boolean, got %s", "#"+pointerFragment(ptr), jsonKind(v))
 	}
 }
 
-// ref resolves a schema object holding $ref.
-func (r *resolver) ref(s map[string]any, ref, ptr string, depth int) (any, error) {
-	key, target, err := r.lookup(ref)
-	if err != nil {
-		return nil, fmt.Errorf("at %q: %w", "#"+pointerFragment(ptr), err)
-	}
+// ref resolves a schema object holding $ref; uneval is its unevaluated
+// keywords, nil if none.
+func (r *resolver) ref(s map[string]any, ref, ptr string, depth int, uneval *leaving) (any, error) {
+	key, target, err := r.find(ref)
 	var resolved any
 	switch {
+	case err != nil:
+		// Not followed: accept any value (or drop the guard keyword).
+		r.warn(Warning{Ref: ref, At: "#" + pointerFragment(ptr), Err: err})
+		resolved = map[string]any{}
 	case key == "" && r.recursive[key]:
+		r.keptRef(key)
 		resolved = map[string]any{"$ref": "#"}
 	case r.recursive[key]:
+		r.keptRef(key)
 		r.used[key] = true
 		resolved = map[string]any{"$ref": "#/" + r.defsKey + "/" + r.defNames[key]}
 	case slices.Contains(r.stack, key):
@@ -450,7 +672,7 @@ func (r *resolver) ref(s map[string]any, ref, ptr string, depth int) (any, error
 			siblings[k] = v
 		}
 	}
-	sib, err := r.keywords(siblings, ptr, depth)
+	sib, err := r.keywords(siblings, ptr, depth, uneval)
 	if err != nil {
 		return nil, err
 	}
@@ -459,6 +681,59 @@ func (r *resolver) ref(s map[string]any, ref, ptr string, depth int) (any, error
 		return resolved, nil
 	}
 	return combineRef(resolved, sib), nil
+}
+
+// warn records w, a reference not followed, and marks the keywords that
+// must be left out because of it.
+func (r *resolver) warn(w Warning) {
+	for _, l := range r.hit() {
+		if l == r.guard {
+			w.LeftOut = append(w.LeftOut, LeftOut{Keyword: l.keywords[0], At: "#" + pointerFragment(l.at)})
+		} else {
+			for _, kw := range l.keywords {
+				w.LeftOut = append(w.LeftOut, LeftOut{Keyword: kw, At: "#" + pointerFragment(l.at)})
+			}
+		}
+	}
+	key := w.At
+	for _, l := range w.LeftOut {
+		key += "\x00" + l.Keyword + "\x00" + l.At
+	}
+	if r.warned[key] {
+		return
+	}
+	r.warned[key] = true
+	if len(r.warnings) == MaxWarnings {
+		r.warnings[MaxWarnings-1].More++
+		return
+	}
+	r.warnings = append(r.warnings, w)
+}
+
+// hit marks the open guard and unevaluated keywords as to be left out and
+// returns them: the guard first, then the unevaluated ones innermost
+// first.
+func (r *resolver) hit() []*leaving {
+	var out []*leaving
+	if r.guard != nil {
+		out = append(out, r.guard)
+	}
+	for i := len(r.evaluating) - 1; i >= 0; i-- {
+		out = append(out, r.evaluating[i])
+	}
+	for _, l := range out {
+		l.hit = true
+	}
+	return out
+}
+
+// keptRef is called for a reference kept in the output: when its target
+// accepts more than the input's did, the keywords above it go as for a
+// reference not followed (the warning is the target's own).
+func (r *resolver) keptRef(key string) {
+	if r.degraded[r.targets[key]] {
+		r.hit()
+	}
 }
 
 // combineRef joins a resolved $ref target with its resolved siblings.
@@ -506,8 +781,10 @@ func hasConstraints(m map[string]any) bool {
 	return false
 }
 
-// keywords resolves every keyword of the schema object s except $ref.
-func (r *resolver) keywords(s map[string]any, ptr string, depth int) (map[string]any, error) {
+// keywords resolves every keyword of the schema object s except $ref;
+// uneval is its unevaluated keywords, nil if none, which it leaves out
+// when a reference in place below them was not followed.
+func (r *resolver) keywords(s map[string]any, ptr string, depth int, uneval *leaving) (map[string]any, error) {
 	for _, kw := range sortedKeys(s) {
 		v := s[kw]
 		if err := r.spend(len(kw) + 3); err != nil {
@@ -538,19 +815,57 @@ func (r *resolver) keywords(s map[string]any, ptr string, depth int) (map[string
 		}
 	}
 	dropped := func(kw string, _ Keyword) bool { return kw == "$ref" || droppedKeywords[kw] }
+	var leftOut []string // guard keywords to leave out, with their companions
 	out, err := Rewrite(s, dropped, func(at Position, sub any) (any, error) {
 		if KeywordOf(at.Keyword).Holds == HoldsMap {
 			if err := r.spend(len(at.Name) + 3); err != nil {
 				return nil, err
 			}
 		}
-		return r.node(sub, at.Pointer(ptr), depth+1)
+		if KeywordOf(at.Keyword).Applies != AppliesInPlace {
+			// What a part of the instance evaluates is not the holder's.
+			saved := r.evaluating
+			r.evaluating = nil
+			defer func() { r.evaluating = saved }()
+		}
+		if r.guard != nil || !isGuard(s, at.Keyword) {
+			return r.node(sub, at.Pointer(ptr), depth+1)
+		}
+		g := &leaving{keywords: guardKeywords[at.Keyword], at: ptr}
+		r.guard = g
+		res, err := r.node(sub, at.Pointer(ptr), depth+1)
+		r.guard = nil
+		if g.hit {
+			leftOut = append(leftOut, g.keywords...)
+		}
+		return res, err
 	})
 	var se *ShapeError
 	if errors.As(err, &se) && se.At == "" {
 		se.At = ptr + "/" + escapeToken(se.Keyword)
 	}
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	if uneval != nil && uneval.hit {
+		leftOut = append(leftOut, uneval.keywords...)
+	}
+	for _, kw := range leftOut {
+		delete(out, kw)
+		r.leftOut = true
+	}
+	return out, nil
+}
+
+// isGuard reports whether kw of the schema object s is a guard keyword
+// (guardKeywords).
+func isGuard(s map[string]any, kw string) bool {
+	if kw == "contains" {
+		_, ok := s["maxContains"]
+		return ok
+	}
+	_, ok := guardKeywords[kw]
+	return ok
 }
 
 // mergeAllOf folds the allOf of m into m when the package's allOf rule allows,

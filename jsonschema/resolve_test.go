@@ -14,7 +14,7 @@ import (
 
 func TestAbsentSchemas(t *testing.T) {
 	for _, raw := range []string{"", "  ", "null", "{}", "true", ` { } `} {
-		out, err := Resolve(json.RawMessage(raw))
+		out, _, err := Resolve(json.RawMessage(raw))
 		require.NoError(t, err, "%q", raw)
 		require.JSONEq(t, `{"type":"object","properties":{}}`, string(out), "%q", raw)
 	}
@@ -30,17 +30,18 @@ func TestResolveRejects(t *testing.T) {
 		{"trailing data", `{} {}`, "unexpected data", nil},
 		{"non-string ref", `{"properties":{"a":{"$ref":1}}}`, `at "#/properties/a": $ref must be a string`, nil},
 		{"dynamic ref", `{"$dynamicRef":"#meta"}`, "$dynamicRef", ErrUnsupported},
-		{"bad escape", `{"properties":{"a":{"$ref":"#/$defs/x~2"}},"$defs":{"x~2":{}}}`, "bad JSON pointer escape", ErrUnresolvedRef},
-		{"missing anchor", `{"properties":{"a":{"$ref":"#nope"}}}`, `no anchor "nope"`, ErrUnresolvedRef},
-		{"bad index", `{"properties":{"a":{"$ref":"#/allOf/01"}},"allOf":[{},{}]}`, `no index "01"`, ErrUnresolvedRef},
 		{"ref into non-schema", `{"properties":{"a":{"$ref":"#/required"}},"required":["a"]}`, "must be an object or a boolean, got an array", nil},
-		{"urn ref", `{"properties":{"a":{"$ref":"urn:x:y"}}}`, `"urn:x:y"`, ErrExternalRef},
 		{"bad properties", `{"properties":[1]}`, "want an object of schemas", nil},
 		{"self ref only", `{"$ref":"#"}`, "", ErrRefCycle},
+		// What cannot be followed degrades; what is wrong in the schema
+		// itself stays an error beside it.
+		{"cycle beside a remote ref", `{"properties":{"a":{"$ref":"https://example.com/a.json"}},"allOf":[{"$ref":"#"}]}`, "", ErrRefCycle},
+		{"dynamic ref beside a remote ref", `{"properties":{"a":{"$ref":"https://example.com/a.json"},"b":{"$dynamicRef":"#meta"}}}`, "$dynamicRef", ErrUnsupported},
+		{"remote refs fanned out", fanOut(`{"$ref":"https://example.com/a.json","description":"` + strings.Repeat("x", 100) + `"}`), "would exceed", ErrTooComplex},
 		{"type array without object", `{"type":["string","null"]}`, `must include "object"`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Resolve(json.RawMessage(tc.schema))
+			_, _, err := Resolve(json.RawMessage(tc.schema))
 			require.Error(t, err)
 			require.ErrorContains(t, err, tc.want)
 			if tc.is != nil {
@@ -50,8 +51,9 @@ func TestResolveRejects(t *testing.T) {
 	}
 }
 
-// TestRefsNeverFetched checks both layers: Resolve refuses external refs, and
-// Compile, given such a schema directly, has no loader to fetch them with.
+// TestRefsNeverFetched checks both layers: Resolve never follows external
+// refs (it reports them), and Compile, given such a schema directly, has no
+// loader to fetch them with.
 func TestRefsNeverFetched(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("schema fetched over HTTP: %s", r.URL)
@@ -70,35 +72,43 @@ func TestRefsNeverFetched(t *testing.T) {
 		"http://127.0.0.1:1/x.json",
 	} {
 		schema := fmt.Sprintf(`{"type":"object","properties":{"a":{"$ref":%q}}}`, ref)
-		_, err := Resolve(json.RawMessage(schema))
-		require.ErrorIs(t, err, ErrExternalRef, ref)
-		require.ErrorContains(t, err, ref)
+		out, warnings, err := Resolve(json.RawMessage(schema))
+		require.NoError(t, err, ref)
+		require.JSONEq(t, `{"type":"object","properties":{"a":{}}}`, string(out), ref)
+		require.Len(t, warnings, 1, ref)
+		require.ErrorIs(t, warnings[0].Err, ErrExternalRef, ref)
+		require.Equal(t, ref, warnings[0].Ref)
 
 		_, err = Compile(json.RawMessage(schema))
 		require.Error(t, err, "Compile must not load %s", ref)
 	}
 }
 
-// TestFanOutBounded is the "billion laughs" of JSON Schema: each definition
-// refers to the previous one twice, so inlining doubles at every level.
-func TestFanOutBounded(t *testing.T) {
-	defs := []string{`"d0":{"type":"string","description":"` + strings.Repeat("x", 100) + `"}`}
+// fanOut is the "billion laughs" of JSON Schema with leaf as its last
+// definition: each definition refers to the previous one twice, so inlining
+// doubles at every level.
+func fanOut(leaf string) string {
+	defs := []string{`"d0":` + leaf}
 	for i := 1; i <= 40; i++ {
 		defs = append(defs, fmt.Sprintf(`"d%d":{"type":"object","properties":{"l":{"$ref":"#/$defs/d%d"},"r":{"$ref":"#/$defs/d%d"}}}`, i, i-1, i-1))
 	}
-	schema := `{"properties":{"x":{"$ref":"#/$defs/d40"}},"$defs":{` + strings.Join(defs, ",") + `}}`
-	_, err := Resolve(json.RawMessage(schema))
+	return `{"properties":{"x":{"$ref":"#/$defs/d40"}},"$defs":{` + strings.Join(defs, ",") + `}}`
+}
+
+func TestFanOutBounded(t *testing.T) {
+	schema := fanOut(`{"type":"string","description":"` + strings.Repeat("x", 100) + `"}`)
+	_, _, err := Resolve(json.RawMessage(schema))
 	require.ErrorIs(t, err, ErrTooComplex)
 	require.ErrorContains(t, err, "would exceed")
 }
 
 func TestDepthBounded(t *testing.T) {
 	deep := strings.Repeat(`{"properties":{"a":`, MaxDepth+5) + `{}` + strings.Repeat(`}}`, MaxDepth+5)
-	_, err := Resolve(json.RawMessage(deep))
+	_, _, err := Resolve(json.RawMessage(deep))
 	require.ErrorIs(t, err, ErrTooComplex)
 
 	big := `{"description":"` + strings.Repeat("x", MaxSchemaBytes) + `"}`
-	_, err = Resolve(json.RawMessage(big))
+	_, _, err = Resolve(json.RawMessage(big))
 	require.ErrorIs(t, err, ErrTooComplex)
 }
 
@@ -109,17 +119,17 @@ func TestRefTargetsBounded(t *testing.T) {
 		defs = append(defs, fmt.Sprintf(`"d%d":{"type":"integer"}`, i))
 	}
 	schema := `{"properties":{` + strings.Join(props, ",") + `},"$defs":{` + strings.Join(defs, ",") + `}}`
-	_, err := Resolve(json.RawMessage(schema))
+	_, _, err := Resolve(json.RawMessage(schema))
 	require.ErrorIs(t, err, ErrTooComplex)
 }
 
 func TestResolveDeterministic(t *testing.T) {
 	schema := json.RawMessage(`{"properties":{"z":{"$ref":"#/$defs/n"},"a":{"$ref":"#/$defs/m"}},
 		"$defs":{"n":{"type":"array","items":{"$ref":"#/$defs/m"}},"m":{"type":"object","properties":{"n":{"$ref":"#/$defs/n"}}}}}`)
-	first, err := Resolve(schema)
+	first, _, err := Resolve(schema)
 	require.NoError(t, err)
 	for range 20 {
-		again, err := Resolve(schema)
+		again, _, err := Resolve(schema)
 		require.NoError(t, err)
 		require.Equal(t, string(first), string(again))
 	}
@@ -129,7 +139,7 @@ func TestResolveDeterministic(t *testing.T) {
 }
 
 func TestUnknownSchemaDialect(t *testing.T) {
-	out, err := Resolve(json.RawMessage(`{"$schema":"https://example.com/my-dialect","properties":{"a":{"type":"string"}}}`))
+	out, _, err := Resolve(json.RawMessage(`{"$schema":"https://example.com/my-dialect","properties":{"a":{"type":"string"}}}`))
 	require.NoError(t, err)
 	require.NotContains(t, string(out), "$schema")
 
@@ -143,7 +153,7 @@ func TestFormatsAreAnnotations(t *testing.T) {
 		if draft != "" {
 			schema = `{"$schema":"` + draft + `",` + schema[1:]
 		}
-		out, err := Resolve(json.RawMessage(schema))
+		out, _, err := Resolve(json.RawMessage(schema))
 		require.NoError(t, err)
 		v, err := Compile(out)
 		require.NoError(t, err)
@@ -153,7 +163,7 @@ func TestFormatsAreAnnotations(t *testing.T) {
 }
 
 func TestValidateArguments(t *testing.T) {
-	out, err := Resolve(json.RawMessage(`{"properties":{"path":{"type":"string"},"count":{"type":"integer"}},"required":["path"]}`))
+	out, _, err := Resolve(json.RawMessage(`{"properties":{"path":{"type":"string"},"count":{"type":"integer"}},"required":["path"]}`))
 	require.NoError(t, err)
 	v, err := Compile(out)
 	require.NoError(t, err)
@@ -184,7 +194,7 @@ func TestValidateCapsViolations(t *testing.T) {
 		props = append(props, fmt.Sprintf(`"p%02d":{"type":"integer"}`, i))
 		args = append(args, fmt.Sprintf(`"p%02d":"x"`, i))
 	}
-	out, err := Resolve(json.RawMessage(`{"properties":{` + strings.Join(props, ",") + `}}`))
+	out, _, err := Resolve(json.RawMessage(`{"properties":{` + strings.Join(props, ",") + `}}`))
 	require.NoError(t, err)
 	v, err := Compile(out)
 	require.NoError(t, err)
@@ -196,7 +206,7 @@ func TestValidateCapsViolations(t *testing.T) {
 }
 
 func TestValidatorConcurrentUse(t *testing.T) {
-	out, err := Resolve(json.RawMessage(`{"properties":{"n":{"type":"integer","minimum":0}},"required":["n"]}`))
+	out, _, err := Resolve(json.RawMessage(`{"properties":{"n":{"type":"integer","minimum":0}},"required":["n"]}`))
 	require.NoError(t, err)
 	v, err := Compile(out)
 	require.NoError(t, err)
@@ -224,17 +234,22 @@ func FuzzResolve(f *testing.F) {
 		`{"properties":{"a":{"$ref":"#"}},"definitions":{"x":{"$ref":"#/definitions/x"}}}`,
 		`{"properties":{"a":{"$ref":"#/$defs/a~1b","description":"d"}},"$defs":{"a/b":{"$anchor":"x","enum":[1]}}}`,
 		`{"$schema":"http://json-schema.org/draft-07/schema#","items":[{"$ref":"#/definitions/a"}],"definitions":{"a":{"dependencies":{"x":["y"],"z":{"$ref":"#"}}}}}`,
+		`{"properties":{"a":{"$ref":"https://example.com/a.json","type":"string"},"b":{"oneOf":[{"$ref":"#/$defs/n"},{"$ref":"#nope"}]}},"$defs":{"n":{"items":{"$ref":"#/$defs/n"}}}}`,
+		`{"not":{"$ref":"#/$defs/x"},"if":{"contains":{"$ref":"other.json"},"maxContains":1},"then":{"$ref":"#"}}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		out, err := Resolve(raw)
+		out, _, err := Resolve(raw)
 		if err != nil {
 			return
 		}
 		v, err := Compile(out)
 		if err != nil {
 			t.Fatalf("Resolve output does not compile: %v\ninput:  %s\noutput: %s", err, raw, out)
+		}
+		if _, again, err := Resolve(out); err != nil || len(again) > 0 {
+			t.Fatalf("Resolve output is not self-contained: %v %v\ninput:  %s\noutput: %s", err, again, raw, out)
 		}
 		_ = v.Validate(json.RawMessage(`{"a":[1,{"b":null}]}`))
 	})

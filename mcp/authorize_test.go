@@ -55,8 +55,10 @@ func followRedirects(t testing.TB) func(ctx context.Context, authURL string) err
 	}
 }
 
+// remoteSpec is a streamable HTTP server at url, with a connect timeout
+// generous enough for a sign-in on a loaded machine.
 func remoteSpec(name, url string) Spec {
-	return Spec{Name: name, Type: Remote, URL: url, Transport: TransportStreamableHTTP, Timeout: 10 * time.Second,
+	return Spec{Name: name, Type: Remote, URL: url, Transport: TransportStreamableHTTP, Timeout: 20 * time.Second,
 		Limits: testLimits(Limits{}), MaxLimits: testMaxLimits()}
 }
 

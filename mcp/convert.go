@@ -38,6 +38,39 @@ type Tool struct {
 	// ReadOnly is true only when annotations.readOnlyHint is JSON true.
 	ReadOnly  bool
 	Validator *jsonschema.Validator
+	// Warnings lists the references of the input schema that Resolve could
+	// not follow: those parts of InputSchema accept any value (see
+	// jsonschema.Warning). Nil when there are none. Tools with the same
+	// schema share it: do not modify it.
+	Warnings []jsonschema.Warning
+}
+
+// ToolWarning is a warning about one converted tool: the tool is kept, but
+// a reference in its input schema was not followed, so that part of its
+// arguments is not checked.
+type ToolWarning struct {
+	Server string
+	// Tool is the server's name for the tool.
+	Tool string
+	jsonschema.Warning
+}
+
+// String names the server, the tool and the reference:
+// server "x": tool "y": inputSchema: $ref "https://…" at #/properties/c is
+// not fetched; that value accepts anything.
+func (w ToolWarning) String() string {
+	return fmt.Sprintf("server %q: tool %q: inputSchema: %s", w.Server, w.Tool, w.Warning)
+}
+
+// ToolWarnings returns the warnings of tools, in order.
+func ToolWarnings(tools []Tool) []ToolWarning {
+	var out []ToolWarning
+	for _, t := range tools {
+		for _, w := range t.Warnings {
+			out = append(out, ToolWarning{Server: t.Server, Tool: t.Name, Warning: w})
+		}
+	}
+	return out
 }
 
 // ConvertError says why one tool of a server was not converted.
@@ -142,22 +175,23 @@ type rawTool struct {
 // SDK type so that nothing in the input schema is lost (top-level oneOf,
 // description, $defs …). The tool needs a non-empty string name and a schema
 // that jsonschema.Resolve accepts (which implies jsonschema.Compile does); a missing schema means
-// "no arguments". Errors name the server and the tool.
+// "no arguments". A schema with references Resolve cannot follow (remote,
+// file, or naming nothing) is accepted with those parts degraded to any
+// value, and listed in Tool.Warnings. Errors name the server and the tool.
 func ConvertTool(server string, raw json.RawMessage) (Tool, error) {
 	return convertTool(server, raw, prepare)
 }
 
-// prepared is the outcome of jsonschema.Prepare for one input schema.
+// prepared is the outcome of jsonschema.Prepare for one input schema: the
+// resolved schema, its validator and warnings, or the error.
 type prepared struct {
-	schema    json.RawMessage
-	validator *jsonschema.Validator
-	err       error
+	jsonschema.Prepared
+	err error
 }
 
 func prepare(schema json.RawMessage) prepared {
-	var p prepared
-	p.schema, p.validator, p.err = jsonschema.Prepare(schema)
-	return p
+	p, err := jsonschema.Prepare(schema)
+	return prepared{Prepared: p, err: err}
 }
 
 // convertTool is ConvertTool with prep supplying the prepared input schema,
@@ -176,16 +210,16 @@ func convertTool(server string, raw json.RawMessage, prep func(json.RawMessage) 
 		return Tool{}, &ConvertError{Server: server, Tool: name, Index: -1, Err: err}
 	}
 	p := prep(rt.InputSchema)
-	schema, validator, err := p.schema, p.validator, p.err
-	if err != nil {
-		return fail(fmt.Errorf("inputSchema: %w", err))
+	if p.err != nil {
+		return fail(fmt.Errorf("inputSchema: %w", p.err))
 	}
 	t := Tool{
 		ID:          ToolID(server, name),
 		Server:      server,
 		Name:        name,
-		InputSchema: schema,
-		Validator:   validator,
+		InputSchema: p.Schema,
+		Validator:   p.Validator,
+		Warnings:    p.Warnings,
 	}
 	if rt.Description != nil {
 		t.Description = *rt.Description

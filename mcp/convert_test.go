@@ -130,8 +130,7 @@ func TestConvertToolErrors(t *testing.T) {
 		{`{"name":""}`, `tool has no name`},
 		{`{"name":3}`, `parse tool`},
 		{`[]`, `parse tool`},
-		{`{"name":"fetch","inputSchema":{"properties":{"u":{"$ref":"http://example.com/u.json"}}}}`, `server "srv": tool "fetch": inputSchema: at "#/properties/u": $ref "http://example.com/u.json"`},
-		{`{"name":"broken","inputSchema":{"properties":{"u":{"$ref":"#/$defs/u"}}}}`, `tool "broken": inputSchema: at "#/properties/u": $ref "#/$defs/u": no "$defs"`},
+		{`{"name":"cycle","inputSchema":{"properties":{"u":{"$ref":"https://example.com/u.json"}},"allOf":[{"$ref":"#"}]}}`, `tool "cycle": inputSchema: $ref "#": reference cycle`},
 		{`{"name":"re","inputSchema":{"properties":{"u":{"pattern":"("}}}}`, `tool "re": inputSchema: compile schema`},
 		{`{"name":"str","inputSchema":{"type":"string"}}`, `tool "str": inputSchema: schema "type" must be "object"`},
 	} {
@@ -141,6 +140,31 @@ func TestConvertToolErrors(t *testing.T) {
 		require.ErrorAs(t, err, &ce)
 		require.Equal(t, "srv", ce.Server)
 	}
+}
+
+// TestConvertToolWarnings: a tool whose schema has references that are not
+// followed is kept, that part accepting any value, and says so.
+func TestConvertToolWarnings(t *testing.T) {
+	tool, err := ConvertTool("srv", json.RawMessage(`{"name":"fetch","inputSchema":{"type":"object",
+		"properties":{"config":{"$ref":"https://example.com/s.json"},"u":{"$ref":"#/$defs/u"},"n":{"type":"integer"}},"required":["config"]}}`))
+	require.NoError(t, err)
+	require.Equal(t, "mcp__srv__fetch", tool.ID)
+	require.JSONEq(t, `{"type":"object","properties":{"config":{},"u":{},"n":{"type":"integer"}},"required":["config"]}`, string(tool.InputSchema))
+	var got []string
+	for _, w := range ToolWarnings([]Tool{tool}) {
+		got = append(got, w.String())
+	}
+	require.Equal(t, []string{
+		`server "srv": tool "fetch": inputSchema: $ref "https://example.com/s.json" at #/properties/config is not fetched; that value accepts anything`,
+		`server "srv": tool "fetch": inputSchema: $ref "#/$defs/u" at #/properties/u: no "$defs" at "#": reference target not found; that value accepts anything`,
+	}, got)
+	require.NoError(t, tool.Validator.Validate(json.RawMessage(`{"config":{"any":["shape"]},"u":1}`)))
+	require.ErrorContains(t, tool.Validator.Validate(json.RawMessage(`{"config":1,"n":"1"}`)), "/n: got string, want integer")
+	require.ErrorContains(t, tool.Validator.Validate(json.RawMessage(`{}`)), `missing property "config"`)
+
+	plain, err := ConvertTool("srv", json.RawMessage(`{"name":"plain","inputSchema":{"type":"object"}}`))
+	require.NoError(t, err)
+	require.Nil(t, plain.Warnings)
 }
 
 func TestConvertTools(t *testing.T) {
@@ -159,7 +183,9 @@ func TestConvertTools(t *testing.T) {
 	for _, tool := range tools {
 		ids = append(ids, tool.ID)
 	}
-	require.Equal(t, []string{"mcp__s__alpha", "mcp__s__ok"}, ids, "sorted, collisions dropped")
+	require.Equal(t, []string{"mcp__s__alpha", "mcp__s__bad", "mcp__s__ok"}, ids, "sorted, collisions dropped")
+	require.Len(t, tools[1].Warnings, 1, "bad is kept, with a warning")
+	require.Equal(t, []ToolWarning{{Server: "s", Tool: "bad", Warning: tools[1].Warnings[0]}}, ToolWarnings(tools))
 
 	var msgs []string
 	for _, err := range errs {
@@ -172,7 +198,6 @@ func TestConvertTools(t *testing.T) {
 		`1 server "s": tool "a.b": id "mcp__s__a_b" is also the id of tool "a_b" (#4); none of them is kept`,
 		`2 server "s": tool #2: tool has no name`,
 		`4 server "s": tool "a_b": id "mcp__s__a_b" is also the id of tool "a.b" (#1); none of them is kept`,
-		`5 server "s": tool "bad": inputSchema: at "#": $ref "other.json": reference outside the schema is not fetched`,
 		`6 server "s": tool "zeta": id "mcp__s__zeta" is also the id of tool "zeta" (#0); none of them is kept`,
 	}, msgs)
 }
@@ -202,13 +227,18 @@ func TestConvertGolden(t *testing.T) {
 				ID, Name, Title, Description string
 				ReadOnly                     bool
 				InputSchema, Annotations     json.RawMessage
+				Warnings                     []string `json:",omitempty"`
 			}
 			out := struct {
 				Tools  []view
 				Errors []string
 			}{Tools: []view{}, Errors: []string{}}
 			for _, tool := range tools {
-				out.Tools = append(out.Tools, view{tool.ID, tool.Name, tool.Title, tool.Description, tool.ReadOnly, tool.InputSchema, tool.Annotations})
+				var warnings []string
+				for _, w := range ToolWarnings([]Tool{tool}) {
+					warnings = append(warnings, w.String())
+				}
+				out.Tools = append(out.Tools, view{tool.ID, tool.Name, tool.Title, tool.Description, tool.ReadOnly, tool.InputSchema, tool.Annotations, warnings})
 			}
 			for _, err := range errs {
 				out.Errors = append(out.Errors, err.Error())

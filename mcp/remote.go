@@ -26,16 +26,19 @@ import (
 // http.Client: its redirect policy keeps the configured headers on their
 // origin, and its RoundTripper is a statusRecorder, which records error
 // statuses, bounds bodies and notices the connection's loss, over the
-// session's own clone of http.DefaultTransport. With Options.Tokens an
-// OAuth client's Transport wraps the recorder, so that the requests it
-// sends again after a 401 are recorded and bounded like any other.
+// session's own clone of http.DefaultTransport. When the session signs in
+// (signsIn), an OAuth client's Transport wraps the recorder, so that the
+// requests it sends again after a 401 are recorded and bounded like any
+// other, and an authGate wraps that: the OAuth layer's errors never reach
+// the recorder, which would take them for a lost connection; the gate
+// ends the session with ErrNeedsLogin instead when the sign-in is gone.
 type remoteLink struct {
 	env linkEnv
 
 	// Set by open before any request; read-only afterwards.
 	rec  *statusRecorder
 	base *http.Transport // its idle connections are closed by stop
-	auth *auth.Client    // nil without Options.Tokens
+	auth *auth.Client    // nil when the session does not sign in
 }
 
 func (r *remoteLink) open(cctx context.Context, o opener) error {
@@ -49,29 +52,22 @@ func (r *remoteLink) open(cctx context.Context, o opener) error {
 		base.TLSClientConfig = r.env.opts.TLSClientConfig.Clone()
 	}
 	r.base = base
-	var rt http.RoundTripper = base // an authorizing layer wraps this
-	r.rec = &statusRecorder{base: rt, server: srv.Name, lost: r.env.lostConn, mask: r.env.mask,
+	r.rec = &statusRecorder{base: base, server: srv.Name, lost: r.env.lostConn, mask: r.env.mask,
 		maxMessage: srv.Limits.MaxMessageBytes, over: r.env.over}
-	// mcp-go's transports send every request (POST, the GET stream, the SSE
-	// stream and its endpoint, DELETE) through this client, so the redirect
-	// policy covers them all.
 	var outer http.RoundTripper = r.rec
-	if r.env.opts.Tokens != nil {
-		// Outermost: the recorder and the limits see every request the
-		// authorization sends again, too.
-		r.auth, err = auth.New(auth.Options{
-			Server:      srv.Name,
-			URL:         srv.URL,
-			Config:      srv.OAuth,
-			Store:       r.env.opts.Tokens,
-			Logger:      r.env.log,
-			Interaction: r.env.opts.Interaction,
-		})
+	if signsIn(srv, r.env.opts) {
+		// The authorization server's requests share the connection pool
+		// (stop closes it) but not the recorder, limits or redirect
+		// policy of the MCP endpoint's.
+		r.auth, err = newAuthClient(srv, r.env.opts, &http.Client{Transport: base, Timeout: auth.DefaultHTTPTimeout}, r.env.log, r.env.mask)
 		if err != nil {
 			return err
 		}
-		outer = r.auth.Transport(r.rec)
+		outer = &authGate{next: r.auth.Transport(r.rec), rec: r.rec, mask: r.env.mask}
 	}
+	// mcp-go's transports send every request (POST, the GET stream, the SSE
+	// stream and its endpoint, DELETE) through this client, so the redirect
+	// policy covers them all.
 	httpClient := &http.Client{
 		Transport:     outer,
 		CheckRedirect: r.checkRedirect,
@@ -429,3 +425,25 @@ func (r *statusRecorder) limitBody(req *http.Request, resp *http.Response) io.Re
 func (r *statusRecorder) lastStatus() *httpStatus { return r.last.Load() }
 
 func (r *statusRecorder) reset() { r.last.Store(nil) }
+
+// authGate is the outermost RoundTripper of a session that signs in, over
+// the OAuth client's Transport. Its errors are not a lost connection (the
+// recorder, below, reports those): once the session is established, one
+// that needs a sign-in (ErrNeedsLogin) ends it with that error, as the
+// sign-in is gone or refused and nothing will work until a user signs in
+// again; a request that wants more scope (a step-up, or
+// ErrInsufficientScope) fails alone. While connecting, the connect's
+// error says it.
+type authGate struct {
+	next http.RoundTripper
+	rec  *statusRecorder
+	mask *urlMask
+}
+
+func (g *authGate) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := g.next.RoundTrip(req)
+	if err != nil && errors.Is(err, ErrNeedsLogin) && !isStepUp(err) && g.rec.established.Load() {
+		g.rec.lost(authError(g.mask, err))
+	}
+	return resp, err
+}

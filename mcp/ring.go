@@ -152,8 +152,8 @@ func (r *lineRing) dropped() int {
 	return int(r.total) - len(r.lines)
 }
 
-// texts returns the Text of each line.
-func texts(lines []LogLine) []string {
+// LineTexts returns the Text of each line.
+func LineTexts(lines []LogLine) []string {
 	out := make([]string, len(lines))
 	for i, l := range lines {
 		out[i] = l.Text

@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// SchemaCache remembers prepared input schemas (resolved schema and
+// SchemaCache remembers prepared input schemas (resolved schema, warnings and
 // compiled validator, or the error) by their exact bytes, across tool lists
 // and sessions: a server restarted or re-listed with unchanged tools costs
 // no resolving or compiling. Safe for concurrent use; a nil *SchemaCache

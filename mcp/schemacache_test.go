@@ -44,3 +44,24 @@ func TestSchemaCacheIsBounded(t *testing.T) {
 	var nilCache *SchemaCache
 	require.Zero(t, nilCache.Len())
 }
+
+// A cached schema keeps its warnings: a tool converted from the cache
+// (another session of the same server, say) reports them as the first did,
+// under its own server and tool names.
+func TestSchemaCacheKeepsWarnings(t *testing.T) {
+	raw := func(name string) json.RawMessage {
+		return json.RawMessage(`{"name": "` + name + `", "inputSchema": {"type": "object", "properties": {"c": {"$ref": "https://example.com/c.json"}}}}`)
+	}
+	c := NewSchemaCache(100)
+	first, errs := c.ConvertTools("s1", []json.RawMessage{raw("a")})
+	require.Empty(t, errs)
+	second, errs := c.ConvertTools("s2", []json.RawMessage{raw("b")})
+	require.Empty(t, errs)
+	require.Equal(t, 1, c.Len(), "one entry per distinct schema bytes")
+	require.Len(t, second, 1)
+	require.Same(t, first[0].Validator, second[0].Validator, "prepared once")
+	require.Equal(t, first[0].Warnings, second[0].Warnings)
+	got := ToolWarnings(second)
+	require.Len(t, got, 1)
+	require.Equal(t, `server "s2": tool "b": inputSchema: $ref "https://example.com/c.json" at #/properties/c is not fetched; that value accepts anything`, got[0].String())
+}

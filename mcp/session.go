@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/freecode/freecode/jsonschema"
 	"github.com/freecode/freecode/mcp/auth"
 )
 
@@ -91,15 +92,19 @@ type Options struct {
 	// and OnProcess still name the server itself. Nil starts the server
 	// directly; then what leaves its process group outlives it.
 	Launcher Launcher
-	// Tokens, if set, authorizes remote servers: every request of a remote
-	// session runs through an OAuth client (package auth) of the server's
-	// Spec.OAuth settings, keeping its tokens in this store. Nil sends
-	// requests as they are (only Spec.Headers authorize them).
+	// Tokens, if set, keeps the OAuth tokens of remote servers: a
+	// remote server that sends no Authorization header of its own
+	// (Spec.SignsIn) then has its requests authorized with the stored
+	// tokens, renewed as needed, and a 401 answer starts the recovery
+	// package auth describes. A server that needs a user to sign in fails
+	// the connect (or ends the session) with an error wrapping
+	// ErrNeedsLogin. Nil: no authorization; a 401 fails like any HTTP
+	// error.
 	Tokens *auth.Store
-	// Interaction, if set with Tokens, lets a remote session sign in
-	// in-band when the server asks for it (auth.Options.Interaction);
-	// without it such a server fails with an error wrapping
-	// auth.ErrNeedsLogin.
+	// Interaction, if set beside Tokens, lets a session run the
+	// browser sign-in itself when a server asks for one, instead of
+	// failing with ErrNeedsLogin (for a driver that can follow the
+	// authorization URL, such as the conformance client).
 	Interaction *auth.Interaction
 	// Protocols, if set, remembers which protocol revision each server
 	// spoke, so that connecting it again sends no server/discover probe
@@ -176,6 +181,11 @@ type Session struct {
 
 	reqSeq  atomic.Uint64 // numbers our own requests (tools/list, tools/call)
 	running atomic.Bool   // set once Connect succeeded
+
+	// logged holds the tool warnings already logged (ToolWarning.String),
+	// so that each is logged once per session. Only setTools uses it: on
+	// Connect's goroutine, then on the owner goroutine.
+	logged map[string]bool
 
 	mu       sync.Mutex // guards raw, tools, convErrs, err and stopErr
 	raw      []json.RawMessage
@@ -405,6 +415,9 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 	case cctx.Err() != nil && !errors.Is(cause, errProcessExited):
 		return fmt.Errorf("server %q: %s canceled: %w", name, step, cause)
 	}
+	if errors.Is(err, ErrNeedsLogin) {
+		return authError(s.mask, err)
+	}
 	var redirect *RedirectError
 	if errors.As(err, &redirect) {
 		return newError(redirect.Error(), redirect, err)
@@ -530,6 +543,7 @@ func (s *Session) setTools(raws []json.RawMessage) bool {
 	for _, err := range errs {
 		s.log.Info("tool skipped", "err", err.Error())
 	}
+	s.logWarnings(tools)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	changed := !slices.EqualFunc(s.tools, tools, sameTool)
@@ -537,11 +551,40 @@ func (s *Session) setTools(raws []json.RawMessage) bool {
 	return changed
 }
 
+// maxLoggedWarnings bounds the tool warnings one session logs; past it,
+// one line says that further ones are not logged.
+const maxLoggedWarnings = 100
+
+// logWarnings logs, once per session, each warning of tools not logged
+// before (see logged).
+func (s *Session) logWarnings(tools []Tool) {
+	for _, w := range ToolWarnings(tools) {
+		text := w.String()
+		if s.logged[text] {
+			continue
+		}
+		if len(s.logged) == maxLoggedWarnings {
+			s.log.Info("more tools kept with input schema references not followed; not logged", "logged", maxLoggedWarnings)
+			s.logged[text] = true // over the bound: nothing more is logged
+			return
+		}
+		if len(s.logged) > maxLoggedWarnings {
+			return
+		}
+		if s.logged == nil {
+			s.logged = map[string]bool{}
+		}
+		s.logged[text] = true
+		s.log.Info("tool kept with an input schema reference not followed", "warning", text)
+	}
+}
+
 // sameTool compares everything a user or model sees of a tool.
 func sameTool(a, b Tool) bool {
 	return a.ID == b.ID && a.Server == b.Server && a.Name == b.Name && a.Title == b.Title &&
 		a.Description == b.Description && a.ReadOnly == b.ReadOnly &&
-		bytes.Equal(a.InputSchema, b.InputSchema) && bytes.Equal(a.Annotations, b.Annotations)
+		bytes.Equal(a.InputSchema, b.InputSchema) && bytes.Equal(a.Annotations, b.Annotations) &&
+		slices.EqualFunc(a.Warnings, b.Warnings, func(x, y jsonschema.Warning) bool { return x.String() == y.String() })
 }
 
 // onNotification runs on mcp-go's read goroutine: it must not make
@@ -701,11 +744,21 @@ func (s *Session) Tools() []Tool {
 	return slices.Clone(s.tools)
 }
 
-// ConvertErrors returns why tools of the current set were left out.
+// ConvertErrors returns why tools of the current set were left out (see
+// Warnings for tools kept with a degraded schema).
 func (s *Session) ConvertErrors() []error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.convErrs)
+}
+
+// Warnings returns the warnings of the current tool set (ToolWarnings of
+// Tools): tools kept although references in their input schemas were not
+// followed, so those parts of their arguments are not checked.
+func (s *Session) Warnings() []ToolWarning {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ToolWarnings(s.tools)
 }
 
 // RawTools returns the current tools/list elements as the server sent them.
@@ -742,6 +795,31 @@ func (s *Session) Err() error {
 // StderrTail returns the last lines the local server wrote to stderr
 // (Options.StderrLines of them at most); nil for a remote server.
 func (s *Session) StderrTail() []string { return s.link.stderrTail() }
+
+// Ping sends the server an MCP ping and waits for the answer, within ctx.
+// It is also how a host finds out whether a remote session's sign-in
+// still holds after the stored credentials changed (a sign-out from
+// another terminal): if it does not, the session ends with an error
+// wrapping ErrNeedsLogin, which Ping returns too. A ping after the session
+// ended fails with ErrClosed.
+func (s *Session) Ping(ctx context.Context) error {
+	select {
+	case <-s.done:
+		if endErr := s.Err(); endErr != nil {
+			return newError(fmt.Sprintf("ping: session ended: %s", endErr), ErrClosed, endErr)
+		}
+		return fmt.Errorf("server %q: ping: %w", s.srv.Name, ErrClosed)
+	default:
+	}
+	//lint:ignore SA1019 deprecated only for protocol 2026-07-28, which we do not speak yet.
+	if err := s.client.Ping(ctx); err != nil {
+		if errors.Is(err, ErrNeedsLogin) {
+			return authError(s.mask, err)
+		}
+		return newError(fmt.Sprintf("server %q: ping: %s", s.srv.Name, s.mask.err(err)), err)
+	}
+	return nil
+}
 
 // Close ends the session: a local server's stdin is closed, then its process
 // group gets SIGTERM and finally SIGKILL, each after a grace period; a remote

@@ -57,7 +57,7 @@ type Spec struct {
 	Transport Transport
 	// OAuth is a remote server's authorization settings; the zero value
 	// discovers them on the server's first 401. It is used only when
-	// Options.Tokens is set.
+	// Options.Tokens is set and the server signs in (SignsIn).
 	OAuth auth.Config
 
 	// Timeout bounds connecting: starting or reaching the server,

@@ -206,7 +206,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 		}
 		s := Server{
 			Name: rs.Name, Type: rs.Type, Command: rs.Command, URL: rs.URL,
-			Headers: rs.Headers, Env: rs.Env, Transport: rs.Transport,
+			Headers: rs.Headers, Env: rs.Env, Transport: rs.Transport, OAuth: rs.OAuth.resolve(),
 			Enabled: true, Timeout: DefaultTimeout, Source: source,
 			Limits: rs.Limits.resolve(limits),
 		}
@@ -230,7 +230,9 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 		if !opts.NoExpand && s.Enabled {
 			x.server(i, &s)
 		}
-		if bad := append(slices.Clone(derrs), x.errs...); len(bad) > 0 {
+		bad := append(slices.Clone(derrs), x.errs...)
+		bad = append(bad, oauthChecks(file, lines, root, i, s)...)
+		if len(bad) > 0 {
 			byKey[key] = append(byKey[key], bad...)
 			errs = append(errs, bad...)
 			cfg.MCP.Servers = append(cfg.MCP.Servers, heldEntry(key, el, source))
@@ -270,6 +272,7 @@ type rawServer struct {
 	Headers   map[string]string `json:"headers"`
 	Env       map[string]string `json:"env"`
 	Transport Transport         `json:"transport"`
+	OAuth     *rawOAuth         `json:"oauth"`
 	Enabled   *bool             `json:"enabled"`
 	Timeout   *json.Number      `json:"timeout"`
 
@@ -408,6 +411,10 @@ func (x *expander) server(i int, s *Server) {
 	}
 	for k, val := range s.Env {
 		s.Env[k] = x.expand(val, path("env", k))
+	}
+	if s.OAuth != nil {
+		s.OAuth.ClientID = x.expand(s.OAuth.ClientID, path("oauth", "clientId"))
+		s.OAuth.ClientSecret = x.expand(s.OAuth.ClientSecret, path("oauth", "clientSecret"))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -283,6 +284,9 @@ func Describe(cfg *Config) string {
 				fmt.Fprintf(&b, "    %-9s %s\n", kv.label+":", termtext.Quote(k+"="+kv.m[k]))
 			}
 		}
+		if s.OAuth != nil {
+			fmt.Fprintf(&b, "    %-9s %s\n", "oauth:", describeOAuth(s.OAuth))
+		}
 	}
 	for _, r := range []struct {
 		name  string
@@ -297,6 +301,26 @@ func Describe(cfg *Config) string {
 		}
 	}
 	return b.String()
+}
+
+// describeOAuth lists an oauth object's fields as written, each quoted
+// like an env entry.
+func describeOAuth(o *OAuth) string {
+	var parts []string
+	add := func(k, v string) {
+		if v != "" {
+			parts = append(parts, termtext.Quote(k+"="+v))
+		}
+	}
+	add("grant", string(o.Grant))
+	add("clientId", o.ClientID)
+	add("clientSecret", o.ClientSecret)
+	add("scopes", strings.Join(o.Scopes, " "))
+	if o.CallbackPort != 0 {
+		add("callbackPort", strconv.Itoa(o.CallbackPort))
+	}
+	add("clientMetadataUrl", o.ClientMetadataURL)
+	return strings.Join(parts, " ")
 }
 
 // quoteArgs renders a command line for display: a word with characters a

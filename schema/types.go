@@ -68,8 +68,11 @@ type Server struct {
 	Headers   map[string]string `json:"headers,omitempty"`
 	Env       map[string]string `json:"env,omitempty"`
 	Transport Transport         `json:"transport,omitempty"`
-	Enabled   bool              `json:"enabled"`
-	Timeout   time.Duration     `json:"-"`
+	// OAuth is a remote server's oauth object, nil when the file has none
+	// (see SignsIn).
+	OAuth   *OAuth        `json:"oauth,omitempty"`
+	Enabled bool          `json:"enabled"`
+	Timeout time.Duration `json:"-"`
 	// CallTimeout bounds one call of the server's tools; 0 means the
 	// config's MCP.CallTimeout. It is not part of the spec: a change
 	// applies to the next call without a restart.
@@ -89,7 +92,7 @@ type Server struct {
 }
 
 // SpecHash identifies what would run: the resolved command, env, url,
-// headers, transport, timeout and limits. Enabled and Source are not part
+// headers, transport, oauth object, timeout and limits. Enabled and Source are not part
 // of it, so toggling a server or moving it between files does not count as
 // a change of spec.
 func (s Server) SpecHash() string {
@@ -103,8 +106,11 @@ func (s Server) SpecHash() string {
 		Transport Transport
 		TimeoutMS int64
 		Limits    Limits
+		// OAuth is left out when absent, so that the hashes of servers
+		// without one stay what they were.
+		OAuth *oauthSpec `json:",omitempty"`
 	}
-	b, _ := json.Marshal(spec{s.Name, s.Type, s.Command, s.URL, sortedPairs(s.Headers), sortedPairs(s.Env), s.Transport, s.Timeout.Milliseconds(), s.Limits.WithDefaults()})
+	b, _ := json.Marshal(spec{s.Name, s.Type, s.Command, s.URL, sortedPairs(s.Headers), sortedPairs(s.Env), s.Transport, s.Timeout.Milliseconds(), s.Limits.WithDefaults(), s.OAuth.spec()})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }

@@ -419,7 +419,8 @@ const missingType = `missing "type": "local" for a command to run, or "remote" f
 // knownFields are suggested when an unknown field looks like a typo.
 var knownFields = []string{"name", "type", "command", "url", "headers", "env", "enabled", "timeout",
 	"transport", "servers", "pollInterval", "allow", "ask", "deny", "callTimeout", "maxArgumentBytes",
-	"limits", "maxMessageBytes", "maxListItems", "maxListPages", "maxListBytes"}
+	"limits", "maxMessageBytes", "maxListItems", "maxListPages", "maxListBytes",
+	"oauth", "clientId", "clientSecret", "scopes", "grant", "callbackPort", "clientMetadataUrl"}
 
 // timeoutRule and pollIntervalRule say the allowed ranges of the duration
 // fields (config.cue has the same bounds: MaxTimeout, MinPollInterval,
@@ -464,7 +465,17 @@ func explain(root *node, path []string, msg string) *Error {
 		field = path[3]
 	}
 	limitsName, limitsPath, inLimits := limitsField(path)
+	oauthName, oauthPath, inOAuth := oauthField(path)
 	switch {
+	case inOAuth && oauthName != "" && reNotAllowed.MatchString(msg):
+		e.Path = slices.Clone(oauthPath)
+		e.Msg = fmt.Sprintf("unknown field %q in oauth", oauthName)
+		if s := suggest(oauthName); s != "" {
+			e.Msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+	case inOAuth && serverType == "remote" && !reNotAllowed.MatchString(msg):
+		e.Path = slices.Clone(oauthPath)
+		e.Msg = oauthMessage(oauthName)
 	case inLimits && limitsName != "" && reNotAllowed.MatchString(msg):
 		e.Path = slices.Clone(limitsPath)
 		e.Msg = fmt.Sprintf("unknown field %q in limits", limitsName)
@@ -477,7 +488,7 @@ func explain(root *node, path []string, msg string) *Error {
 			e.Path = path[:4]
 		}
 		f := e.Path[len(e.Path)-1]
-		typeFields := f == "command" || f == "url" || f == "headers" || f == "transport"
+		typeFields := f == "command" || f == "url" || f == "headers" || f == "transport" || f == "oauth"
 		switch {
 		case inServer && len(e.Path) == 4 && typeFields && serverType != "local" && serverType != "remote":
 			// Without a valid type no type-specific field is allowed: the
@@ -487,7 +498,7 @@ func explain(root *node, path []string, msg string) *Error {
 				return e
 			}
 			return nil
-		case inServer && serverType == "local" && (f == "url" || f == "headers" || f == "transport"):
+		case inServer && serverType == "local" && (f == "url" || f == "headers" || f == "transport" || f == "oauth"):
 			e.Msg = fmt.Sprintf("%q is only for remote servers; a local server runs a command", f)
 		case inServer && serverType == "remote" && f == "command":
 			e.Msg = `"command" is only for local servers; a remote server has a url`

@@ -14,9 +14,11 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/procguard"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/auth"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/event"
@@ -45,6 +47,9 @@ type Options struct {
 	// HoldReason phrases why a held server does not run, with what to do
 	// about it, for the status and restart errors (controller.Options).
 	HoldReason func(*schema.Hold) string
+	// LoginReason phrases what a server in the needs-login phase waits
+	// for (controller.Options).
+	LoginReason func(name string) string
 	// Remedy says what to do about a server's failure, for the status and
 	// the log (controller.Options); nil: nothing beyond the error.
 	Remedy func(srv schema.Server, err error) string
@@ -117,6 +122,13 @@ func Run(ctx context.Context, opts Options) (err error) {
 		defer g.Close()
 	}
 
+	// Remote servers' OAuth tokens: shared with `freecode mcp login` and
+	// the other commands, each server's file under its own lock.
+	tokens, err := auth.OpenStore(TokenDir(home))
+	if err != nil {
+		return err
+	}
+
 	bus := event.NewBus()
 	reg := registry.NewRegistry(bus)
 	// The home holds provider keys and trust decisions, and serve may well
@@ -130,7 +142,8 @@ func Run(ctx context.Context, opts Options) (err error) {
 	// One schema cache for every session: restarts and re-lists of servers
 	// whose tools did not change resolve and compile nothing.
 	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: g.Track,
-		Schemas: mcp.NewSchemaCache(schemaCacheSize), Launcher: ReaperLauncher(reaper, log.WithName("procguard"))}
+		Schemas: mcp.NewSchemaCache(schemaCacheSize), Launcher: ReaperLauncher(reaper, log.WithName("procguard")),
+		Tokens: tokens}
 	ctrl := controller.New(controller.Options{
 		Registry: reg,
 		Bus:      bus,
@@ -139,8 +152,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 		Probe:    controller.MCPProber(mcpOpts),
 		// The status and errors of serve say what to do, as the
 		// commands do.
-		HoldReason: opts.HoldReason,
-		Remedy:     opts.Remedy,
+		HoldReason:  opts.HoldReason,
+		LoginReason: opts.LoginReason,
+		Remedy:      opts.Remedy,
+		SignIn:      func(s schema.Server) *wire.SignIn { return SignIn(tokens, s) },
 	})
 	rules := &rulesHolder{phrase: opts.ProjectError}
 	approvals := api.NewApprovals(bus, 0)
@@ -187,6 +202,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 		})
 	})
 	run("api", func() error { return srv.Serve(ctx, ln) })
+	eg.Go(func() error {
+		watchTokens(ctx, tokens, ctrl, log.WithName("tokens"))
+		return nil
+	})
 	log.Info("serving", "home", home, "config", cfgPath, "project", src.Project, "socket", api.SocketPath(home), "pid", os.Getpid())
 	<-ctx.Done()
 	log.Info("stopping every server")

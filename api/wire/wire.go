@@ -93,15 +93,29 @@ type ServerStatus struct {
 	// happened; unlike LastError they are kept after the server recovers.
 	LastFailure   string    `json:"lastFailure,omitempty"`
 	LastFailureAt time.Time `json:"lastFailureAt,omitzero"`
-	// Reason says why a configured server does not run by design: its
+	// Reason says why a configured server does not run by design (its
 	// project is not trusted, its name is defined twice, or its entry has
-	// errors (PhaseInvalid: then it lists them, one per line).
+	// errors: PhaseInvalid, then it lists them, one per line) or what it
+	// waits for (PhaseNeedsLogin: a user to sign in), with what to do.
 	Reason string `json:"reason,omitempty"`
+	// SignIn is a remote server's OAuth sign-in as stored; nil for a
+	// server FreeCode does not sign in to (a local one, or one with an
+	// Authorization header of its own).
+	SignIn *SignIn `json:"signIn,omitempty"`
 	// StderrTail is the end of the stderr of the current session, or of
 	// the last one (or of the last failed start) when none runs.
 	StderrTail []string  `json:"stderrTail,omitempty"`
 	NextRetry  time.Time `json:"nextRetry,omitzero"`
+	// Warnings are about the server's registered tools: tools kept
+	// although references in their input schemas were not followed, so
+	// those parts of their arguments are not checked. At most
+	// MaxServerWarnings; MoreWarnings counts the rest.
+	Warnings     []string `json:"warnings,omitempty"`
+	MoreWarnings int      `json:"moreWarnings,omitempty"`
 }
+
+// MaxServerWarnings bounds ServerStatus.Warnings.
+const MaxServerWarnings = 50
 
 // Phase is where a server is in its life cycle. On the wire it is its name
 // ("ready"); decoding a name that is not one of the phases below fails.
@@ -119,6 +133,13 @@ const (
 	// PhaseBackoff: the last start failed or the session ended on its own;
 	// the next start is at ServerStatus.NextRetry.
 	PhaseBackoff Phase = "backoff"
+	// PhaseNeedsLogin: a remote server that cannot be reached until a user
+	// signs in (`freecode mcp login <name>`): no usable credentials are
+	// stored, or the authorization server refused them. It is not retried
+	// on a timer: a change of the stored credentials (a sign-in from
+	// another terminal), of the spec, or a restart request starts it
+	// again. LastError says why, Reason what to do.
+	PhaseNeedsLogin Phase = "needs-login"
 	// PhaseStopping: being stopped (removed, disabled, spec changed,
 	// restart requested, or shutting down).
 	PhaseStopping Phase = "stopping"
@@ -143,7 +164,7 @@ const (
 
 // Phases returns every phase, in the order of a server's life.
 func Phases() []Phase {
-	return []Phase{PhasePending, PhaseStarting, PhaseReady, PhaseBackoff, PhaseStopping, PhaseStopped,
+	return []Phase{PhasePending, PhaseStarting, PhaseReady, PhaseBackoff, PhaseNeedsLogin, PhaseStopping, PhaseStopped,
 		PhaseDisabled, PhaseUntrusted, PhaseConflict, PhaseInvalid, PhaseFailed}
 }
 
@@ -169,9 +190,9 @@ func (p *Phase) UnmarshalText(b []byte) error {
 }
 
 // PhaseChanged is published after every phase transition of a server (event
-// phase_changed). Err is the server's last error and NextRetry the time of
-// the next start when the new phase is PhaseBackoff; both are zero
-// otherwise.
+// phase_changed). Err is the server's last error when the new phase is
+// PhaseBackoff or PhaseNeedsLogin, and NextRetry the time of the next start
+// when it is PhaseBackoff; both are zero otherwise.
 //
 // Events of one controller are published in the order the transitions
 // happened. Like every event it is a hint: a subscriber that missed some
@@ -194,6 +215,53 @@ type ConfigErrorChanged struct {
 
 // Kind is the event's name on the wire (and implements event.Event).
 func (ConfigErrorChanged) Kind() string { return "config_error" }
+
+// SignIn is a remote server's OAuth sign-in as stored (serve's token store,
+// $FREECODE_HOME/auth). It never holds a token or a secret.
+type SignIn struct {
+	State SignInState `json:"state"`
+	// Grant is "authorization_code" (a user signed in) or
+	// "client_credentials".
+	Grant  string `json:"grant,omitempty"`
+	Issuer string `json:"issuer,omitempty"`
+	// Account is who signed in, if the authorization server said (an ID
+	// token).
+	Account string   `json:"account,omitempty"`
+	Scopes  []string `json:"scopes,omitempty"`
+	// Expiry is the access token's; zero if the server gave none.
+	Expiry time.Time `json:"expiry,omitzero"`
+	// Refreshable: FreeCode renews the access token by itself (a refresh
+	// token, or the client credentials grant).
+	Refreshable bool `json:"refreshable,omitempty"`
+	// Reason says why a sign-in is needed (SignInNeedsLogin).
+	Reason string `json:"reason,omitempty"`
+}
+
+// SignInState is where a server's sign-in stands.
+type SignInState string
+
+const (
+	// SignInNone: nothing is stored (never signed in, or signed out). A
+	// server that asks for no authorization stays so.
+	SignInNone SignInState = "not-signed-in"
+	// SignInSignedIn: a usable access token is stored, or one FreeCode
+	// renews by itself.
+	SignInSignedIn SignInState = "signed-in"
+	// SignInNeedsLogin: what is stored can no longer be used; a user must
+	// sign in again.
+	SignInNeedsLogin SignInState = "needs-login"
+)
+
+// Version identifies what s says: two reads of the store give equal
+// versions unless a sign-in, a renewal or a sign-out happened between
+// them. A nil s (a server that does not sign in) is "".
+func (s *SignIn) Version() string {
+	if s == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%q\x00%d\x00%t\x00%s", s.State, s.Grant, s.Issuer, s.Account, s.Scopes,
+		s.Expiry.UnixNano(), s.Refreshable, s.Reason)
+}
 
 // Tool is one converted tool of a server, as `freecode mcp tools` shows it
 // and GET /v1/servers/{name}/tools answers it.

@@ -143,6 +143,7 @@ func (a *app) rootCmd() *cobra.Command {
 	mcp.AddCommand(a.startCmd(), a.stopCmd(), a.toolsCmd(), a.callCmd())
 	mcp.AddCommand(a.statusCmd(), a.restartCmd(), a.logsCmd())
 	mcp.AddCommand(a.trustCmd(), a.untrustCmd())
+	mcp.AddCommand(a.loginCmd(), a.logoutCmd())
 	mcp.AddCommand(a.addJSONCmd(), a.importCmd())
 	mcp.AddCommand(a.approvalsCmd(), a.answerCmd(true), a.answerCmd(false))
 	root.AddCommand(mcp, a.serveCmd())

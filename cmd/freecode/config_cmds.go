@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/schema"
 )
@@ -298,16 +299,43 @@ type serverView struct {
 	Transport schema.Transport  `json:"transport,omitempty"`
 	Headers   map[string]string `json:"headers,omitempty"`
 	Env       map[string]string `json:"env,omitempty"`
-	TimeoutMS int64             `json:"timeout"`
+	// OAuth is a remote server's oauth object, its secret masked.
+	OAuth     *oauthView `json:"oauth,omitempty"`
+	TimeoutMS int64      `json:"timeout"`
 	// CallTimeoutMS is the server's own callTimeout; 0 when mcp.callTimeout
 	// applies.
 	CallTimeoutMS int64  `json:"callTimeout,omitempty"`
 	Source        string `json:"source"`
 	// Held says why the server does not run (untrusted project, name
 	// defined twice); empty when it may run.
-	Held     string          `json:"held,omitempty"`
+	Held string `json:"held,omitempty"`
+	// SignIn is a remote server's stored sign-in (get only; never a
+	// token); nil for a server that does not sign in with OAuth.
+	SignIn   *wire.SignIn    `json:"signIn,omitempty"`
 	heldKind schema.HoldKind // of the hold Held phrases
 	shown    string          // command line or URL as written (schema.Server.Shown)
+}
+
+// oauthView is an oauth object as list and get show it.
+type oauthView struct {
+	ClientID          string   `json:"clientId,omitempty"`
+	ClientSecret      string   `json:"clientSecret,omitempty"`
+	Scopes            []string `json:"scopes,omitempty"`
+	Grant             string   `json:"grant"`
+	CallbackPort      int      `json:"callbackPort,omitempty"`
+	ClientMetadataURL string   `json:"clientMetadataUrl,omitempty"`
+}
+
+func viewOAuth(o *schema.OAuth, showSecrets bool) *oauthView {
+	if o == nil {
+		return nil
+	}
+	v := &oauthView{ClientID: o.ClientID, ClientSecret: o.ClientSecret, Scopes: o.Scopes, Grant: string(o.Grant),
+		CallbackPort: o.CallbackPort, ClientMetadataURL: o.ClientMetadataURL}
+	if v.ClientSecret != "" && !showSecrets {
+		v.ClientSecret = "***"
+	}
+	return v
 }
 
 func view(s schema.Server, showSecrets bool) serverView {
@@ -322,7 +350,8 @@ func view(s schema.Server, showSecrets bool) serverView {
 		return out
 	}
 	v := serverView{Name: s.Name, Type: s.Type, Enabled: s.Enabled, Command: s.Command, URL: s.URL,
-		Transport: s.Transport, Headers: mask(s.Headers), Env: mask(s.Env), TimeoutMS: s.Timeout.Milliseconds(),
+		Transport: s.Transport, Headers: mask(s.Headers), Env: mask(s.Env), OAuth: viewOAuth(s.OAuth, showSecrets),
+		TimeoutMS:     s.Timeout.Milliseconds(),
 		CallTimeoutMS: s.CallTimeout.Milliseconds(), Source: s.Source}
 	if s.Hold != nil {
 		v.Held, v.heldKind = holdReason(s.Hold), s.Hold.Kind
@@ -407,7 +436,7 @@ func (a *app) listCmd() *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	c.Flags().BoolVar(&showSecrets, "show-secrets", false, "show header and env values instead of ***")
+	c.Flags().BoolVar(&showSecrets, "show-secrets", false, "show header and env values and oauth.clientSecret instead of ***")
 	return c
 }
 
@@ -459,6 +488,12 @@ func (a *app) getCmd() *cobra.Command {
 				return fmt.Errorf("server %q: %w in %s (see `freecode mcp list`)", args[0], schema.ErrNoServer, cfg.Path)
 			}
 			v := view(s, showSecrets)
+			// The token store is keyed by the URL as it expands.
+			if exp, err := a.load(true); err == nil {
+				if es, ok := exp.Server(s.Name); ok {
+					v.SignIn = a.signInOf(es)
+				}
+			}
 			if asJSON {
 				return a.printJSON(v)
 			}
@@ -484,6 +519,12 @@ func (a *app) getCmd() *cobra.Command {
 					fmt.Fprintf(tw, "%s\t%s\n", label, termtext.Quote(k+"="+m.kv[k]))
 				}
 			}
+			if o := v.OAuth; o != nil {
+				fmt.Fprintf(tw, "oauth:\t%s\n", oauthText(o))
+			}
+			if v.SignIn != nil {
+				fmt.Fprintf(tw, "sign-in:\t%s\n", signInText(v.Name, v.SignIn))
+			}
 			fmt.Fprintf(tw, "timeout:\t%dms\n", v.TimeoutMS)
 			if v.CallTimeoutMS > 0 {
 				fmt.Fprintf(tw, "callTimeout:\t%dms\n", v.CallTimeoutMS)
@@ -500,8 +541,27 @@ func (a *app) getCmd() *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	c.Flags().BoolVar(&showSecrets, "show-secrets", false, "show header and env values instead of ***")
+	c.Flags().BoolVar(&showSecrets, "show-secrets", false, "show header and env values and oauth.clientSecret instead of ***")
 	return c
+}
+
+// oauthText is an oauth object on one line of `get`, each value as
+// written (quoted where it does not print as it reads).
+func oauthText(o *oauthView) string {
+	parts := []string{"grant=" + o.Grant}
+	add := func(k, v string) {
+		if v != "" {
+			parts = append(parts, termtext.Quote(k+"="+v))
+		}
+	}
+	add("clientId", o.ClientID)
+	add("clientSecret", o.ClientSecret)
+	add("scopes", strings.Join(o.Scopes, " "))
+	if o.CallbackPort != 0 {
+		add("callbackPort", fmt.Sprint(o.CallbackPort))
+	}
+	add("clientMetadataUrl", o.ClientMetadataURL)
+	return strings.Join(parts, " ")
 }
 
 // errorView is a positioned config error for --json output.

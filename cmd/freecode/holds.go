@@ -38,6 +38,10 @@ func invalidRemedy(h *schema.Hold) string {
 // it.
 func trustReason(t schema.Trust) string { return t.Text(trustRemedy(t)) }
 
+// loginRemedy is what to do about a remote server that needs a user to
+// sign in (the reason of its needs-login phase).
+func loginRemedy(name string) string { return "run `freecode mcp login " + name + "`" }
+
 // trustRemedy is what the user can do about t; "" when its facts say it
 // (an invalid project lists the errors to fix).
 func trustRemedy(t schema.Trust) string {

@@ -35,8 +35,8 @@ const (
 // --probe` (table and --json) without serve; with serve running at -vv in
 // text and JSON log format: its log, GET /v1/status, GET /v1/events, `mcp
 // status` (table and --json) and `mcp logs`. The servers fail to connect
-// (401 with the path echoed in the body, 404, connection refused) or lose
-// their session mid-run. The expanded key must appear nowhere; the URL
+// (401 with the path echoed in the body, 404, connection refused, a 401
+// that asks for a sign-in) or lose their session mid-run. The expanded key must appear nowhere; the URL
 // shows as written.
 func TestSecretInURLShownNowhere(t *testing.T) {
 	if testing.Short() {
@@ -69,11 +69,16 @@ func TestSecretInURLShownNowhere(t *testing.T) {
 	missingURL := refusing.URL + "/v1/" + urlSecret + "/nothing-here"
 	deniedURL := refusing.URL + "/v1/" + urlSecret + "/mcp"
 	downURL := "http://" + downAddr + "/v1/" + urlSecret + "/mcp"
+	// denied sends a static token, so its 401 is an HTTP error; locked
+	// sends none, so its 401 asks for a sign-in.
+	denied := remote("denied", deniedURL)
+	denied["headers"] = map[string]any{"Authorization": "Bearer not-this-one"}
 	servers := []map[string]any{
 		remote("hosted", hosted),
 		remote("missing", missingURL),
-		remote("denied", deniedURL),
+		denied,
 		remote("down", downURL),
+		remote("locked", deniedURL),
 	}
 	failing := []string{"missing", "denied", "down"}
 
@@ -87,6 +92,7 @@ func TestSecretInURLShownNowhere(t *testing.T) {
 		p := startServe(t, home, "-v", "--log-format", format)
 		events = append(events, rawEvents(t, home))
 		p.waitPhase("hosted", "ready")
+		p.waitPhase("locked", "needs-login")
 		for _, name := range failing {
 			p.waitStatus(name+" failed", func(st api.Status) bool {
 				s, ok := server(st, name)
@@ -128,7 +134,7 @@ func TestSecretInURLShownNowhere(t *testing.T) {
 	// Without serve: one-shot commands connect themselves.
 	home := shortHome(t)
 	config{t, filepath.Join(home, "config.json")}.write(cfg(servers...), false)
-	for _, name := range append(failing, "hosted") {
+	for _, name := range append(failing, "hosted", "locked") {
 		outputs.add("mcp start "+name, runFreecode(t, home, "mcp", "start", name))
 	}
 	outputs.add("mcp tools denied", runFreecode(t, home, "mcp", "tools", "denied"))
@@ -150,6 +156,7 @@ func TestSecretInURLShownNowhere(t *testing.T) {
 			`server "missing": initialize: HTTP 404 Not Found from ` + written(missingURL),
 			`server "down": initialize: cannot reach ` + written(downURL),
 			`server "hosted": `,
+			`server "locked" needs sign-in (no stored credentials): run ` + "`freecode mcp login locked`",
 		} {
 			if strings.HasPrefix(o.what, "mcp status") && !strings.Contains(o.what, "--json") {
 				want = want[:min(len(want), 60)] // LAST-ERROR is cut short

@@ -73,6 +73,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		LookupEnv:    a.lookupEnv,
 		ProjectError: projectError,
 		HoldReason:   holdReason,
+		LoginReason:  loginRemedy,
 		Remedy:       a.remedy,
 		Logger:       newLogger(a.stderr, f),
 		Stderr:       a.stderr,

@@ -52,7 +52,9 @@ func (a *app) serverIn(cfg *schema.Config, name string) (schema.Server, error) {
 	return s, nil
 }
 
-// connect starts one server for the duration of a command.
+// connect starts one server for the duration of a command. A remote
+// server is signed in to with the home's stored tokens (renewed as
+// needed); one that needs a user to sign in fails with mcp.ErrNeedsLogin.
 func (a *app) connect(ctx context.Context, srv schema.Server) (*mcp.Session, error) {
 	return a.connectWith(ctx, srv, nil)
 }
@@ -60,8 +62,16 @@ func (a *app) connect(ctx context.Context, srv schema.Server) (*mcp.Session, err
 // connectWith is connect with onStderr getting the server's stderr lines
 // as they come (mcp.Options.OnStderr; nil: none).
 func (a *app) connectWith(ctx context.Context, srv schema.Server, onStderr func(string)) (*mcp.Session, error) {
-	return mcp.Connect(ctx, controller.MCPSpec(srv), mcp.Options{Logger: logr.Discard(), ClientName: "freecode",
-		Launcher: a.launcher(logr.Discard()), OnStderr: onStderr})
+	opts := mcp.Options{Logger: logr.Discard(), ClientName: "freecode",
+		Launcher: a.launcher(logr.Discard()), OnStderr: onStderr}
+	if srv.SignsIn() {
+		store, err := a.tokenStore(true)
+		if err != nil {
+			return nil, err
+		}
+		opts.Tokens = store
+	}
+	return mcp.Connect(ctx, controller.MCPSpec(srv), opts)
 }
 
 // toolLine is a tool's id and flag for a listing. The id holds the
@@ -145,9 +155,18 @@ With --watch it stays connected and prints tool-set changes until Ctrl-C or
 	return c
 }
 
+// printConvertErrors prints, as warnings, the tools left out and the tools
+// kept with input schema references not followed.
 func (a *app) printConvertErrors(sess *mcp.Session) {
 	for _, err := range sess.ConvertErrors() {
 		fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(err.Error()))
+	}
+	a.printToolWarnings(sess.Warnings())
+}
+
+func (a *app) printToolWarnings(warnings []mcp.ToolWarning) {
+	for _, w := range warnings {
+		fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(w.String()))
 	}
 }
 
@@ -359,6 +378,9 @@ func (a *app) oneShotTools(ctx context.Context, srv schema.Server) ([]wire.Tool,
 	var warnings []string
 	for _, err := range convErrs {
 		warnings = append(warnings, err.Error())
+	}
+	for _, w := range mcp.ToolWarnings(tools) {
+		warnings = append(warnings, w.String())
 	}
 	return out, warnings, nil
 }

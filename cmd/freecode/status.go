@@ -21,6 +21,7 @@ import (
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/auth"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -206,14 +207,22 @@ func (a *app) offlineStatus(ctx context.Context, home string, asJSON, probe bool
 	}
 	if probe {
 		launcher := a.launcher(logr.Discard())
+		store, err := a.tokenStore(true)
+		if err != nil {
+			return err
+		}
 		var wg sync.WaitGroup
 		for i, s := range cfg.MCP.Servers {
 			if !s.Enabled || s.Hold != nil {
 				continue
 			}
-			wg.Go(func() { a.probeServer(ctx, s, launcher, &out.Servers[i]) })
+			wg.Go(func() { a.probeServer(ctx, s, launcher, store, &out.Servers[i]) })
 		}
 		wg.Wait()
+	}
+	// Read after probing: a probe may have renewed a token.
+	for i, s := range cfg.MCP.Servers {
+		out.Servers[i].SignIn = a.signInOf(s)
 	}
 	out.ObservedAt = time.Now()
 	if err := a.renderStatus(out, asJSON); err != nil {
@@ -238,14 +247,24 @@ func statusExit(out statusOutput) error {
 }
 
 // probeServer connects s (within its timeout, a local server started by
-// launcher), records the outcome in ss and closes the session.
-func (a *app) probeServer(ctx context.Context, s schema.Server, launcher mcp.Launcher, ss *api.ServerStatus) {
-	sess, err := mcp.Connect(ctx, controller.MCPSpec(s), mcp.Options{Launcher: launcher})
+// launcher, a remote one signed in to with the tokens of store), records
+// the outcome in ss and closes the session. A server that needs a sign-in
+// is in that phase, not failed.
+func (a *app) probeServer(ctx context.Context, s schema.Server, launcher mcp.Launcher, store *auth.Store, ss *api.ServerStatus) {
+	opts := mcp.Options{Launcher: launcher}
+	if s.SignsIn() {
+		opts.Tokens = store
+	}
+	sess, err := mcp.Connect(ctx, controller.MCPSpec(s), opts)
 	if err != nil {
 		ss.Phase, ss.LastError = wire.PhaseFailed, a.withRemedy(s, err).Error()
+		if errors.Is(err, mcp.ErrNeedsLogin) {
+			ss.Phase, ss.LastError, ss.Reason = wire.PhaseNeedsLogin, err.Error(), loginRemedy(s.Name)
+		}
 		return
 	}
 	ss.Phase, ss.Tools, ss.SpecHash = "ready", len(sess.Tools()), s.SpecHash()
+	ss.Warnings, ss.MoreWarnings = controller.ToolWarnings(sess.Tools())
 	if err := sess.Close(); err != nil {
 		ss.LastError = "close: " + err.Error()
 	}
@@ -295,6 +314,7 @@ func renderStatus(w io.Writer, out statusOutput, asJSON bool) error {
 			fmt.Fprintf(w, "\n%s: %s\n", termtext.Neutralize(string(s.Phase)), termtext.Neutralize(s.Reason))
 		}
 	}
+	writeSignIns(w, out.Servers)
 	if out.ProjectError != "" && !seen[out.ProjectError] {
 		fmt.Fprintf(w, "\n%s\n", termtext.Neutralize(out.ProjectError))
 	}
@@ -306,6 +326,24 @@ func renderStatus(w io.Writer, out statusOutput, asJSON bool) error {
 		}
 	}
 	return nil
+}
+
+// writeSignIns lists the sign-in of every server that signs in with
+// OAuth, under the table: who, until when, or what to do.
+func writeSignIns(w io.Writer, servers []api.ServerStatus) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	n := 0
+	for _, s := range servers {
+		if s.SignIn == nil {
+			continue
+		}
+		if n == 0 {
+			fmt.Fprintln(w, "\nSign-in:")
+		}
+		n++
+		fmt.Fprintf(tw, "  %s\t%s\n", cell(s.Name), signInText(s.Name, s.SignIn))
+	}
+	_ = tw.Flush()
 }
 
 // lastErrorWidth is how much of a server's error the table shows; the

@@ -22,6 +22,7 @@
 package testauth
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -937,4 +938,28 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Follow is a browser whose user approves: it GETs authURL and follows
+// every redirect, through the authorization server to the loopback
+// callback of the client that printed authURL, and fails unless the last
+// page answered 200. It works with any authorization server that
+// approves without a user (this package's, or another's demo server).
+func Follow(ctx context.Context, authURL string) error {
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("the browser ended on HTTP %d at %s%s", resp.StatusCode, resp.Request.URL.Host, resp.Request.URL.Path)
+	}
+	return nil
 }

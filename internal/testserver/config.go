@@ -12,9 +12,10 @@ import (
 
 // Schema styles for generated tools.
 const (
-	SchemasSimple = "simple"
-	SchemasRef    = "ref"
-	SchemasMixed  = "mixed"
+	SchemasSimple   = "simple"
+	SchemasRef      = "ref"
+	SchemasMixed    = "mixed"
+	SchemasExternal = "external"
 )
 
 // How a server that is not --modern answers server/discover (--discover):
@@ -108,7 +109,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	c := &Config{}
 	fs.StringVar(&c.Name, "name", "testserver", "server name reported by initialize")
 	fs.IntVar(&c.Tools, "tools", 0, "number of generated tools tool_000..")
-	fs.StringVar(&c.Schemas, "schemas", SchemasSimple, "input schemas of generated tools: simple|ref|mixed")
+	fs.StringVar(&c.Schemas, "schemas", SchemasSimple, "input schemas of generated tools: simple|ref|mixed|external")
 	fs.IntVar(&c.ReadOnlyEvery, "readonly-every", 0, "every K-th generated tool has readOnlyHint true")
 	fs.IntVar(&c.PageSize, "page-size", 0, "tools/list page size (0: one page)")
 	fs.DurationVar(&c.InitDelay, "init-delay", 0, "delay before answering initialize")
@@ -166,9 +167,9 @@ func (c Config) withDefaults() (Config, error) {
 		c.Schemas = SchemasSimple
 	}
 	switch c.Schemas {
-	case SchemasSimple, SchemasRef, SchemasMixed:
+	case SchemasSimple, SchemasRef, SchemasMixed, SchemasExternal:
 	default:
-		return c, fmt.Errorf("--schemas %q: want simple, ref or mixed", c.Schemas)
+		return c, fmt.Errorf("--schemas %q: want simple, ref, mixed or external", c.Schemas)
 	}
 	for _, f := range []struct {
 		name string

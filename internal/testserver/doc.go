@@ -44,11 +44,15 @@
 //
 //	--name NAME               server name reported by initialize (default "testserver")
 //	--tools N                 generated tools tool_000.. (default 0)
-//	--schemas simple|ref|mixed
+//	--schemas simple|ref|mixed|external
 //	                          input schemas of generated tools: simple = object with a required
 //	                          string and optional integer/enum/array/nested object; ref = top-level
 //	                          description, oneOf, $defs, definitions, allOf and a recursive tree
-//	                          via $ref; mixed = simple for even, ref for odd indexes (default simple)
+//	                          via $ref; mixed = simple for even, ref for odd indexes; external = a
+//	                          required string "name" beside references a client cannot follow: a
+//	                          remote one (property "config"), a file one with a sibling "type"
+//	                          (property "extra"), and a local pointer to nothing (property
+//	                          "local") (default simple)
 //	--readonly-every K        every K-th generated tool (tool index i with (i+1)%K == 0) has
 //	                          annotations.readOnlyHint true; the others carry no readOnlyHint
 //	--page-size N             tools/list pages of N tools; clients must follow nextCursor

@@ -26,6 +26,14 @@ func urlUnder(addr net.Addr, mode, basePath string) string {
 	return "http://" + addr.String() + basePath + "/mcp"
 }
 
+// StreamableHandler is the stateful streamable HTTP endpoint ServeHTTP
+// serves, as a handler for a test to mount itself (behind an
+// OAuth-protected resource, say), with what closes its sessions.
+func (s *Server) StreamableHandler() (http.Handler, func(context.Context)) {
+	h := server.NewStreamableHTTPServer(s.mcp, server.WithStateful(true))
+	return s.interceptHTTP(h), h.CloseSessions
+}
+
 // ServeHTTP serves MCP on ln until ctx ends, in mode ModeStreamable
 // (stateful streamable HTTP at /mcp; notifications such as list_changed go
 // out on the standalone GET stream) or ModeSSE (legacy SSE at /sse and

@@ -75,6 +75,23 @@ const refSchema = `{
   ]
 }`
 
+// externalSchema has references no client can follow without fetching
+// (a remote URL, a file) or at all (a pointer to nothing), beside a
+// required string. {"name":"a","config":{"any":1},"extra":{}} is valid as
+// far as a client that does not fetch can tell; "extra" must still be an
+// object.
+const externalSchema = `{
+  "type": "object",
+  "description": "Settings whose parts are defined elsewhere.",
+  "properties": {
+    "name": {"type": "string"},
+    "config": {"$ref": "https://schemas.example.com/config.json"},
+    "extra": {"$ref": "other.json#/definitions/extra", "type": "object"},
+    "local": {"$ref": "#/$defs/missing"}
+  },
+  "required": ["name"]
+}`
+
 // generatedToolName is the name of the i-th generated tool.
 func generatedToolName(i int) string { return fmt.Sprintf("tool_%03d", i) }
 
@@ -82,8 +99,11 @@ func generatedToolName(i int) string { return fmt.Sprintf("tool_%03d", i) }
 // given style, compacted so that it is one JSON value of stable bytes.
 func generatedSchema(style string, i int) json.RawMessage {
 	src := simpleSchema
-	if style == SchemasRef || (style == SchemasMixed && i%2 == 1) {
+	switch {
+	case style == SchemasRef || (style == SchemasMixed && i%2 == 1):
 		src = refSchema
+	case style == SchemasExternal:
+		src = externalSchema
 	}
 	return compact(src)
 }

@@ -545,7 +545,7 @@ func (c *Client) loginRequiredFor(ctx context.Context, rec *record, ch challenge
 	case rec != nil && rec.AccessToken != "":
 		reason = "the server refused the stored token"
 	}
-	return c.needsLogin(reason, nil)
+	return &LoginRequiredError{Server: c.name, Reason: reason, StepUp: ch.stepUp()}
 }
 
 // selectScopes follows the MCP scope selection strategy: the configured

@@ -43,6 +43,9 @@ type LoginRequiredError struct {
 	Server string
 	Reason string // short, lower case: "no stored credentials", ...
 	Err    error  // the cause, if any (e.g. the refused refresh); may be nil
+	// StepUp: a 403 insufficient_scope is why (Reason names the scope
+	// asked for); the stored sign-in still serves other requests.
+	StepUp bool
 }
 
 func (e *LoginRequiredError) Error() string {

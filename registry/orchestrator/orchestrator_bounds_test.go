@@ -19,10 +19,10 @@ import (
 // schemaTool is a read-only tool validated by the real validator of schema.
 func schemaTool(t *testing.T, id string, schema string, calls *atomic.Int32) registry.Tool {
 	t.Helper()
-	_, v, err := jsonschema.Prepare(json.RawMessage(schema))
+	p, err := jsonschema.Prepare(json.RawMessage(schema))
 	require.NoError(t, err)
 	tool := fakeTool(id, true, calls, nil)
-	tool.Validate = v.ValidateContext
+	tool.Validate = p.Validator.ValidateContext
 	return tool
 }
 
