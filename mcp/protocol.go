@@ -24,10 +24,14 @@ import (
 // every request carrying its protocol version and the client's
 // capabilities in _meta, notifications through subscriptions/listen) is
 // spoken to in it; every other server in 2025-11-25 (or the older revision
-// it answers initialize with). Which one a server speaks is learnt from a
-// server/discover probe, as the 2026-07-28 revision's backward
-// compatibility rules say, and remembered (ProtocolCache) so that a
-// restart does not ask again; Spec.Protocol pins one instead.
+// it answers initialize with). Spec.Protocol decides: a revision pins it;
+// ProtocolAuto learns it from a server/discover probe, as the 2026-07-28
+// revision's backward compatibility rules say, remembered (ProtocolCache)
+// so that a restart does not ask again; "" speaks what the cache
+// remembers, or else 2025-11-25 without a probe. The probe is not the
+// default because it costs every 2025-11-25 server a request before
+// initialize (measured in BenchmarkConnectNpm), and those are all the
+// servers there are today.
 const (
 	// ProtocolVersion is the revision of the initialize handshake that a
 	// session asks for; a server that only speaks an older revision
@@ -35,6 +39,9 @@ const (
 	ProtocolVersion = mcpgo.LATEST_LEGACY_PROTOCOL_VERSION
 	// ModernProtocolVersion is the stateless revision.
 	ModernProtocolVersion = mcpgo.ProtocolVersion20260728
+	// ProtocolAuto, as Spec.Protocol, asks the server which revision it
+	// speaks.
+	ProtocolAuto = "auto"
 )
 
 // discoverGrace is how long a local server that has read the
@@ -137,12 +144,19 @@ type negotiation struct {
 }
 
 // protocol is the revision decided without asking the server: the one the
-// spec pins, the one the server spoke last time, or "" (ask it).
+// spec pins, the one the server spoke last time, ProtocolVersion unless
+// the spec says ProtocolAuto, or "" (ask it).
 func (s *Session) protocol() string {
 	if knownRevision(s.srv.Protocol) {
 		return s.srv.Protocol
 	}
-	return s.opts.Protocols.lookup(s.protoKey)
+	if v := s.opts.Protocols.lookup(s.protoKey); v != "" {
+		return v
+	}
+	if s.srv.Protocol == ProtocolAuto {
+		return ""
+	}
+	return ProtocolVersion
 }
 
 // errProbeExit says that a local server exited after it read the

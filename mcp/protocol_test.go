@@ -38,6 +38,7 @@ func TestModernServerSpokenModern(t *testing.T) {
 				u, _ := startTestServerHTTP(t, "--modern")
 				srv = remoteServer("modern", u, TransportAuto)
 			}
+			srv.Protocol = ProtocolAuto
 			s := connect(t, srv)
 			require.Equal(t, ModernProtocolVersion, s.Protocol())
 			require.Len(t, s.Tools(), len(fixedTools))
@@ -82,6 +83,7 @@ func TestLegacyServersSpokenLegacy(t *testing.T) {
 			} else {
 				srv = localServer("old", tt.flags...)
 			}
+			srv.Protocol = ProtocolAuto
 			s := connect(t, srv)
 			require.Equal(t, ProtocolVersion, s.Protocol())
 			res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"handshake"}`))
@@ -94,7 +96,9 @@ func TestLegacyServersSpokenLegacy(t *testing.T) {
 // A modern server that starts slowly is still found modern: the probe's
 // grace starts once the server has read it, not when it was sent.
 func TestSlowModernServerFoundModern(t *testing.T) {
-	s := connect(t, localServer("slow", "--modern", "--start-delay", "1s"))
+	srv := localServer("slow", "--modern", "--start-delay", "1s")
+	srv.Protocol = ProtocolAuto
+	s := connect(t, srv)
 	require.Equal(t, ModernProtocolVersion, s.Protocol())
 }
 
@@ -104,6 +108,7 @@ func TestSlowModernServerFoundModern(t *testing.T) {
 func TestProbeExitRestartsOnceAndIsRemembered(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "starts")
 	srv := localServer("fragile", "--discover", "exit", "--start-log", log)
+	srv.Protocol = ProtocolAuto
 	cache := NewProtocolCache()
 	connectOnce := func(srv Spec) {
 		s, err := Connect(context.Background(), srv, Options{Logger: testLogger(t), Protocols: cache})
@@ -177,11 +182,27 @@ func TestDiscoverVerdict(t *testing.T) {
 	}
 }
 
-// The real npm servers speak 2025-11-25, and the probe costs them no wait
-// of its own: they answer it at once.
+// The real npm servers speak 2025-11-25, asked or not, and answer the
+// probe at once.
 func TestNpmServersSpeakLegacy(t *testing.T) {
-	s := connect(t, npmLocal("memory", npmServer(t, "@modelcontextprotocol/server-memory/dist/index.js")))
-	require.Equal(t, ProtocolVersion, s.Protocol())
+	srv := npmLocal("memory", npmServer(t, "@modelcontextprotocol/server-memory/dist/index.js"))
+	require.Equal(t, ProtocolVersion, connect(t, srv).Protocol())
+	srv.Protocol = ProtocolAuto
+	require.Equal(t, ProtocolVersion, connect(t, srv).Protocol())
+}
+
+// Without a Spec.Protocol no probe is sent: a modern server that also
+// answers initialize is spoken to in 2025-11-25, unless the cache
+// remembers it modern.
+func TestDefaultSendsNoProbe(t *testing.T) {
+	srv := localServer("dual", "--modern")
+	require.Equal(t, ProtocolVersion, connect(t, srv).Protocol())
+	cache := NewProtocolCache()
+	cache.store(protocolKey(srv), ModernProtocolVersion)
+	s, err := Connect(context.Background(), srv, Options{Logger: testLogger(t), Protocols: cache})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	require.Equal(t, ModernProtocolVersion, s.Protocol())
 }
 
 // A pinned revision is spoken without a probe: a dual-era server pinned to

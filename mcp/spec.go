@@ -81,8 +81,10 @@ type Spec struct {
 	// of 2026-07-28 send none.
 	LogLevel string
 	// Protocol pins the protocol revision: ProtocolVersion or
-	// ModernProtocolVersion; "" asks the server with a server/discover
-	// probe (once per Options.Protocols).
+	// ModernProtocolVersion; ProtocolAuto asks the server with a
+	// server/discover probe (once per Options.Protocols); "" speaks the
+	// revision Options.Protocols remembers for the server, or else
+	// ProtocolVersion, without a probe.
 	Protocol string
 
 	// Shown is the command line or URL as written by the user, before
