@@ -78,6 +78,9 @@ type Conn interface {
 	// by the next line, in one read.
 	LogAfter(n int64) (lines []mcp.LogLine, last int64, next <-chan struct{})
 	StderrTail() []string
+	// Instructions are the server's instructions, as the session keeps
+	// them (mcp.Session.Instructions).
+	Instructions() string
 	CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallResult, error)
 }
 
@@ -744,6 +747,7 @@ func (c *Controller) status() (Status, []schema.Server) {
 			}
 			if st.conn != nil {
 				ss.StderrTail = st.conn.StderrTail()
+				ss.Instructions = st.conn.Instructions()
 			} else {
 				ss.StderrTail = slices.Clone(st.tail)
 			}

@@ -288,6 +288,7 @@ func (f *fakeConn) LogAfter(n int64) ([]mcp.LogLine, int64, <-chan struct{}) {
 	}
 	return []mcp.LogLine{{Text: f.StderrTail()[0]}}, 1, nil
 }
+func (f *fakeConn) Instructions() string { return "" }
 func (f *fakeConn) PID() int             { return f.pid }
 func (f *fakeConn) StderrTail() []string { return []string{"fake stderr of " + f.name} }
 func (f *fakeConn) CallTool(context.Context, string, json.RawMessage) (*mcp.CallResult, error) {

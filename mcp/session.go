@@ -154,6 +154,9 @@ type Session struct {
 	// and so is proto, the protocol revision it speaks.
 	client *client.Client
 	proto  string
+	// instructions are the server's, cut and made safe to show; set by
+	// the handshake like proto.
+	instructions string
 	// protoKey is the spec's key in Options.Protocols.
 	protoKey string
 
@@ -368,6 +371,7 @@ func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiat
 		return s.connectError(cctx, stepInitialize, err)
 	}
 	s.proto = s.client.ProtocolVersion()
+	s.instructions = cleanInstructions(res.Instructions)
 	if res.Capabilities.Tools == nil {
 		s.log.V(1).Info("server declares no tools capability")
 		s.step = stepDone
@@ -801,7 +805,8 @@ func (s *Session) StderrTail() []string { return s.link.stderrTail() }
 // still holds after the stored credentials changed (a sign-out from
 // another terminal): if it does not, the session ends with an error
 // wrapping ErrNeedsLogin, which Ping returns too. A ping after the session
-// ended fails with ErrClosed.
+// ended fails with ErrClosed. On the 2026-07-28 revision there is no ping:
+// Ping then returns nil without asking the server.
 func (s *Session) Ping(ctx context.Context) error {
 	select {
 	case <-s.done:
@@ -811,7 +816,7 @@ func (s *Session) Ping(ctx context.Context) error {
 		return fmt.Errorf("server %q: ping: %w", s.srv.Name, ErrClosed)
 	default:
 	}
-	//lint:ignore SA1019 deprecated only for protocol 2026-07-28, which we do not speak yet.
+	//lint:ignore SA1019 deprecated only by protocol 2026-07-28, on which mcp-go sends nothing: Ping then checks nothing.
 	if err := s.client.Ping(ctx); err != nil {
 		if errors.Is(err, ErrNeedsLogin) {
 			return authError(s.mask, err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -311,9 +312,13 @@ type serverView struct {
 	Held string `json:"held,omitempty"`
 	// SignIn is a remote server's stored sign-in (get only; never a
 	// token); nil for a server that does not sign in with OAuth.
-	SignIn   *wire.SignIn    `json:"signIn,omitempty"`
-	heldKind schema.HoldKind // of the hold Held phrases
-	shown    string          // command line or URL as written (schema.Server.Shown)
+	SignIn *wire.SignIn `json:"signIn,omitempty"`
+	// Instructions are the server's instructions as a running freecode
+	// serve holds them for its session (get only); "" when serve does
+	// not run, the server is not connected, or it sent none.
+	Instructions string          `json:"instructions,omitempty"`
+	heldKind     schema.HoldKind // of the hold Held phrases
+	shown        string          // command line or URL as written (schema.Server.Shown)
 }
 
 // oauthView is an oauth object as list and get show it.
@@ -494,6 +499,7 @@ func (a *app) getCmd() *cobra.Command {
 					v.SignIn = a.signInOf(es)
 				}
 			}
+			v.Instructions = a.liveInstructions(c.Context(), s.Name)
 			if asJSON {
 				return a.printJSON(v)
 			}
@@ -537,12 +543,41 @@ func (a *app) getCmd() *cobra.Command {
 			if v.Held != "" {
 				fmt.Fprintf(tw, "runs:\tno: %s\n", cell(v.Held))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if v.Instructions != "" {
+				fmt.Fprintln(a.stdout, "instructions:")
+				for line := range strings.Lines(termtext.Neutralize(v.Instructions)) {
+					fmt.Fprintln(a.stdout, "  "+strings.TrimRight(line, "\r\n"))
+				}
+			}
+			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	c.Flags().BoolVar(&showSecrets, "show-secrets", false, "show header and env values and oauth.clientSecret instead of ***")
 	return c
+}
+
+// liveInstructions are the instructions of the session a running freecode
+// serve has with server name; "" when serve does not run or has none.
+func (a *app) liveInstructions(ctx context.Context, name string) string {
+	client, _, err := a.dialServe()
+	if err != nil {
+		return ""
+	}
+	defer client.Close()
+	st, err := client.Status(ctx)
+	if err != nil {
+		return ""
+	}
+	for _, ss := range st.Servers {
+		if ss.Name == name {
+			return ss.Instructions
+		}
+	}
+	return ""
 }
 
 // oauthText is an oauth object on one line of `get`, each value as

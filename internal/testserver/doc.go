@@ -106,6 +106,7 @@
 //	                          and EvilStderr (EvilText plus a raw 8-bit CSI byte) written to
 //	                          stderr at start (before --exit-at-start) and on every call of evil
 //	--unknown-content         the tool "hologram" (above)
+//	--instructions TEXT       send TEXT as the server's instructions
 //
 // Hostile behaviours, for the host's limits:
 //

@@ -69,6 +69,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logging {
 		opts = append(opts, server.WithLogging())
 	}
+	if cfg.Instructions != "" {
+		opts = append(opts, server.WithInstructions(cfg.Instructions))
+	}
 	s.mcp = server.NewMCPServer(cfg.Name, cfg.Version, opts...)
 	s.mcp.AddTools(s.fixedTools()...)
 	s.mcp.AddTools(s.generatedTools()...)
