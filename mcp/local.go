@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"golang.org/x/sys/unix"
 )
@@ -93,7 +92,7 @@ func (l *localLink) run(cctx context.Context, o opener, neg negotiation) error {
 		over: func() error { return l.env.over(limitMessageBytes, limit) },
 	}
 	l.stdin = &writeWatcher{f: proc.stdin, close: proc.stdin.Close}
-	return o.handshake(cctx, client.NewClient(transport.NewIO(stdout, l.stdin, nil)), neg)
+	return o.handshake(cctx, newStdioClient(transport.NewIO(stdout, l.stdin, nil)), neg)
 }
 
 // drained reports whether the server has read everything written to its

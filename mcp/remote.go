@@ -289,7 +289,7 @@ func (r *remoteLink) negotiated(cctx context.Context, o opener, hc *http.Client,
 				return nil, negotiation{}, err
 			}
 		}
-		return client.NewClient(tr), negotiation{version: version}, nil
+		return newHTTPClient(tr), negotiation{version: version}, nil
 	}
 	if probe != nil {
 		// It opened no session: closing it sends nothing.
@@ -301,7 +301,7 @@ func (r *remoteLink) negotiated(cctx context.Context, o opener, hc *http.Client,
 	if err != nil {
 		return nil, negotiation{}, err
 	}
-	return client.NewClient(tr), negotiation{version: version}, nil
+	return newHTTPClient(tr), negotiation{version: version}, nil
 }
 
 func (r *remoteLink) openStreamable(cctx context.Context, o opener, hc *http.Client, slogger *slog.Logger) error {

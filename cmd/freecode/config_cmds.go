@@ -305,8 +305,13 @@ type serverView struct {
 	TimeoutMS int64      `json:"timeout"`
 	// CallTimeoutMS is the server's own callTimeout; 0 when mcp.callTimeout
 	// applies.
-	CallTimeoutMS int64  `json:"callTimeout,omitempty"`
-	Source        string `json:"source"`
+	CallTimeoutMS int64 `json:"callTimeout,omitempty"`
+	// Roots are the directories offered as the server's roots, resolved;
+	// Protocol and LogLevel as configured ("" when not).
+	Roots    []string `json:"roots,omitempty"`
+	Protocol string   `json:"protocol,omitempty"`
+	LogLevel string   `json:"logLevel,omitempty"`
+	Source   string   `json:"source"`
 	// Held says why the server does not run (untrusted project, name
 	// defined twice); empty when it may run.
 	Held string `json:"held,omitempty"`
@@ -357,7 +362,8 @@ func view(s schema.Server, showSecrets bool) serverView {
 	v := serverView{Name: s.Name, Type: s.Type, Enabled: s.Enabled, Command: s.Command, URL: s.URL,
 		Transport: s.Transport, Headers: mask(s.Headers), Env: mask(s.Env), OAuth: viewOAuth(s.OAuth, showSecrets),
 		TimeoutMS:     s.Timeout.Milliseconds(),
-		CallTimeoutMS: s.CallTimeout.Milliseconds(), Source: s.Source}
+		CallTimeoutMS: s.CallTimeout.Milliseconds(), Source: s.Source,
+		Roots: s.Roots, Protocol: s.Protocol, LogLevel: s.LogLevel}
 	if s.Hold != nil {
 		v.Held, v.heldKind = holdReason(s.Hold), s.Hold.Kind
 	}
@@ -534,6 +540,19 @@ func (a *app) getCmd() *cobra.Command {
 			fmt.Fprintf(tw, "timeout:\t%dms\n", v.TimeoutMS)
 			if v.CallTimeoutMS > 0 {
 				fmt.Fprintf(tw, "callTimeout:\t%dms\n", v.CallTimeoutMS)
+			}
+			for i, r := range v.Roots {
+				label := ""
+				if i == 0 {
+					label = "roots:"
+				}
+				fmt.Fprintf(tw, "%s\t%s\n", label, termtext.Quote(r))
+			}
+			if v.Protocol != "" {
+				fmt.Fprintf(tw, "protocol:\t%s\n", v.Protocol)
+			}
+			if v.LogLevel != "" {
+				fmt.Fprintf(tw, "logLevel:\t%s\n", v.LogLevel)
 			}
 			file := cfg.Path
 			if cfg.Project != nil && strings.HasPrefix(v.Source, schema.SourceProjectPrefix) {

@@ -74,6 +74,8 @@ type Config struct {
 	Logging  bool
 	Progress bool
 	EvilText bool
+	// ClientRequests adds the tools sample and roots, which ask the client.
+	ClientRequests bool
 	// Instructions are sent in the initialize (or server/discover) result.
 	Instructions string
 	// UnknownContent adds the tool hologram, whose result holds
@@ -142,6 +144,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.BoolVar(&c.Progress, "progress", false, "add the tool progress")
 	fs.BoolVar(&c.EvilText, "evil-text", false, "put terminal escapes (EvilText) in an evil tool's title, description, schema and result and in stderr")
 	fs.BoolVar(&c.UnknownContent, "unknown-content", false, "add a tool hologram whose result holds a text block and a block of an unknown type (UnknownBlock)")
+	fs.BoolVar(&c.ClientRequests, "client-requests", false, "add the tools sample and roots, which ask the client (sampling/createMessage, roots/list) and return its answer")
 	fs.StringVar(&c.Instructions, "instructions", "", "send `TEXT` as the server's instructions")
 	fs.StringVar(&c.CallLog, "call-log", "", "append JSON lines for every tools/call to FILE")
 	fs.StringVar(&c.PIDFile, "pid-file", "", "write the server pid to FILE")

@@ -107,6 +107,9 @@
 //	                          stderr at start (before --exit-at-start) and on every call of evil
 //	--unknown-content         the tool "hologram" (above)
 //	--instructions TEXT       send TEXT as the server's instructions
+//	--client-requests         the tools "sample" and "roots": each asks the client
+//	                          (sampling/createMessage, roots/list) and returns its answer as
+//	                          JSON text, or its error as an error result
 //
 // Hostile behaviours, for the host's limits:
 //

@@ -87,6 +87,9 @@ func New(cfg Config) (*Server, error) {
 			Handler: s.handleLog,
 		})
 	}
+	if cfg.ClientRequests {
+		s.mcp.AddTools(clientRequestTools()...)
+	}
 	if cfg.Progress {
 		s.mcp.AddTools(server.ServerTool{
 			Tool:    rawTool("progress", "Reports steps progress notices, ms apart, then returns (or with hold waits until cancelled).", progressSchema, readOnly(true)),
@@ -556,4 +559,40 @@ func (l *callLog) close() error {
 		return fmt.Errorf("close call log: %w", err)
 	}
 	return nil
+}
+
+// clientRequestTools are the tools of --client-requests: each asks the
+// client something (sampling/createMessage, roots/list) and returns its
+// answer as text, or its error as an error result, so that a test sees
+// what the client said.
+func clientRequestTools() []server.ServerTool {
+	answer := func(v any, err error) (*mcp.CallToolResult, error) {
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("encode the answer: %w", err)
+		}
+		return mcp.NewToolResultText(string(b)), nil
+	}
+	s := func(ctx context.Context) *server.MCPServer { return server.ServerFromContext(ctx) }
+	return []server.ServerTool{
+		{
+			Tool: rawTool("sample", "Asks the client for a sampling/createMessage and returns its answer.", `{"type":"object"}`, readOnly(true)),
+			Handler: func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				req := mcp.CreateMessageRequest{}
+				req.Messages = []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("hello")}}
+				req.MaxTokens = 10
+				//lint:ignore SA1019 the tool exists to send the deprecated request, as servers still do.
+				return answer(s(ctx).RequestSampling(ctx, req))
+			},
+		},
+		{
+			Tool: rawTool("roots", "Asks the client for roots/list and returns its answer.", `{"type":"object"}`, readOnly(true)),
+			Handler: func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return answer(s(ctx).RequestRoots(ctx, mcp.ListRootsRequest{}))
+			},
+		},
+	}
 }

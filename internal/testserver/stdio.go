@@ -35,7 +35,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		}
 	}
 
-	sess := &stdioSession{notifications: make(chan mcp.JSONRPCNotification, 100)}
+	sess := &stdioSession{notifications: make(chan mcp.JSONRPCNotification, 100), w: w}
 	sess.id = fmt.Sprintf("stdio-%p", sess)
 	if err := s.mcp.RegisterSession(ctx, sess); err != nil {
 		return fmt.Errorf("register session: %w", err)
@@ -81,7 +81,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			}
 			return nil
 		case line := <-lines:
-			s.dispatch(ctx, line, w, &requests)
+			s.dispatch(ctx, line, w, sess, &requests)
 		}
 	}
 }
@@ -108,7 +108,7 @@ func readLines(ctx context.Context, in io.Reader, lines chan<- []byte) error {
 // dispatch handles one incoming message. Requests run on their own goroutine
 // so that a slow tool or a delayed initialize does not block the others;
 // notifications (cancellation among them) are handled inline, in order.
-func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, handlers *sync.WaitGroup) {
+func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, sess *stdioSession, handlers *sync.WaitGroup) {
 	var base struct {
 		Method string          `json:"method"`
 		ID     json.RawMessage `json:"id"`
@@ -118,6 +118,9 @@ func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, handl
 		return
 	}
 	isRequest := len(base.ID) > 0 && string(base.ID) != "null" && base.Method != ""
+	if base.Method == "" && len(base.ID) > 0 && sess.deliver(base.ID, line) {
+		return // the answer to a request of ours (stdioSession.ask)
+	}
 	if !isRequest {
 		if resp := s.mcp.HandleMessage(ctx, line); resp != nil {
 			_ = w.writeJSON(resp)
@@ -213,6 +216,98 @@ type stdioSession struct {
 	// logLevel is the level logging/setLevel set; "" (none set) sends
 	// every log message, as servers of the TypeScript SDK do.
 	logLevel atomic.Value
+
+	// w writes the session's requests to the client; mu guards asked,
+	// the requests waiting for their answer by id, and seq.
+	w     *lineWriter
+	mu    sync.Mutex
+	asked map[string]chan []byte
+	seq   int
+}
+
+// ask sends the client a request and returns its answer's result, or an
+// error with the message of its error.
+func (s *stdioSession) ask(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	s.mu.Lock()
+	s.seq++
+	id := fmt.Sprintf(`"server-%d"`, s.seq)
+	ch := make(chan []byte, 1)
+	if s.asked == nil {
+		s.asked = map[string]chan []byte{}
+	}
+	s.asked[id] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.asked, id)
+		s.mu.Unlock()
+	}()
+	req, err := json.Marshal(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": json.RawMessage(id), "method": method, "params": params})
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", method, err)
+	}
+	if err := s.w.writeLine(req); err != nil {
+		return nil, err
+	}
+	var line []byte
+	select {
+	case line = <-ch:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	var resp struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(line, &resp); err != nil {
+		return nil, fmt.Errorf("decode the answer to %s: %w", method, err)
+	}
+	if resp.Error != nil {
+		return nil, fmt.Errorf("%s: error %d: %s", method, resp.Error.Code, resp.Error.Message)
+	}
+	return resp.Result, nil
+}
+
+// deliver hands line, an answer with id, to the ask waiting for it; false
+// if none waits.
+func (s *stdioSession) deliver(id json.RawMessage, line []byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, ok := s.asked[string(id)]
+	if ok {
+		ch <- line
+		delete(s.asked, string(id))
+	}
+	return ok
+}
+
+// RequestSampling asks the client for sampling/createMessage.
+func (s *stdioSession) RequestSampling(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	raw, err := s.ask(ctx, string(mcp.MethodSamplingCreateMessage), req.CreateMessageParams)
+	if err != nil {
+		return nil, err
+	}
+	var res mcp.CreateMessageResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("decode sampling result: %w", err)
+	}
+	return &res, nil
+}
+
+// ListRoots asks the client for roots/list.
+func (s *stdioSession) ListRoots(ctx context.Context, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	raw, err := s.ask(ctx, string(mcp.MethodListRoots), map[string]any{})
+	if err != nil {
+		return nil, err
+	}
+	var res mcp.ListRootsResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("decode roots: %w", err)
+	}
+	return &res, nil
 }
 
 func (s *stdioSession) SetLogLevel(level mcp.LoggingLevel) { s.logLevel.Store(level) }
