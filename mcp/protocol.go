@@ -29,9 +29,10 @@ import (
 // revision's backward compatibility rules say, remembered (ProtocolCache)
 // so that a restart does not ask again; "" speaks what the cache
 // remembers, or else 2025-11-25 without a probe. The probe is not the
-// default because it costs every 2025-11-25 server a request before
-// initialize (measured in BenchmarkConnectNpm), and those are all the
-// servers there are today.
+// default: it is one more request before initialize for every
+// 2025-11-25 server, which are all the servers there are today. Over
+// stdio the npm servers answer it within a connect's noise
+// (BenchmarkConnectNpm); over HTTP it is a round trip more.
 const (
 	// ProtocolVersion is the revision of the initialize handshake that a
 	// session asks for; a server that only speaks an older revision

@@ -140,10 +140,12 @@ func Run(ctx context.Context, opts Options) (err error) {
 	// so a serve killed during a long first start (an `npx -y` download)
 	// takes the group with it too.
 	// One schema cache for every session: restarts and re-lists of servers
-	// whose tools did not change resolve and compile nothing.
+	// whose tools did not change resolve and compile nothing. One protocol
+	// cache too: a server with protocol "auto" is asked its revision once
+	// per serve, not at every restart.
 	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: g.Track,
 		Schemas: mcp.NewSchemaCache(schemaCacheSize), Launcher: ReaperLauncher(reaper, log.WithName("procguard")),
-		Tokens: tokens}
+		Tokens: tokens, Protocols: mcp.NewProtocolCache()}
 	ctrl := controller.New(controller.Options{
 		Registry: reg,
 		Bus:      bus,
