@@ -8,11 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/registry"
 )
@@ -70,9 +73,11 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 	var mine string         // the id of this call's approval, once asked
 	var prompted bool       // a question is on the terminal
 	var answers <-chan bool // the terminal's answer
+	progress := a.progressLine()
 	for {
 		select {
 		case res := <-done:
+			progress.end()
 			if prompted {
 				fmt.Fprintln(a.stderr)
 			}
@@ -88,6 +93,11 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 				continue
 			}
 			switch ev.Kind {
+			case "call_progress":
+				var p wire.CallProgress
+				if !prompted && ev.Decode(&p) == nil && p.CallID == callID {
+					progress.show(registry.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+				}
 			case "approval_requested":
 				var ap api.Approval
 				if ev.Decode(&ap) != nil || ap.CallID != callID {
@@ -120,6 +130,66 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 			}
 		}
 	}
+}
+
+// progressLine shows a call's progress on one line of stderr, rewritten
+// in place, when stderr is a terminal; otherwise it shows nothing. Its
+// methods may be called from any goroutine.
+type progressLine struct {
+	mu    sync.Mutex // guards shown and writes to w
+	w     io.Writer  // nil: not a terminal
+	shown bool       // a line is on the terminal
+}
+
+func (a *app) progressLine() *progressLine {
+	if !writerIsTerminal(a.stderr) {
+		return &progressLine{}
+	}
+	return &progressLine{w: a.stderr}
+}
+
+// show replaces the line with p.
+func (l *progressLine) show(p registry.Progress) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.w == nil {
+		return
+	}
+	// Carriage return and erase-line: the previous line goes.
+	fmt.Fprintf(l.w, "\r\x1b[K%s", progressText(p))
+	l.shown = true
+}
+
+// end ends the line, if one is shown, so that what follows starts on a
+// line of its own.
+func (l *progressLine) end() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.shown {
+		fmt.Fprintln(l.w)
+		l.shown = false
+	}
+}
+
+// maxProgressText bounds the message of a progress line, so that it stays
+// one line on most terminals.
+const maxProgressText = 100
+
+// progressText is p as a progress line shows it: "progress 2/3: step 2",
+// the message on one line, neutralized and cut to maxProgressText runes.
+func progressText(p registry.Progress) string {
+	text := "progress " + strconv.FormatFloat(p.Progress, 'f', -1, 64)
+	if p.Total > 0 {
+		text += "/" + strconv.FormatFloat(p.Total, 'f', -1, 64)
+	}
+	msg := strings.Join(strings.Fields(p.Message), " ")
+	if r := []rune(msg); len(r) > maxProgressText {
+		msg = string(r[:maxProgressText]) + "…"
+	}
+	if msg != "" {
+		text += ": " + termtext.Neutralize(msg)
+	}
+	return text
 }
 
 // answeredText says how an approval ended.
