@@ -281,8 +281,9 @@ type serverState struct {
 	lastErr    string // the failure it is in now (ServerStatus.LastError)
 	pid, tools int
 	conn       Conn     // the connected session while inst has one
-	tail       []string // stderr tail of the last session or failed start
+	tail       []string // log tail of the last session or failed start
 	tailLast   int64    // the number of tail's last line (see logs.go)
+	stderrTail []string // the stderr lines of tail
 	// logGen is the generation whose stderr conn (else tail) holds; 0
 	// none yet. logMoved, made by the first reader that needs it, is
 	// closed when logGen or conn changes and when the server is forgotten.
@@ -749,7 +750,7 @@ func (c *Controller) status() (Status, []schema.Server) {
 				ss.StderrTail = st.conn.StderrTail()
 				ss.Instructions = st.conn.Instructions()
 			} else {
-				ss.StderrTail = slices.Clone(st.tail)
+				ss.StderrTail = slices.Clone(st.stderrTail)
 			}
 		} else {
 			ss.Phase = PhasePending

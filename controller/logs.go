@@ -22,23 +22,27 @@ import (
 // numbered them. A start that failed before it had a session (its stderr
 // only in the error) keeps the lines of that error numbered from 1.
 
-// stderrTail is what a session or a failed start left on stderr: its last
-// lines and the number of the last one.
+// stderrTail is what a session or a failed start left in its log: its
+// last lines and the number of the last one, and of them the stderr lines
+// alone (what the status shows as StderrTail).
 type stderrTail struct {
-	lines []string
-	last  int64
+	lines  []string
+	last   int64
+	stderr []string
 }
 
-// tailOf is conn's stderr as it ends; none for a remote session, whose
-// generation then has no lines rather than an earlier session's.
+// tailOf is conn's log as it ends (for a remote session only the log
+// messages, none if it sent none: its generation then has no lines rather
+// than an earlier session's).
 func tailOf(conn Conn) *stderrTail {
 	lines, last, _ := conn.LogAfter(0)
-	return &stderrTail{lines: mcp.LineTexts(lines), last: last}
+	return &stderrTail{lines: mcp.LineTexts(lines), last: last, stderr: conn.StderrTail()}
 }
 
-// keepTail records tail as gen's stderr. c.mu is held.
+// keepTail records tail as gen's log. c.mu is held.
 func (st *serverState) keepTail(gen int64, tail *stderrTail) {
 	st.tail, st.tailLast = slices.Clone(tail.lines), tail.last
+	st.stderrTail = slices.Clone(tail.stderr)
 	st.logGen = gen
 	st.logsMoved()
 }
@@ -52,13 +56,13 @@ func (st *serverState) logsMoved() {
 	}
 }
 
-// Logs returns, in one locked read, the stderr lines of the server's
+// Logs returns, in one locked read, the log lines of the server's
 // current session after the cursor after, or of its last session (or
 // failed start) when none is connected. A cursor of another session (a
 // restart since) reads the current one from its start, and the zero cursor
 // reads all that is kept: the session's last lines (mcp.Options.StderrLines
-// of them), so a reader that fell further behind misses the oldest. A remote server has no lines, only
-// sessions. It returns an error wrapping ErrUnknownServer for a name it
+// of them), so a reader that fell further behind misses the oldest. A
+// remote server has only the log messages it sent. It returns an error wrapping ErrUnknownServer for a name it
 // does not know.
 func (c *Controller) Logs(name string, after wire.LogCursor) (wire.Logs, error) {
 	logs, _, _, err := c.readLogs(name, after)
