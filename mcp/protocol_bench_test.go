@@ -22,7 +22,9 @@ func BenchmarkConnectNpm(b *testing.B) {
 	}{
 		{"everything", func() []string { return npmServer(b, everythingScript, "stdio") }},
 		{"memory", func() []string { return npmServer(b, "@modelcontextprotocol/server-memory/dist/index.js") }},
-		{"filesystem", func() []string { return npmServer(b, "@modelcontextprotocol/server-filesystem/dist/index.js", b.TempDir()) }},
+		{"filesystem", func() []string {
+			return npmServer(b, "@modelcontextprotocol/server-filesystem/dist/index.js", b.TempDir())
+		}},
 	}
 	for _, sv := range servers {
 		b.Run(sv.name, func(b *testing.B) {
