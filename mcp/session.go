@@ -597,7 +597,11 @@ func sameTool(a, b Tool) bool {
 // whoever follows it.
 func (s *Session) onNotification(n mcpgo.JSONRPCNotification) {
 	switch n.Method {
-	case mcpgo.MethodNotificationToolsListChanged:
+	case mcpgo.MethodNotificationToolsListChanged, mcpgo.MethodNotificationSubscriptionsAcknowledged:
+		// On 2026-07-28 a change made before the subscriptions/listen
+		// stream was open (or while it was being opened again) was sent
+		// to nobody: the stream's acknowledgement is a reason to look
+		// again too.
 		select {
 		case s.relist <- struct{}{}:
 		default: // a re-list is already pending
