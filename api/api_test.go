@@ -634,3 +634,30 @@ func TestFollowLogsLineBreaksStayInData(t *testing.T) {
 	require.Contains(t, events[1].Data, "approval_requested", "the line's text is kept")
 	require.Equal(t, "after", events[3].Data)
 }
+
+// A tool's progress during a call through the API is published as
+// call_progress events naming the call and the tool, in order.
+func TestCallProgressEvents(t *testing.T) {
+	f := newFixture(t, orchestrator.Rules{Allow: []string{"mcp__p"}}, time.Minute)
+	_, err := f.reg.ReplaceSource("p", []registry.Tool{{
+		ID: "mcp__p__steps", Source: "p", Name: "steps", ReadOnly: true,
+		Call: func(ctx context.Context, _ json.RawMessage) (registry.Result, error) {
+			fn := registry.ProgressFrom(ctx)
+			if fn == nil {
+				return registry.Result{}, errors.New("no progress asked for")
+			}
+			fn(registry.Progress{Progress: 1, Total: 2, Message: "half"})
+			fn(registry.Progress{Progress: 2, Total: 2})
+			return registry.Result{Content: []registry.Content{{Type: "text", Text: "done"}}}, nil
+		},
+	}})
+	require.NoError(t, err)
+	events, err := f.client.Events(t.Context())
+	require.NoError(t, err)
+	defer events.Close()
+	res, err := f.client.CallWith(t.Context(), "mcp__p__steps", nil, CallOptions{ID: "c7"})
+	require.NoError(t, err)
+	require.Empty(t, res.Error)
+	require.Equal(t, `{"callId":"c7","tool":"mcp__p__steps","progress":1,"total":2,"message":"half"}`, nextEvent(t, events, "call_progress").Data)
+	require.Equal(t, `{"callId":"c7","tool":"mcp__p__steps","progress":2,"total":2}`, nextEvent(t, events, "call_progress").Data)
+}

@@ -346,7 +346,15 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	if callID == "" {
 		callID = "api-" + strconv.FormatUint(s.calls.Add(1), 10)
 	}
-	out := s.opts.Runner.Run(r.Context(), []orchestrator.Call{{ID: callID, Tool: id, Args: body, Timeout: timeout}})
+	ctx := r.Context()
+	if s.opts.Bus != nil {
+		// The bus never blocks a publisher: the notices cannot hold up the
+		// server's other answers.
+		ctx = registry.WithProgress(ctx, func(p registry.Progress) {
+			s.opts.Bus.Publish(wire.CallProgress{CallID: callID, Tool: id, Progress: p.Progress, Total: p.Total, Message: p.Message})
+		})
+	}
+	out := s.opts.Runner.Run(ctx, []orchestrator.Call{{ID: callID, Tool: id, Args: body, Timeout: timeout}})
 	if len(out) != 1 {
 		writeError(w, http.StatusInternalServerError, fmt.Sprintf("orchestrator returned %d outcomes for one call", len(out)))
 		return

@@ -30,7 +30,9 @@ type Caller interface {
 // converts the answer to a registry.Result. A call error that wraps
 // mcp.ErrTransport also wraps registry.ErrTransport, so the orchestrator can
 // tell a lost connection from any other failure. The call's timeout is the
-// orchestrator's (orchestrator.Limits, per server).
+// orchestrator's (orchestrator.Limits, per server). A call whose context
+// has registry.WithProgress asks the server for progress notices and
+// passes them on.
 func Tools(caller Caller, tools []mcp.Tool) []registry.Tool {
 	out := make([]registry.Tool, 0, len(tools))
 	for _, t := range tools {
@@ -55,6 +57,11 @@ func Tools(caller Caller, tools []mcp.Tool) []registry.Tool {
 
 func call(caller Caller, name string) func(context.Context, json.RawMessage) (registry.Result, error) {
 	return func(ctx context.Context, args json.RawMessage) (registry.Result, error) {
+		if fn := registry.ProgressFrom(ctx); fn != nil {
+			ctx = mcp.WithProgress(ctx, func(p mcp.Progress) {
+				fn(registry.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+			})
+		}
 		res, err := caller.CallTool(ctx, name, args)
 		if err != nil {
 			if errors.Is(err, mcp.ErrTransport) && !errors.Is(err, registry.ErrTransport) {

@@ -535,3 +535,53 @@ func TestE2EUnknownContentKeptVerbatim(t *testing.T) {
 	require.Equal(t, testserver.UnknownBlock, string(res.Content[1].Raw))
 	require.Equal(t, testserver.HologramText, res.Text())
 }
+
+// A call whose context asks for progress (registry.WithProgress) gets the
+// server's notices, in order, while it runs; abandoning it then reaches
+// the server (notifications/cancelled), which ends the call.
+func TestE2EProgressReported(t *testing.T) {
+	f := startServer(t, testLogger(t), "--progress")
+	orch := f.orchestrator(orchestrator.Options{Logger: testLogger(t)})
+	var mu sync.Mutex
+	var got []registry.Progress
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	ctx = registry.WithProgress(ctx, func(p registry.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, p)
+	})
+	done := make(chan orchestrator.Outcome, 1)
+	go func() {
+		done <- orch.Run(ctx, []orchestrator.Call{{ID: "1", Tool: id("progress"), Args: json.RawMessage(`{"steps":3,"hold":true}`)}})[0]
+	}()
+	// The call holds after its steps, so every notice comes while it runs.
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) == 3
+	}, wait, 5*time.Millisecond)
+	mu.Lock()
+	for i, p := range got {
+		require.Equal(t, registry.Progress{Progress: float64(i + 1), Total: 3, Message: fmt.Sprintf("step %d of 3", i+1)}, p)
+	}
+	mu.Unlock()
+	cancel()
+	select {
+	case oc := <-done:
+		require.ErrorIs(t, oc.Err, context.Canceled)
+	case <-time.After(wait):
+		t.Fatal("Run did not return after its context was cancelled")
+	}
+	var end callRecord
+	require.Eventually(t, func() bool {
+		ends := phase(readCallLog(t, f.callLog), "end")
+		if len(ends) == 0 {
+			return false
+		}
+		end = ends[0]
+		return true
+	}, wait, 5*time.Millisecond, "the server never ended the held call: the cancellation did not reach it")
+	require.Equal(t, "progress", end.Tool)
+	require.True(t, *end.IsError, "ended by its context")
+}

@@ -72,10 +72,11 @@ type Conn interface {
 	Err() error
 	Close() error
 	PID() int
-	// StderrAfter returns the session's stderr lines numbered above n (from
-	// 1, in the order written), the number of the last one, and a channel
-	// closed by the next line (nil if none can come), in one read.
-	StderrAfter(n int64) (lines []string, last int64, next <-chan struct{})
+	// LogAfter returns the session's log lines numbered above n (from 1,
+	// in the order they came: a local server's stderr and the log messages
+	// any server sends), the number of the last one, and a channel closed
+	// by the next line, in one read.
+	LogAfter(n int64) (lines []mcp.LogLine, last int64, next <-chan struct{})
 	StderrTail() []string
 	CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallResult, error)
 }
@@ -282,10 +283,11 @@ type serverState struct {
 	// subs are the resource URIs serve is subscribed to (Subscribe); each
 	// new session is asked for them again. Disabling or removing the
 	// server ends them.
-	subs     map[string]bool
-	conn     Conn     // the connected session while inst has one
-	tail     []string // stderr tail of the last session or failed start
-	tailLast int64    // the number of tail's last line (see logs.go)
+	subs       map[string]bool
+	conn       Conn     // the connected session while inst has one
+	tail       []string // log tail of the last session or failed start
+	tailLast   int64    // the number of tail's last line (see logs.go)
+	stderrTail []string // the stderr lines of tail
 	// logGen is the generation whose stderr conn (else tail) holds; 0
 	// none yet. logMoved, made by the first reader that needs it, is
 	// closed when logGen or conn changes and when the server is forgotten.
@@ -759,7 +761,7 @@ func (c *Controller) status() (Status, []schema.Server) {
 			if st.conn != nil {
 				ss.StderrTail = st.conn.StderrTail()
 			} else {
-				ss.StderrTail = slices.Clone(st.tail)
+				ss.StderrTail = slices.Clone(st.stderrTail)
 			}
 		} else {
 			ss.Phase = PhasePending

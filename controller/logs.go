@@ -6,9 +6,11 @@ import (
 	"slices"
 
 	"github.com/freecode/freecode/api/wire"
+	"github.com/freecode/freecode/mcp"
 )
 
-// A server's stderr is read by cursor (wire.LogCursor): session = the
+// A server's log (its stderr and the log messages it sends) is read by
+// cursor (wire.LogCursor): session = the
 // generation that wrote the lines, line = their number in it (from 1, as
 // the session's ring numbers them). A reader asks for the lines after the
 // last one it has, so it gets each line once and never under the wrong
@@ -20,23 +22,27 @@ import (
 // numbered them. A start that failed before it had a session (its stderr
 // only in the error) keeps the lines of that error numbered from 1.
 
-// stderrTail is what a session or a failed start left on stderr: its last
-// lines and the number of the last one.
+// stderrTail is what a session or a failed start left in its log: its
+// last lines and the number of the last one, and of them the stderr lines
+// alone (what the status shows as StderrTail).
 type stderrTail struct {
-	lines []string
-	last  int64
+	lines  []string
+	last   int64
+	stderr []string
 }
 
-// tailOf is conn's stderr as it ends; none for a remote session, whose
-// generation then has no lines rather than an earlier session's.
+// tailOf is conn's log as it ends (for a remote session only the log
+// messages, none if it sent none: its generation then has no lines rather
+// than an earlier session's).
 func tailOf(conn Conn) *stderrTail {
-	lines, last, _ := conn.StderrAfter(0)
-	return &stderrTail{lines: lines, last: last}
+	lines, last, _ := conn.LogAfter(0)
+	return &stderrTail{lines: mcp.LineTexts(lines), last: last, stderr: conn.StderrTail()}
 }
 
-// keepTail records tail as gen's stderr. c.mu is held.
+// keepTail records tail as gen's log. c.mu is held.
 func (st *serverState) keepTail(gen int64, tail *stderrTail) {
 	st.tail, st.tailLast = slices.Clone(tail.lines), tail.last
+	st.stderrTail = slices.Clone(tail.stderr)
 	st.logGen = gen
 	st.logsMoved()
 }
@@ -50,13 +56,13 @@ func (st *serverState) logsMoved() {
 	}
 }
 
-// Logs returns, in one locked read, the stderr lines of the server's
+// Logs returns, in one locked read, the log lines of the server's
 // current session after the cursor after, or of its last session (or
 // failed start) when none is connected. A cursor of another session (a
 // restart since) reads the current one from its start, and the zero cursor
 // reads all that is kept: the session's last lines (mcp.Options.StderrLines
-// of them), so a reader that fell further behind misses the oldest. A remote server has no lines, only
-// sessions. It returns an error wrapping ErrUnknownServer for a name it
+// of them), so a reader that fell further behind misses the oldest. A
+// remote server has only the log messages it sent. It returns an error wrapping ErrUnknownServer for a name it
 // does not know.
 func (c *Controller) Logs(name string, after wire.LogCursor) (wire.Logs, error) {
 	logs, _, _, err := c.readLogs(name, after)
@@ -100,7 +106,9 @@ func (c *Controller) readLogs(name string, after wire.LogCursor) (logs wire.Logs
 	}
 	logs = wire.Logs{Server: name, Session: st.logGen}
 	if st.conn != nil {
-		logs.Lines, logs.Last, line = st.conn.StderrAfter(n)
+		var lines []mcp.LogLine
+		lines, logs.Last, line = st.conn.LogAfter(n)
+		logs.Lines = mcp.LineTexts(lines)
 	} else {
 		logs.Lines, logs.Last = linesAfter(st.tail, st.tailLast, n)
 	}

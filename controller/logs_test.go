@@ -202,3 +202,29 @@ func TestLogsOfARemoteSessionAreItsOwn(t *testing.T) {
 	require.Equal(t, wire.Logs{Server: "m", Lines: []string{}, Session: gen}, logs, "once it ended")
 	require.Empty(t, h.server("m").StderrTail)
 }
+
+// A server's log holds its log messages beside its stderr, while it runs
+// and once it ended; the status' StderrTail (what errors quote) holds its
+// stderr only.
+func TestLogsHoldLogMessages(t *testing.T) {
+	h := newHarness(t)
+	srv := testServer("g", "--stderr-echo", "--logging")
+	h.c.SetDesired([]schema.Server{srv}, time.Hour)
+	gen := h.waitPhase("g", PhaseReady).ObservedGeneration
+	tool, ok := h.reg.Get(mcp.ToolID("g", "log"))
+	require.True(t, ok)
+	_, err := tool.Call(t.Context(), json.RawMessage(`{"level":"warning","logger":"db","text":"slow query"}`))
+	require.NoError(t, err)
+	h.echoStderr("g", "on stderr")
+	got, _ := h.follow("g", wire.LogCursor{Session: gen}, 2)
+	require.ElementsMatch(t, []string{"[warning] db: slow query", "on stderr"}, got)
+
+	off := srv
+	off.Enabled = false
+	h.c.SetDesired([]schema.Server{off}, time.Hour)
+	h.waitPhase("g", PhaseDisabled)
+	logs, err := h.c.Logs("g", wire.LogCursor{})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"[warning] db: slow query", "on stderr"}, logs.Lines, "once it ended")
+	require.Equal(t, []string{"on stderr"}, h.server("g").StderrTail)
+}

@@ -282,13 +282,14 @@ func (f *fakeConn) isClosed() bool {
 	return f.closed
 }
 
-// StderrAfter numbers StderrTail's one line 1; no more lines come.
-func (f *fakeConn) StderrAfter(n int64) ([]string, int64, <-chan struct{}) {
+// LogAfter numbers StderrTail's one line 1; no more lines come.
+func (f *fakeConn) LogAfter(n int64) ([]mcp.LogLine, int64, <-chan struct{}) {
 	if n >= 1 {
-		return []string{}, n, nil
+		return []mcp.LogLine{}, n, nil
 	}
-	return f.StderrTail(), 1, nil
+	return []mcp.LogLine{{Text: f.StderrTail()[0]}}, 1, nil
 }
+func (f *fakeConn) Instructions() string { return "" }
 func (f *fakeConn) PID() int             { return f.pid }
 func (f *fakeConn) StderrTail() []string { return []string{"fake stderr of " + f.name} }
 func (f *fakeConn) CallTool(context.Context, string, json.RawMessage) (*mcp.CallResult, error) {

@@ -46,6 +46,9 @@ func MCPSpec(srv schema.Server) mcp.Spec {
 			MaxListPages:    schema.MaxMaxListPages,
 			MaxListBytes:    schema.MaxMaxListBytes,
 		},
-		Shown: srv.Shown,
+		Roots:    srv.Roots,
+		Protocol: srv.Protocol,
+		LogLevel: srv.LogLevel,
+		Shown:    srv.Shown,
 	}
 }

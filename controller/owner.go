@@ -469,5 +469,5 @@ func stderrOf(err error) *stderrTail {
 	if lines == nil {
 		return nil
 	}
-	return &stderrTail{lines: lines, last: int64(len(lines))}
+	return &stderrTail{lines: lines, last: int64(len(lines)), stderr: lines}
 }

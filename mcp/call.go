@@ -35,6 +35,10 @@ type CallResult struct {
 
 // callResultWire is a tools/call result on the wire.
 type callResultWire struct {
+	// ResultType is "input_required" for a result of the 2026-07-28
+	// revision that asks the client for input (elicitation, sampling,
+	// roots) before the call can go on.
+	ResultType string          `json:"resultType"`
 	Content    presentBlocks   `json:"content"`
 	IsError    bool            `json:"isError"`
 	Structured json.RawMessage `json:"structuredContent"`
@@ -63,6 +67,9 @@ func decodeCallResult(raw json.RawMessage) (*CallResult, error) {
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return nil, fmt.Errorf("decode tools/call result: %w", err)
 	}
+	if w.ResultType == "input_required" {
+		return nil, errors.New("the server asks for input before it can go on (a 2026-07-28 multi round-trip request), which FreeCode does not answer yet")
+	}
 	if !w.Content.present {
 		return nil, errors.New("decode tools/call result: content is missing")
 	}
@@ -76,16 +83,12 @@ func decodeCallResult(raw json.RawMessage) (*CallResult, error) {
 	return res, nil
 }
 
-// callParams are the params of a tools/call request.
-type callParams struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
-
 // CallTool calls the server's tool name (the server's own name, Tool.Name)
 // with args, a JSON object (nil means {}), and returns its result verbatim.
 // Cancelling ctx abandons the call and tells the server with
-// notifications/cancelled. A failure of the connection wraps ErrTransport
+// notifications/cancelled (on the 2026-07-28 revision over HTTP, ending
+// the request's stream is the cancellation). A context made by
+// WithProgress asks the server for progress notices. A failure of the connection wraps ErrTransport
 // (and, when the local process exited, is an *ExitError); a call after the
 // session ended wraps ErrClosed. A tool that reports a failure is not an
 // error: see CallResult.IsError.
@@ -104,13 +107,15 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 		// Never sent, so there is nothing to cancel.
 		return nil, fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, context.Cause(ctx))
 	}
-	id := mcpgo.NewRequestId(fmt.Sprintf("freecode-tools-call-%d", s.reqSeq.Add(1)))
-	resp, err := s.client.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
-		JSONRPC: mcpgo.JSONRPC_VERSION,
-		ID:      id,
-		Method:  string(mcpgo.MethodToolsCall),
-		Params:  callParams{Name: name, Arguments: args},
-	})
+	var meta map[string]any
+	if fn := progressFrom(ctx); fn != nil {
+		token := fmt.Sprintf("freecode-progress-%d", s.reqSeq.Add(1))
+		meta = map[string]any{"progressToken": token}
+		defer s.progress.watch(token, fn)()
+	}
+	req := s.newRequest("tools-call", string(mcpgo.MethodToolsCall), map[string]any{"name": name, "arguments": args}, meta)
+	id := req.ID
+	resp, err := s.client.GetTransport().SendRequest(ctx, req)
 	var res *CallResult
 	switch {
 	case err != nil:
@@ -188,6 +193,11 @@ func (s *Session) endedErrorOf(what string) error {
 // cancellation). It does not wait: the notice is best effort, bounded by
 // cancelNoticeWait and the session's end.
 func (s *Session) sendCancelled(id mcpgo.RequestId, reason error) {
+	if s.modern() && s.srv.Type == Remote {
+		// Over streamable HTTP, the 2026-07-28 revision cancels by the end
+		// of the request's stream, which the abandoned request did.
+		return
+	}
 	n := mcpgo.JSONRPCNotification{
 		JSONRPC: mcpgo.JSONRPC_VERSION,
 		Notification: mcpgo.Notification{

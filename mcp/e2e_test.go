@@ -22,7 +22,7 @@ import (
 // npmServer returns the command that runs the server script at rel (inside
 // testdata/npm/node_modules) with the pinned Node. Without node_modules it
 // skips, except in CI, where it fails.
-func npmServer(t *testing.T, rel string, args ...string) []string {
+func npmServer(t testing.TB, rel string, args ...string) []string {
 	t.Helper()
 	modules := filepath.Join(testutil.RepoRoot(), "testdata", "npm", "node_modules")
 	node := filepath.Join(modules, ".bin", "node")

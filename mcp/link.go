@@ -24,7 +24,8 @@ import (
 type link interface {
 	// open starts the server's process or reaches its endpoint, and runs
 	// the handshake over a client on it (o.handshake), more than once if
-	// the link falls back to another transport. Its error is for users.
+	// the link falls back to another transport or a local server exited
+	// on the protocol probe. Its error is for users.
 	open(ctx context.Context, o opener) error
 	// exited is closed once the local process has exited and was reaped;
 	// it is nil, and so never ready, for a remote server.
@@ -69,16 +70,20 @@ type link interface {
 	// (the server's stderr) mention and the local server did not get; nil
 	// for a remote server.
 	withheld(lines []string) []string
-	// stderrAfter is Session.StderrAfter: the local server's stderr lines
-	// after n; for a remote server nil lines, n and a nil channel.
-	stderrAfter(n int64) (lines []string, last int64, next <-chan struct{})
 }
 
 // opener is the session's side of opening a link.
 type opener interface {
 	// handshake makes c the session's client, initializes the server over
-	// it and lists its tools.
-	handshake(ctx context.Context, c *client.Client) error
+	// it in the protocol revision neg says (or the one a probe finds) and
+	// lists its tools.
+	handshake(ctx context.Context, c *client.Client, neg negotiation) error
+	// protocol is the revision decided without asking the server ("": ask
+	// it).
+	protocol() string
+	// discover probes tr for the revision the server speaks (see
+	// Session.discover).
+	discover(ctx context.Context, tr transport.Interface, read func() bool) (version string, exited bool)
 	// connectError explains why step failed while connecting.
 	connectError(ctx context.Context, step string, err error) error
 	// lostWhileConnecting returns a connection loss reported while
@@ -109,7 +114,7 @@ type linkEnv struct {
 func (s *Session) newLink() (link, error) {
 	switch s.srv.Type {
 	case Local:
-		return &localLink{env: s.linkEnv(), ring: newLineRing(s.opts.StderrLines)}, nil
+		return &localLink{env: s.linkEnv(), ring: s.ring}, nil
 	case Remote:
 		s.mask = newURLMask(s.srv)
 		s.log = maskLogger(s.log, s.mask)

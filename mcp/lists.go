@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/client/transport"
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
 
 // listPages issues step, a list method (tools/list, resources/list,
@@ -22,7 +21,7 @@ func (s *Session) listPages(ctx context.Context, step, key string, prog *listPro
 	var size int64 // bytes of the results so far, cursors included
 	seen := map[string]bool{}
 	cursor := ""
-	idPrefix := "freecode-" + strings.ReplaceAll(step, "/", "-") + "-"
+	idPrefix := strings.ReplaceAll(step, "/", "-")
 	for {
 		if prog.pages >= lim.MaxListPages {
 			return nil, s.listLimit(step, limitListPages, int64(lim.MaxListPages))
@@ -31,12 +30,7 @@ func (s *Session) listPages(ctx context.Context, step, key string, prog *listPro
 		if cursor != "" {
 			params["cursor"] = cursor
 		}
-		resp, err := s.client.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
-			JSONRPC: mcpgo.JSONRPC_VERSION,
-			ID:      mcpgo.NewRequestId(fmt.Sprintf("%s%d", idPrefix, s.reqSeq.Add(1))),
-			Method:  step,
-			Params:  params,
-		})
+		resp, err := s.client.GetTransport().SendRequest(ctx, s.newRequest(idPrefix, step, params, nil))
 		if err != nil {
 			return nil, transport.NewError(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
+	"golang.org/x/sys/unix"
 )
 
 // localLink is a local server: a child process the session starts and owns,
@@ -16,8 +17,13 @@ type localLink struct {
 	env  linkEnv
 	ring *lineRing // the process's last stderr lines
 
-	// proc is set by open once the process runs; read-only afterwards.
-	proc *process
+	// proc is set by open once the process runs, and again when the
+	// server is started a second time (see open); read-only once open
+	// returned. stdin is proc's stdin as the session writes it. procMu
+	// guards proc for pid, which a status may ask while open runs.
+	procMu sync.Mutex
+	proc   *process
+	stdin  *writeWatcher
 
 	meterMu sync.Mutex  // guards meter
 	meter   *startMeter // watches the start; set by open with proc
@@ -28,11 +34,30 @@ func (l *localLink) open(cctx context.Context, o opener) error {
 	if len(srv.Command) == 0 || srv.Command[0] == "" {
 		return fmt.Errorf("server %q: no command configured", srv.Name)
 	}
+	err := l.run(cctx, o, negotiation{version: o.protocol(), read: l.drained})
+	if !errors.Is(err, errProbeExit) {
+		return err
+	}
+	// A server of the older revisions that ends on a request it does not
+	// know (the protocol probe): start it again and speak 2025-11-25 to
+	// it from the start.
+	l.env.log.V(1).Info("server exited on server/discover; starting it again", "speaking", ProtocolVersion)
+	if err := l.proc.stop(false); err != nil {
+		l.env.log.V(1).Info("stopping the server", "err", err.Error())
+	}
+	return l.run(cctx, o, negotiation{version: ProtocolVersion})
+}
+
+// run starts the server's process and runs the handshake over its stdio.
+func (l *localLink) run(cctx context.Context, o opener, neg negotiation) error {
+	srv := l.env.srv
 	proc, err := startProcess(srv.Command, srv.Env, l.env.opts.Launcher, l.ring, l.env.log, l.env.opts.OnProcess, l.env.opts.OnStderr)
 	if err != nil {
 		return fmt.Errorf("server %q: cannot start %q: %w", srv.Name, srv.Command[0], err)
 	}
+	l.procMu.Lock()
 	l.proc = proc
+	l.procMu.Unlock()
 	meter := newStartMeter(proc.pid, l.ring, l.env.timeout)
 	defer meter.stop()
 	l.meterMu.Lock()
@@ -66,7 +91,29 @@ func (l *localLink) open(cctx context.Context, o opener) error {
 		c:    newFrameCounter(limit, endAtNewline),
 		over: func() error { return l.env.over(limitMessageBytes, limit) },
 	}
-	return o.handshake(cctx, l.env.newClient(transport.NewIO(stdout, proc.stdin, nil), nil))
+	l.stdin = &writeWatcher{f: proc.stdin, close: proc.stdin.Close}
+	return o.handshake(cctx, l.env.newClient(transport.NewIO(stdout, l.stdin, nil), nil), neg)
+}
+
+// drained reports whether the server has read everything written to its
+// stdin: something was written, and the pipe holds nothing unread.
+func (l *localLink) drained() bool {
+	if l.stdin == nil || !l.stdin.wrote.Load() {
+		return false
+	}
+	raw, err := l.proc.stdin.SyscallConn()
+	if err != nil {
+		return false
+	}
+	unread := -1
+	if err := raw.Control(func(fd uintptr) {
+		if n, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ); err == nil {
+			unread = n
+		}
+	}); err != nil {
+		return false
+	}
+	return unread == 0
 }
 
 func (l *localLink) exited() <-chan struct{} {
@@ -159,6 +206,8 @@ func (l *localLink) stop(graceful bool) error {
 }
 
 func (l *localLink) pid() int {
+	l.procMu.Lock()
+	defer l.procMu.Unlock()
 	if l.proc == nil {
 		return 0
 	}
@@ -170,11 +219,4 @@ func (l *localLink) stderrTail() []string {
 		return nil
 	}
 	return l.ring.tail()
-}
-
-func (l *localLink) stderrAfter(n int64) ([]string, int64, <-chan struct{}) {
-	if l.proc == nil {
-		return nil, n, nil
-	}
-	return l.ring.after(n)
 }

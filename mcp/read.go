@@ -299,20 +299,16 @@ func (s *Session) notOffered(what, feature string) error {
 // process exited), a request after the session ended wraps ErrClosed, and
 // the server's own error answer is kept as its cause (ErrResourceNotFound
 // and ErrInvalidParams for the codes that mean them).
-func (s *Session) request(ctx context.Context, method, what string, params any) (json.RawMessage, error) {
+func (s *Session) request(ctx context.Context, method, what string, params map[string]any) (json.RawMessage, error) {
 	if err := s.endedErrorOf(what); err != nil {
 		return nil, err
 	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("server %q: %s: %w", s.srv.Name, what, context.Cause(ctx))
 	}
-	id := mcpgo.NewRequestId(fmt.Sprintf("freecode-%s-%d", strings.ReplaceAll(method, "/", "-"), s.reqSeq.Add(1)))
-	resp, err := s.client.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
-		JSONRPC: mcpgo.JSONRPC_VERSION,
-		ID:      id,
-		Method:  method,
-		Params:  params,
-	})
+	req := s.newRequest(strings.ReplaceAll(method, "/", "-"), method, params, nil)
+	id := req.ID
+	resp, err := s.client.GetTransport().SendRequest(ctx, req)
 	switch {
 	case err != nil:
 		if ctx.Err() != nil {

@@ -82,9 +82,10 @@ func (r *remoteLink) open(cctx context.Context, o opener) error {
 		err = r.openSSE(cctx, o, httpClient, slogger)
 	case TransportAuto, "":
 		var c *client.Client
-		c, err = r.streamable(httpClient, slogger)
+		var neg negotiation
+		c, neg, err = r.negotiated(cctx, o, httpClient, slogger)
 		if err == nil {
-			err = o.handshake(cctx, c)
+			err = o.handshake(cctx, c, neg)
 		}
 		// The MCP spec's backwards compatibility rule: a 4xx answer to
 		// POST initialize means a server of the older HTTP+SSE transport.
@@ -167,8 +168,6 @@ func (r *remoteLink) pid() int { return 0 }
 
 func (r *remoteLink) stderrTail() []string { return nil }
 
-func (r *remoteLink) stderrAfter(n int64) ([]string, int64, <-chan struct{}) { return nil, n, nil }
-
 // maxRedirects is how many redirects one request follows, as under
 // net/http's default policy.
 const maxRedirects = 10
@@ -239,31 +238,78 @@ func originPort(u *url.URL) string {
 	return ""
 }
 
-// streamable is a client over streamable HTTP.
-func (r *remoteLink) streamable(hc *http.Client, slogger *slog.Logger) (*client.Client, error) {
+// streamableTransport is a streamable HTTP transport; listening opens the
+// standalone GET stream, which carries tools/list_changed on the
+// 2025-11-25 revision (2026-07-28 has none: subscriptions/listen does it).
+func (r *remoteLink) streamableTransport(hc *http.Client, slogger *slog.Logger, listening bool) (*transport.StreamableHTTP, error) {
 	srv := r.env.srv
-	tr, err := transport.NewStreamableHTTP(srv.URL,
+	opts := []transport.StreamableHTTPCOption{
 		transport.WithHTTPHeaders(srv.Headers),
 		transport.WithHTTPBasicClient(hc),
-		// The standalone GET stream carries tools/list_changed on the
-		// protocol revision we pin. No WithHTTPTimeout: it would cut that
-		// stream.
-		//lint:ignore SA1019 deprecated only for protocol 2026-07-28, which we do not speak yet.
-		transport.WithContinuousListening(),
 		transport.WithHTTPLogger(slogger),
-	)
+	}
+	if listening {
+		// No WithHTTPTimeout: it would cut that stream.
+		//lint:ignore SA1019 deprecated only for protocol 2026-07-28, where it is not used.
+		opts = append(opts, transport.WithContinuousListening())
+	}
+	tr, err := transport.NewStreamableHTTP(srv.URL, opts...)
 	if err != nil {
 		return nil, newError(fmt.Sprintf("server %q: %s", srv.Name, r.env.mask.err(err)), err)
 	}
-	return r.env.newClient(tr, hc), nil
+	return tr, nil
+}
+
+// negotiated is a client over streamable HTTP in the revision the server
+// speaks: the one decided without asking (see opener.protocol), or the
+// one a server/discover probe finds, sent over a transport of its own
+// (one HTTP request, answered at once by servers of either revision). The
+// probe's transport serves the 2026-07-28 revision; the 2025-11-25 one
+// needs a transport with the GET stream, which a probe must not open.
+func (r *remoteLink) negotiated(cctx context.Context, o opener, hc *http.Client, slogger *slog.Logger) (*client.Client, negotiation, error) {
+	version := o.protocol()
+	var probe *transport.StreamableHTTP
+	if version == "" {
+		var err error
+		if probe, err = r.streamableTransport(hc, slogger, false); err != nil {
+			return nil, negotiation{}, err
+		}
+		if err := probe.Start(cctx); err != nil {
+			return nil, negotiation{}, newError(fmt.Sprintf("server %q: %s", r.env.srv.Name, r.env.mask.err(err)), err)
+		}
+		version, _ = o.discover(cctx, probe, nil)
+		// What the probe was answered (a 400, say) explains no later failure.
+		r.rec.reset()
+	}
+	if version == ModernProtocolVersion {
+		tr := probe
+		if tr == nil {
+			var err error
+			if tr, err = r.streamableTransport(hc, slogger, false); err != nil {
+				return nil, negotiation{}, err
+			}
+		}
+		return r.env.newClient(tr, hc), negotiation{version: version}, nil
+	}
+	if probe != nil {
+		// It opened no session: closing it sends nothing.
+		if err := probe.Close(); err != nil {
+			r.env.log.V(1).Info("closing the probe's transport", "err", r.env.mask.err(err))
+		}
+	}
+	tr, err := r.streamableTransport(hc, slogger, true)
+	if err != nil {
+		return nil, negotiation{}, err
+	}
+	return r.env.newClient(tr, hc), negotiation{version: version}, nil
 }
 
 func (r *remoteLink) openStreamable(cctx context.Context, o opener, hc *http.Client, slogger *slog.Logger) error {
-	c, err := r.streamable(hc, slogger)
+	c, neg, err := r.negotiated(cctx, o, hc, slogger)
 	if err != nil {
 		return err
 	}
-	return o.handshake(cctx, c)
+	return o.handshake(cctx, c, neg)
 }
 
 func (r *remoteLink) openSSE(cctx context.Context, o opener, hc *http.Client, slogger *slog.Logger) error {
@@ -285,7 +331,8 @@ func (r *remoteLink) openSSE(cctx context.Context, o opener, hc *http.Client, sl
 	c.OnConnectionLost(func(err error) {
 		r.env.lostConn(newError(fmt.Sprintf("server %q: SSE stream lost: %s", srv.Name, r.env.mask.err(err)), ErrTransport, unreachableCause(err), err))
 	})
-	return o.handshake(cctx, c)
+	// The HTTP+SSE transport belongs to the older revisions.
+	return o.handshake(cctx, c, negotiation{version: ProtocolVersion})
 }
 
 // deadlineOf is when connecting must be done.

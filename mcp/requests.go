@@ -43,15 +43,17 @@ type inbound struct {
 }
 
 // newClient is the one place where the session's mcp-go clients are made
-// (links call it through linkEnv.newClient): it pins the protocol
-// revision, routes the server's requests through s.in (tr wrapped), and
+// (links call it through linkEnv.newClient): it routes the server's
+// requests through s.in (tr wrapped), and
 // declares elicitation, form and URL mode, when Options.Elicit can answer
 // and the transport can carry the server's requests (the older HTTP+SSE
 // transport of mcp-go cannot). hc is the HTTP client of a streamable HTTP
 // transport, nil otherwise.
 func (s *Session) newClient(tr transport.Interface, hc *http.Client) *client.Client {
 	s.in = &inbound{s: s, live: map[string]context.CancelCauseFunc{}}
-	opts := []client.ClientOption{client.WithProtocolVersion(ProtocolVersion)}
+	// No pinned revision: the handshake names the one it speaks (see
+	// Session.handshake and protocol.go).
+	var opts []client.ClientOption
 	bidirectional := true
 	switch t := tr.(type) {
 	case *transport.Stdio:

@@ -74,7 +74,7 @@ func TestLineRingAfter(t *testing.T) {
 				r.add(text)
 			}
 			got, last, _ := r.after(tt.after)
-			require.Equal(t, tt.want, got)
+			require.Equal(t, tt.want, LineTexts(got))
 			require.Equal(t, tt.wantLast, last)
 		})
 	}
@@ -94,7 +94,7 @@ func TestLineRingAfterWakes(t *testing.T) {
 	r.add("x")
 	<-wake // closed by the line
 	got, last, next := r.after(last)
-	require.Equal(t, []string{"x"}, got)
+	require.Equal(t, []string{"x"}, LineTexts(got))
 	require.Equal(t, int64(1), last)
 	select {
 	case <-next:
@@ -104,6 +104,22 @@ func TestLineRingAfterWakes(t *testing.T) {
 	r.add("x")
 	<-next
 	got, last, _ = r.after(last)
-	require.Equal(t, []string{"x"}, got, "the same text again is a new line")
+	require.Equal(t, []string{"x"}, LineTexts(got), "the same text again is a new line")
 	require.Equal(t, int64(2), last)
+}
+
+// Log messages are numbered with the stderr lines, in one order, but
+// stay out of what errors quote of stderr.
+func TestLineRingMessages(t *testing.T) {
+	r := newLineRing(4)
+	r.add("err 1")
+	r.addMessage(LogLine{Text: "[info] hello", Message: &LogMessage{Level: "info"}})
+	r.add("err 2")
+	got, last, _ := r.after(0)
+	require.Equal(t, []string{"err 1", "[info] hello", "err 2"}, LineTexts(got))
+	require.Equal(t, int64(3), last)
+	require.Nil(t, got[0].Message)
+	require.Equal(t, "info", got[1].Message.Level)
+	require.Equal(t, []string{"err 1", "err 2"}, r.tail())
+	require.Equal(t, int64(2), r.count(), "the start meter counts stderr lines only")
 }

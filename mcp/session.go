@@ -21,13 +21,6 @@ import (
 	"github.com/freecode/freecode/mcp/auth"
 )
 
-// ProtocolVersion is the MCP revision a session asks for. Pinning a revision
-// that uses the initialize handshake keeps mcp-go from first probing with
-// server/discover, which servers of this revision do not know and which
-// costs up to five seconds against servers that ignore unknown methods. A
-// server that only speaks an older revision answers with that one.
-const ProtocolVersion = mcpgo.LATEST_LEGACY_PROTOCOL_VERSION
-
 const (
 	defaultStderrLines   = 200
 	defaultClientName    = "freecode"
@@ -49,8 +42,10 @@ type Options struct {
 	// Logger receives the session's diagnostics; a local server's stderr
 	// lines go to it at V(1). The zero value discards everything.
 	Logger logr.Logger
-	// StderrLines is how many of a local server's last stderr lines are
-	// kept for StderrTail and error messages; 0 means 200.
+	// StderrLines is how many of the server's last log lines are kept:
+	// the lines a local server writes to stderr (for StderrTail and error
+	// messages) and the log messages any server sends (LogAfter has
+	// both); 0 means 200.
 	StderrLines int
 	// ClientName and ClientVersion identify FreeCode in initialize; they
 	// default to "freecode" and "dev".
@@ -120,6 +115,11 @@ type Options struct {
 	// its context ends (cause ErrElicitTimeout) and the server is sent
 	// "cancel", whatever the handler returns. Zero: DefaultElicitTimeout.
 	ElicitTimeout time.Duration
+	// Protocols, if set, remembers which protocol revision each server
+	// spoke, so that connecting it again sends no server/discover probe
+	// (see ProtocolCache); nil probes every connect of a server whose
+	// Spec.Protocol is not set.
+	Protocols *ProtocolCache
 }
 
 // DefaultElicitTimeout is Options.ElicitTimeout's default: a person may
@@ -168,10 +168,21 @@ type Session struct {
 	listed listProgress
 	raws   []json.RawMessage
 
-	// client is set while connecting (by handshake), read-only afterwards.
+	// client is set while connecting (by handshake), read-only afterwards,
+	// and so is proto, the protocol revision it speaks.
 	client *client.Client
 	// in serves the server's requests to client; set with it (newClient).
-	in *inbound
+	in    *inbound
+	proto string
+	// protoKey is the spec's key in Options.Protocols.
+	protoKey string
+
+	// ring is the server's log: a local server's stderr lines and every
+	// server's log messages. logs bounds the messages' rate.
+	ring *lineRing
+	logs logBucket
+	// progress follows the calls in flight that asked for progress.
+	progress progressWatches
 
 	// ctx lives as long as the session; mcp-go's Start gets it, and the
 	// owner goroutine's re-lists derive from it. cancel ends it.
@@ -261,6 +272,8 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 		feat:         newFeatureState(),
 		closing:      make(chan struct{}),
 		done:         make(chan struct{}),
+		ring:         newLineRing(opts.StderrLines),
+		protoKey:     protocolKey(srv),
 	}
 	var err error
 	if s.link, err = s.newLink(); err != nil {
@@ -299,8 +312,12 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	}
 	stopAfter()
 	if err != nil {
+		s.opts.Protocols.forget(s.protoKey)
 		s.finish(err)
 		return nil, err
+	}
+	if !knownRevision(srv.Protocol) {
+		s.opts.Protocols.store(s.protoKey, s.proto)
 	}
 	s.setTools(s.raws)
 	s.raws = nil
@@ -347,23 +364,38 @@ func (s *Session) workingDeadline(ctx context.Context) (context.Context, func())
 func (s *Session) spent() time.Duration { return time.Duration(s.budget.Load()) }
 
 // handshake makes c the session's client, starts it, initializes the
-// server and lists its tools. Links call it (see opener) once their
-// transport is up.
-func (s *Session) handshake(cctx context.Context, c *client.Client) error {
+// server in the revision neg names (probing first if it names none) and
+// lists its tools. Links call it (see opener) once their transport is up.
+// It returns errProbeExit, and nothing else is done, when a local server
+// exited on the probe (see discover).
+func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiation) error {
 	s.client = c
 	s.step = stepInitialize
+	rootsOpt, rootsCap := s.roots()
+	if rootsOpt != nil {
+		rootsOpt(c)
+	}
 	s.client.OnNotification(s.onNotification)
 	if err := s.client.Start(s.ctx); err != nil {
 		return s.connectError(cctx, stepInitialize, transport.NewError(err))
 	}
+	version := neg.version
+	if version == "" {
+		var exited bool
+		if version, exited = s.discover(cctx, c.GetTransport(), neg.read); exited {
+			return errProbeExit
+		}
+	}
 	req := mcpgo.InitializeRequest{}
-	req.Params.ProtocolVersion = ProtocolVersion
+	req.Params.ProtocolVersion = version
 	req.Params.ClientInfo = mcpgo.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion}
+	req.Params.Capabilities.Roots = rootsCap
 	res, err := s.client.Initialize(cctx, req)
 	if err != nil {
 		return s.connectError(cctx, stepInitialize, err)
 	}
 	s.noteInitialize(res)
+	s.proto = s.client.ProtocolVersion()
 	if res.Capabilities.Tools == nil {
 		s.log.V(1).Info("server declares no tools capability")
 	} else {
@@ -497,7 +529,11 @@ func plural(n int, what string) string {
 // received in prog and ends the session (a *LimitError) when the list goes
 // over the server's MaxListPages, MaxListItems or MaxListBytes.
 func (s *Session) listTools(ctx context.Context, prog *listProgress) ([]json.RawMessage, error) {
-	return s.listPages(ctx, stepToolsList, "tools", prog)
+	raws, err := s.listPages(ctx, stepToolsList, "tools", prog)
+	if err != nil {
+		return nil, err
+	}
+	return s.validHeaderTools(raws), nil
 }
 
 // setTools converts raws and makes them the current set; it reports whether
@@ -552,14 +588,25 @@ func sameTool(a, b Tool) bool {
 }
 
 // onNotification runs on mcp-go's read goroutine: it must not make
-// requests, so it only asks the owner goroutine to list again.
+// requests, so for a changed tool list it only asks the owner goroutine to
+// list again; log messages go into the log ring, and a call's progress to
+// whoever follows it.
 func (s *Session) onNotification(n mcpgo.JSONRPCNotification) {
 	s.featureNotification(n)
-	if n.Method == mcpgo.MethodNotificationToolsListChanged {
+	switch n.Method {
+	case mcpgo.MethodNotificationToolsListChanged, mcpgo.MethodNotificationSubscriptionsAcknowledged:
+		// On 2026-07-28 a change made before the subscriptions/listen
+		// stream was open (or while it was being opened again) was sent
+		// to nobody: the stream's acknowledgement is a reason to look
+		// again too.
 		select {
 		case s.relist <- struct{}{}:
 		default: // a re-list is already pending
 		}
+	case string(mcpgo.MethodNotificationMessage):
+		s.onLogMessage(n)
+	case string(mcpgo.MethodNotificationProgress):
+		s.progress.onProgress(n)
 	}
 }
 
@@ -582,6 +629,8 @@ func (s *Session) connectionLost(err error) {
 
 // run is the owner goroutine.
 func (s *Session) run() {
+	s.applyLogLevel()
+	s.listen()
 	exited := s.link.exited()
 	for {
 		select {
@@ -754,22 +803,13 @@ func (s *Session) Err() error {
 // (Options.StderrLines of them at most); nil for a remote server.
 func (s *Session) StderrTail() []string { return s.link.stderrTail() }
 
-// StderrAfter returns, in one read, the local server's stderr lines
-// numbered above n (they are numbered from 1 in the order the server wrote
-// them, for this session), the number of the last line written (n when
-// none came since), and a channel closed when the next line arrives. Lines
-// that the last Options.StderrLines pushed out are not returned. A remote
-// server writes none: nil lines, n, and a nil channel.
-func (s *Session) StderrAfter(n int64) (lines []string, last int64, next <-chan struct{}) {
-	return s.link.stderrAfter(n)
-}
-
 // Ping sends the server an MCP ping and waits for the answer, within ctx.
 // It is also how a host finds out whether a remote session's sign-in
 // still holds after the stored credentials changed (a sign-out from
 // another terminal): if it does not, the session ends with an error
 // wrapping ErrNeedsLogin, which Ping returns too. A ping after the session
-// ended fails with ErrClosed.
+// ended fails with ErrClosed. On the 2026-07-28 revision there is no ping:
+// Ping then returns nil without asking the server.
 func (s *Session) Ping(ctx context.Context) error {
 	select {
 	case <-s.done:
@@ -779,7 +819,7 @@ func (s *Session) Ping(ctx context.Context) error {
 		return fmt.Errorf("server %q: ping: %w", s.srv.Name, ErrClosed)
 	default:
 	}
-	//lint:ignore SA1019 deprecated only for protocol 2026-07-28, which we do not speak yet.
+	//lint:ignore SA1019 deprecated only by protocol 2026-07-28, on which mcp-go sends nothing: Ping then checks nothing.
 	if err := s.client.Ping(ctx); err != nil {
 		if errors.Is(err, ErrNeedsLogin) {
 			return authError(s.mask, err)

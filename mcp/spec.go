@@ -71,6 +71,22 @@ type Spec struct {
 	// field sets no bound.
 	MaxLimits Limits
 
+	// Roots are the directories the server may work in, absolute and
+	// clean; only when there are some does the session declare the roots
+	// capability and answer roots/list (see rootsHandler).
+	Roots []string
+	// LogLevel is the lowest severity of the log messages the server is
+	// asked to send (one of LogLevels); "" asks nothing, which leaves the
+	// 2025-11-25 revision's servers at their own default and makes those
+	// of 2026-07-28 send none.
+	LogLevel string
+	// Protocol pins the protocol revision: ProtocolVersion or
+	// ModernProtocolVersion; ProtocolAuto asks the server with a
+	// server/discover probe (once per Options.Protocols); "" speaks the
+	// revision Options.Protocols remembers for the server, or else
+	// ProtocolVersion, without a probe.
+	Protocol string
+
 	// Shown is the command line or URL as written by the user, before
 	// ${VAR} expansion: what logs and errors show instead of Command or
 	// URL, so that a secret passed through a variable is not printed. ""

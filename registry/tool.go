@@ -33,6 +33,33 @@ func Approved(ctx context.Context) bool {
 	return ok
 }
 
+// Progress is how far a call in flight got, as the tool reports it.
+type Progress struct {
+	// Progress grows with every report; Total is what it counts up to (0:
+	// unknown).
+	Progress float64
+	Total    float64
+	// Message says what the call is doing, as the tool (a server) wrote
+	// it: show it neutralized.
+	Message string
+}
+
+type progressKey struct{}
+
+// WithProgress returns a context whose calls report their progress to fn,
+// if their tool can (an MCP tool asks its server for progress notices).
+// fn is called in the order the reports came; it must not block, since
+// it may run on the goroutine that reads the server's messages.
+func WithProgress(ctx context.Context, fn func(Progress)) context.Context {
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
+// ProgressFrom returns the function WithProgress gave ctx, or nil.
+func ProgressFrom(ctx context.Context) func(Progress) {
+	fn, _ := ctx.Value(progressKey{}).(func(Progress))
+	return fn
+}
+
 // WithApproval returns ctx marked as the context of an approved call
 // (Approved reports true for it). The orchestrator marks the context of
 // every call the Approver approved, and nothing else should.

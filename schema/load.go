@@ -208,7 +208,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 			Name: rs.Name, Type: rs.Type, Command: rs.Command, URL: rs.URL,
 			Headers: rs.Headers, Env: rs.Env, Transport: rs.Transport, OAuth: rs.OAuth.resolve(),
 			Enabled: true, Timeout: DefaultTimeout, Source: source,
-			Limits: rs.Limits.resolve(limits),
+			Limits: rs.Limits.resolve(limits), Protocol: rs.Protocol, LogLevel: rs.LogLevel,
 		}
 		if rs.Enabled != nil {
 			s.Enabled = *rs.Enabled
@@ -222,6 +222,14 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 		}
 		if s.Type == Remote && s.Transport == "" {
 			s.Transport = TransportAuto
+		}
+		if len(rs.Roots) > 0 {
+			var err error
+			if s.Roots, err = resolveRoots(rs.Roots, source, x.lookup); err != nil {
+				e := &Error{File: file, Path: []string{"mcp", "servers", strconv.Itoa(i), "roots"}, Msg: err.Error()}
+				locate(e, lines, root)
+				derrs = append(derrs, e)
+			}
 		}
 		s.Shown = shown(s.Type, s.Command, s.URL)
 		// A disabled server is not started, so its unset variables are not an
@@ -262,6 +270,35 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 	return cfg, nil
 }
 
+// resolveRoots makes each root absolute and clean: a relative one is
+// relative to the project directory of a project's server (source
+// "project:<dir>") and to the home directory ($HOME) of a user's, and "~"
+// or "~/..." is the home directory.
+func resolveRoots(roots []string, source string, lookup func(string) (string, bool)) ([]string, error) {
+	home, _ := lookup("HOME")
+	base := home
+	if dir, ok := strings.CutPrefix(source, SourceProjectPrefix); ok {
+		base = dir
+	}
+	out := make([]string, 0, len(roots))
+	for _, r := range roots {
+		if r == "~" || strings.HasPrefix(r, "~/") {
+			if home == "" {
+				return nil, fmt.Errorf("root %q: $HOME is not set, so ~ names no directory; write an absolute path", r)
+			}
+			r = filepath.Join(home, r[1:])
+		}
+		if !filepath.IsAbs(r) {
+			if base == "" {
+				return nil, fmt.Errorf("root %q is relative and $HOME is not set; write an absolute path", r)
+			}
+			r = filepath.Join(base, r)
+		}
+		out = append(out, filepath.Clean(r))
+	}
+	return out, nil
+}
+
 // rawServer is one valid server entry as decoded.
 type rawServer struct {
 	Name      string            `json:"name"`
@@ -277,6 +314,9 @@ type rawServer struct {
 	Timeout   *json.Number      `json:"timeout"`
 
 	CallTimeout *json.Number `json:"callTimeout"`
+	Roots       []string     `json:"roots"`
+	Protocol    string       `json:"protocol"`
+	LogLevel    string       `json:"logLevel"`
 }
 
 // decodeMember decodes member n of the document data into into; with

@@ -80,6 +80,15 @@ type Server struct {
 	// Limits bound what the server can make FreeCode hold: defaults, then
 	// the file's mcp.limits, then the server's own limits, field by field.
 	Limits Limits `json:"-"`
+	// Roots are the directories offered to the server as its roots,
+	// absolute and clean (resolved against the project or the home
+	// directory); none: no roots capability.
+	Roots []string `json:"roots,omitempty"`
+	// Protocol is the protocol revision asked for ("2025-11-25",
+	// "2026-07-28", "auto"; "" as mcp.Spec.Protocol says), and LogLevel
+	// the lowest severity of log messages asked of the server ("": none).
+	Protocol string `json:"protocol,omitempty"`
+	LogLevel string `json:"logLevel,omitempty"`
 	// Source is SourceUser or "project:<dir>"; it is not part of the file.
 	Source string `json:"-"`
 	// Hold, when set, keeps the server from running (see Validator.Desired).
@@ -92,9 +101,9 @@ type Server struct {
 }
 
 // SpecHash identifies what would run: the resolved command, env, url,
-// headers, transport, oauth object, timeout and limits. Enabled and Source are not part
-// of it, so toggling a server or moving it between files does not count as
-// a change of spec.
+// headers, transport, oauth object, timeout, limits, roots, protocol and
+// log level. Enabled and Source are not part of it, so toggling a server
+// or moving it between files does not count as a change of spec.
 func (s Server) SpecHash() string {
 	type spec struct {
 		Name      string     `json:"name"`
@@ -107,10 +116,14 @@ func (s Server) SpecHash() string {
 		TimeoutMS int64
 		Limits    Limits
 		// OAuth is left out when absent, so that the hashes of servers
-		// without one stay what they were.
-		OAuth *oauthSpec `json:",omitempty"`
+		// without one stay what they were; so are the fields below.
+		OAuth    *oauthSpec `json:",omitempty"`
+		Roots    []string   `json:",omitempty"`
+		Protocol string     `json:",omitempty"`
+		LogLevel string     `json:",omitempty"`
 	}
-	b, _ := json.Marshal(spec{s.Name, s.Type, s.Command, s.URL, sortedPairs(s.Headers), sortedPairs(s.Env), s.Transport, s.Timeout.Milliseconds(), s.Limits.WithDefaults(), s.OAuth.spec()})
+	b, _ := json.Marshal(spec{s.Name, s.Type, s.Command, s.URL, sortedPairs(s.Headers), sortedPairs(s.Env), s.Transport, s.Timeout.Milliseconds(), s.Limits.WithDefaults(), s.OAuth.spec(),
+		s.Roots, s.Protocol, s.LogLevel})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }

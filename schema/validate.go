@@ -420,7 +420,8 @@ const missingType = `missing "type": "local" for a command to run, or "remote" f
 var knownFields = []string{"name", "type", "command", "url", "headers", "env", "enabled", "timeout",
 	"transport", "servers", "pollInterval", "allow", "ask", "deny", "callTimeout", "maxArgumentBytes",
 	"limits", "maxMessageBytes", "maxListItems", "maxListPages", "maxListBytes",
-	"oauth", "clientId", "clientSecret", "scopes", "grant", "callbackPort", "clientMetadataUrl"}
+	"oauth", "clientId", "clientSecret", "scopes", "grant", "callbackPort", "clientMetadataUrl",
+	"roots", "protocol", "logLevel"}
 
 // timeoutRule and pollIntervalRule say the allowed ranges of the duration
 // fields (config.cue has the same bounds: MaxTimeout, MinPollInterval,
@@ -548,6 +549,12 @@ func explain(root *node, path []string, msg string) *Error {
 		e.Msg = maxArgumentBytesRule()
 	case inServer && field == "transport":
 		e.Msg = `transport must be "auto", "streamable-http" or "sse"`
+	case inServer && field == "protocol":
+		e.Msg = `protocol must be "2025-11-25", "2026-07-28" or "auto"`
+	case inServer && field == "logLevel":
+		e.Msg = `logLevel must be "debug", "info", "notice", "warning", "error", "critical", "alert" or "emergency"`
+	case inServer && field == "roots":
+		e.Msg = "roots must be a list of directories (non-empty paths without control characters)"
 	case inServer && field == "command" && len(path) == 5 && path[4] == "0" && isURL(root, path):
 		n, _ := lookup(root, path)
 		e.Msg = fmt.Sprintf(`the command is a URL: a server reached at a URL is "remote"; did you mean "type": "remote", "url": %s?`, quote(n.str))

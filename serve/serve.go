@@ -145,12 +145,15 @@ func Run(ctx context.Context, opts Options) (err error) {
 	// so a serve killed during a long first start (an `npx -y` download)
 	// takes the group with it too.
 	// One schema cache for every session: restarts and re-lists of servers
-	// whose tools did not change resolve and compile nothing.
+	// whose tools did not change resolve and compile nothing. One protocol
+	// cache too: a server with protocol "auto" is asked its revision once
+	// per serve, not at every restart.
 	// The servers' elicitations wait for an answer through the API.
 	elicitations := api.NewElicitations(bus, opts.ElicitationTimeout)
 	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: g.Track,
 		Schemas: mcp.NewSchemaCache(schemaCacheSize), Launcher: ReaperLauncher(reaper, log.WithName("procguard")),
-		Tokens: tokens, Elicit: elicitThroughAPI(elicitations, log.WithName("elicitation")),
+		Tokens: tokens, Protocols: mcp.NewProtocolCache(),
+		Elicit: elicitThroughAPI(elicitations, log.WithName("elicitation")),
 		// The API's own timeout answers first; the session's is a backstop.
 		ElicitTimeout: elicitations.Timeout() + time.Minute}
 	ctrl := controller.New(controller.Options{

@@ -219,6 +219,24 @@ type PhaseChanged struct {
 // Kind is the event's name on the wire (and implements event.Event).
 func (PhaseChanged) Kind() string { return "phase_changed" }
 
+// CallProgress is published for every progress notice a server sends
+// about a call made through the API while it runs (event call_progress):
+// CallID is the call's id (its callId parameter, or the one the API gave
+// it), Tool the tool's id. A server's notices of one call come in order,
+// their Progress growing; they are bounded per call, so a subscriber may
+// not see every one. Message is the server's text, for display once
+// neutralized.
+type CallProgress struct {
+	CallID   string  `json:"callId"`
+	Tool     string  `json:"tool"`
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"`
+	Message  string  `json:"message,omitempty"`
+}
+
+// Kind is the event's name on the wire (and implements event.Event).
+func (CallProgress) Kind() string { return "call_progress" }
+
 // ConfigErrorChanged is published when the configuration error shown in
 // Status appears, changes or clears ("") (event config_error).
 type ConfigErrorChanged struct {

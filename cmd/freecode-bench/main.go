@@ -33,7 +33,7 @@ func main() {
 	}
 }
 
-var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth"}
+var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol"}
 
 func run() error {
 	var (
@@ -62,6 +62,8 @@ func run() error {
 		outage     = flag.Duration("outage", 10*time.Second, "how long each endpoint stays away in the remote-reconnect scenario")
 		authCount  = flag.Int("auth-count", 1, "go test -count for the authorization-cost benchmarks")
 		authTime   = flag.String("auth-benchtime", "1s", "go test -benchtime for each round of the authorization-cost benchmarks")
+		protoCount = flag.Int("protocol-count", 1, "go test -count for the protocol-negotiation benchmark")
+		protoTime  = flag.String("protocol-benchtime", "8x", "go test -benchtime (pairs of connects per run) for the protocol-negotiation benchmark")
 	)
 	flag.Parse()
 	want := map[string]bool{}
@@ -148,6 +150,9 @@ func run() error {
 		}},
 		{"auth", "8. authorization cost", func() ([]bench.Row, error) {
 			return bench.AuthCalls(ctx, cfg, bench.AuthOptions{Count: *authCount, Benchtime: *authTime})
+		}},
+		{"protocol", "9. protocol negotiation", func() ([]bench.Row, error) {
+			return bench.Protocol(ctx, cfg, bench.ProtocolOptions{Count: *protoCount, Benchtime: *protoTime})
 		}},
 	}
 	for _, s := range steps {
@@ -316,6 +321,12 @@ const methodologyText = `
    resource (` + "`internal/testauth`" + `) by a session with a token store, signed in before the clock starts; the two paths
    take turns in rounds and the ratio is the median of the rounds' ratios. ` + "`BenchmarkRoundTrip`" + ` (` + "`./mcp/auth`" + `)
    isolates the client's part: one HTTP request through the auth Transport vs the same token as a static header.
+9. **Protocol negotiation.** ` + "`go test -bench ^BenchmarkConnectNpm$ ./mcp`" + `: ` + "`mcp.Connect`" + ` (start, handshake,
+   ` + "`tools/list`" + `) and ` + "`Close`" + ` of each real npm server (server-everything, -memory, -filesystem) over stdio, with the
+   protocol revision pinned (an unset ` + "`protocol`" + `: 2025-11-25 at once, the default) and negotiated (` + "`protocol: \"auto\"`" + `:
+   a ` + "`server/discover`" + ` probe first, answered by these servers with an error before ` + "`initialize`" + `). Each iteration
+   connects both ways in alternating order; the pinned connect is the baseline, and the overhead is the median of
+   the paired differences: what negotiating costs a 2025-11-25 server.
 
 ## Reading the results
 
@@ -345,6 +356,8 @@ const methodologyText = `
   it waits for the next retry, which after an outage of ` + "`-outage`" + ` may be up to the delay reached by then (at most
   {backoffMax}), so the baseline grows with the outage and varies with the jitter. Probes are one ` + "`OPTIONS`" + ` request
   each, at most one per server and probe interval (target ≤ 1 per second).
+- **Protocol negotiation:** the probe is one more request before ` + "`initialize`" + `, so the default does not send it; a
+  server that speaks 2026-07-28 is pinned to it (` + "`protocol: \"2026-07-28\"`" + `) or asked (` + "`\"auto\"`" + `, once per serve).
 - **Authorization cost:** the authorized path adds reading the token (a file-change check of the store), the header,
   and the resource's token check; target {authTarget} of the unauthorized call. The HTTP-request row carries the
   variance of two sub-millisecond figures on a shared machine.

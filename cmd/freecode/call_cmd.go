@@ -169,7 +169,9 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 			return orchestrator.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: o.timeout}
 		},
 	})
-	out := orch.Run(ctx, []orchestrator.Call{{ID: "cli", Tool: id, Args: callArgs}})[0]
+	progress := a.progressLine()
+	out := orch.Run(registry.WithProgress(ctx, progress.show), []orchestrator.Call{{ID: "cli", Tool: id, Args: callArgs}})[0]
+	progress.end()
 	view := callView(out)
 	view.Via = viaOneShot
 	if errors.Is(out.Err, orchestrator.ErrUnknownTool) {

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -75,6 +77,7 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 	term := a.stdinTerminal()
 	var in termInput // the terminal's lines, read once something is asked
 	el := &elicitAsker{a: a, client: r.client, server: r.server.Name, terminal: term != nil}
+	progress := a.progressLine()
 	for {
 		var lines <-chan string // nil (no case) while nothing is asked
 		if approving || el.asking() {
@@ -82,6 +85,7 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 		}
 		select {
 		case res := <-done:
+			progress.end()
 			switch {
 			case el.asking():
 				// Its elicitation_answered may still be on its way.
@@ -111,6 +115,11 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 				continue
 			}
 			switch ev.Kind {
+			case "call_progress":
+				var p wire.CallProgress
+				if !approving && !el.asking() && ev.Decode(&p) == nil && p.CallID == callID {
+					progress.show(registry.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+				}
 			case "approval_requested":
 				var ap api.Approval
 				if ev.Decode(&ap) != nil || ap.CallID != callID {
@@ -123,6 +132,7 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 						return fmt.Errorf("approve %s: %w", mine, err)
 					}
 				case term != nil && !in.closed:
+					progress.end()
 					fmt.Fprintf(a.stderr, "Approval %s (also `freecode mcp approve %s` or `deny %s` from another terminal):\n", mine, mine, mine)
 					fmt.Fprint(a.stderr, termtext.Neutralize(approvalQuestion(ap.Tool, ap.Args, ap.Reason)))
 					approving = true
@@ -142,6 +152,7 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 			case "elicitation_requested":
 				var e api.Elicitation
 				if ev.Decode(&e) == nil {
+					progress.end()
 					el.requested(e, !approving && !in.closed)
 				}
 			case "elicitation_answered":
@@ -170,6 +181,66 @@ func (t *termInput) lines(f *os.File) <-chan string {
 		return nil
 	}
 	return t.ch
+}
+
+// progressLine shows a call's progress on one line of stderr, rewritten
+// in place, when stderr is a terminal; otherwise it shows nothing. Its
+// methods may be called from any goroutine.
+type progressLine struct {
+	mu    sync.Mutex // guards shown and writes to w
+	w     io.Writer  // nil: not a terminal
+	shown bool       // a line is on the terminal
+}
+
+func (a *app) progressLine() *progressLine {
+	if !writerIsTerminal(a.stderr) {
+		return &progressLine{}
+	}
+	return &progressLine{w: a.stderr}
+}
+
+// show replaces the line with p.
+func (l *progressLine) show(p registry.Progress) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.w == nil {
+		return
+	}
+	// Carriage return and erase-line: the previous line goes.
+	fmt.Fprintf(l.w, "\r\x1b[K%s", progressText(p))
+	l.shown = true
+}
+
+// end ends the line, if one is shown, so that what follows starts on a
+// line of its own.
+func (l *progressLine) end() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.shown {
+		fmt.Fprintln(l.w)
+		l.shown = false
+	}
+}
+
+// maxProgressText bounds the message of a progress line, so that it stays
+// one line on most terminals.
+const maxProgressText = 100
+
+// progressText is p as a progress line shows it: "progress 2/3: step 2",
+// the message on one line, neutralized and cut to maxProgressText runes.
+func progressText(p registry.Progress) string {
+	text := "progress " + strconv.FormatFloat(p.Progress, 'f', -1, 64)
+	if p.Total > 0 {
+		text += "/" + strconv.FormatFloat(p.Total, 'f', -1, 64)
+	}
+	msg := strings.Join(strings.Fields(p.Message), " ")
+	if r := []rune(msg); len(r) > maxProgressText {
+		msg = string(r[:maxProgressText]) + "…"
+	}
+	if msg != "" {
+		text += ": " + termtext.Neutralize(msg)
+	}
+	return text
 }
 
 // answeredText says how an approval ended.

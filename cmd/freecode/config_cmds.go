@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -304,16 +305,25 @@ type serverView struct {
 	TimeoutMS int64      `json:"timeout"`
 	// CallTimeoutMS is the server's own callTimeout; 0 when mcp.callTimeout
 	// applies.
-	CallTimeoutMS int64  `json:"callTimeout,omitempty"`
-	Source        string `json:"source"`
+	CallTimeoutMS int64 `json:"callTimeout,omitempty"`
+	// Roots are the directories offered as the server's roots, resolved;
+	// Protocol and LogLevel as configured ("" when not).
+	Roots    []string `json:"roots,omitempty"`
+	Protocol string   `json:"protocol,omitempty"`
+	LogLevel string   `json:"logLevel,omitempty"`
+	Source   string   `json:"source"`
 	// Held says why the server does not run (untrusted project, name
 	// defined twice); empty when it may run.
 	Held string `json:"held,omitempty"`
 	// SignIn is a remote server's stored sign-in (get only; never a
 	// token); nil for a server that does not sign in with OAuth.
-	SignIn   *wire.SignIn    `json:"signIn,omitempty"`
-	heldKind schema.HoldKind // of the hold Held phrases
-	shown    string          // command line or URL as written (schema.Server.Shown)
+	SignIn *wire.SignIn `json:"signIn,omitempty"`
+	// Instructions are the server's instructions as a running freecode
+	// serve holds them for its session (get only); "" when serve does
+	// not run, the server is not connected, or it sent none.
+	Instructions string          `json:"instructions,omitempty"`
+	heldKind     schema.HoldKind // of the hold Held phrases
+	shown        string          // command line or URL as written (schema.Server.Shown)
 }
 
 // oauthView is an oauth object as list and get show it.
@@ -352,7 +362,8 @@ func view(s schema.Server, showSecrets bool) serverView {
 	v := serverView{Name: s.Name, Type: s.Type, Enabled: s.Enabled, Command: s.Command, URL: s.URL,
 		Transport: s.Transport, Headers: mask(s.Headers), Env: mask(s.Env), OAuth: viewOAuth(s.OAuth, showSecrets),
 		TimeoutMS:     s.Timeout.Milliseconds(),
-		CallTimeoutMS: s.CallTimeout.Milliseconds(), Source: s.Source}
+		CallTimeoutMS: s.CallTimeout.Milliseconds(), Source: s.Source,
+		Roots: s.Roots, Protocol: s.Protocol, LogLevel: s.LogLevel}
 	if s.Hold != nil {
 		v.Held, v.heldKind = holdReason(s.Hold), s.Hold.Kind
 	}
@@ -494,6 +505,7 @@ func (a *app) getCmd() *cobra.Command {
 					v.SignIn = a.signInOf(es)
 				}
 			}
+			v.Instructions = a.liveInstructions(c.Context(), s.Name)
 			if asJSON {
 				return a.printJSON(v)
 			}
@@ -529,6 +541,19 @@ func (a *app) getCmd() *cobra.Command {
 			if v.CallTimeoutMS > 0 {
 				fmt.Fprintf(tw, "callTimeout:\t%dms\n", v.CallTimeoutMS)
 			}
+			for i, r := range v.Roots {
+				label := ""
+				if i == 0 {
+					label = "roots:"
+				}
+				fmt.Fprintf(tw, "%s\t%s\n", label, termtext.Quote(r))
+			}
+			if v.Protocol != "" {
+				fmt.Fprintf(tw, "protocol:\t%s\n", v.Protocol)
+			}
+			if v.LogLevel != "" {
+				fmt.Fprintf(tw, "logLevel:\t%s\n", v.LogLevel)
+			}
 			file := cfg.Path
 			if cfg.Project != nil && strings.HasPrefix(v.Source, schema.SourceProjectPrefix) {
 				file = cfg.Project.Path
@@ -537,12 +562,41 @@ func (a *app) getCmd() *cobra.Command {
 			if v.Held != "" {
 				fmt.Fprintf(tw, "runs:\tno: %s\n", cell(v.Held))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if v.Instructions != "" {
+				fmt.Fprintln(a.stdout, "instructions:")
+				for line := range strings.Lines(termtext.Neutralize(v.Instructions)) {
+					fmt.Fprintln(a.stdout, "  "+strings.TrimRight(line, "\r\n"))
+				}
+			}
+			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	c.Flags().BoolVar(&showSecrets, "show-secrets", false, "show header and env values and oauth.clientSecret instead of ***")
 	return c
+}
+
+// liveInstructions are the instructions of the session a running freecode
+// serve has with server name; "" when serve does not run or has none.
+func (a *app) liveInstructions(ctx context.Context, name string) string {
+	client, _, err := a.dialServe()
+	if err != nil {
+		return ""
+	}
+	defer client.Close()
+	st, err := client.Status(ctx)
+	if err != nil {
+		return ""
+	}
+	for _, ss := range st.Servers {
+		if ss.Name == name {
+			return ss.Instructions
+		}
+	}
+	return ""
 }
 
 // oauthText is an oauth object on one line of `get`, each value as

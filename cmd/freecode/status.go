@@ -488,7 +488,7 @@ func (a *app) logsCmd() *cobra.Command {
 	var follow bool
 	c := &cobra.Command{
 		Use:   "logs <name>",
-		Short: "Print a server's recent stderr (through freecode serve)",
+		Short: "Print a server's recent stderr and log messages (through freecode serve)",
 		Args:  exactArgs(1, "<name>"),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx := c.Context()

@@ -333,3 +333,31 @@ func TestOneShotCallAsksElicitationsOnItsTerminal(t *testing.T) {
 	require.NoError(t, cmd.Wait())
 	assert.Equal(t, `{"action":"accept","content":{"code":"12"}}`+"\n", out.String())
 }
+
+// On a terminal `mcp call` shows the server's progress on one line of
+// stderr, rewritten in place, and ends the line before the result; in a
+// one-shot session and through serve alike.
+func TestCallShowsProgressOnATerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	ts := buildTestServer(t)
+	home := shortHome(t)
+	config{t, filepath.Join(home, "config.json")}.write(cfg(local("ts", ts, "--progress")), true)
+	call := func(t *testing.T) {
+		tty := openPTY(t)
+		cmd := freecodeCmd(home, "mcp", "call", "mcp__ts__progress", `{"steps":3,"ms":100}`)
+		out := &syncBuffer{}
+		cmd.Stdout, cmd.Stderr = out, tty.tty
+		require.NoError(t, cmd.Run(), "terminal: %q", tty.out.String())
+		assert.Equal(t, "done 3 steps\n", out.String())
+		// The last notice may come after the answer (the test server
+		// writes notices apart from answers): the first two are sure.
+		tty.waitFor("\r\x1b[Kprogress 1/3: step 1 of 3\r\x1b[Kprogress 2/3: step 2 of 3")
+		tty.waitFor("\r\n")
+	}
+	t.Run("one-shot", call)
+	p := startServe(t, home)
+	p.waitPhase("ts", "ready")
+	t.Run("through serve", call)
+}

@@ -25,6 +25,8 @@
 //   - AuthCalls: runs package mcp's BenchmarkAuthorizedCall and package
 //     auth's BenchmarkRoundTrip (an authorized call vs an unauthorized one
 //     on the same local server).
+//   - Protocol: runs package mcp's BenchmarkConnectNpm (connect of each
+//     real npm server with the protocol revision pinned vs negotiated).
 package bench
 
 import (

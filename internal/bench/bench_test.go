@@ -55,3 +55,12 @@ func TestProcCPUAndRSSOfSelf(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, rss, uint64(1<<20))
 }
+
+func TestParseMetrics(t *testing.T) {
+	in := "goos: linux\nBenchmarkConnectNpm/memory-2   \t       5\t 441234567 ns/op\t       210.5 pinned-ms\t       214.0 negotiated-ms\t         3.100 probe-ms\nPASS\n"
+	got, err := parseMetrics(strings.NewReader(in))
+	require.NoError(t, err)
+	require.Equal(t, map[string]map[string][]float64{"BenchmarkConnectNpm/memory": {
+		"iterations": {5}, "ns/op": {441234567}, "pinned-ms": {210.5}, "negotiated-ms": {214}, "probe-ms": {3.1},
+	}}, got)
+}

@@ -18,6 +18,16 @@ const (
 	SchemasExternal = "external"
 )
 
+// How a server that is not --modern answers server/discover (--discover):
+// with an empty result, as servers that answer every request they do not
+// know with {} do; not at all, as servers that ignore unknown requests do;
+// or by exiting, as servers that end on an unknown request do.
+const (
+	DiscoverEmpty  = "empty"
+	DiscoverSilent = "silent"
+	DiscoverExit   = "exit"
+)
+
 // HTTP modes for [Server.ServeHTTP].
 const (
 	ModeStreamable = "streamable"
@@ -53,7 +63,19 @@ type Config struct {
 	SetsidHelper  string // pid file of the helper; "" for none
 	Hold          bool
 	Modern        bool
-	EvilText      bool
+	// Discover says how server/discover is answered when Modern is not
+	// set: "" method-not-found, or one of the Discover* modes.
+	Discover string
+	// StartDelay waits before reading stdin (stdio), as a server that
+	// takes long to start does.
+	StartDelay time.Duration
+	// Logging declares the logging capability and adds the tool log;
+	// Progress adds the tool progress.
+	Logging  bool
+	Progress bool
+	EvilText bool
+	// ClientRequests adds the tools sample and roots, which ask the client.
+	ClientRequests bool
 	// UnknownContent adds the tool hologram, whose result holds
 	// UnknownBlock.
 	UnknownContent bool
@@ -129,6 +151,10 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.StringVar(&c.SetsidHelper, "setsid-helper", "", "start a helper in a new session that blocks, and write its pid to `FILE`")
 	fs.BoolVar(&c.Hold, "hold", false, "internal: block until killed")
 	fs.BoolVar(&c.Modern, "modern", false, "answer server/discover instead of method-not-found")
+	fs.StringVar(&c.Discover, "discover", "", "without --modern, answer server/discover with: empty ({} as a result), silent (no answer), exit (exit with status 1)")
+	fs.DurationVar(&c.StartDelay, "start-delay", 0, "wait `DURATION` before reading stdin")
+	fs.BoolVar(&c.Logging, "logging", false, "declare the logging capability and add the tool log")
+	fs.BoolVar(&c.Progress, "progress", false, "add the tool progress")
 	fs.BoolVar(&c.EvilText, "evil-text", false, "put terminal escapes (EvilText) in an evil tool's title, description, schema and result and in stderr")
 	fs.BoolVar(&c.UnknownContent, "unknown-content", false, "add a tool hologram whose result holds a text block and a block of an unknown type (UnknownBlock)")
 	fs.IntVar(&c.Resources, "resources", 0, "declare resources: `N` text resources test://text/<i>, test://binary, the template test://items/{id} and the tools set_resource, remove_resource, links, relist")
@@ -136,6 +162,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.StringVar(&c.Instructions, "instructions", "", "the initialize result's instructions")
 	fs.IntVar(&c.InstructionsBytes, "instructions-bytes", 0, "instructions of `N` bytes (two-byte characters after a short sentence)")
 	fs.BoolVar(&c.Ask, "ask", false, "add the tools ask, ask_url, sample and capabilities, which send the client requests (elicitation, sampling)")
+	fs.BoolVar(&c.ClientRequests, "client-requests", false, "add the tools sample and roots, which ask the client (sampling/createMessage, roots/list) and return its answer")
 	fs.StringVar(&c.CallLog, "call-log", "", "append JSON lines for every tools/call to FILE")
 	fs.StringVar(&c.PIDFile, "pid-file", "", "write the server pid to FILE")
 	fs.StringVar(&c.StartLog, "start-log", "", "append the server pid and a newline to `FILE` at every start")
@@ -196,6 +223,17 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("--http-attack %s is for streamable HTTP, not --sse", c.HTTPAttack)
 	case c.HTTPAttack != AttackErrorBody && c.HTTPAttack != AttackSSELine:
 		return c, fmt.Errorf("--http-attack %q: want %s or %s", c.HTTPAttack, AttackErrorBody, AttackSSELine)
+	}
+	switch c.Discover {
+	case "", DiscoverEmpty, DiscoverSilent, DiscoverExit:
+	default:
+		return c, fmt.Errorf("--discover %q: want %s, %s or %s", c.Discover, DiscoverEmpty, DiscoverSilent, DiscoverExit)
+	}
+	if c.Discover != "" && c.Modern {
+		return c, fmt.Errorf("--discover %s and --modern: a modern server answers server/discover", c.Discover)
+	}
+	if c.StartDelay < 0 {
+		return c, fmt.Errorf("--start-delay %s: must not be negative", c.StartDelay)
 	}
 	if c.Exit == nil {
 		c.Exit = os.Exit

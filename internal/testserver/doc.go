@@ -20,6 +20,19 @@
 // With --evil-text a read-only tool "evil" also exists; its title,
 // description and input schema hold EvilText, and a call returns it.
 //
+// With --logging the server declares the logging capability and a
+// read-only tool "log" {level, text, logger?, count?} sends count (default
+// 1) notifications/message of level with text ("text i" when count > 1),
+// from logger; they honour logging/setLevel (none set: every level;
+// stderr gets "log level set to LEVEL") and, on the 2026-07-28 revision,
+// the request's log level.
+//
+// With --progress a read-only tool "progress" {steps, ms?, hold?} sends
+// steps notifications/progress (progress i, total steps, message "step i
+// of steps"), ms apart, with the progressToken of the call (none without
+// one), then returns "done <steps> steps"; with hold it then waits until
+// the call is cancelled.
+//
 // With --unknown-content a read-only tool "hologram" {} also exists; a call
 // returns a text block (HologramText) and UnknownBlock, a block of a type no
 // MCP revision defines, byte for byte.
@@ -111,6 +124,14 @@
 //	                          in the URL's path
 //	--modern                  answer server/discover (protocol 2026-07-28); by default it gets
 //	                          method-not-found like servers of the 2025 protocol revisions
+//	--discover empty|silent|exit
+//	                          without --modern, answer server/discover with an empty result {}
+//	                          (as servers that answer every request they do not know with {}),
+//	                          not at all (as servers that ignore them), or by exiting with
+//	                          status 1 (as servers that end on one)
+//	--start-delay DURATION    (stdio) wait before reading stdin, as a server slow to start does
+//	--logging                 the logging capability and the tool "log" (above)
+//	--progress                the tool "progress" (above)
 //	--evil-text               what a hostile server sends a terminal: the tool "evil" (above),
 //	                          and EvilStderr (EvilText plus a raw 8-bit CSI byte) written to
 //	                          stderr at start (before --exit-at-start) and on every call of evil
@@ -120,6 +141,9 @@
 //	--instructions TEXT       the initialize result's instructions
 //	--instructions-bytes N    instructions of N bytes: a sentence, then "é" (two bytes each)
 //	--ask                     the tools "ask", "ask_url", "sample" and "capabilities" (above)
+//	--client-requests         the tools "sample" and "roots": each asks the client
+//	                          (sampling/createMessage, roots/list) and returns its answer as
+//	                          JSON text, or its error as an error result
 //
 // Hostile behaviours, for the host's limits:
 //

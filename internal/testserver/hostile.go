@@ -103,7 +103,7 @@ func (s *Server) endlessPage(id json.RawMessage, params json.RawMessage) ([]byte
 
 // interceptHTTP serves what the hostile flags and the protocol probe
 // change on a streamable HTTP endpoint and hands the rest to next: the
-// server/discover probe (method-not-found unless --modern), tools/list with
+// server/discover probe (legacyDiscover unless --modern), tools/list with
 // --endless-pages, initialize with --http-attack error-body, and the
 // standalone GET stream with --http-attack sse-line.
 func (s *Server) interceptHTTP(next http.Handler) http.Handler {
@@ -129,10 +129,13 @@ func (s *Server) interceptHTTP(next http.Handler) http.Handler {
 		_ = json.Unmarshal(body, &base)
 		switch {
 		case base.Method == string(mcp.MethodServerDiscover) && !s.cfg.Modern:
-			var id any
-			_ = json.Unmarshal(base.ID, &id)
+			resp := s.legacyDiscover(base.ID)
+			if resp == nil {
+				<-r.Context().Done() // --discover silent
+				return
+			}
 			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(mcp.NewJSONRPCError(mcp.NewRequestId(id), mcp.METHOD_NOT_FOUND, "Method server/discover not found", nil))
+			_, _ = w.Write(resp)
 			return
 		case base.Method == string(mcp.MethodInitialize) && s.cfg.HTTPAttack == AttackErrorBody:
 			w.Header().Set("Content-Type", "text/plain")
@@ -189,4 +192,31 @@ func (s *Server) interceptSSE(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// legacyDiscover is how a server that is not --modern answers the
+// server/discover request id: method-not-found, or as --discover says (an
+// empty result; nil for no answer; an exit). The answer is one encoded
+// message.
+func (s *Server) legacyDiscover(rawID json.RawMessage) []byte {
+	var id any
+	_ = json.Unmarshal(rawID, &id)
+	var msg any
+	switch s.cfg.Discover {
+	case DiscoverSilent:
+		return nil
+	case DiscoverExit:
+		fmt.Fprintln(s.cfg.Stderr, "exiting on server/discover")
+		s.cfg.Exit(1)
+		return nil
+	case DiscoverEmpty:
+		msg = map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": id, "result": map[string]any{}}
+	default:
+		msg = mcp.NewJSONRPCError(mcp.NewRequestId(id), mcp.METHOD_NOT_FOUND, "Method server/discover not found", nil)
+	}
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return nil
+	}
+	return b
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Run is the whole mcp-testserver process: the start-up behaviours (--hold,
@@ -97,6 +98,15 @@ func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 		if cfg.StdoutFlood == FloodStart {
 			// Until the reader gives up: then the write fails.
 			return s.flood(ctx, out, "", nil)
+		}
+		if cfg.StartDelay > 0 {
+			t := time.NewTimer(cfg.StartDelay)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			}
 		}
 		return s.ServeStdio(ctx, in, out)
 	}

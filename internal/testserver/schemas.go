@@ -8,12 +8,14 @@ import (
 
 // Fixed tools' input schemas. They are sent verbatim.
 const (
-	echoSchema  = `{"type":"object","properties":{"text":{"type":"string","description":"Text to return."}},"required":["text"],"additionalProperties":false}`
-	sleepSchema = `{"type":"object","properties":{"ms":{"type":"integer","minimum":0,"description":"Milliseconds to sleep."}},"required":["ms"],"additionalProperties":false}`
-	noteSchema  = `{"type":"object","properties":{"text":{"type":"string","description":"Note to append."}},"required":["text"],"additionalProperties":false}`
-	nameSchema  = `{"type":"object","properties":{"name":{"type":"string","description":"Tool name."}},"required":["name"],"additionalProperties":false}`
-	failSchema  = `{"type":"object","properties":{"message":{"type":"string","description":"Error text to return."}},"additionalProperties":false}`
-	emptySchema = `{"type":"object","properties":{},"additionalProperties":false}`
+	echoSchema     = `{"type":"object","properties":{"text":{"type":"string","description":"Text to return."}},"required":["text"],"additionalProperties":false}`
+	sleepSchema    = `{"type":"object","properties":{"ms":{"type":"integer","minimum":0,"description":"Milliseconds to sleep."}},"required":["ms"],"additionalProperties":false}`
+	noteSchema     = `{"type":"object","properties":{"text":{"type":"string","description":"Note to append."}},"required":["text"],"additionalProperties":false}`
+	nameSchema     = `{"type":"object","properties":{"name":{"type":"string","description":"Tool name."}},"required":["name"],"additionalProperties":false}`
+	failSchema     = `{"type":"object","properties":{"message":{"type":"string","description":"Error text to return."}},"additionalProperties":false}`
+	emptySchema    = `{"type":"object","properties":{},"additionalProperties":false}`
+	logSchema      = `{"type":"object","properties":{"level":{"type":"string","enum":["debug","info","notice","warning","error","critical","alert","emergency"]},"logger":{"type":"string"},"text":{"type":"string"},"count":{"type":"integer","minimum":1,"maximum":100000}},"required":["level","text"],"additionalProperties":false}`
+	progressSchema = `{"type":"object","properties":{"steps":{"type":"integer","minimum":1,"maximum":1000},"ms":{"type":"integer","minimum":0,"description":"Milliseconds between steps."},"hold":{"type":"boolean","description":"After the steps, wait until cancelled."}},"required":["steps"],"additionalProperties":false}`
 )
 
 // simpleSchema is an object with one required string and optional integer,

@@ -57,6 +57,9 @@ func New(cfg Config) (*Server, error) {
 	hooks.AddBeforeInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest) {
 		s.delayInitialize(ctx)
 	})
+	hooks.AddAfterSetLevel(func(_ context.Context, _ any, req *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
+		fmt.Fprintf(cfg.Stderr, "log level set to %s\n", req.Params.Level)
+	})
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithHooks(hooks),
@@ -66,6 +69,9 @@ func New(cfg Config) (*Server, error) {
 		opts = append(opts, server.WithPaginationLimit(cfg.PageSize))
 	}
 	opts = append(opts, cfg.featureOptions()...)
+	if cfg.Logging {
+		opts = append(opts, server.WithLogging())
+	}
 	s.mcp = server.NewMCPServer(cfg.Name, cfg.Version, opts...)
 	s.mcp.AddTools(s.fixedTools()...)
 	s.mcp.AddTools(s.generatedTools()...)
@@ -78,6 +84,21 @@ func New(cfg Config) (*Server, error) {
 	s.addFeatures()
 	if cfg.Ask {
 		s.mcp.AddTools(s.askTools()...)
+	}
+	if cfg.Logging {
+		s.mcp.AddTools(server.ServerTool{
+			Tool:    rawTool("log", "Sends count (default 1) log messages of level with text, from logger if given.", logSchema, readOnly(true)),
+			Handler: s.handleLog,
+		})
+	}
+	if cfg.ClientRequests {
+		s.mcp.AddTools(clientRequestTools()...)
+	}
+	if cfg.Progress {
+		s.mcp.AddTools(server.ServerTool{
+			Tool:    rawTool("progress", "Reports steps progress notices, ms apart, then returns (or with hold waits until cancelled).", progressSchema, readOnly(true)),
+			Handler: s.handleProgress,
+		})
 	}
 	return s, nil
 }
@@ -408,6 +429,68 @@ func (s *Server) handleRemoveTool(_ context.Context, req mcp.CallToolRequest) (*
 	return mcp.NewToolResultText("removed " + name), nil
 }
 
+// handleLog sends the log messages of the tool log, waiting while the
+// session's notification queue is full rather than dropping them.
+func (s *Server) handleLog(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	level := mcp.LoggingLevel(req.GetString("level", "info"))
+	text := req.GetString("text", "")
+	logger := req.GetString("logger", "")
+	count := req.GetInt("count", 1)
+	sent := 0
+	for i := range count {
+		data := text
+		if count > 1 {
+			data = fmt.Sprintf("%s %d", text, i+1)
+		}
+		n := mcp.NewLoggingMessageNotification(level, logger, data)
+		for {
+			err := s.mcp.SendLogMessageToClient(ctx, n)
+			if !errors.Is(err, server.ErrNotificationChannelBlocked) {
+				if err == nil {
+					sent++
+				}
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return mcp.NewToolResultError("log cancelled"), nil
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}
+	return mcp.NewToolResultText(fmt.Sprintf("logged %d", sent)), nil
+}
+
+// handleProgress reports the progress of the tool progress, with the
+// token the call asked for (none: it reports nothing).
+func (s *Server) handleProgress(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	steps := req.GetInt("steps", 1)
+	gap := time.Duration(req.GetInt("ms", 0)) * time.Millisecond
+	var token any
+	if req.Params.Meta != nil {
+		token = req.Params.Meta.ProgressToken
+	}
+	for i := 1; i <= steps; i++ {
+		if token != nil {
+			_ = s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
+				"progressToken": token, "progress": i, "total": steps, "message": fmt.Sprintf("step %d of %d", i, steps),
+			})
+		}
+		if gap > 0 {
+			select {
+			case <-ctx.Done():
+				return mcp.NewToolResultError("progress cancelled"), nil
+			case <-time.After(gap):
+			}
+		}
+	}
+	if req.GetBool("hold", false) {
+		<-ctx.Done()
+		return mcp.NewToolResultError("progress cancelled"), nil
+	}
+	return mcp.NewToolResultText(fmt.Sprintf("done %d steps", steps)), nil
+}
+
 func handleFail(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	return mcp.NewToolResultError(req.GetString("message", "failed on purpose")), nil
 }
@@ -486,4 +569,40 @@ func (l *callLog) close() error {
 		return fmt.Errorf("close call log: %w", err)
 	}
 	return nil
+}
+
+// clientRequestTools are the tools of --client-requests: each asks the
+// client something (sampling/createMessage, roots/list) and returns its
+// answer as text, or its error as an error result, so that a test sees
+// what the client said.
+func clientRequestTools() []server.ServerTool {
+	answer := func(v any, err error) (*mcp.CallToolResult, error) {
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("encode the answer: %w", err)
+		}
+		return mcp.NewToolResultText(string(b)), nil
+	}
+	s := func(ctx context.Context) *server.MCPServer { return server.ServerFromContext(ctx) }
+	return []server.ServerTool{
+		{
+			Tool: rawTool("sample", "Asks the client for a sampling/createMessage and returns its answer.", `{"type":"object"}`, readOnly(true)),
+			Handler: func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				req := mcp.CreateMessageRequest{}
+				req.Messages = []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("hello")}}
+				req.MaxTokens = 10
+				//lint:ignore SA1019 the tool exists to send the deprecated request, as servers still do.
+				return answer(s(ctx).RequestSampling(ctx, req))
+			},
+		},
+		{
+			Tool: rawTool("roots", "Asks the client for roots/list and returns its answer.", `{"type":"object"}`, readOnly(true)),
+			Handler: func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return answer(s(ctx).RequestRoots(ctx, mcp.ListRootsRequest{}))
+			},
+		},
+	}
 }

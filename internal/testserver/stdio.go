@@ -119,7 +119,7 @@ func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, sess 
 	}
 	isRequest := len(base.ID) > 0 && string(base.ID) != "null" && base.Method != ""
 	if !isRequest && base.Method == "" && len(base.ID) > 0 && sess.client.deliver(base.ID, line) {
-		return // the answer to a request of ours (ask, sample)
+		return // the answer to a request of ours (ask, sample, roots: ask.go)
 	}
 	if !isRequest {
 		if resp := s.mcp.HandleMessage(ctx, line); resp != nil {
@@ -157,9 +157,9 @@ func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, sess 
 		return
 	}
 	if base.Method == string(mcp.MethodServerDiscover) && !s.cfg.Modern {
-		var id any
-		_ = json.Unmarshal(base.ID, &id)
-		_ = w.writeJSON(mcp.NewJSONRPCError(mcp.NewRequestId(id), mcp.METHOD_NOT_FOUND, "Method server/discover not found", nil))
+		if resp := s.legacyDiscover(base.ID); resp != nil {
+			_ = w.writeLine(resp)
+		}
 		return
 	}
 	handlers.Go(func() {
@@ -224,6 +224,26 @@ type stdioSession struct {
 	notifications chan mcp.JSONRPCNotification
 	initialized   atomic.Bool
 	client        clientRequests // our requests to the client (ask.go)
+	// logLevel is the level logging/setLevel set; "" (none set) sends
+	// every log message, as servers of the TypeScript SDK do.
+	logLevel atomic.Value
+}
+
+// ListRoots asks the client for roots/list.
+func (s *stdioSession) ListRoots(ctx context.Context, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	var res mcp.ListRootsResult
+	if err := s.client.request(ctx, string(mcp.MethodListRoots), map[string]any{}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (s *stdioSession) SetLogLevel(level mcp.LoggingLevel) { s.logLevel.Store(level) }
+func (s *stdioSession) GetLogLevel() mcp.LoggingLevel {
+	if l, ok := s.logLevel.Load().(mcp.LoggingLevel); ok {
+		return l
+	}
+	return mcp.LoggingLevelDebug
 }
 
 func (s *stdioSession) SessionID() string { return s.id }

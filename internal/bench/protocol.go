@@ -1,0 +1,107 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ProtocolOptions configure Protocol.
+type ProtocolOptions struct {
+	// Count is go test's -count; Benchtime its -benchtime (connects per
+	// run, e.g. "5x").
+	Count     int
+	Benchtime string
+}
+
+// metricLine matches a `go test -bench` result line with custom metrics,
+// e.g. "BenchmarkConnectNpm/memory-2  5  1.2e+09 ns/op  210.5 pinned-ms
+// 214.0 negotiated-ms  3.1 probe-ms".
+var metricLine = regexp.MustCompile(`^(Benchmark\S+?)(?:#\d+)?(?:-\d+)?\s+(\d+)\s+(.*)$`)
+
+// parseMetrics returns every sample of every metric per benchmark name,
+// and the iterations of each sample as metric "iterations".
+func parseMetrics(r io.Reader) (map[string]map[string][]float64, error) {
+	out := map[string]map[string][]float64{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		m := metricLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		f := append([]string{m[2], "iterations"}, strings.Fields(m[3])...)
+		for i := 0; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				return nil, fmt.Errorf("parse %q: %w", sc.Text(), err)
+			}
+			if out[m[1]] == nil {
+				out[m[1]] = map[string][]float64{}
+			}
+			out[m[1]][f[i+1]] = append(out[m[1]][f[i+1]], v)
+		}
+	}
+	return out, sc.Err()
+}
+
+func sum(xs []float64) float64 {
+	var t float64
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}
+
+// msDuration is a number of milliseconds as a duration.
+func msDuration(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+
+// protocolServers are the real npm servers BenchmarkConnectNpm connects.
+var protocolServers = []string{"everything", "memory", "filesystem"}
+
+// Protocol runs package mcp's BenchmarkConnectNpm: connect (start,
+// initialize, tools/list) of each real npm server with the protocol
+// revision pinned (the default: 2025-11-25 at once) and negotiated
+// (protocol "auto": a server/discover probe first), alternating, and turns
+// its output into rows. The pinned connect is the baseline; the overhead
+// is the median of the paired differences.
+func Protocol(ctx context.Context, cfg Config, opts ProtocolOptions) ([]Row, error) {
+	args := []string{"test", "-run", "^$", "-bench", "^BenchmarkConnectNpm$",
+		"-count", strconv.Itoa(opts.Count), "-benchtime", opts.Benchtime, "./mcp"}
+	cmd := exec.CommandContext(ctx, cfg.Go, args...)
+	cmd.Dir = cfg.Repo
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = os.Stderr
+	cfg.logf("  %s %v", cfg.Go, args)
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("go test -bench BenchmarkConnectNpm: %w\n%s", err, out.String())
+	}
+	res, err := parseMetrics(&out)
+	if err != nil {
+		return nil, err
+	}
+	const group = "9. protocol negotiation (mcp BenchmarkConnectNpm: real npm servers over stdio)"
+	var rows []Row
+	for _, srv := range protocolServers {
+		m := res["BenchmarkConnectNpm/"+srv]
+		p, n, d := m["pinned-ms"], m["negotiated-ms"], m["probe-ms"]
+		if len(p) == 0 || len(n) == 0 || len(d) == 0 {
+			return nil, fmt.Errorf("no result for BenchmarkConnectNpm/%s in:\n%s", srv, out.String())
+		}
+		mp, mn := msDuration(medianF(p)), msDuration(medianF(n))
+		rows = append(rows, Row{
+			Group: group, Name: "connect " + srv + ": negotiated (protocol auto) vs pinned (the default)",
+			Value: ms(mn), Baseline: ms(mp), Delta: ms(msDuration(medianF(d))) + " (median of paired runs)", Ratio: ratio(mn, mp),
+			Target: "the default sends no probe", Runs: int(sum(m["iterations"])),
+		})
+	}
+	return rows, nil
+}

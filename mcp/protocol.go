@@ -1,0 +1,473 @@
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+)
+
+// The protocol revisions a session speaks.
+//
+// A server of the 2026-07-28 revision ("modern": stateless, no initialize,
+// every request carrying its protocol version and the client's
+// capabilities in _meta, notifications through subscriptions/listen) is
+// spoken to in it; every other server in 2025-11-25 (or the older revision
+// it answers initialize with). Spec.Protocol decides: a revision pins it;
+// ProtocolAuto learns it from a server/discover probe, as the 2026-07-28
+// revision's backward compatibility rules say, remembered (ProtocolCache)
+// so that a restart does not ask again; "" speaks what the cache
+// remembers, or else 2025-11-25 without a probe. The probe is not the
+// default: it is one more request before initialize for every
+// 2025-11-25 server, which are all the servers there are today. Over
+// stdio the npm servers answer it within a connect's noise
+// (BenchmarkConnectNpm); over HTTP it is a round trip more.
+const (
+	// ProtocolVersion is the revision of the initialize handshake that a
+	// session asks for; a server that only speaks an older revision
+	// answers with that one.
+	ProtocolVersion = mcpgo.LATEST_LEGACY_PROTOCOL_VERSION
+	// ModernProtocolVersion is the stateless revision.
+	ModernProtocolVersion = mcpgo.ProtocolVersion20260728
+	// ProtocolAuto, as Spec.Protocol, asks the server which revision it
+	// speaks.
+	ProtocolAuto = "auto"
+)
+
+// discoverGrace is how long a local server that has read the
+// server/discover probe (its stdin pipe is empty) has to answer it before
+// it is taken for a server of the older revisions that ignores unknown
+// requests. Servers of both revisions answer at once, the older ones with
+// an error (measured: server-everything, -filesystem and -memory answer
+// -32601 within a millisecond); only one that never answers costs this.
+// Waiting for the read first is what lets a server take as long as it
+// needs to start (an `npx -y` download) without being misjudged, and a
+// silent one cost no more than this after it started.
+const discoverGrace = 300 * time.Millisecond
+
+// drainPoll is how often the probe looks whether the server has read it.
+const drainPoll = 5 * time.Millisecond
+
+// listenRetry and listenRetryMax bound how soon a subscriptions/listen
+// stream that ended is opened again (doubling while it keeps ending at
+// once).
+const (
+	listenRetry    = time.Second
+	listenRetryMax = 30 * time.Second
+)
+
+// ProtocolCache remembers, per server definition, the revision the server
+// spoke in its last successful connect, so that connecting it again sends
+// no probe: the revision is a property of the server, which the
+// 2026-07-28 revision says a client may keep across restarts of the same
+// configuration. A connect that fails forgets it, so that the next one
+// asks again. The zero value is not usable: use NewProtocolCache. It is
+// safe for concurrent use; a nil *ProtocolCache remembers nothing.
+type ProtocolCache struct {
+	mu sync.Mutex // guards m
+	m  map[string]string
+}
+
+// NewProtocolCache returns an empty cache.
+func NewProtocolCache() *ProtocolCache { return &ProtocolCache{m: map[string]string{}} }
+
+func (c *ProtocolCache) lookup(key string) string {
+	if c == nil {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[key]
+}
+
+func (c *ProtocolCache) store(key, version string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[key] = version
+}
+
+func (c *ProtocolCache) forget(key string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, key)
+}
+
+// protocolKey identifies what answers a spec: the process it starts or the
+// endpoint it reaches, with what it is given.
+func protocolKey(srv Spec) string {
+	b, _ := json.Marshal(struct {
+		Name, Type, URL, Transport string
+		Command                    []string
+		Env, Headers               [][2]string
+	}{srv.Name, string(srv.Type), srv.URL, string(srv.Transport), srv.Command, pairs(srv.Env), pairs(srv.Headers)})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func pairs(m map[string]string) [][2]string {
+	out := make([][2]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, [2]string{k, m[k]})
+	}
+	return out
+}
+
+// knownRevision reports whether v is a revision Spec.Protocol may pin.
+func knownRevision(v string) bool { return v == ProtocolVersion || v == ModernProtocolVersion }
+
+// negotiation is how a link tells the handshake which revision to speak.
+type negotiation struct {
+	// version is the revision decided before the handshake (pinned,
+	// remembered, or probed over a transport of its own); "" makes the
+	// handshake probe over the session's transport.
+	version string
+	// read reports whether a local server has read everything sent to it
+	// so far (see discoverGrace); nil for a remote server, which answers
+	// an HTTP request either way.
+	read func() bool
+}
+
+// protocol is the revision decided without asking the server: the one the
+// spec pins, the one the server spoke last time, ProtocolVersion unless
+// the spec says ProtocolAuto, or "" (ask it).
+func (s *Session) protocol() string {
+	if knownRevision(s.srv.Protocol) {
+		return s.srv.Protocol
+	}
+	if v := s.opts.Protocols.lookup(s.protoKey); v != "" {
+		return v
+	}
+	if s.srv.Protocol == ProtocolAuto {
+		return ""
+	}
+	return ProtocolVersion
+}
+
+// errProbeExit says that a local server exited after it read the
+// server/discover probe, without answering it: some servers of the older
+// revisions end on an unknown request. Its link starts the server again
+// and speaks 2025-11-25 to it at once.
+var errProbeExit = errors.New("the server exited when asked server/discover")
+
+// discover sends the server/discover probe over tr and returns the
+// revision to speak: ModernProtocolVersion when the server answers with a
+// discover result that lists it (or refuses the version with an
+// UnsupportedProtocolVersionError that lists it), ProtocolVersion for any
+// other answer, no answer within discoverGrace of reading it (read), an
+// HTTP error status, or a failure. A result that is not a discover result
+// (a server that answers every unknown request with {}) is not taken for
+// one. exited reports that the transport closed after the server read the
+// probe, unanswered (see errProbeExit). discover returns when ctx ends at
+// the latest, with ProtocolVersion: the handshake then fails on time as
+// it would have.
+func (s *Session) discover(ctx context.Context, tr transport.Interface, read func() bool) (version string, exited bool) {
+	params := map[string]any{"_meta": s.requestMeta(ModernProtocolVersion)}
+	req := transport.JSONRPCRequest{
+		JSONRPC: mcpgo.JSONRPC_VERSION,
+		ID:      mcpgo.NewRequestId(fmt.Sprintf("freecode-discover-%d", s.reqSeq.Add(1))),
+		Method:  string(mcpgo.MethodServerDiscover),
+		Params:  params,
+		Header:  standardHeaders(ModernProtocolVersion, string(mcpgo.MethodServerDiscover), params),
+	}
+	if hc, ok := tr.(transport.HTTPConnection); ok {
+		// The MCP-Protocol-Version header must match the _meta.
+		hc.SetProtocolVersion(ModernProtocolVersion)
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	type answer struct {
+		resp *transport.JSONRPCResponse
+		err  error
+	}
+	answers := make(chan answer, 1)
+	go func() {
+		resp, err := tr.SendRequest(pctx, req)
+		answers <- answer{resp, err}
+	}()
+	// The request goroutine ends with pctx at the latest.
+	stop := func() answer {
+		cancel()
+		return <-answers
+	}
+	var poll <-chan time.Time
+	if read != nil {
+		t := time.NewTicker(drainPoll)
+		defer t.Stop()
+		poll = t.C
+	}
+	var grace <-chan time.Time
+	var wasRead bool
+	for {
+		select {
+		case a := <-answers:
+			cancel()
+			if a.err != nil && read != nil && (wasRead || read()) && errors.Is(a.err, transport.ErrTransportClosed) {
+				return ProtocolVersion, true
+			}
+			v := discoverVerdict(a.resp, a.err)
+			s.log.V(1).Info("server/discover answered", "speaking", v)
+			return v, false
+		case <-poll:
+			if read() {
+				poll, wasRead = nil, true
+				t := time.NewTimer(discoverGrace)
+				defer t.Stop()
+				grace = t.C
+			}
+		case <-grace:
+			stop()
+			s.log.V(1).Info("no answer to server/discover after the server read it", "speaking", ProtocolVersion, "waited", discoverGrace)
+			return ProtocolVersion, false
+		case <-ctx.Done():
+			stop()
+			return ProtocolVersion, false
+		}
+	}
+}
+
+// discoverVerdict is the revision an answer to server/discover says the
+// server speaks.
+func discoverVerdict(resp *transport.JSONRPCResponse, err error) string {
+	if err != nil || resp == nil {
+		return ProtocolVersion
+	}
+	if resp.Error != nil {
+		var unsupported mcpgo.UnsupportedProtocolVersionError
+		if errors.As(resp.Error.AsError(), &unsupported) && slices.Contains(unsupported.Supported, ModernProtocolVersion) {
+			return ModernProtocolVersion
+		}
+		return ProtocolVersion
+	}
+	var result struct {
+		SupportedVersions []string        `json:"supportedVersions"`
+		Capabilities      json.RawMessage `json:"capabilities"`
+	}
+	if json.Unmarshal(resp.Result, &result) != nil || len(result.Capabilities) == 0 || result.Capabilities[0] != '{' {
+		return ProtocolVersion
+	}
+	if slices.Contains(result.SupportedVersions, ModernProtocolVersion) {
+		return ModernProtocolVersion
+	}
+	return ProtocolVersion
+}
+
+// modern reports whether the session speaks the 2026-07-28 revision. It is
+// set by the handshake, before anything reads it.
+func (s *Session) modern() bool { return mcpgo.IsModernProtocol(s.proto) }
+
+// Protocol is the protocol revision the session speaks ("2025-11-25",
+// "2026-07-28", or an older one a server answered initialize with).
+func (s *Session) Protocol() string { return s.proto }
+
+// requestMeta is the _meta that every request of the 2026-07-28 revision
+// carries: the revision, the client's identity and capabilities (those
+// declared in the handshake's InitializeRequest), and the log level asked
+// for (Spec.LogLevel; without one the server sends no log messages).
+func (s *Session) requestMeta(version string) map[string]any {
+	var caps mcpgo.ClientCapabilities
+	if s.client != nil {
+		caps = s.client.GetClientCapabilities()
+	}
+	if caps.Roots == nil {
+		_, caps.Roots = s.roots()
+	}
+	meta := map[string]any{
+		mcpgo.MetaKeyProtocolVersion:    version,
+		mcpgo.MetaKeyClientCapabilities: caps,
+		mcpgo.MetaKeyClientInfo:         mcpgo.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion},
+	}
+	if s.srv.LogLevel != "" {
+		meta[mcpgo.MetaKeyLogLevel] = s.srv.LogLevel
+	}
+	return meta
+}
+
+// standardHeaders are the HTTP headers the 2026-07-28 revision requires of
+// a request (Mcp-Method, Mcp-Name); nil for older revisions. Transports
+// other than streamable HTTP ignore them.
+func standardHeaders(version, method string, params map[string]any) http.Header {
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil
+	}
+	std := mcpgo.StandardHeaders(version, mcpgo.MCPMethod(method), b)
+	if len(std) == 0 {
+		return nil
+	}
+	h := http.Header{}
+	for k, v := range std {
+		h.Set(k, v)
+	}
+	return h
+}
+
+// newRequest is a request of the session's own (tools/list, tools/call)
+// with params, and meta merged into its _meta: on the 2026-07-28 revision
+// with the protocol's own _meta and headers (and, for a tools/call over
+// HTTP, the tool's x-mcp-header parameters).
+func (s *Session) newRequest(prefix, method string, params map[string]any, meta map[string]any) transport.JSONRPCRequest {
+	if s.modern() {
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		maps.Copy(meta, s.requestMeta(s.proto))
+	}
+	if len(meta) > 0 {
+		params["_meta"] = meta
+	}
+	req := transport.JSONRPCRequest{
+		JSONRPC: mcpgo.JSONRPC_VERSION,
+		ID:      mcpgo.NewRequestId(fmt.Sprintf("freecode-%s-%d", prefix, s.reqSeq.Add(1))),
+		Method:  method,
+		Params:  params,
+	}
+	if s.modern() {
+		req.Header = standardHeaders(s.proto, method, params)
+		if method == string(mcpgo.MethodToolsCall) && s.srv.Type == Remote {
+			s.paramHeaders(req.Header, params)
+		}
+	}
+	return req
+}
+
+// paramHeaders adds to h the Mcp-Param-* headers that the called tool's
+// x-mcp-header annotations ask for (2026-07-28, streamable HTTP).
+func (s *Session) paramHeaders(h http.Header, params map[string]any) {
+	name, _ := params["name"].(string)
+	tool := s.mcpgoTool(name)
+	if tool == nil || h == nil {
+		return
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return
+	}
+	for k, v := range mcpgo.GenerateParamHeaders(tool, b) {
+		h.Set(k, v)
+	}
+}
+
+// mcpgoTool is the listed tool name as mcp-go models it, with its input
+// schema as sent; nil if there is none.
+func (s *Session) mcpgoTool(name string) *mcpgo.Tool {
+	for _, raw := range s.RawTools() {
+		t, ok := decodeMCPGoTool(raw)
+		if ok && t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+func decodeMCPGoTool(raw json.RawMessage) (*mcpgo.Tool, bool) {
+	var t mcpgo.Tool
+	if json.Unmarshal(raw, &t) != nil {
+		return nil, false
+	}
+	var schema struct {
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	if json.Unmarshal(raw, &schema) == nil {
+		t.RawInputSchema = schema.InputSchema
+	}
+	return &t, true
+}
+
+// validHeaderTools drops the tools whose x-mcp-header annotations break the
+// rules of the 2026-07-28 revision, which a client over streamable HTTP
+// must leave out of the list (one bad definition must not stop the
+// others).
+func (s *Session) validHeaderTools(raws []json.RawMessage) []json.RawMessage {
+	if !s.modern() || s.srv.Type != Remote {
+		return raws
+	}
+	out := raws[:0:0]
+	for _, raw := range raws {
+		if t, ok := decodeMCPGoTool(raw); ok {
+			if err := mcpgo.ValidateParamHeaderAnnotations(t); err != nil {
+				s.log.Info("tool skipped: invalid x-mcp-header annotations", "tool", t.Name, "err", err.Error())
+				continue
+			}
+		}
+		out = append(out, raw)
+	}
+	return out
+}
+
+// listen opens, on the 2026-07-28 revision, the subscriptions/listen
+// stream that carries notifications/tools/list_changed, if the server
+// says its tool list changes, and opens it again when it ends, until the
+// session does.
+func (s *Session) listen() {
+	if !s.modern() {
+		return
+	}
+	tools := s.client.GetServerCapabilities().Tools
+	if tools == nil || !tools.ListChanged {
+		return
+	}
+	if !s.startBackground() {
+		return
+	}
+	go func() {
+		defer s.bg.Done()
+		wait := listenRetry
+		for {
+			began := time.Now()
+			err := s.client.Listen(s.ctx, mcpgo.SubscriptionFilter{ToolsListChanged: true})
+			if s.ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				s.log.V(1).Info("subscriptions/listen ended", "err", s.mask.err(err))
+				s.connectionLost(err)
+			}
+			if time.Since(began) > listenRetryMax {
+				wait = listenRetry
+			}
+			timer := time.NewTimer(wait)
+			select {
+			case <-s.ctx.Done():
+				timer.Stop()
+				return
+			case <-timer.C:
+			}
+			wait = min(2*wait, listenRetryMax)
+		}
+	}()
+}
+
+// writeWatcher is a local server's stdin as the session writes to it: it
+// knows whether anything was written, so that read can tell an empty pipe
+// from one the server has emptied.
+type writeWatcher struct {
+	f     interface{ Write([]byte) (int, error) }
+	close func() error
+	wrote atomic.Bool
+}
+
+func (w *writeWatcher) Write(b []byte) (int, error) {
+	n, err := w.f.Write(b)
+	if n > 0 {
+		w.wrote.Store(true)
+	}
+	return n, err
+}
+
+func (w *writeWatcher) Close() error { return w.close() }
