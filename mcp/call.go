@@ -61,6 +61,11 @@ func (p *presentBlocks) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &p.blocks)
 }
 
+// errInputRequired is the failure of a request the server answers with
+// input_required (the 2026-07-28 revision's multi round-trip requests:
+// an elicitation, the roots), which a session does not answer yet.
+var errInputRequired = errors.New("the server asks for input before it can go on (a 2026-07-28 multi round-trip request), which FreeCode does not answer yet")
+
 // decodeCallResult splits a tools/call result into its parts.
 func decodeCallResult(raw json.RawMessage) (*CallResult, error) {
 	var w callResultWire
@@ -68,7 +73,7 @@ func decodeCallResult(raw json.RawMessage) (*CallResult, error) {
 		return nil, fmt.Errorf("decode tools/call result: %w", err)
 	}
 	if w.ResultType == "input_required" {
-		return nil, errors.New("the server asks for input before it can go on (a 2026-07-28 multi round-trip request), which FreeCode does not answer yet")
+		return nil, errInputRequired
 	}
 	if !w.Content.present {
 		return nil, errors.New("decode tools/call result: content is missing")

@@ -347,3 +347,54 @@ func TestEverythingElicitation(t *testing.T) {
 	birth, _ := e.Form.Field("birthdate")
 	assert.Equal(t, FormatDate, birth.Format)
 }
+
+// A server that asks more than MaxPendingElicitations questions at once
+// gets an error for each one beyond, not another goroutine and another
+// question waiting for a person; once one is answered it may ask again.
+func TestElicitationsBounded(t *testing.T) {
+	held := make(chan struct{}, MaxPendingElicitations+1)
+	release := make(chan struct{})
+	handler := func(ctx context.Context, e *Elicitation) (ElicitResult, error) {
+		held <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return ElicitResult{Action: ElicitDecline}, nil
+	}
+	s := connectElicit(t, localServer("ts", "--ask"), Options{Elicit: handler})
+	type outcome struct {
+		text  string
+		isErr bool
+	}
+	results := make(chan outcome, MaxPendingElicitations+1)
+	for range MaxPendingElicitations {
+		go func() {
+			text, isErr := elicitCallText(t, s, "ask", `{"message":"one of many"}`)
+			results <- outcome{text, isErr}
+		}()
+	}
+	for range MaxPendingElicitations {
+		<-held
+	}
+	ninth := make(chan string, 1)
+	go func() {
+		text, _ := elicitCallText(t, s, "ask", `{"message":"one too many"}`)
+		ninth <- text
+	}()
+	select {
+	case text := <-ninth:
+		assert.Contains(t, text, "too many elicitations at once")
+	case <-held:
+		close(release)
+		t.Fatal("one elicitation more than MaxPendingElicitations reached the handler")
+	}
+	close(release)
+	for range MaxPendingElicitations {
+		r := <-results
+		assert.Contains(t, r.text, `"decline"`)
+	}
+	// Places are free again.
+	text, _ := elicitCallText(t, s, "ask", `{"message":"again"}`)
+	assert.Contains(t, text, `"decline"`)
+}

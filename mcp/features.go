@@ -179,7 +179,9 @@ func (s *Session) noteInitialize(res *mcpgo.InitializeResult) {
 	f := s.feat
 	f.offers = Offers{}
 	if r := res.Capabilities.Resources; r != nil {
-		f.offers.Resources, f.offers.Subscribe, f.offers.ResourcesListChanged = true, r.Subscribe, r.ListChanged
+		// On 2026-07-28 resources/subscribe is gone (subscriptions ride on
+		// subscriptions/listen), which the session does not do yet.
+		f.offers.Resources, f.offers.Subscribe, f.offers.ResourcesListChanged = true, r.Subscribe && !s.modern(), r.ListChanged
 	}
 	if p := res.Capabilities.Prompts; p != nil {
 		f.offers.Prompts, f.offers.PromptsListChanged = true, p.ListChanged
@@ -385,6 +387,15 @@ func (s *Session) featureNotification(n mcpgo.JSONRPCNotification) {
 	case mcpgo.MethodNotificationPromptsListChanged:
 		if f.offers.Prompts {
 			what = relistPrompts
+		}
+	case mcpgo.MethodNotificationSubscriptionsAcknowledged:
+		// 2026-07-28: a change made before the listen stream was open was
+		// sent to nobody; look again (tools: see onNotification).
+		if f.offers.Resources && f.offers.ResourcesListChanged {
+			what |= relistResources
+		}
+		if f.offers.Prompts && f.offers.PromptsListChanged {
+			what |= relistPrompts
 		}
 	case mcpgo.MethodNotificationResourceUpdated:
 		uri, _ := n.Params.AdditionalFields["uri"].(string)

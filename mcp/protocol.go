@@ -287,6 +287,13 @@ func (s *Session) requestMeta(version string) map[string]any {
 	if caps.Roots == nil {
 		_, caps.Roots = s.roots()
 	}
+	if mcpgo.IsModernProtocol(version) {
+		// On this revision a server asks for input (an elicitation, the
+		// roots) by answering a request with input_required, which the
+		// session does not answer yet (see decodeCallResult): declaring
+		// what it cannot serve would have servers ask in vain.
+		caps.Elicitation, caps.Roots = nil, nil
+	}
 	meta := map[string]any{
 		mcpgo.MetaKeyProtocolVersion:    version,
 		mcpgo.MetaKeyClientCapabilities: caps,
@@ -411,15 +418,20 @@ func (s *Session) validHeaderTools(raws []json.RawMessage) []json.RawMessage {
 }
 
 // listen opens, on the 2026-07-28 revision, the subscriptions/listen
-// stream that carries notifications/tools/list_changed, if the server
-// says its tool list changes, and opens it again when it ends, until the
-// session does.
+// stream that carries the list_changed notifications of tools, prompts
+// and resources the server says change, and opens it again when it ends,
+// until the session does. (Resource subscriptions, which this revision
+// also moves onto the stream, are not offered on it: see noteInitialize.)
 func (s *Session) listen() {
 	if !s.modern() {
 		return
 	}
-	tools := s.client.GetServerCapabilities().Tools
-	if tools == nil || !tools.ListChanged {
+	caps := s.client.GetServerCapabilities()
+	var filter mcpgo.SubscriptionFilter
+	filter.ToolsListChanged = caps.Tools != nil && caps.Tools.ListChanged
+	filter.PromptsListChanged = caps.Prompts != nil && caps.Prompts.ListChanged
+	filter.ResourcesListChanged = caps.Resources != nil && caps.Resources.ListChanged
+	if filter.IsEmpty() {
 		return
 	}
 	if !s.startBackground() {
@@ -430,7 +442,7 @@ func (s *Session) listen() {
 		wait := listenRetry
 		for {
 			began := time.Now()
-			err := s.client.Listen(s.ctx, mcpgo.SubscriptionFilter{ToolsListChanged: true})
+			err := s.client.Listen(s.ctx, filter)
 			if s.ctx.Err() != nil {
 				return
 			}

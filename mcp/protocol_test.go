@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -214,4 +215,58 @@ func TestPinnedRevision(t *testing.T) {
 	require.Equal(t, ProtocolVersion, connect(t, srv).Protocol())
 	srv.Protocol = ModernProtocolVersion
 	require.Equal(t, ModernProtocolVersion, connect(t, srv).Protocol())
+}
+
+// A revision pinned to 2026-07-28 is that or nothing: a server that only
+// speaks an older one fails the connect, saying so, rather than being
+// spoken to in what mcp-go falls back to.
+func TestPinnedModernRefusesAnOlderServer(t *testing.T) {
+	srv := localServer("old")
+	srv.Protocol = ModernProtocolVersion
+	_, err := Connect(context.Background(), srv, Options{Logger: testLogger(t)})
+	require.Error(t, err)
+	require.Contains(t, err.Error(), `server "old": initialize: its protocol is pinned to 2026-07-28 but the server speaks 2025-11-25`)
+}
+
+// On 2026-07-28 a session declares neither elicitation nor roots, which
+// it could only serve through input_required answers it does not give;
+// on 2025-11-25 it declares both.
+func TestModernDeclaresOnlyWhatItServes(t *testing.T) {
+	for _, protocol := range []string{ProtocolVersion, ModernProtocolVersion} {
+		t.Run(protocol, func(t *testing.T) {
+			flags := []string{"--ask"}
+			if protocol == ModernProtocolVersion {
+				flags = append(flags, "--modern")
+			}
+			srv := localServer("ts", flags...)
+			srv.Protocol, srv.Roots = protocol, []string{t.TempDir()}
+			s := connectElicit(t, srv, Options{Elicit: answer(ElicitResult{Action: ElicitDecline}, nil)})
+			require.Equal(t, protocol, s.Protocol())
+			text, isErr := elicitCallText(t, s, "capabilities", `{}`)
+			require.False(t, isErr, text)
+			if protocol == ModernProtocolVersion {
+				assert.NotContains(t, text, "elicitation")
+				assert.NotContains(t, text, "roots")
+			} else {
+				assert.Contains(t, text, "elicitation")
+				assert.Contains(t, text, "roots")
+			}
+		})
+	}
+}
+
+// On 2026-07-28, where resources/subscribe is gone, a session offers no
+// resource subscriptions (rather than sending a request the server does
+// not have); it lists the resources as on any revision.
+func TestModernOffersNoResourceSubscriptions(t *testing.T) {
+	srv := localServer("res", "--resources", "1", "--modern")
+	srv.Protocol = ModernProtocolVersion
+	s := connect(t, srv)
+	f := s.Features()
+	require.True(t, f.Offers.Resources)
+	require.False(t, f.Offers.Subscribe)
+	require.NotEmpty(t, f.Resources)
+	err := s.Subscribe(context.Background(), "test://text/0")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "resource subscriptions")
 }

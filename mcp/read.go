@@ -318,6 +318,12 @@ func (s *Session) request(ctx context.Context, method, what string, params map[s
 	case resp.Error != nil:
 		err = resp.Error.AsError()
 	default:
+		var rt struct {
+			ResultType string `json:"resultType"`
+		}
+		if json.Unmarshal(resp.Result, &rt) == nil && rt.ResultType == "input_required" {
+			return nil, fmt.Errorf("server %q: %s: %w", s.srv.Name, what, errInputRequired)
+		}
 		return resp.Result, nil
 	}
 	if ctx.Err() != nil {

@@ -38,8 +38,38 @@ const (
 type inbound struct {
 	s *Session
 
-	mu   sync.Mutex                         // guards live
-	live map[string]context.CancelCauseFunc // requests being answered, by JSON-RPC id
+	mu      sync.Mutex                         // guards live and pending
+	live    map[string]context.CancelCauseFunc // requests being answered, by JSON-RPC id
+	pending int                                // elicitations reserved (reserve), at most MaxPendingElicitations
+}
+
+// MaxPendingElicitations bounds the elicitations of one session that wait
+// for an answer at once; a server that asks more gets an error for each
+// one beyond (a person answers one question at a time, and each waits up
+// to its timeout).
+const MaxPendingElicitations = 8
+
+// tooManyElicitations answers an elicitation beyond MaxPendingElicitations.
+func tooManyElicitations() string {
+	return fmt.Sprintf("too many elicitations at once: FreeCode keeps at most %d of a session waiting for an answer (mcp.MaxPendingElicitations); ask again once one is answered", MaxPendingElicitations)
+}
+
+// reserve takes one of the MaxPendingElicitations places, or reports
+// false when none is free; release gives it back.
+func (in *inbound) reserve() bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.pending >= MaxPendingElicitations {
+		return false
+	}
+	in.pending++
+	return true
+}
+
+func (in *inbound) release() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.pending--
 }
 
 // newClient is the one place where the session's mcp-go clients are made
@@ -65,12 +95,12 @@ func (s *Session) newClient(tr transport.Interface, hc *http.Client) *client.Cli
 	}
 	if s.opts.Elicit != nil && bidirectional {
 		opts = append(opts,
+			// Declared in initialize, for the revisions up to 2025-11-25,
+			// whose elicitation/create requests s.in serves; the 2026-07-28
+			// revision's _meta leaves it out (see requestMeta).
 			client.WithClientCapabilities(mcpgo.ClientCapabilities{
 				Elicitation: &mcpgo.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}},
 			}),
-			// Only the 2026-07-28 revision's input requests reach this
-			// handler; the older revisions' requests are s.in's.
-			client.WithElicitationHandler(elicitAdapter{s}),
 		)
 	}
 	c := client.NewClient(tr, opts...)
@@ -97,17 +127,24 @@ func (in *inbound) handle(ctx context.Context, req transport.JSONRPCRequest, nex
 	if in.s.opts.Elicit == nil {
 		return transport.NewJSONRPCErrorResponse(req.ID, mcpgo.METHOD_NOT_FOUND, noElicitation, nil), nil
 	}
+	if !in.reserve() {
+		in.s.log.Info("refused an elicitation: too many at once", "limit", MaxPendingElicitations)
+		return transport.NewJSONRPCErrorResponse(req.ID, mcpgo.INTERNAL_ERROR, tooManyElicitations(), nil), nil
+	}
 	// The session's end waits for the answer (ElicitHandler's contract
 	// has it return once ctx ends).
 	if !in.s.startBackground() {
+		in.release()
 		return transport.NewJSONRPCErrorResponse(req.ID, mcpgo.INTERNAL_ERROR, "the session is ending", nil), nil
 	}
 	if post == nil {
 		defer in.s.bg.Done()
+		defer in.release()
 		return in.elicit(ctx, req), nil
 	}
 	go func() {
 		defer in.s.bg.Done()
+		defer in.release()
 		if resp := in.elicit(in.s.ctx, req); resp != nil {
 			post(resp)
 		}
@@ -211,14 +248,6 @@ func (s *Session) elicit(ctx context.Context, params any) (*mcpgo.ElicitationRes
 	}
 	s.log.V(1).Info("elicitation answered", "action", string(res.Action))
 	return out, nil
-}
-
-// elicitAdapter is Options.Elicit as mcp-go's ElicitationHandler, for the
-// input requests of the 2026-07-28 revision.
-type elicitAdapter struct{ s *Session }
-
-func (a elicitAdapter) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (*mcpgo.ElicitationResult, error) {
-	return a.s.elicit(ctx, req.Params)
 }
 
 // answeringStdio is mcp-go's stdio transport with the server's requests

@@ -394,8 +394,13 @@ func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiat
 	if err != nil {
 		return s.connectError(cctx, stepInitialize, err)
 	}
-	s.noteInitialize(res)
 	s.proto = s.client.ProtocolVersion()
+	s.noteInitialize(res)
+	if s.srv.Protocol == ModernProtocolVersion && s.proto != ModernProtocolVersion {
+		// mcp-go falls back to initialize when server/discover fails.
+		return fmt.Errorf("server %q: initialize: its protocol is pinned to %s but the server speaks %s: set \"protocol\": \"auto\" in its entry, or remove it",
+			s.srv.Name, ModernProtocolVersion, s.proto)
+	}
 	if res.Capabilities.Tools == nil {
 		s.log.V(1).Info("server declares no tools capability")
 	} else {

@@ -144,12 +144,14 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 	if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: wd, Protected: []string{home, cfg.Path}}); err != nil {
 		return err
 	}
+	// The call's progress on stderr, paused while a question is asked.
+	progress := a.progressLine()
 	if srv != nil {
 		// On a terminal the server's questions are asked there; else the
 		// session declares no elicitation, as nobody could answer.
 		var elicit mcp.ElicitHandler
 		if term := a.stdinTerminal(); term != nil {
-			elicit = a.terminalElicit(term)
+			elicit = a.terminalElicit(term, progress)
 		}
 		sess, err := a.connectWith(ctx, *srv, nil, elicit)
 		if err != nil {
@@ -169,7 +171,6 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 			return orchestrator.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: o.timeout}
 		},
 	})
-	progress := a.progressLine()
 	out := orch.Run(registry.WithProgress(ctx, progress.show), []orchestrator.Call{{ID: "cli", Tool: id, Args: callArgs}})[0]
 	progress.end()
 	view := callView(out)

@@ -187,9 +187,32 @@ func (t *termInput) lines(f *os.File) <-chan string {
 // in place, when stderr is a terminal; otherwise it shows nothing. Its
 // methods may be called from any goroutine.
 type progressLine struct {
-	mu    sync.Mutex // guards shown and writes to w
-	w     io.Writer  // nil: not a terminal
-	shown bool       // a line is on the terminal
+	mu     sync.Mutex // guards shown, paused and writes to w
+	w      io.Writer  // nil: not a terminal
+	shown  bool       // a line is on the terminal
+	paused int        // pauses in force (pause): show shows nothing
+}
+
+// pause ends the line and keeps it from showing until resume, while a
+// question is on the terminal. A nil l does nothing.
+func (l *progressLine) pause() {
+	if l == nil {
+		return
+	}
+	l.end()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.paused++
+}
+
+// resume undoes one pause.
+func (l *progressLine) resume() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.paused--
 }
 
 func (a *app) progressLine() *progressLine {
@@ -203,7 +226,7 @@ func (a *app) progressLine() *progressLine {
 func (l *progressLine) show(p registry.Progress) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.w == nil {
+	if l.w == nil || l.paused > 0 {
 		return
 	}
 	// Carriage return and erase-line: the previous line goes.

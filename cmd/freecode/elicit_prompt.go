@@ -256,7 +256,10 @@ func elicitationEnded(ans wire.ElicitationAnswered) string {
 // the whole form (mcp.Form.Complete) and asked again if it does not fit.
 // A handler returns once its ctx ends; the terminal's reader goroutine
 // stays (see terminalLines).
-func (a *app) terminalElicit(term *os.File) mcp.ElicitHandler {
+//
+// progress, if not nil, is the progress line of the call the questions
+// come with: it is paused while a question is on the terminal.
+func (a *app) terminalElicit(term *os.File, progress *progressLine) mcp.ElicitHandler {
 	turn := make(chan struct{}, 1) // held by the elicitation on the terminal
 	var in termInput               // used only by the holder of turn
 	return func(ctx context.Context, e *mcp.Elicitation) (mcp.ElicitResult, error) {
@@ -266,6 +269,8 @@ func (a *app) terminalElicit(term *os.File) mcp.ElicitHandler {
 		case <-ctx.Done():
 			return mcp.ElicitResult{}, context.Cause(ctx)
 		}
+		progress.pause()
+		defer progress.resume()
 		w := a.stderr
 		we := wire.Elicitation{Server: e.Server, Mode: e.Mode, Message: e.Message, URL: e.URL, Host: e.Host()}
 		if e.Form != nil {
