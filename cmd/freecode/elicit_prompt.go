@@ -320,3 +320,24 @@ func (a *app) terminalElicit(term *os.File, progress *progressLine) mcp.ElicitHa
 		}
 	}
 }
+
+// watchElicit answers the elicitations of `mcp start --watch` on the
+// terminal term (terminalElicit), each only once open is closed: one that
+// comes earlier waits, and one whose ctx ends first (the session ended)
+// returns without asking. The answer sent is confirmed on stderr, as no
+// call's result follows it.
+func (a *app) watchElicit(open <-chan struct{}, term *os.File) mcp.ElicitHandler {
+	ask := a.terminalElicit(term)
+	return func(ctx context.Context, e *mcp.Elicitation) (mcp.ElicitResult, error) {
+		select {
+		case <-open:
+		case <-ctx.Done():
+			return mcp.ElicitResult{}, context.Cause(ctx)
+		}
+		res, err := ask(ctx, e)
+		if err == nil {
+			fmt.Fprintf(a.stderr, "Answered server %s: %s.\n", cell(e.Server), elicitationEnded(wire.ElicitationAnswered{Action: string(res.Action)}))
+		}
+		return res, err
+	}
+}

@@ -97,7 +97,9 @@ On a terminal it shows the time so far and the server's stderr while it
 starts.
 With --watch it stays connected and prints changes of its tools, resources
 and prompts until Ctrl-C or
-` + "`freecode mcp stop <name>`" + ` from another terminal. No process is left behind.`,
+` + "`freecode mcp stop <name>`" + ` from another terminal. No process is left behind.
+Watching with stdin on a terminal, it answers the server's questions
+(elicitations) there, field by field; without one it declares none.`,
 		Args: exactArgs(1, "<name>"),
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, srv, err := a.configuredServer(args[0])
@@ -124,7 +126,16 @@ and prompts until Ctrl-C or
 				live = newStartLive(a.stdout, srv.Name, began)
 				onStderr = live.line
 			}
-			sess, err := a.connectWith(c.Context(), srv, onStderr, nil)
+			// Watching on a terminal, the server's questions are asked
+			// there, once the watch has begun: the start's status line
+			// would overwrite one asked before. Else the session declares
+			// no elicitation, as nobody could answer.
+			var elicit mcp.ElicitHandler
+			watching := make(chan struct{})
+			if term := a.stdinTerminal(); watch && term != nil {
+				elicit = a.watchElicit(watching, term)
+			}
+			sess, err := a.connectWith(c.Context(), srv, onStderr, elicit)
 			if live != nil {
 				live.stop()
 			}
@@ -151,6 +162,7 @@ and prompts until Ctrl-C or
 				return err
 			}
 			fmt.Fprintf(a.stdout, "Watching %q; Ctrl-C or `freecode mcp stop %s` ends it.\n", srv.Name, srv.Name)
+			close(watching)
 			return a.watchSession(c.Context(), sess, tools)
 		},
 	}

@@ -186,18 +186,8 @@ func TestStartWatchShowsResourceChanges(t *testing.T) {
 	pidFile := filepath.Join(home, "ts.pid")
 	config{t, filepath.Join(home, "config.json")}.write(cfg(local("ts", ts, "--resources", "1", "--pid-file", pidFile)), true)
 	p := openPTY(t)
-	cmd := freecodeCmd(home, "mcp", "start", "ts", "--watch")
-	cmd.Stdout = p.tty
 	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	require.NoError(t, cmd.Start())
-	var waitErr error // set before exited is closed
-	exited := make(chan struct{})
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
+	stop := startWatch(t, home, "ts", nil, p.tty, stderr, stderr)
 	p.waitFor(`Watching "ts"`)
 	data, err := os.ReadFile(pidFile)
 	require.NoError(t, err)
@@ -207,15 +197,103 @@ func TestStartWatchShowsResourceChanges(t *testing.T) {
 	require.NoError(t, syscall.Kill(pid, syscall.SIGUSR1))
 	p.waitFor("Resources and prompts changed: now 3 resources, 1 resource template and 0 prompts\r\n  + test://dyn/1\r\n")
 	p.waitFor("Tools changed: now 12 tools\r\n  + mcp__ts__dyn_1 (read-only)\r\n")
+	stop()
+}
 
-	stop, err := freecodeCmd(home, "mcp", "stop", "ts").CombinedOutput()
-	require.NoError(t, err, "%s", stop)
-	select {
-	case <-exited:
-		require.NoError(t, waitErr, "stderr: %s", stderr)
-	case <-time.After(waitFor):
-		t.Fatal("mcp start --watch did not end after mcp stop")
+// startWatch runs `mcp start <name> --watch` in home with stdin, stdout
+// and stderr, and returns stop, which ends it with `mcp stop` and checks
+// that it exited cleanly (shown is what it wrote, for the failure).
+func startWatch(t *testing.T, home, name string, stdin io.Reader, stdout, stderr io.Writer, shown fmt.Stringer) (stop func()) {
+	t.Helper()
+	cmd := freecodeCmd(home, "mcp", "start", name, "--watch")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	require.NoError(t, cmd.Start())
+	var waitErr error // set before exited is closed
+	exited := make(chan struct{})
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	return func() {
+		t.Helper()
+		out, err := freecodeCmd(home, "mcp", "stop", name).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		select {
+		case <-exited:
+			require.NoError(t, waitErr, "it wrote: %q", shown.String())
+		case <-time.After(waitFor):
+			t.Fatal("mcp start --watch did not end after mcp stop")
+		}
 	}
+}
+
+// `mcp start --watch` with stdin on a terminal declares elicitation and
+// asks a server's question there, field by field, even one that comes
+// outside any call; the server gets the answer (accept with the fields, or
+// decline). With stdin elsewhere it declares none.
+func TestStartWatchAsksElicitationsOnItsTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	ts := buildTestServer(t)
+	home := shortHome(t)
+	// Each server's stderr goes to a file, where it says what it got.
+	got := func(name string) string { return filepath.Join(home, name+".stderr") }
+	asker := func(name string) map[string]any {
+		return local(name, "/bin/sh", "-c", `exec "$0" --ask-after-init 2>>"$1"`, ts, got(name))
+	}
+	config{t, filepath.Join(home, "config.json")}.write(cfg(asker("ts"), asker("no"), asker("quiet")), true)
+	fileHas := func(path, want string) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			b, _ := os.ReadFile(path)
+			return string(b) == want
+		}, waitFor, 10*time.Millisecond, "%s never held %q", path, want)
+	}
+	watch := func(name string, stdin *os.File, p *pty) func() {
+		return startWatch(t, home, name, stdin, p.tty, p.tty, p.out)
+	}
+
+	p := openPTY(t)
+	stop := watch("ts", p.tty, p)
+	p.waitFor("Answer the form? [a]ccept, [d]ecline, [c]ancel: ")
+	assert.Contains(t, p.out.String(), "Server ts asks (form):\r\n    Who is watching?\r\n    name   text, at least 1 character, required — Name: Who is asking\r\n")
+	p.typeLine("a")
+	p.waitFor("  name (text, at least 1 character, required) — Name: ")
+	p.typeLine("")
+	p.waitFor("  name is required\r\n")
+	p.typeLine("Ada")
+	p.waitFor("  color (one of red, green, blue, default green) — Color: ")
+	p.typeLine("purple")
+	p.waitFor(`  the answer does not fit the requested form: color: "purple" is not one of "red", "green", "blue"`)
+	p.typeLine("blue")
+	p.waitFor("  count (whole number from 1 to 10, default 3) — Count: ")
+	p.typeLine("")
+	fileHas(got("ts"), `answer after initialized: {"action":"accept","content":{"color":"blue","count":3,"name":"Ada"}}`+"\n")
+	p.waitFor("Answered server ts: accepted.\r\n")
+	stop()
+	p.waitFor(`Stopped "ts".`)
+
+	// Declining is an answer too.
+	p = openPTY(t)
+	stop = watch("no", p.tty, p)
+	p.waitFor("Answer the form? [a]ccept, [d]ecline, [c]ancel: ")
+	p.typeLine("d")
+	fileHas(got("no"), `answer after initialized: {"action":"decline"}`+"\n")
+	p.waitFor("Answered server no: declined.\r\n")
+	stop()
+
+	// No terminal on stdin: nothing to ask on, so no elicitation declared.
+	p = openPTY(t)
+	devNull, err := os.Open(os.DevNull)
+	require.NoError(t, err)
+	defer devNull.Close()
+	stop = watch("quiet", devNull, p)
+	p.waitFor(`Watching "quiet"`)
+	fileHas(got("quiet"), "ask after initialized: the client declared no elicitation; not asking\n")
+	stop()
+	assert.NotContains(t, p.out.String(), "asks (form)")
 }
 
 // A server's elicitation during a call through serve is asked on the

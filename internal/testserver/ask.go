@@ -248,3 +248,29 @@ func (s *stdioSession) SetClientCapabilities(caps mcp.ClientCapabilities) {
 	defer s.client.mu.Unlock()
 	s.client.caps = caps
 }
+
+// AskAfterInitMessage is the message of the elicitation of --ask-after-init.
+const AskAfterInitMessage = "Who is watching?"
+
+// askAfterInit is --ask-after-init: one form elicitation, sent outside any
+// call, whose answer (or failure) goes to stderr. A client that declared
+// no elicitation is not asked, as the spec requires. It returns when the
+// answer comes or ctx ends.
+func (s *Server) askAfterInit(ctx context.Context, sess *stdioSession) {
+	if sess.GetClientCapabilities().Elicitation == nil {
+		fmt.Fprintln(s.cfg.Stderr, "ask after initialized: the client declared no elicitation; not asking")
+		return
+	}
+	params := mcp.ElicitationParams{Mode: mcp.ElicitationModeForm, Message: AskAfterInitMessage, RequestedSchema: json.RawMessage(AskForm)}
+	res, err := sess.RequestElicitation(ctx, mcp.ElicitationRequest{Params: params})
+	if err != nil {
+		fmt.Fprintf(s.cfg.Stderr, "ask after initialized failed: %v\n", err)
+		return
+	}
+	b, err := json.Marshal(res.ElicitationResponse)
+	if err != nil {
+		fmt.Fprintf(s.cfg.Stderr, "ask after initialized failed: %v\n", err)
+		return
+	}
+	fmt.Fprintf(s.cfg.Stderr, "answer after initialized: %s\n", b)
+}

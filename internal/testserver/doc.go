@@ -66,6 +66,15 @@
 // {url, message?} one in URL mode, "sample" {} a sampling request, and
 // "capabilities" {} returns the capabilities the client declared.
 //
+// With --ask-after-init (stdio, 2025-11-25 and older revisions) the server
+// asks on its own, as a server may at any time: once the client sends
+// notifications/initialized it sends one elicitation/create in form mode
+// (message "Who is watching?", schema AskForm) and writes to stderr
+// "answer after initialized: <the result as JSON>", or "ask after
+// initialized failed: <error>", or, when the client declared no
+// elicitation capability, "ask after initialized: the client declared no
+// elicitation; not asking".
+//
 // Generated tools tool_000, tool_001, ... (--tools N) answer "<name> ok: <args>".
 // SIGUSR1 (wired by Run) adds a tool dyn_<n> (n = 1, 2, ...) and notifies list_changed;
 // with --resources also the text resource test://dyn/<n> (resources/list_changed).
@@ -141,6 +150,7 @@
 //	--instructions TEXT       the initialize result's instructions
 //	--instructions-bytes N    instructions of N bytes: a sentence, then "é" (two bytes each)
 //	--ask                     the tools "ask", "ask_url", "sample" and "capabilities" (above)
+//	--ask-after-init          one elicitation after notifications/initialized (above)
 //	--client-requests         the tools "sample" and "roots": each asks the client
 //	                          (sampling/createMessage, roots/list) and returns its answer as
 //	                          JSON text, or its error as an error result

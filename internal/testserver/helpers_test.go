@@ -93,9 +93,9 @@ type conn struct {
 	notify chan string // methods of notifications, dropped when full
 }
 
-func newConn(t *testing.T, tr transport.Interface, raw *lineLog, version string) *conn {
+func newConn(t *testing.T, tr transport.Interface, raw *lineLog, version string, opts ...client.ClientOption) *conn {
 	t.Helper()
-	cn := &conn{c: client.NewClient(tr, client.WithProtocolVersion(version)), raw: raw, notify: make(chan string, 64)}
+	cn := &conn{c: client.NewClient(tr, append([]client.ClientOption{client.WithProtocolVersion(version)}, opts...)...), raw: raw, notify: make(chan string, 64)}
 	cn.c.OnNotification(func(n mcp.JSONRPCNotification) {
 		select {
 		case cn.notify <- n.Method:
@@ -169,8 +169,9 @@ func resultText(t *testing.T, res *mcp.CallToolResult) string {
 	return text.Text
 }
 
-// startInProcess serves cfg over io.Pipe in this process.
-func startInProcess(t *testing.T, cfg Config, version string) (*conn, *Server) {
+// startInProcess serves cfg over io.Pipe in this process, to a client
+// made with opts.
+func startInProcess(t *testing.T, cfg Config, version string, opts ...client.ClientOption) (*conn, *Server) {
 	t.Helper()
 	s, err := New(cfg)
 	require.NoError(t, err)
@@ -184,7 +185,7 @@ func startInProcess(t *testing.T, cfg Config, version string) (*conn, *Server) {
 		done <- err
 	}()
 	raw := &lineLog{}
-	cn := newConn(t, transport.NewIO(io.TeeReader(outR, raw), inW, nil), raw, version)
+	cn := newConn(t, transport.NewIO(io.TeeReader(outR, raw), inW, nil), raw, version, opts...)
 	t.Cleanup(func() {
 		_ = cn.c.Close() // closes inW: EOF for the server
 		cancel()

@@ -125,6 +125,9 @@ func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, sess 
 		if resp := s.mcp.HandleMessage(ctx, line); resp != nil {
 			_ = w.writeJSON(resp)
 		}
+		if base.Method == string(mcp.MethodNotificationInitialized) && s.cfg.AskAfterInit {
+			handlers.Go(func() { s.askAfterInit(ctx, sess) })
+		}
 		return
 	}
 	if base.Method == string(mcp.MethodToolsList) && s.cfg.EndlessPages {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/freecode/freecode/internal/testutil"
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
@@ -493,4 +494,51 @@ func TestProcEvilTextAtExit(t *testing.T) {
 	defer stdin.Close()
 	require.Equal(t, 3, p.exitCode(t))
 	require.Equal(t, EvilStderr+"\nexiting at start with status 3\n", p.stderr.String())
+}
+
+// elicitFunc answers elicitations for a test client.
+type elicitFunc func(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
+
+func (f elicitFunc) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return f(ctx, req)
+}
+
+// With --ask-after-init the server asks a client that declared
+// elicitation once it is initialized, outside any call, and writes the
+// answer to stderr; a client that declared none is not asked.
+func TestAskAfterInit(t *testing.T) {
+	asked := make(chan mcp.ElicitationRequest, 1)
+	answer := elicitFunc(func(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+		asked <- req
+		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
+			Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"name": "Ada"}}}, nil
+	})
+	stderr := &lineLog{}
+	cn, _ := startInProcess(t, Config{AskAfterInit: true, Stderr: stderr}, mcp.LATEST_LEGACY_PROTOCOL_VERSION, client.WithElicitationHandler(answer))
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcp.Implementation{Name: "testserver-test", Version: "0"}
+	req.Params.Capabilities.Elicitation = &mcp.ElicitationCapability{}
+	_, err := cn.c.Initialize(t.Context(), req)
+	require.NoError(t, err)
+	select {
+	case r := <-asked:
+		require.Equal(t, AskAfterInitMessage, r.Params.Message)
+		require.Equal(t, mcp.ElicitationModeForm, r.Params.Mode)
+		schema, err := json.Marshal(r.Params.RequestedSchema)
+		require.NoError(t, err)
+		require.JSONEq(t, AskForm, string(schema))
+	case <-time.After(wait):
+		t.Fatal("not asked after initialized")
+	}
+	require.Eventually(t, func() bool {
+		return stderr.String() == `answer after initialized: {"action":"accept","content":{"name":"Ada"}}`+"\n"
+	}, wait, 10*time.Millisecond, "stderr: %q", stderr.String())
+
+	quiet := &lineLog{}
+	cn, _ = startInProcess(t, Config{AskAfterInit: true, Stderr: quiet}, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	cn.mustInitialize(t)
+	require.Eventually(t, func() bool {
+		return quiet.String() == "ask after initialized: the client declared no elicitation; not asking\n"
+	}, wait, 10*time.Millisecond, "stderr: %q", quiet.String())
 }
