@@ -327,7 +327,7 @@ func (a *app) terminalElicit(term *os.File, progress *progressLine) mcp.ElicitHa
 // returns without asking. The answer sent is confirmed on stderr, as no
 // call's result follows it.
 func (a *app) watchElicit(open <-chan struct{}, term *os.File) mcp.ElicitHandler {
-	ask := a.terminalElicit(term)
+	ask := a.terminalElicit(term, nil)
 	return func(ctx context.Context, e *mcp.Elicitation) (mcp.ElicitResult, error) {
 		select {
 		case <-open:
