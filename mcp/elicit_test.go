@@ -183,10 +183,10 @@ func TestElicitWithoutHandler(t *testing.T) {
 // found, saying so, with or without an elicitation handler.
 func TestSamplingRefused(t *testing.T) {
 	for _, opts := range []Options{{}, {Elicit: answer(ElicitResult{Action: ElicitDecline}, nil)}} {
-		s := connectElicit(t, localServer("ts", "--ask"), opts)
+		s := connectElicit(t, localServer("ts", "--ask", "--client-requests"), opts)
 		text, isErr := elicitCallText(t, s, "sample", `{}`)
 		assert.True(t, isErr)
-		assert.Equal(t, "sampling failed: -32601 sampling/createMessage is not supported by FreeCode: it declares no sampling capability", text)
+		assert.Equal(t, "-32601 sampling/createMessage is not supported by FreeCode: it declares no sampling capability", text)
 	}
 }
 

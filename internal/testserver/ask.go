@@ -34,7 +34,6 @@ func (s *Server) askTools() []server.ServerTool {
 	return []server.ServerTool{
 		{Tool: rawTool("ask", "Asks the client for input (elicitation, form mode) and returns its answer as JSON.", askSchema, readOnly(true)), Handler: s.handleAsk},
 		{Tool: rawTool("ask_url", "Asks the client to open a URL (elicitation, URL mode) and returns its answer as JSON.", askURLSchema, readOnly(true)), Handler: s.handleAskURL},
-		{Tool: rawTool("sample", "Asks the client for an LLM completion (sampling) and returns what it answered.", emptySchema, readOnly(true)), Handler: handleSample},
 		{Tool: rawTool("capabilities", "Returns the capabilities the client declared, as JSON.", emptySchema, readOnly(true)), Handler: handleCapabilities},
 	}
 }
@@ -79,20 +78,6 @@ func elicitResult(res *mcp.ElicitationResult, err error) (*mcp.CallToolResult, e
 	if err != nil {
 		return nil, err
 	}
-	return mcp.NewToolResultText(string(b)), nil
-}
-
-func handleSample(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	s := server.ServerFromContext(ctx)
-	//lint:ignore SA1019 the tool sends the deprecated request on purpose: clients must refuse it clearly.
-	res, err := s.RequestSampling(ctx, mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
-		Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("Say hello.")}},
-		MaxTokens: 10,
-	}})
-	if err != nil {
-		return mcp.NewToolResultError("sampling failed: " + err.Error()), nil
-	}
-	b, _ := json.Marshal(res)
 	return mcp.NewToolResultText(string(b)), nil
 }
 

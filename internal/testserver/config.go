@@ -88,7 +88,7 @@ type Config struct {
 	// them, InstructionsBytes makes that many bytes of them.
 	Instructions      string
 	InstructionsBytes int
-	// Ask adds the tools ask, ask_url, sample and capabilities, which
+	// Ask adds the tools ask, ask_url and capabilities, which
 	// send the client requests (see the package documentation).
 	Ask bool
 	// AskAfterInit, over stdio, sends one form elicitation (AskForm) once
@@ -165,7 +165,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.BoolVar(&c.Prompts, "prompts", false, "declare the prompts greet {name required, greeting} and plain, and the tools add_prompt and relist")
 	fs.StringVar(&c.Instructions, "instructions", "", "the initialize result's instructions")
 	fs.IntVar(&c.InstructionsBytes, "instructions-bytes", 0, "instructions of `N` bytes (two-byte characters after a short sentence)")
-	fs.BoolVar(&c.Ask, "ask", false, "add the tools ask, ask_url, sample and capabilities, which send the client requests (elicitation, sampling)")
+	fs.BoolVar(&c.Ask, "ask", false, "add the tools ask, ask_url and capabilities, which send the client elicitation requests")
 	fs.BoolVar(&c.AskAfterInit, "ask-after-init", false, "over stdio, after notifications/initialized send one form elicitation (AskForm) and write the answer to stderr")
 	fs.BoolVar(&c.ClientRequests, "client-requests", false, "add the tools sample and roots, which ask the client (sampling/createMessage, roots/list) and return its answer")
 	fs.StringVar(&c.CallLog, "call-log", "", "append JSON lines for every tools/call to FILE")

@@ -63,7 +63,7 @@
 // answer as JSON: "ask" {message?, schema?, cancelAfterMs?} an elicitation
 // in form mode (schema default AskForm; cancelAfterMs, over stdio, cancels
 // the request with notifications/cancelled after that long), "ask_url"
-// {url, message?} one in URL mode, "sample" {} a sampling request, and
+// {url, message?} one in URL mode, and
 // "capabilities" {} returns the capabilities the client declared.
 //
 // With --ask-after-init (stdio, 2025-11-25 and older revisions) the server
@@ -149,7 +149,7 @@
 //	--prompts                 prompts and their tool (above)
 //	--instructions TEXT       the initialize result's instructions
 //	--instructions-bytes N    instructions of N bytes: a sentence, then "é" (two bytes each)
-//	--ask                     the tools "ask", "ask_url", "sample" and "capabilities" (above)
+//	--ask                     the tools "ask", "ask_url" and "capabilities" (above)
 //	--ask-after-init          one elicitation after notifications/initialized (above)
 //	--client-requests         the tools "sample" and "roots": each asks the client
 //	                          (sampling/createMessage, roots/list) and returns its answer as
