@@ -195,6 +195,7 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 		case <-verify:
 			c.verify(ctx, log, spec, conn)
 		case <-refilter:
+			log.Info("tools filter changed; registering the tools again")
 			c.register(name, gen, conn)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/bridge"
+	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
@@ -156,7 +157,8 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 			return a.withRemedy(*srv, err)
 		}
 		defer sess.Close()
-		if _, err := reg.ReplaceSource(srv.Name, bridge.Tools(sess, sess.Tools())); err != nil {
+		tools, _ := controller.FilterTools(srv.Tools, sess.Tools())
+		if _, err := reg.ReplaceSource(srv.Name, bridge.Tools(sess, tools)); err != nil {
 			return err
 		}
 	}
