@@ -23,10 +23,11 @@ import (
 
 func (a *app) addCmd() *cobra.Command {
 	var (
-		envs, headers []string
-		timeout       time.Duration
-		disabled      bool
-		transport     string
+		envs, headers    []string
+		include, exclude []string
+		timeout          time.Duration
+		disabled         bool
+		transport        string
 	)
 	c := &cobra.Command{
 		Use:   "add <name> <local|remote> <command-or-url> | add <name> local -- <command> [args...]",
@@ -101,6 +102,21 @@ For a remote server give its URL:
 				fields = append(fields, schema.Field{Key: "env", Value: m})
 			}
 			fields = append(fields, schema.Field{Key: "enabled", Value: !disabled})
+			if len(include) > 0 || len(exclude) > 0 {
+				for _, p := range slices.Concat(include, exclude) {
+					if err := schema.CheckGlob(p); err != nil {
+						return usageError{fmt.Errorf("--include/--exclude: %w", err)}
+					}
+				}
+				filter := map[string][]string{}
+				if len(include) > 0 {
+					filter["include"] = include
+				}
+				if len(exclude) > 0 {
+					filter["exclude"] = exclude
+				}
+				fields = append(fields, schema.Field{Key: "tools", Value: filter})
+			}
 			if c.Flags().Changed("timeout") {
 				ms, err := wholeMillis("--timeout", timeout)
 				if err != nil {
@@ -125,6 +141,8 @@ For a remote server give its URL:
 	c.Flags().StringArrayVar(&headers, "header", nil, "HTTP header `K=V` for a remote server (repeatable; ${VAR} allowed)")
 	durationVar(c.Flags(), &timeout, "timeout", schema.DefaultTimeout, "time to connect, initialize and list tools: a duration (5s, 1m) or milliseconds")
 	c.Flags().BoolVar(&disabled, "disabled", false, "add the server disabled")
+	c.Flags().StringArrayVar(&include, "include", nil, "register only the server's tools whose names match this `glob` (path.Match syntax; repeatable)")
+	c.Flags().StringArrayVar(&exclude, "exclude", nil, "never register the server's tools whose names match this `glob` (wins over --include; repeatable)")
 	c.Flags().StringVar(&transport, "transport", "", "remote transport: auto, streamable-http or sse (default auto)")
 	return c
 }
