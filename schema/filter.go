@@ -40,8 +40,9 @@ func (f ToolFilter) Key() string {
 
 // Hides reports whether f hides the tool called name, and why, in the
 // words `mcp tools --all` shows: `tools.exclude "delete_*"` or
-// `tools.include (no pattern matches)`. Patterns were checked when the config was
-// loaded (CheckGlob); one that is malformed anyway matches nothing.
+// `tools.include, no pattern matches`. Patterns were checked when the
+// config was loaded (CheckGlob); one that is malformed anyway matches
+// nothing.
 func (f ToolFilter) Hides(name string) (reason string, hidden bool) {
 	for _, p := range f.Exclude {
 		if ok, _ := path.Match(p, name); ok {
@@ -56,7 +57,7 @@ func (f ToolFilter) Hides(name string) (reason string, hidden bool) {
 			return "", false
 		}
 	}
-	return "tools.include (no pattern matches)", true
+	return "tools.include, no pattern matches", true
 }
 
 // CheckGlob says what is wrong with pattern p of a tools filter, or nil.

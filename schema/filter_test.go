@@ -29,10 +29,10 @@ func TestToolFilter(t *testing.T) {
 	for name, want := range map[string]string{
 		"read_file":        "",
 		"list_a":           "",
-		"list_ab":          "tools.include (no pattern matches)",
-		"write_file":       "tools.include (no pattern matches)",
+		"list_ab":          "tools.include, no pattern matches",
+		"write_file":       "tools.include, no pattern matches",
 		"read_secret_file": `tools.exclude "read_secret*"`,
-		"mcp__fs__list_a":  "tools.include (no pattern matches)",
+		"mcp__fs__list_a":  "tools.include, no pattern matches",
 	} {
 		reason, hidden := s.Tools.Hides(name)
 		require.Equal(t, want != "", hidden, name)

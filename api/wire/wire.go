@@ -337,7 +337,7 @@ type HiddenTool struct {
 	// Name is the server's own name of the tool.
 	Name string `json:"name"`
 	// Reason is the filter's rule that hides it: `tools.exclude "x*"` or
-	// `tools.include (no pattern matches)`.
+	// `tools.include, no pattern matches`.
 	Reason string `json:"reason"`
 }
 
