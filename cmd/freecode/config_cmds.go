@@ -329,7 +329,9 @@ type serverView struct {
 	Roots    []string `json:"roots,omitempty"`
 	Protocol string   `json:"protocol,omitempty"`
 	LogLevel string   `json:"logLevel,omitempty"`
-	Source   string   `json:"source"`
+	// Tools is the server's tools filter (left out when it has none).
+	Tools  schema.ToolFilter `json:"tools,omitzero"`
+	Source string            `json:"source"`
 	// Held says why the server does not run (untrusted project, name
 	// defined twice); empty when it may run.
 	Held string `json:"held,omitempty"`
@@ -381,7 +383,7 @@ func view(s schema.Server, showSecrets bool) serverView {
 		Transport: s.Transport, Headers: mask(s.Headers), Env: mask(s.Env), OAuth: viewOAuth(s.OAuth, showSecrets),
 		TimeoutMS:     s.Timeout.Milliseconds(),
 		CallTimeoutMS: s.CallTimeout.Milliseconds(), Source: s.Source,
-		Roots: s.Roots, Protocol: s.Protocol, LogLevel: s.LogLevel}
+		Roots: s.Roots, Protocol: s.Protocol, LogLevel: s.LogLevel, Tools: s.Tools}
 	if s.Hold != nil {
 		v.Held, v.heldKind = holdReason(s.Hold), s.Hold.Kind
 	}
@@ -571,6 +573,18 @@ func (a *app) getCmd() *cobra.Command {
 			}
 			if v.LogLevel != "" {
 				fmt.Fprintf(tw, "logLevel:\t%s\n", v.LogLevel)
+			}
+			for _, f := range []struct {
+				key  string
+				pats []string
+			}{{"tools.include:", v.Tools.Include}, {"tools.exclude:", v.Tools.Exclude}} {
+				quoted := make([]string, len(f.pats))
+				for i, p := range f.pats {
+					quoted[i] = termtext.Quote(p)
+				}
+				if len(quoted) > 0 {
+					fmt.Fprintf(tw, "%s\t%s\n", f.key, strings.Join(quoted, " "))
+				}
 			}
 			file := cfg.Path
 			if cfg.Project != nil && strings.HasPrefix(v.Source, schema.SourceProjectPrefix) {
