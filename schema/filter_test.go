@@ -50,7 +50,9 @@ func TestToolFilterErrors(t *testing.T) {
 	for _, tc := range []struct{ name, tools, want string }{
 		{"bad glob", `{"exclude": ["ok", "write_[a-"]}`, `c.json:2:31: mcp.servers[0].tools.exclude[1] (server "fs"): "write_[a-" is not a valid pattern (syntax error in pattern); patterns use Go's path.Match syntax`},
 		{"not an object", `["a"]`, `mcp.servers[0].tools (server "fs"): tools must be an object`},
-		{"empty pattern", `{"include": [""]}`, `mcp.servers[0].tools.include[0] (server "fs"): tools must be an object`},
+		{"empty pattern", `{"include": [""]}`, `mcp.servers[0].tools.include[0] (server "fs"): each pattern of tools.include must be a non-empty string (a glob in Go's path.Match syntax`},
+		{"not a list", `{"exclude": "a*"}`, `mcp.servers[0].tools.exclude (server "fs"): tools must be an object`},
+		{"a typo with a list", `{"exlude": ["a", "b"]}`, `mcp.servers[0].tools.exlude (server "fs"): unknown field "exlude" in tools (did you mean "exclude"?)`},
 		{"typo", `{"exlude": ["a"]}`, `mcp.servers[0].tools.exlude (server "fs"): unknown field "exlude" in tools (did you mean "exclude"?)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
