@@ -145,6 +145,7 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 	if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: wd, Protected: []string{home, cfg.Path}}); err != nil {
 		return err
 	}
+	var hidden []wire.HiddenTool
 	if srv != nil {
 		// On a terminal the server's questions are asked there; else the
 		// session declares no elicitation, as nobody could answer.
@@ -157,7 +158,8 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 			return a.withRemedy(*srv, err)
 		}
 		defer sess.Close()
-		tools, _ := controller.FilterTools(srv.Tools, sess.Tools())
+		var tools []mcp.Tool
+		tools, hidden = controller.FilterTools(srv.Tools, sess.Tools())
 		if _, err := reg.ReplaceSource(srv.Name, bridge.Tools(sess, tools)); err != nil {
 			return err
 		}
@@ -181,7 +183,7 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 		for _, t := range reg.List() {
 			ids = append(ids, t.ID)
 		}
-		out.Err = unknownTool(out.Err, id, ids)
+		out.Err = unknownTool(out.Err, id, ids, hidden)
 		view.Error = out.Err.Error()
 	}
 	return a.printOutcome(view, out.Result.Text(), out.Err, o.asJSON)
@@ -221,10 +223,18 @@ func (a *app) printOutcome(v outcomeView, text string, err error, asJSON bool) e
 }
 
 // unknownTool adds to err, the orchestrator's "not available", the ids
-// nearest to id among ids and where to see a server's tools.
-func unknownTool(err error, id string, ids []string) error {
+// nearest to id among ids and where to see a server's tools; or, when id
+// is a tool of its server that the server's tools filter hides (one of
+// hidden), that it is.
+func unknownTool(err error, id string, ids []string, hidden []wire.HiddenTool) error {
+	name := serverOfTool(id)
+	for _, h := range hidden {
+		if id == "mcp__"+name+"__"+h.Name {
+			return fmt.Errorf("%w: it is hidden by the tools filter of %q (%s); see the hidden tools with `freecode mcp tools %s --all`", err, name, h.Reason, name)
+		}
+	}
 	hint := didYouMean(closest(id, ids))
-	if name := serverOfTool(id); name != "" {
+	if name != "" {
 		hint += fmt.Sprintf(" See the tools of %q with `freecode mcp tools %s`.", name, name)
 	} else {
 		hint += " MCP tools are named mcp__<server>__<tool>: see them with `freecode mcp tools <server>`."

@@ -83,6 +83,11 @@ func TestServeToolFilter(t *testing.T) {
 	assert.Contains(t, out, "5 of 7 tools: 2 hidden by the tools filter of \"a\".\n")
 	assert.Contains(t, out, "\ncrash  (hidden by tools.exclude \"cr*\")\nnote  (hidden by tools.exclude \"note\")\n")
 	assert.NotContains(t, out, "mcp__a__note")
+	call := exec.Command("freecode", "mcp", "call", "mcp__a__note", `{"text": "x"}`)
+	call.Env = append(os.Environ(), "FREECODE_HOME="+home)
+	cout, err := call.CombinedOutput()
+	require.Error(t, err)
+	assert.Equal(t, "Error: tool \"mcp__a__note\" is not available: it is hidden by the tools filter of \"a\" (tools.exclude \"note\"); see the hidden tools with `freecode mcp tools a --all`\n", string(cout))
 
 	events := p.events()
 	c.write(withDeny(filtered("note")), true)
