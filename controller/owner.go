@@ -328,10 +328,11 @@ func (c *Controller) adopt(ctx context.Context, name string, gen int64, conn Con
 func (c *Controller) register(name string, gen int64, conn Conn) {
 	defer c.registerFeatures(name, gen, conn)
 	c.mu.Lock()
-	filter, _ := c.desiredLocked(name)
+	d, _ := c.desiredLocked(name)
 	c.mu.Unlock()
+	filter := d.Tools
 	all := conn.Tools()
-	tools, _ := FilterTools(filter.Tools, all)
+	tools, _ := FilterTools(filter, all)
 	n := len(tools)
 	_, err := c.reg.ReplaceSource(name, bridge.Tools(conn, tools))
 	if err != nil {
@@ -351,7 +352,7 @@ func (c *Controller) register(name string, gen int64, conn Conn) {
 	}
 	c.mu.Lock()
 	if st := c.servers[name]; st != nil && st.gen == gen {
-		st.tools, st.toolsTotal, st.filterKey = n, len(all), filter.Tools.Key()
+		st.tools, st.toolsTotal, st.filterKey = n, len(all), filter.Key()
 		st.warnings, st.moreWarnings = warnings, more
 		if err == nil {
 			st.lastErr = "" // an earlier refused set is replaced
