@@ -92,7 +92,8 @@ func (b *fakeBackend) Tools(name string) (ServerTools, error) {
 		return ServerTools{}, fmt.Errorf("server %q: %w", name, ErrNotFound)
 	}
 	return ServerTools{Server: "one", Phase: wire.PhaseReady, Tools: []wire.Tool{{ID: "mcp__one__t", Name: "t", ReadOnly: true,
-		Annotations: json.RawMessage(`{"readOnlyHint":true}`), InputSchema: json.RawMessage(`{"type":"object"}`)}}}, nil
+		Annotations: json.RawMessage(`{"readOnlyHint":true}`), InputSchema: json.RawMessage(`{"type":"object"}`)}},
+		Hidden: []wire.HiddenTool{{Name: "secret", Reason: `tools.exclude "s*"`}}}, nil
 }
 
 func (b *fakeBackend) Logs(name string, after wire.LogCursor) (Logs, error) {
@@ -437,8 +438,14 @@ func TestServerTools(t *testing.T) {
 	require.Len(t, st.Tools, 1)
 	assert.Equal(t, wire.Tool{ID: "mcp__one__t", Name: "t", ReadOnly: true, Annotations: json.RawMessage(`{"readOnlyHint":true}`),
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, st.Tools[0])
+	assert.Empty(t, st.Hidden, "tools hidden by the filter are only listed when asked for")
 	_, err = f.client.ServerTools(t.Context(), "two")
 	require.ErrorIs(t, err, ErrNotFound)
+
+	all, err := f.client.AllServerTools(t.Context(), "one")
+	require.NoError(t, err)
+	assert.Equal(t, st.Tools, all.Tools)
+	assert.Equal(t, []wire.HiddenTool{{Name: "secret", Reason: `tools.exclude "s*"`}}, all.Hidden)
 }
 
 // A caller names its call, and its approval carries that name; a caller's

@@ -242,6 +242,13 @@ func (c *Client) ServerTools(ctx context.Context, name string) (ServerTools, err
 	return st, c.call(ctx, http.MethodGet, "/v1/servers/"+url.PathEscape(name)+"/tools", nil, &st)
 }
 
+// AllServerTools is ServerTools with the tools the server's tools filter
+// hides (ServerTools.Hidden) too.
+func (c *Client) AllServerTools(ctx context.Context, name string) (ServerTools, error) {
+	var st ServerTools
+	return st, c.call(ctx, http.MethodGet, "/v1/servers/"+url.PathEscape(name)+"/tools?all=true", nil, &st)
+}
+
 // Logs returns a server's stderr ring.
 func (c *Client) Logs(ctx context.Context, name string) ([]string, error) {
 	var l Logs

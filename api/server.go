@@ -431,6 +431,9 @@ func (s *Server) serverTools(w http.ResponseWriter, r *http.Request) {
 	if st.Tools == nil {
 		st.Tools = []wire.Tool{}
 	}
+	if r.URL.Query().Get("all") != "true" {
+		st.Hidden = nil // asked for by `freecode mcp tools --all` only
+	}
 	writeJSON(w, http.StatusOK, st)
 }
 

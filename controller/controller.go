@@ -309,6 +309,11 @@ type serverState struct {
 	// toolsHash is the spec hash of the session whose tools are
 	// registered for the server; "" when none are.
 	toolsHash string
+	// toolsTotal is how many tools the session lists before the tools
+	// filter, set with tools; filterKey is the schema.ToolFilter.Key of
+	// the filter the registered tools went through.
+	toolsTotal int
+	filterKey  string
 
 	// warnings and moreWarnings are ToolWarnings of the tools counted in
 	// tools.
@@ -330,6 +335,9 @@ type instance struct {
 	// verify (cap 1) asks the owner of a ready session to check that its
 	// sign-in still holds.
 	verify chan struct{}
+	// refilter (cap 1) asks the owner of a ready session to register its
+	// tools again, through the server's tools filter as now desired.
+	refilter chan struct{}
 }
 
 // New returns a controller; Start runs it.
@@ -479,7 +487,7 @@ func (c *Controller) credsVersion(srv schema.Server) string {
 // remote servers are probed.
 func (st *serverState) observe(probing bool) observed {
 	o := observed{Phase: st.phase, SpecHash: st.lastHash, NextRetry: st.nextRetry, RestartRequested: st.restartRequested,
-		Creds: st.credsSeen, CredsSeen: st.credsSeen}
+		Creds: st.credsSeen, CredsSeen: st.credsSeen, Filter: st.filterKey}
 	if st.inst != nil {
 		o.Running, o.Stopping = true, st.inst.stopping
 	}
@@ -518,6 +526,15 @@ func (c *Controller) apply(root context.Context, a action) {
 			select {
 			case st.inst.verify <- struct{}{}:
 			default: // a check is pending already
+			}
+		}
+		c.mu.Unlock()
+	case actRefilter:
+		c.mu.Lock()
+		if st := c.servers[a.Name]; st != nil && st.inst != nil && !st.inst.stopping && st.phase == PhaseReady {
+			select {
+			case st.inst.refilter <- struct{}{}:
+			default: // pending already; the owner reads the filter when it registers
 			}
 		}
 		c.mu.Unlock()
@@ -738,6 +755,9 @@ func (c *Controller) status() (Status, []schema.Server) {
 			ss.Phase, ss.Since = st.phase, st.since
 			ss.Generation, ss.ObservedGeneration = st.gen, st.observedGen
 			ss.PID, ss.Tools, ss.LastError, ss.NextRetry = st.pid, st.tools, st.lastErr, st.nextRetry
+			if st.toolsTotal > st.tools {
+				ss.ToolsTotal = st.toolsTotal
+			}
 			ss.Resources, ss.ResourceTemplates, ss.Prompts = st.resources, st.templates, st.prompts
 			if fc, ok := st.conn.(featureConn); ok {
 				in := fc.Instructions()

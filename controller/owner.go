@@ -42,7 +42,8 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 		st.lastHash, st.failures, st.budget = h, 0, 0
 	}
 	timeout := max(configuredTimeout(spec), st.budget)
-	st.inst = &instance{gen: st.gen, spec: spec, timeout: timeout, cancel: cancel, verify: make(chan struct{}, 1)}
+	st.inst = &instance{gen: st.gen, spec: spec, timeout: timeout, cancel: cancel, verify: make(chan struct{}, 1),
+		refilter: make(chan struct{}, 1)}
 	if st.outage != nil {
 		// A probe still in flight speaks of the round before this start.
 		st.outage = st.outage.fresh()
@@ -53,10 +54,10 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 	st.restartRequested = false
 	st.nextRetry = time.Time{}
 	evs := st.setPhase(PhasePending, nil)
-	gen, verify := st.gen, st.inst.verify
+	gen, verify, refilter := st.gen, st.inst.verify, st.inst.refilter
 	c.owners.Add(1)
 	c.unlockPublish(evs)
-	go c.own(ctx, gen, spec, timeout, verify)
+	go c.own(ctx, gen, spec, timeout, verify, refilter)
 }
 
 // stop tells the owner of name to stop; it returns at once. The owner
@@ -104,7 +105,7 @@ func (c *Controller) stop(name, reason string, keepTools bool) {
 // signal on verify (the stored sign-in of a ready server changed) pings
 // the session: one whose sign-in is gone then ends with
 // mcp.ErrNeedsLogin, as any request of it would.
-func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, timeout time.Duration, verify <-chan struct{}) {
+func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, timeout time.Duration, verify, refilter <-chan struct{}) {
 	defer c.owners.Done()
 	name := spec.Name
 	log := c.log.WithValues("server", name, "generation", gen)
@@ -193,6 +194,9 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 			c.publishUpdates(name, conn)
 		case <-verify:
 			c.verify(ctx, log, spec, conn)
+		case <-refilter:
+			log.Info("tools filter changed; registering the tools again")
+			c.register(name, gen, conn)
 		}
 	}
 }
@@ -314,14 +318,21 @@ func (c *Controller) adopt(ctx context.Context, name string, gen int64, conn Con
 	return true
 }
 
-// register makes the session's current tools the registry's set for name,
-// and its resources and prompts too (registerFeatures). A rejected tool
+// register makes the session's current tools that the server's tools
+// filter keeps (as desired now) the registry's set for name, and its
+// resources and prompts too (registerFeatures). Only gen's owner calls
+// it, so the filter it reads is applied in order. A rejected tool
 // set (an id already taken by another source) leaves the server running
 // without tools and shows the error in its status until a later set is
 // accepted.
 func (c *Controller) register(name string, gen int64, conn Conn) {
 	defer c.registerFeatures(name, gen, conn)
-	tools := conn.Tools()
+	c.mu.Lock()
+	d, _ := c.desiredLocked(name)
+	c.mu.Unlock()
+	filter := d.Tools
+	all := conn.Tools()
+	tools, _ := FilterTools(filter, all)
 	n := len(tools)
 	_, err := c.reg.ReplaceSource(name, bridge.Tools(conn, tools))
 	if err != nil {
@@ -341,7 +352,7 @@ func (c *Controller) register(name string, gen int64, conn Conn) {
 	}
 	c.mu.Lock()
 	if st := c.servers[name]; st != nil && st.gen == gen {
-		st.tools = n
+		st.tools, st.toolsTotal, st.filterKey = n, len(all), filter.Key()
 		st.warnings, st.moreWarnings = warnings, more
 		if err == nil {
 			st.lastErr = "" // an earlier refused set is replaced
@@ -378,7 +389,7 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 	inst := st.inst
 	inst.cancel()
 	c.noteFailureLocked(st, inst.spec, err, now)
-	st.inst, st.conn, st.pid, st.tools = nil, nil, 0, 0
+	st.inst, st.conn, st.pid, st.tools, st.toolsTotal, st.filterKey = nil, nil, 0, 0, 0, ""
 	st.resources, st.templates, st.prompts = 0, 0, 0
 	st.warnings, st.moreWarnings = nil, 0
 	if tail != nil {

@@ -36,6 +36,9 @@ type observed struct {
 	Probing   bool
 	// Answered: a probe reached the endpoint since the last failed start.
 	Answered bool
+	// Filter is the schema.ToolFilter.Key of the filter the registered
+	// tools went through.
+	Filter string
 }
 
 type actionKind int
@@ -59,10 +62,13 @@ const (
 	// actProbe asks whether an unreachable remote server's endpoint
 	// answers again; its answer only makes the loop look again.
 	actProbe
+	// actRefilter asks the owner of a ready server to register its tools
+	// again through the tools filter now desired; the session stays.
+	actRefilter
 )
 
 func (k actionKind) String() string {
-	return [...]string{"start", "stop", "disable", "forget", "verify", "probe"}[k]
+	return [...]string{"start", "stop", "disable", "forget", "verify", "probe", "refilter"}[k]
 }
 
 // action is one step of a plan. Spec is set for actStart and actProbe,
@@ -90,7 +96,9 @@ type action struct {
 //   - enabled and being stopped: wait for the owner to finish;
 //   - enabled and running: stop it (to restart) if its spec hash changed
 //     or a restart was requested; else, if it is ready and its stored
-//     sign-in changed, have its session checked; else leave it alone;
+//     sign-in changed, have its session checked; else, if it is ready
+//     and its tools went through another tools filter than the desired
+//     one, have them registered again; else leave it alone;
 //   - enabled and not running: start it, unless it is in backoff for the
 //     same spec and NextRetry is still ahead, or waits for a sign-in
 //     (PhaseNeedsLogin) and the stored one is what it was when the server
@@ -149,6 +157,8 @@ func plan(desired []schema.Server, actual map[string]observed, now time.Time) []
 				acts = append(acts, action{Kind: actStop, Name: name, Reason: "restart requested", KeepTools: true})
 			} else if a.Phase == PhaseReady && a.Creds != a.CredsSeen {
 				acts = append(acts, action{Kind: actVerify, Name: name, Creds: a.Creds})
+			} else if a.Phase == PhaseReady && a.Filter != d.Tools.Key() {
+				acts = append(acts, action{Kind: actRefilter, Name: name})
 			}
 		default:
 			if a.Phase == PhaseBackoff && a.SpecHash == d.SpecHash() && !a.RestartRequested && now.Before(a.NextRetry) {

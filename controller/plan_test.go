@@ -17,6 +17,11 @@ func srv(name string, args ...string) schema.Server {
 
 func disabled(s schema.Server) schema.Server { s.Enabled = false; return s }
 
+func filtered(s schema.Server, exclude ...string) schema.Server {
+	s.Tools = schema.ToolFilter{Exclude: exclude}
+	return s
+}
+
 func held(s schema.Server, kind schema.HoldKind) schema.Server {
 	s.Hold = &schema.Hold{Kind: kind, Server: s.Name}
 	return s
@@ -235,6 +240,28 @@ func TestPlan(t *testing.T) {
 			desired: []schema.Server{a},
 			actual:  map[string]observed{"a": {Phase: PhaseReady, Running: true, SpecHash: a.SpecHash(), Creds: "v2", CredsSeen: "v1"}},
 			want:    []step{{actVerify, "a"}},
+		},
+		{
+			name:    "a ready server whose tools filter changed has its tools registered again, not restarted",
+			desired: []schema.Server{filtered(a, "x*")},
+			actual:  map[string]observed{"a": running(a)},
+			want:    []step{{actRefilter, "a"}},
+		},
+		{
+			name:    "a ready server whose tools went through the desired filter is left alone",
+			desired: []schema.Server{filtered(a, "x*")},
+			actual:  map[string]observed{"a": {Phase: PhaseReady, Running: true, SpecHash: a.SpecHash(), Filter: filtered(a, "x*").Tools.Key()}},
+		},
+		{
+			name:    "a starting server is not refiltered: it registers through the desired filter",
+			desired: []schema.Server{filtered(a, "x*")},
+			actual:  map[string]observed{"a": {Phase: PhaseStarting, Running: true, SpecHash: a.SpecHash()}},
+		},
+		{
+			name:    "a changed spec wins over a changed filter",
+			desired: []schema.Server{filtered(a2, "x*")},
+			actual:  map[string]observed{"a": running(a)},
+			want:    []step{{actStop, "a"}},
 		},
 		{
 			name:    "a starting server is not checked",

@@ -2,9 +2,12 @@ package controller
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/schema"
 )
 
 // convertErrors is what a Conn that leaves tools out of its set can say
@@ -13,13 +16,13 @@ type convertErrors interface{ ConvertErrors() []error }
 
 // Tools returns the tools server name has in the registry, sorted by id,
 // with its phase and, while a session is connected, why tools of its list
-// were left out. It returns an error wrapping ErrUnknownServer for a name
+// were left out and which of them its tools filter hides (Hidden). It returns an error wrapping ErrUnknownServer for a name
 // that is neither configured nor known.
 func (c *Controller) Tools(name string) (wire.ServerTools, error) {
 	c.mu.Lock()
 	st := c.servers[name]
-	_, desired := c.desiredLocked(name)
 	var conn Conn
+	d, desired := c.desiredLocked(name)
 	out := wire.ServerTools{Server: name, Tools: []wire.Tool{}}
 	if st != nil {
 		out.Phase, conn = st.phase, st.conn
@@ -44,9 +47,30 @@ func (c *Controller) Tools(name string) (wire.ServerTools, error) {
 		}
 	}
 	if conn != nil {
-		for _, w := range mcp.ToolWarnings(conn.Tools()) {
+		kept, hidden := FilterTools(d.Tools, conn.Tools())
+		for _, w := range mcp.ToolWarnings(kept) {
 			out.Warnings = append(out.Warnings, w.String())
 		}
+		out.Hidden = hidden
 	}
 	return out, nil
+}
+
+// FilterTools splits tools into those filter keeps, in their order, and
+// those it hides, sorted by name with the rule that hides each. Tools are
+// matched by the server's own name, never by id.
+func FilterTools(filter schema.ToolFilter, tools []mcp.Tool) (kept []mcp.Tool, hidden []wire.HiddenTool) {
+	if filter.IsZero() {
+		return tools, nil
+	}
+	kept = make([]mcp.Tool, 0, len(tools))
+	for _, t := range tools {
+		if reason, ok := filter.Hides(t.Name); ok {
+			hidden = append(hidden, wire.HiddenTool{Name: t.Name, Reason: reason})
+			continue
+		}
+		kept = append(kept, t)
+	}
+	slices.SortFunc(hidden, func(a, b wire.HiddenTool) int { return strings.Compare(a.Name, b.Name) })
+	return kept, hidden
 }

@@ -493,7 +493,7 @@ func (d *Doc) ServerNames() []string {
 // Field is one member of a JSON object to write, in order.
 type Field struct {
 	Key   string
-	Value any // string, bool, int64, []string, map[string]string, map[string]int64
+	Value any // string, bool, int64, []string, map[string]string, map[string][]string, map[string]int64
 }
 
 // AddServer appends a server entry, creating mcp and mcp.servers as needed.
@@ -694,6 +694,12 @@ func renderValue(v any) string {
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(v)) {
 			parts = append(parts, quote(k)+": "+quote(v[k]))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case map[string][]string:
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			parts = append(parts, quote(k)+": "+renderValue(v[k]))
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	case map[string]int64:

@@ -209,6 +209,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 			Headers: rs.Headers, Env: rs.Env, Transport: rs.Transport, OAuth: rs.OAuth.resolve(),
 			Enabled: true, Timeout: DefaultTimeout, Source: source,
 			Limits: rs.Limits.resolve(limits), Protocol: rs.Protocol, LogLevel: rs.LogLevel,
+			Tools: rs.Tools,
 		}
 		if rs.Enabled != nil {
 			s.Enabled = *rs.Enabled
@@ -231,6 +232,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 				derrs = append(derrs, e)
 			}
 		}
+		derrs = append(derrs, toolFilterErrors(file, lines, root, i, s.Tools)...)
 		s.Shown = shown(s.Type, s.Command, s.URL)
 		// A disabled server is not started, so its unset variables are not an
 		// error yet; they are reported once it is enabled.
@@ -317,6 +319,7 @@ type rawServer struct {
 	Roots       []string     `json:"roots"`
 	Protocol    string       `json:"protocol"`
 	LogLevel    string       `json:"logLevel"`
+	Tools       ToolFilter   `json:"tools"`
 }
 
 // decodeMember decodes member n of the document data into into; with

@@ -89,6 +89,9 @@ type Server struct {
 	// the lowest severity of log messages asked of the server ("": none).
 	Protocol string `json:"protocol,omitempty"`
 	LogLevel string `json:"logLevel,omitempty"`
+	// Tools filters the server's tools (zero: all of them). It is not
+	// part of the spec: a change re-registers without a restart.
+	Tools ToolFilter `json:"tools,omitzero"`
 	// Source is SourceUser or "project:<dir>"; it is not part of the file.
 	Source string `json:"-"`
 	// Hold, when set, keeps the server from running (see Validator.Desired).
@@ -102,8 +105,9 @@ type Server struct {
 
 // SpecHash identifies what would run: the resolved command, env, url,
 // headers, transport, oauth object, timeout, limits, roots, protocol and
-// log level. Enabled and Source are not part of it, so toggling a server
-// or moving it between files does not count as a change of spec.
+// log level. Enabled, Source, CallTimeout and the Tools filter are not
+// part of it, so toggling a server, moving it between files or changing
+// which of its tools are registered does not count as a change of spec.
 func (s Server) SpecHash() string {
 	type spec struct {
 		Name      string     `json:"name"`

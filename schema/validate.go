@@ -421,7 +421,7 @@ var knownFields = []string{"name", "type", "command", "url", "headers", "env", "
 	"transport", "servers", "pollInterval", "allow", "ask", "deny", "callTimeout", "maxArgumentBytes",
 	"limits", "maxMessageBytes", "maxListItems", "maxListPages", "maxListBytes",
 	"oauth", "clientId", "clientSecret", "scopes", "grant", "callbackPort", "clientMetadataUrl",
-	"roots", "protocol", "logLevel"}
+	"roots", "protocol", "logLevel", "tools", "include", "exclude"}
 
 // timeoutRule and pollIntervalRule say the allowed ranges of the duration
 // fields (config.cue has the same bounds: MaxTimeout, MinPollInterval,
@@ -481,6 +481,13 @@ func explain(root *node, path []string, msg string) *Error {
 		e.Path = slices.Clone(limitsPath)
 		e.Msg = fmt.Sprintf("unknown field %q in limits", limitsName)
 		if s := suggest(limitsName); s != "" {
+			e.Msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+	case inServer && field == "tools" && len(path) >= 5 && reNotAllowed.MatchString(msg):
+		// A disallowed list is reported as its first element.
+		e.Path = slices.Clone(path[:5])
+		e.Msg = fmt.Sprintf("unknown field %q in tools", path[4])
+		if s := suggest(path[4]); s != "" && s != path[4] {
 			e.Msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
 	case reNotAllowed.MatchString(msg):
@@ -553,6 +560,10 @@ func explain(root *node, path []string, msg string) *Error {
 		e.Msg = `protocol must be "2025-11-25", "2026-07-28" or "auto"`
 	case inServer && field == "logLevel":
 		e.Msg = `logLevel must be "debug", "info", "notice", "warning", "error", "critical", "alert" or "emergency"`
+	case inServer && field == "tools" && len(path) >= 6:
+		e.Msg = fmt.Sprintf("each pattern of tools.%s must be a non-empty string (a glob in Go's path.Match syntax, matched on the server's own tool names)", path[4])
+	case inServer && field == "tools":
+		e.Msg = `tools must be an object {"include": [...], "exclude": [...]} of lists of non-empty glob patterns (Go's path.Match syntax) matched on the server's own tool names`
 	case inServer && field == "roots":
 		e.Msg = "roots must be a list of directories (non-empty paths without control characters)"
 	case inServer && field == "command" && len(path) == 5 && path[4] == "0" && isURL(root, path):

@@ -67,6 +67,10 @@ type ServerStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	PID                int   `json:"pid,omitempty"`
 	Tools              int   `json:"tools"`
+	// ToolsTotal is how many tools the session lists before the server's
+	// tools filter (schema.ToolFilter); left out (0) when the filter hides
+	// none, so Tools of ToolsTotal are registered.
+	ToolsTotal int `json:"toolsTotal,omitempty"`
 	// Resources, ResourceTemplates and Prompts count what the current
 	// session lists beside tools (0 when none runs, as Tools); left out
 	// when 0.
@@ -322,6 +326,19 @@ type ServerTools struct {
 	// Warnings say why tools of the session's list were left out (an id
 	// two tools map to, a schema that cannot be resolved).
 	Warnings []string `json:"warnings,omitempty"`
+	// Hidden are the tools of the session that the server's tools filter
+	// keeps out of the registry, sorted by name; only answered for
+	// GET /v1/servers/{name}/tools?all=true, so they are never advertised.
+	Hidden []HiddenTool `json:"hidden,omitempty"`
+}
+
+// HiddenTool is a tool a server lists and its tools filter hides.
+type HiddenTool struct {
+	// Name is the server's own name of the tool.
+	Name string `json:"name"`
+	// Reason is the filter's rule that hides it: `tools.exclude "x*"` or
+	// `tools.include, no pattern matches`.
+	Reason string `json:"reason"`
 }
 
 // Logs is the answer of GET /v1/servers/{name}/logs: stderr lines of one

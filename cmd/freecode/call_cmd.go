@@ -14,6 +14,7 @@ import (
 
 	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/bridge"
+	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
@@ -146,6 +147,7 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 	}
 	// The call's progress on stderr, paused while a question is asked.
 	progress := a.progressLine()
+	var hidden []wire.HiddenTool
 	if srv != nil {
 		// On a terminal the server's questions are asked there; else the
 		// session declares no elicitation, as nobody could answer.
@@ -158,7 +160,9 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 			return a.withRemedy(*srv, err)
 		}
 		defer sess.Close()
-		if _, err := reg.ReplaceSource(srv.Name, bridge.Tools(sess, sess.Tools())); err != nil {
+		var tools []mcp.Tool
+		tools, hidden = controller.FilterTools(srv.Tools, sess.Tools())
+		if _, err := reg.ReplaceSource(srv.Name, bridge.Tools(sess, tools)); err != nil {
 			return err
 		}
 	}
@@ -180,7 +184,7 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 		for _, t := range reg.List() {
 			ids = append(ids, t.ID)
 		}
-		out.Err = unknownTool(out.Err, id, ids)
+		out.Err = unknownTool(out.Err, id, ids, hidden)
 		view.Error = out.Err.Error()
 	}
 	return a.printOutcome(view, out.Result.Text(), out.Err, o.asJSON)
@@ -220,10 +224,18 @@ func (a *app) printOutcome(v outcomeView, text string, err error, asJSON bool) e
 }
 
 // unknownTool adds to err, the orchestrator's "not available", the ids
-// nearest to id among ids and where to see a server's tools.
-func unknownTool(err error, id string, ids []string) error {
+// nearest to id among ids and where to see a server's tools; or, when id
+// is a tool of its server that the server's tools filter hides (one of
+// hidden), that it is.
+func unknownTool(err error, id string, ids []string, hidden []wire.HiddenTool) error {
+	name := serverOfTool(id)
+	for _, h := range hidden {
+		if id == "mcp__"+name+"__"+h.Name {
+			return fmt.Errorf("%w: it is hidden by the tools filter of %q (%s); see the hidden tools with `freecode mcp tools %s --all`", err, name, h.Reason, name)
+		}
+	}
 	hint := didYouMean(closest(id, ids))
-	if name := serverOfTool(id); name != "" {
+	if name != "" {
 		hint += fmt.Sprintf(" See the tools of %q with `freecode mcp tools %s`.", name, name)
 	} else {
 		hint += " MCP tools are named mcp__<server>__<tool>: see them with `freecode mcp tools <server>`."

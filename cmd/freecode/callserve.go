@@ -298,7 +298,13 @@ func (a *app) serveOutcome(ctx context.Context, r route, id string, resp api.Cal
 					ids = append(ids, t.Name)
 				}
 			}
-			callErr = unknownTool(callErr, id, ids)
+			var hidden []wire.HiddenTool
+			if name := serverOfTool(id); name != "" {
+				if st, err := r.client.AllServerTools(ctx, name); err == nil {
+					hidden = st.Hidden
+				}
+			}
+			callErr = unknownTool(callErr, id, ids, hidden)
 			v.Error = callErr.Error()
 		}
 	}

@@ -23,10 +23,11 @@ import (
 
 func (a *app) addCmd() *cobra.Command {
 	var (
-		envs, headers []string
-		timeout       time.Duration
-		disabled      bool
-		transport     string
+		envs, headers    []string
+		include, exclude []string
+		timeout          time.Duration
+		disabled         bool
+		transport        string
 	)
 	c := &cobra.Command{
 		Use:   "add <name> <local|remote> <command-or-url> | add <name> local -- <command> [args...]",
@@ -101,6 +102,21 @@ For a remote server give its URL:
 				fields = append(fields, schema.Field{Key: "env", Value: m})
 			}
 			fields = append(fields, schema.Field{Key: "enabled", Value: !disabled})
+			if len(include) > 0 || len(exclude) > 0 {
+				for _, p := range slices.Concat(include, exclude) {
+					if err := schema.CheckGlob(p); err != nil {
+						return usageError{fmt.Errorf("--include/--exclude: %w", err)}
+					}
+				}
+				filter := map[string][]string{}
+				if len(include) > 0 {
+					filter["include"] = include
+				}
+				if len(exclude) > 0 {
+					filter["exclude"] = exclude
+				}
+				fields = append(fields, schema.Field{Key: "tools", Value: filter})
+			}
 			if c.Flags().Changed("timeout") {
 				ms, err := wholeMillis("--timeout", timeout)
 				if err != nil {
@@ -125,6 +141,8 @@ For a remote server give its URL:
 	c.Flags().StringArrayVar(&headers, "header", nil, "HTTP header `K=V` for a remote server (repeatable; ${VAR} allowed)")
 	durationVar(c.Flags(), &timeout, "timeout", schema.DefaultTimeout, "time to connect, initialize and list tools: a duration (5s, 1m) or milliseconds")
 	c.Flags().BoolVar(&disabled, "disabled", false, "add the server disabled")
+	c.Flags().StringArrayVar(&include, "include", nil, "register only the server's tools whose names match this `glob` (path.Match syntax; repeatable)")
+	c.Flags().StringArrayVar(&exclude, "exclude", nil, "never register the server's tools whose names match this `glob` (wins over --include; repeatable)")
 	c.Flags().StringVar(&transport, "transport", "", "remote transport: auto, streamable-http or sse (default auto)")
 	return c
 }
@@ -311,7 +329,9 @@ type serverView struct {
 	Roots    []string `json:"roots,omitempty"`
 	Protocol string   `json:"protocol,omitempty"`
 	LogLevel string   `json:"logLevel,omitempty"`
-	Source   string   `json:"source"`
+	// Tools is the server's tools filter (left out when it has none).
+	Tools  schema.ToolFilter `json:"tools,omitzero"`
+	Source string            `json:"source"`
 	// Held says why the server does not run (untrusted project, name
 	// defined twice); empty when it may run.
 	Held string `json:"held,omitempty"`
@@ -363,7 +383,7 @@ func view(s schema.Server, showSecrets bool) serverView {
 		Transport: s.Transport, Headers: mask(s.Headers), Env: mask(s.Env), OAuth: viewOAuth(s.OAuth, showSecrets),
 		TimeoutMS:     s.Timeout.Milliseconds(),
 		CallTimeoutMS: s.CallTimeout.Milliseconds(), Source: s.Source,
-		Roots: s.Roots, Protocol: s.Protocol, LogLevel: s.LogLevel}
+		Roots: s.Roots, Protocol: s.Protocol, LogLevel: s.LogLevel, Tools: s.Tools}
 	if s.Hold != nil {
 		v.Held, v.heldKind = holdReason(s.Hold), s.Hold.Kind
 	}
@@ -553,6 +573,18 @@ func (a *app) getCmd() *cobra.Command {
 			}
 			if v.LogLevel != "" {
 				fmt.Fprintf(tw, "logLevel:\t%s\n", v.LogLevel)
+			}
+			for _, f := range []struct {
+				key  string
+				pats []string
+			}{{"tools.include:", v.Tools.Include}, {"tools.exclude:", v.Tools.Exclude}} {
+				quoted := make([]string, len(f.pats))
+				for i, p := range f.pats {
+					quoted[i] = termtext.Quote(p)
+				}
+				if len(quoted) > 0 {
+					fmt.Fprintf(tw, "%s\t%s\n", f.key, strings.Join(quoted, " "))
+				}
 			}
 			file := cfg.Path
 			if cfg.Project != nil && strings.HasPrefix(v.Source, schema.SourceProjectPrefix) {

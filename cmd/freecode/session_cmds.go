@@ -145,8 +145,12 @@ Watching with stdin on a terminal, it answers the server's questions
 				return a.withRemedy(srv, err)
 			}
 			defer sess.Close()
-			tools := sess.Tools()
-			fmt.Fprintf(a.stdout, "✓ Server %q started with %d tool%s%s (%s)\n", srv.Name, len(tools), plural(len(tools)), featureCounts(sess.Features()), elapsed)
+			tools, hidden := controller.FilterTools(srv.Tools, sess.Tools())
+			count := fmt.Sprintf("%d tool%s", len(tools), plural(len(tools)))
+			if len(hidden) > 0 {
+				count = fmt.Sprintf("%d of %d tools", len(tools), len(tools)+len(hidden))
+			}
+			fmt.Fprintf(a.stdout, "✓ Server %q started with %s%s (%s)\n", srv.Name, count, featureCounts(sess.Features()), elapsed)
 			for _, t := range tools {
 				fmt.Fprintln(a.stdout, "  "+toolLine(t))
 			}
@@ -163,7 +167,7 @@ Watching with stdin on a terminal, it answers the server's questions
 			}
 			fmt.Fprintf(a.stdout, "Watching %q; Ctrl-C or `freecode mcp stop %s` ends it.\n", srv.Name, srv.Name)
 			close(watching)
-			return a.watchSession(c.Context(), sess, tools)
+			return a.watchSession(c.Context(), sess, srv.Tools, tools)
 		},
 	}
 	c.Flags().BoolVar(&watch, "watch", false, "stay connected and print changes of tools, resources and prompts")
@@ -209,7 +213,7 @@ func (a *app) printToolWarnings(warnings []mcp.ToolWarning) {
 
 // watchSession prints changes of the tool set, the resources and the
 // prompts until ctx ends or the server does.
-func (a *app) watchSession(ctx context.Context, sess *mcp.Session, tools []mcp.Tool) error {
+func (a *app) watchSession(ctx context.Context, sess *mcp.Session, filter schema.ToolFilter, tools []mcp.Tool) error {
 	prev := map[string]mcp.Tool{}
 	for _, t := range tools {
 		prev[t.ID] = t
@@ -228,7 +232,8 @@ func (a *app) watchSession(ctx context.Context, sess *mcp.Session, tools []mcp.T
 			return fmt.Errorf("server %q stopped: %w", sess.Name(), err)
 		case <-sess.ToolsChanged():
 			cur := map[string]mcp.Tool{}
-			for _, t := range sess.Tools() {
+			kept, _ := controller.FilterTools(filter, sess.Tools())
+			for _, t := range kept {
 				cur[t.ID] = t
 			}
 			fmt.Fprintf(a.stdout, "Tools changed: now %d tool%s\n", len(cur), plural(len(cur)))
@@ -387,13 +392,15 @@ func (a *app) stopCmd() *cobra.Command {
 }
 
 func (a *app) toolsCmd() *cobra.Command {
-	var asJSON, verbose bool
+	var asJSON, verbose, all bool
 	c := &cobra.Command{
 		Use:   "tools <name>",
 		Short: "Show a server's converted tools with ids, flags and resolved schemas",
 		Long: `Show the converted tools of one server: ids, flags and resolved schemas.
 When freecode serve runs this server (the same definition), the tools are
-those of its session; otherwise the server is connected for the command.`,
+those of its session; otherwise the server is connected for the command.
+Tools the server's "tools" filter hides are not shown; --all lists them
+after the others, each with the rule that hides it.`,
 		Args: exactArgs(1, "<name>"),
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, srv, err := a.configuredServer(args[0])
@@ -405,46 +412,69 @@ those of its session; otherwise the server is connected for the command.`,
 			if verbose {
 				fmt.Fprintf(a.stderr, "Listing the tools of %q %s.\n", srv.Name, r.describe())
 			}
-			var tools []wire.Tool
-			var warnings []string
+			var st wire.ServerTools
 			if r.client != nil {
-				tools, warnings, err = a.serveTools(c.Context(), r)
+				st, err = a.serveTools(c.Context(), r)
 			} else {
-				tools, warnings, err = a.oneShotTools(c.Context(), srv)
+				st, err = a.oneShotTools(c.Context(), srv)
 			}
 			if err != nil {
 				return err
 			}
-			for _, w := range warnings {
+			for _, w := range st.Warnings {
 				fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(w))
 			}
-			if asJSON {
-				return a.printJSON(tools)
+			if n := len(st.Hidden); n > 0 {
+				more := " (--all lists them)"
+				if all {
+					more = ""
+				}
+				fmt.Fprintf(a.stderr, "%d of %d tools: %d hidden by the tools filter of %q%s.\n",
+					len(st.Tools), len(st.Tools)+n, n, srv.Name, more)
 			}
-			for i, t := range tools {
+			if asJSON {
+				if all {
+					return a.printJSON(struct {
+						Tools  []wire.Tool       `json:"tools"`
+						Hidden []wire.HiddenTool `json:"hidden"`
+					}{st.Tools, append([]wire.HiddenTool{}, st.Hidden...)})
+				}
+				return a.printJSON(st.Tools)
+			}
+			for i, t := range st.Tools {
 				if i > 0 {
 					fmt.Fprintln(a.stdout)
 				}
 				writeToolText(a.stdout, t)
 			}
+			if all && len(st.Hidden) > 0 {
+				if len(st.Tools) > 0 {
+					fmt.Fprintln(a.stdout)
+				}
+				for _, h := range st.Hidden {
+					fmt.Fprintf(a.stdout, "%s  (hidden by %s)\n", termtext.Neutralize(h.Name), h.Reason)
+				}
+			}
 			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.Flags().BoolVar(&all, "all", false, "also list the tools the server's tools filter hides")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "say where the tools come from: freecode serve or a one-shot session")
 	return c
 }
 
-// oneShotTools connects srv for the command and returns its tools.
-func (a *app) oneShotTools(ctx context.Context, srv schema.Server) ([]wire.Tool, []string, error) {
+// oneShotTools connects srv for the command and returns its tools, those
+// its tools filter hides apart.
+func (a *app) oneShotTools(ctx context.Context, srv schema.Server) (wire.ServerTools, error) {
 	sess, err := a.connect(ctx, srv)
 	if err != nil {
-		return nil, nil, a.withRemedy(srv, err)
+		return wire.ServerTools{}, a.withRemedy(srv, err)
 	}
-	tools := sess.Tools()
+	tools, hidden := controller.FilterTools(srv.Tools, sess.Tools())
 	convErrs := sess.ConvertErrors()
 	if err := sess.Close(); err != nil {
-		return nil, nil, err
+		return wire.ServerTools{}, err
 	}
 	out := make([]wire.Tool, len(tools))
 	for i, t := range tools {
@@ -458,25 +488,26 @@ func (a *app) oneShotTools(ctx context.Context, srv schema.Server) ([]wire.Tool,
 	for _, w := range mcp.ToolWarnings(tools) {
 		warnings = append(warnings, w.String())
 	}
-	return out, warnings, nil
+	return wire.ServerTools{Server: srv.Name, Phase: wire.PhaseReady, Tools: out, Warnings: warnings, Hidden: hidden}, nil
 }
 
 // serveTools returns the tools of the server r reaches in serve, once it
-// is ready: a server still starting is waited for.
-func (a *app) serveTools(ctx context.Context, r route) ([]wire.Tool, []string, error) {
+// is ready (a server still starting is waited for), with those its tools
+// filter hides.
+func (a *app) serveTools(ctx context.Context, r route) (wire.ServerTools, error) {
 	s, err := a.serveReady(ctx, r)
 	if err != nil {
-		return nil, nil, err
+		return wire.ServerTools{}, err
 	}
-	st, err := r.client.ServerTools(ctx, s.Name)
+	st, err := r.client.AllServerTools(ctx, s.Name)
 	if err != nil {
-		return nil, nil, err
+		return wire.ServerTools{}, err
 	}
 	if st.Phase != wire.PhaseReady {
 		s.Phase = st.Phase
-		return nil, nil, notReady(s)
+		return wire.ServerTools{}, notReady(s)
 	}
-	return st.Tools, st.Warnings, nil
+	return st, nil
 }
 
 // writeToolText prints one tool. Everything in it but the flags is the

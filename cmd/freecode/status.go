@@ -263,10 +263,14 @@ func (a *app) probeServer(ctx context.Context, s schema.Server, launcher mcp.Lau
 		}
 		return
 	}
-	ss.Phase, ss.Tools, ss.SpecHash = "ready", len(sess.Tools()), s.SpecHash()
+	tools, hidden := controller.FilterTools(s.Tools, sess.Tools())
+	ss.Phase, ss.Tools, ss.SpecHash = "ready", len(tools), s.SpecHash()
+	if len(hidden) > 0 {
+		ss.ToolsTotal = len(sess.Tools())
+	}
 	f := sess.Features()
 	ss.Resources, ss.ResourceTemplates, ss.Prompts = len(f.Resources), len(f.Templates), len(f.Prompts)
-	ss.Warnings, ss.MoreWarnings = controller.ToolWarnings(sess.Tools())
+	ss.Warnings, ss.MoreWarnings = controller.ToolWarnings(tools)
 	if err := sess.Close(); err != nil {
 		ss.LastError = "close: " + err.Error()
 	}
@@ -407,6 +411,9 @@ func phaseText(s api.ServerStatus, now time.Time) string {
 func toolsText(s api.ServerStatus) string {
 	if s.Phase == "" || s.Phase == "disabled" || (s.Tools == 0 && s.Phase != "ready") {
 		return "-"
+	}
+	if s.ToolsTotal > s.Tools {
+		return fmt.Sprintf("%d of %d", s.Tools, s.ToolsTotal)
 	}
 	return fmt.Sprint(s.Tools)
 }
