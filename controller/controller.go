@@ -310,7 +310,8 @@ type serverState struct {
 	// registered for the server; "" when none are.
 	toolsHash string
 	// toolsTotal is how many tools the session lists before the tools
-	// filter, set with tools; filterKey is the schema.ToolFilter.Key of
+	// filter, set with tools; filterKey (kept while the tools are, see
+	// toolsHash) is the schema.ToolFilter.Key of
 	// the filter the registered tools went through.
 	toolsTotal int
 	filterKey  string
@@ -487,7 +488,7 @@ func (c *Controller) credsVersion(srv schema.Server) string {
 // remote servers are probed.
 func (st *serverState) observe(probing bool) observed {
 	o := observed{Phase: st.phase, SpecHash: st.lastHash, NextRetry: st.nextRetry, RestartRequested: st.restartRequested,
-		Creds: st.credsSeen, CredsSeen: st.credsSeen, Filter: st.filterKey}
+		Creds: st.credsSeen, CredsSeen: st.credsSeen, Filter: st.filterKey, HasTools: st.toolsHash != ""}
 	if st.inst != nil {
 		o.Running, o.Stopping = true, st.inst.stopping
 	}
@@ -529,6 +530,8 @@ func (c *Controller) apply(root context.Context, a action) {
 			}
 		}
 		c.mu.Unlock()
+	case actNarrow:
+		c.narrowTools(a.Name, a.Spec.Tools)
 	case actRefilter:
 		c.mu.Lock()
 		if st := c.servers[a.Name]; st != nil && st.inst != nil && !st.inst.stopping && st.phase == PhaseReady {
@@ -746,7 +749,8 @@ func (c *Controller) status() (Status, []schema.Server) {
 		specs = append(specs, want[name])
 		if d, ok := want[name]; ok {
 			ss.Source = d.Source
-			ss.Desired = wire.Desired{Enabled: d.Enabled, SpecHash: d.SpecHash(), Type: string(d.Type), Target: target(d)}
+			ss.Desired = wire.Desired{Enabled: d.Enabled, SpecHash: d.SpecHash(), Type: string(d.Type), Target: target(d),
+				ToolsFilter: d.Tools.Key()}
 			if d.Hold != nil {
 				ss.Reason = c.holdReason(d.Hold)
 			}

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -84,4 +85,35 @@ func TestToolFilterHidesAndChangesWithoutRestart(t *testing.T) {
 	require.Equal(t, before+2, h.toolsChanged("s"))
 	require.Equal(t, ready.PID, h.server("s").PID)
 	require.NoError(t, call("mcp__s__note"))
+}
+
+// Tools kept while a server has no ready session — here through the
+// backoff after a crash — follow a filter change at once: what it hides
+// leaves the registry without waiting for the next session.
+func TestToolFilterNarrowsKeptTools(t *testing.T) {
+	var conn *fakeConn
+	dial := func(ctx context.Context, srv schema.Server) (Conn, error) {
+		if conn != nil {
+			return nil, errors.New("down")
+		}
+		conn = newFakeConn(t, srv.Name, 0, "keep", "drop")
+		return conn, nil
+	}
+	h := newHarness(t, func(o *Options) {
+		o.Dial = dial
+		o.Backoff = Backoff{Initial: time.Hour, Max: time.Hour, Factor: 2, StableAfter: time.Hour}
+	})
+	srv := schema.Server{Name: "s", Type: schema.Local, Command: []string{"x"}, Enabled: true, Timeout: time.Second}
+	h.c.SetDesired([]schema.Server{srv}, time.Hour)
+	h.waitPhase("s", PhaseReady)
+	require.Equal(t, []string{"mcp__s__drop", "mcp__s__keep"}, h.toolIDs("s"))
+	conn.crash(errors.New("crashed"))
+	h.waitPhase("s", PhaseBackoff)
+	require.Equal(t, []string{"mcp__s__drop", "mcp__s__keep"}, h.toolIDs("s"), "kept for the restart")
+
+	srv.Tools = schema.ToolFilter{Exclude: []string{"drop"}}
+	h.c.SetDesired([]schema.Server{srv}, time.Hour)
+	require.Eventually(t, func() bool { return len(h.toolIDs("s")) == 1 }, 30*time.Second, 5*time.Millisecond)
+	require.Equal(t, []string{"mcp__s__keep"}, h.toolIDs("s"))
+	require.Equal(t, PhaseBackoff, h.server("s").Phase)
 }

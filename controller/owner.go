@@ -328,8 +328,13 @@ func (c *Controller) adopt(ctx context.Context, name string, gen int64, conn Con
 func (c *Controller) register(name string, gen int64, conn Conn) {
 	defer c.registerFeatures(name, gen, conn)
 	c.mu.Lock()
-	d, _ := c.desiredLocked(name)
+	d, ok := c.desiredLocked(name)
 	c.mu.Unlock()
+	if !ok || d.Hold != nil {
+		// Being stopped (no longer desired, or held): no filter to apply,
+		// so nothing new is registered; the stop removes what is.
+		return
+	}
 	filter := d.Tools
 	all := conn.Tools()
 	tools, _ := FilterTools(filter, all)
@@ -351,8 +356,17 @@ func (c *Controller) register(name string, gen int64, conn Conn) {
 		warnings, more = ToolWarnings(tools)
 	}
 	c.mu.Lock()
+	if d, ok := c.desiredLocked(name); ok && d.Tools.Key() != filter.Key() {
+		// The filter changed while this set was registered: look again
+		// (the plan asks for the set anew).
+		defer c.trigger()
+	}
 	if st := c.servers[name]; st != nil && st.gen == gen {
-		st.tools, st.toolsTotal, st.filterKey = n, len(all), filter.Key()
+		total := len(all)
+		if err != nil {
+			total = 0 // nothing registered: no "N of M"
+		}
+		st.tools, st.toolsTotal, st.filterKey = n, total, filter.Key()
 		st.warnings, st.moreWarnings = warnings, more
 		if err == nil {
 			st.lastErr = "" // an earlier refused set is replaced
@@ -389,7 +403,8 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 	inst := st.inst
 	inst.cancel()
 	c.noteFailureLocked(st, inst.spec, err, now)
-	st.inst, st.conn, st.pid, st.tools, st.toolsTotal, st.filterKey = nil, nil, 0, 0, 0, ""
+	// filterKey stays: it is the registered tools', which may be kept.
+	st.inst, st.conn, st.pid, st.tools, st.toolsTotal = nil, nil, 0, 0, 0
 	st.resources, st.templates, st.prompts = 0, 0, 0
 	st.warnings, st.moreWarnings = nil, 0
 	if tail != nil {

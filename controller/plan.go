@@ -39,6 +39,9 @@ type observed struct {
 	// Filter is the schema.ToolFilter.Key of the filter the registered
 	// tools went through.
 	Filter string
+	// HasTools: tools of the server are registered (a session's, or kept
+	// through a restart, a backoff or an outage).
+	HasTools bool
 }
 
 type actionKind int
@@ -62,13 +65,17 @@ const (
 	// actProbe asks whether an unreachable remote server's endpoint
 	// answers again; its answer only makes the loop look again.
 	actProbe
+	// actNarrow removes from the registered tools of a server without a
+	// ready session (kept through a restart, backoff or outage) those its
+	// tools filter now hides; Spec carries the filter.
+	actNarrow
 	// actRefilter asks the owner of a ready server to register its tools
 	// again through the tools filter now desired; the session stays.
 	actRefilter
 )
 
 func (k actionKind) String() string {
-	return [...]string{"start", "stop", "disable", "forget", "verify", "probe", "refilter"}[k]
+	return [...]string{"start", "stop", "disable", "forget", "verify", "probe", "narrow", "refilter"}[k]
 }
 
 // action is one step of a plan. Spec is set for actStart and actProbe,
@@ -155,12 +162,23 @@ func plan(desired []schema.Server, actual map[string]observed, now time.Time) []
 				acts = append(acts, action{Kind: actStop, Name: name, Reason: "configuration changed", KeepTools: true})
 			} else if a.RestartRequested {
 				acts = append(acts, action{Kind: actStop, Name: name, Reason: "restart requested", KeepTools: true})
-			} else if a.Phase == PhaseReady && a.Creds != a.CredsSeen {
-				acts = append(acts, action{Kind: actVerify, Name: name, Creds: a.Creds})
-			} else if a.Phase == PhaseReady && a.Filter != d.Tools.Key() {
-				acts = append(acts, action{Kind: actRefilter, Name: name})
+			} else {
+				if a.Phase == PhaseReady && a.Creds != a.CredsSeen {
+					acts = append(acts, action{Kind: actVerify, Name: name, Creds: a.Creds})
+				}
+				switch {
+				case a.Phase == PhaseReady && a.Filter != d.Tools.Key():
+					acts = append(acts, action{Kind: actRefilter, Name: name})
+				case a.HasTools && a.Filter != d.Tools.Key():
+					acts = append(acts, action{Kind: actNarrow, Name: name, Spec: d})
+				}
 			}
 		default:
+			if a.HasTools && a.Filter != d.Tools.Key() {
+				// Kept through a backoff or an outage: what the filter now
+				// hides goes at once, whatever comes next.
+				acts = append(acts, action{Kind: actNarrow, Name: name, Spec: d})
+			}
 			if a.Phase == PhaseBackoff && a.SpecHash == d.SpecHash() && !a.RestartRequested && now.Before(a.NextRetry) {
 				switch {
 				case a.Unreachable && a.Answered:

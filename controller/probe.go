@@ -169,7 +169,41 @@ func (c *Controller) removeTools(name string) {
 	c.reg.RemoveSource(name)
 	c.mu.Lock()
 	if st := c.servers[name]; st != nil {
-		st.toolsHash = ""
+		st.toolsHash, st.filterKey = "", ""
+	}
+	c.mu.Unlock()
+}
+
+// narrowTools removes from name's registered tools those filter hides,
+// keeping the rest as they are (their calls included): the set of a
+// server without a ready session, which can only narrow until a session
+// registers anew. It records the filter as the set's.
+func (c *Controller) narrowTools(name string, filter schema.ToolFilter) {
+	c.mu.Lock()
+	st := c.servers[name]
+	if st == nil || st.toolsHash == "" || (st.inst != nil && st.phase == PhaseReady) {
+		c.mu.Unlock() // none kept, or a session registers them itself
+		return
+	}
+	c.mu.Unlock()
+	tools := c.reg.SourceTools(name)
+	kept := tools[:0:0]
+	for _, t := range tools {
+		if _, hidden := filter.Hides(t.Name); !hidden {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) != len(tools) {
+		if _, err := c.reg.ReplaceSource(name, kept); err != nil {
+			c.log.Error(err, "narrowing kept tools to the tools filter", "server", name)
+			c.dropTools(name)
+			return
+		}
+		c.log.Info("tools filter changed; kept tools it hides removed", "server", name, "removed", len(tools)-len(kept))
+	}
+	c.mu.Lock()
+	if st := c.servers[name]; st != nil && st.toolsHash != "" {
+		st.filterKey = filter.Key()
 	}
 	c.mu.Unlock()
 }

@@ -46,6 +46,9 @@ type Desired struct {
 	// Target is the command line of a local server or the URL of a remote
 	// one, as written in the config (never with expanded ${VAR} values).
 	Target string `json:"target,omitempty"`
+	// ToolsFilter identifies the server's tools filter
+	// (schema.ToolFilter.Key); "" when it has none.
+	ToolsFilter string `json:"toolsFilter,omitempty"`
 }
 
 // ServerStatus is one server, desired next to actual.

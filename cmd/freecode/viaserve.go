@@ -94,6 +94,9 @@ func (a *app) unlikeServe(st api.Status, cfg *schema.Config, srv schema.Server) 
 			return fmt.Sprintf("freecode serve (pid %d) runs another definition of %q (its environment or project differs)", st.ServePID, srv.Name)
 		case !s.Desired.Enabled:
 			return fmt.Sprintf("server %q is disabled, so freecode serve does not run it", srv.Name)
+		case s.Desired.ToolsFilter != srv.Tools.Key():
+			// serve may still register a tool this filter hides.
+			return fmt.Sprintf("freecode serve (pid %d) has not applied this tools filter of %q yet", st.ServePID, srv.Name)
 		}
 		return ""
 	}
