@@ -47,3 +47,30 @@ func TestCallLimitsBounded(t *testing.T) {
 		require.ErrorContains(t, err, tc.msg, tc.doc)
 	}
 }
+
+func TestMaxOutputTokens(t *testing.T) {
+	v, err := NewValidator()
+	require.NoError(t, err)
+	cfg, err := v.Parse("c.json", []byte(`{"mcp": {"maxOutputTokens": 5000, "servers": [
+		{"name": "a", "type": "local", "command": ["x"], "maxOutputTokens": 100000},
+		{"name": "b", "type": "local", "command": ["x"]}
+	]}}`), LoadOptions{})
+	require.NoError(t, err)
+	a, b := cfg.MCP.Servers[0], cfg.MCP.Servers[1]
+	require.Equal(t, 100000, cfg.MCP.MaxOutputTokensOf(a))
+	require.Equal(t, 5000, cfg.MCP.MaxOutputTokensOf(b))
+	noCap := a
+	noCap.MaxOutputTokens = 0
+	require.Equal(t, noCap.SpecHash(), a.SpecHash(), "an output cap is not part of what runs")
+	require.Equal(t, DefaultMaxOutputTokens, MCP{}.MaxOutputTokensOf(Server{}))
+
+	for _, tc := range []struct{ doc, msg string }{
+		{`{"mcp": {"maxOutputTokens": 999}}`, "c.json:1:10: mcp.maxOutputTokens: maxOutputTokens must be a whole number of estimated tokens (bytes / 4) from 1000 to 1000000"},
+		{`{"mcp": {"maxOutputTokens": 1000001}}`, "mcp.maxOutputTokens: maxOutputTokens must be"},
+		{`{"mcp": {"servers": [{"name": "a", "type": "local", "command": ["x"], "maxOutputTokens": 2.5}]}}`, `mcp.servers[0].maxOutputTokens (server "a"): maxOutputTokens must be`},
+		{`{"mcp": {"maxOutputToken": 4096}}`, `unknown field "maxOutputToken" (did you mean "maxOutputTokens"?)`},
+	} {
+		_, err := v.Parse("c.json", []byte(tc.doc), LoadOptions{})
+		require.ErrorContains(t, err, tc.msg, tc.doc)
+	}
+}

@@ -125,6 +125,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 
 			CallTimeout      *json.Number `json:"callTimeout"`
 			MaxArgumentBytes *json.Number `json:"maxArgumentBytes"`
+			MaxOutputTokens  *json.Number `json:"maxOutputTokens"`
 		}
 		Permission Permission
 	}
@@ -147,6 +148,15 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 		return cfg, nil
 	}
 	var derrs Errors
+	outputTokens := func(num *json.Number, path ...string) int {
+		n, ok := wholeNumber(*num, MinOutputTokensLimit, MaxOutputTokensLimit)
+		if !ok {
+			e := &Error{File: file, Path: path, Msg: maxOutputTokensRule()}
+			locate(e, lines, root)
+			derrs = append(derrs, e)
+		}
+		return int(n)
+	}
 	duration := func(num *json.Number, lo, hi time.Duration, rule string, path ...string) time.Duration {
 		d, ok := millis(*num, lo, hi)
 		if !ok {
@@ -170,6 +180,9 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 			derrs = append(derrs, e)
 		}
 		cfg.MCP.MaxArgumentBytes = int(n)
+	}
+	if raw.MCP.MaxOutputTokens != nil {
+		cfg.MCP.MaxOutputTokens = outputTokens(raw.MCP.MaxOutputTokens, "mcp", "maxOutputTokens")
 	}
 	if len(derrs) > 0 {
 		// The file's own fields: every error of the file with them.
@@ -220,6 +233,9 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 		}
 		if rs.CallTimeout != nil {
 			s.CallTimeout = duration(rs.CallTimeout, time.Millisecond, MaxCallTimeout, callTimeoutRule(), "mcp", "servers", strconv.Itoa(i), "callTimeout")
+		}
+		if rs.MaxOutputTokens != nil {
+			s.MaxOutputTokens = outputTokens(rs.MaxOutputTokens, "mcp", "servers", strconv.Itoa(i), "maxOutputTokens")
 		}
 		if s.Type == Remote && s.Transport == "" {
 			s.Transport = TransportAuto
@@ -315,11 +331,12 @@ type rawServer struct {
 	Enabled   *bool             `json:"enabled"`
 	Timeout   *json.Number      `json:"timeout"`
 
-	CallTimeout *json.Number `json:"callTimeout"`
-	Roots       []string     `json:"roots"`
-	Protocol    string       `json:"protocol"`
-	LogLevel    string       `json:"logLevel"`
-	Tools       ToolFilter   `json:"tools"`
+	CallTimeout     *json.Number `json:"callTimeout"`
+	MaxOutputTokens *json.Number `json:"maxOutputTokens"`
+	Roots           []string     `json:"roots"`
+	Protocol        string       `json:"protocol"`
+	LogLevel        string       `json:"logLevel"`
+	Tools           ToolFilter   `json:"tools"`
 }
 
 // decodeMember decodes member n of the document data into into; with

@@ -15,7 +15,7 @@ import (
 // server is held (HoldInvalid) and the others run. Every other error is the
 // file's: invalid JSON, a top level that is not an object, a lookalike
 // top-level key, a config of another host, "mcp" or "mcp.servers" of the
-// wrong shape, mcp.pollInterval, mcp.callTimeout, mcp.maxArgumentBytes,
+// wrong shape, mcp.pollInterval, mcp.callTimeout, mcp.maxArgumentBytes, mcp.maxOutputTokens,
 // mcp.limits (they apply to every server), the permission rules, and a
 // file holding more values than MaxCheckedValues. A file-level error keeps
 // the last good configuration applied.

@@ -37,6 +37,13 @@ const (
 	// what the local API reads of a request.
 	MinArgumentBytesLimit = 1024
 	MaxArgumentBytesLimit = 4 << 20
+	// DefaultMaxOutputTokens is mcp.maxOutputTokens' default: the estimated
+	// tokens (bytes / 4) of one tool result the model is given whole, a
+	// small share of any current model's context. MinOutputTokensLimit and
+	// MaxOutputTokensLimit bound it (config.cue has the same bounds).
+	DefaultMaxOutputTokens = 25000
+	MinOutputTokensLimit   = 1000
+	MaxOutputTokensLimit   = 1000000
 )
 
 // ServerType says how a server is reached.
@@ -77,6 +84,9 @@ type Server struct {
 	// config's MCP.CallTimeout. It is not part of the spec: a change
 	// applies to the next call without a restart.
 	CallTimeout time.Duration `json:"-"`
+	// MaxOutputTokens caps one result of the server's tools; 0 means the
+	// config's MCP.MaxOutputTokens. Not part of the spec either.
+	MaxOutputTokens int `json:"-"`
 	// Limits bound what the server can make FreeCode hold: defaults, then
 	// the file's mcp.limits, then the server's own limits, field by field.
 	Limits Limits `json:"-"`
@@ -160,6 +170,21 @@ type MCP struct {
 	// MaxArgumentBytes bounds one tool call's arguments; 0 means the
 	// orchestrator's default (orchestrator.DefaultMaxArgumentBytes).
 	MaxArgumentBytes int `json:"-"`
+	// MaxOutputTokens caps one tool result (default DefaultMaxOutputTokens);
+	// a server's own MaxOutputTokens replaces it.
+	MaxOutputTokens int `json:"-"`
+}
+
+// MaxOutputTokensOf is the cap, in estimated tokens, of one result of the
+// tools of server s.
+func (m MCP) MaxOutputTokensOf(s Server) int {
+	if s.MaxOutputTokens > 0 {
+		return s.MaxOutputTokens
+	}
+	if m.MaxOutputTokens > 0 {
+		return m.MaxOutputTokens
+	}
+	return DefaultMaxOutputTokens
 }
 
 // CallTimeoutOf is how long one call of the tools of server s may run.

@@ -419,6 +419,7 @@ const missingType = `missing "type": "local" for a command to run, or "remote" f
 // knownFields are suggested when an unknown field looks like a typo.
 var knownFields = []string{"name", "type", "command", "url", "headers", "env", "enabled", "timeout",
 	"transport", "servers", "pollInterval", "allow", "ask", "deny", "callTimeout", "maxArgumentBytes",
+	"maxOutputTokens",
 	"limits", "maxMessageBytes", "maxListItems", "maxListPages", "maxListBytes",
 	"oauth", "clientId", "clientSecret", "scopes", "grant", "callbackPort", "clientMetadataUrl",
 	"roots", "protocol", "logLevel", "tools", "include", "exclude"}
@@ -432,6 +433,10 @@ func timeoutRule() string {
 
 func callTimeoutRule() string {
 	return fmt.Sprintf("callTimeout must be a whole number of milliseconds from 1 to %d (a day)", MaxCallTimeout.Milliseconds())
+}
+
+func maxOutputTokensRule() string {
+	return fmt.Sprintf("maxOutputTokens must be a whole number of estimated tokens (bytes / 4) from %d to %d", MinOutputTokensLimit, MaxOutputTokensLimit)
 }
 
 func maxArgumentBytesRule() string {
@@ -554,6 +559,8 @@ func explain(root *node, path []string, msg string) *Error {
 		e.Msg = callTimeoutRule()
 	case len(path) == 2 && path[0] == "mcp" && path[1] == "maxArgumentBytes":
 		e.Msg = maxArgumentBytesRule()
+	case (inServer && field == "maxOutputTokens") || (len(path) == 2 && path[0] == "mcp" && path[1] == "maxOutputTokens"):
+		e.Msg = maxOutputTokensRule()
 	case inServer && field == "transport":
 		e.Msg = `transport must be "auto", "streamable-http" or "sse"`
 	case inServer && field == "protocol":
