@@ -111,6 +111,8 @@
 //	--stderr-flood N          write N lines "flood line <i>" to stderr at start
 //	--stderr-echo             every echo call also writes its text and a newline to stderr, in
 //	                          one write (text with newlines: a burst of lines)
+//	--big-tool                add the tool big {bytes}: one text block of exactly that many bytes
+//	                          (at most 64 MiB), lines "line <i> ...", the last one "END"
 //	--grandchild              start a child process (this binary with --hold) that inherits stdout
 //	                          and stderr and blocks until killed; its pid goes to stderr as
 //	                          "grandchild pid <pid>" and to --grandchild-pid-file

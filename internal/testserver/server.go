@@ -78,6 +78,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.EvilText {
 		s.mcp.AddTools(s.evilTool())
 	}
+	if cfg.BigTool {
+		s.mcp.AddTools(server.ServerTool{Tool: rawTool("big", "Returns a text of the given number of bytes.", bigSchema, readOnly(true)), Handler: handleBig})
+	}
 	if cfg.UnknownContent {
 		s.mcp.AddTools(hologramTool())
 	}
@@ -376,6 +379,37 @@ func (s *Server) handleEcho(_ context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		fmt.Fprint(s.cfg.Stderr, text+"\n")
 	}
 	return mcp.NewToolResultText(text), nil
+}
+
+// bigMax bounds big's bytes.
+const bigMax = 64 << 20
+
+const bigSchema = `{"type":"object","properties":{"bytes":{"type":"integer","minimum":4,"maximum":67108864}},"required":["bytes"]}`
+
+// handleBig returns BigText(bytes).
+func handleBig(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	n, err := req.RequireInt("bytes")
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	if n < 4 || n > bigMax {
+		return mcp.NewToolResultError(fmt.Sprintf("bytes %d: want 4 to %d", n, bigMax)), nil
+	}
+	return mcp.NewToolResultText(BigText(n)), nil
+}
+
+// BigText is the text of big {bytes: n}, n >= 4: lines "line <i> " padded
+// with dots to 64 bytes, cut to fit, then "END\n" as the last 4 bytes.
+func BigText(n int) string {
+	var b strings.Builder
+	b.Grow(n)
+	for i := 1; b.Len() < n-4; i++ {
+		line := fmt.Sprintf("line %d ", i)
+		line += strings.Repeat(".", max(0, 63-len(line))) + "\n"
+		b.WriteString(line[:min(len(line), n-4-b.Len())])
+	}
+	b.WriteString("END\n")
+	return b.String()
 }
 
 func handleSleep(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
