@@ -62,6 +62,11 @@ type BuiltinOptions struct {
 	// permission rules allow: FreeCode's home (its config holds provider
 	// keys, trust.json the trust decisions) and the config file in use.
 	Protected []string
+	// Outputs is a directory read may also read, by absolute path, without
+	// approval: where the orchestrator keeps tool results over their cap
+	// (orchestrator.OutputsDirName under FreeCode's home). Only FreeCode
+	// writes there; write never does. "" means none.
+	Outputs string
 }
 
 // Builtins returns FreeCode's own tools operating on files under opts.Root:
@@ -96,6 +101,11 @@ func Builtins(opts BuiltinOptions) ([]Tool, error) {
 		return nil, fmt.Errorf("builtin tools: write schema: %w", err)
 	}
 	ft := fileTools{root: abs}
+	if opts.Outputs != "" {
+		if ft.outputs, err = filepath.Abs(opts.Outputs); err != nil {
+			return nil, fmt.Errorf("builtin tools: outputs %s: %w", opts.Outputs, err)
+		}
+	}
 	for _, p := range opts.Protected {
 		if p == "" {
 			continue
@@ -116,7 +126,7 @@ func Builtins(opts BuiltinOptions) ([]Tool, error) {
 			Annotations: json.RawMessage(`{"readOnlyHint":true}`),
 			ReadOnly:    true,
 			Validate:    readValidate,
-			Sensitive:   ft.sensitive,
+			Sensitive:   ft.readSensitive,
 			Call:        ft.read,
 		},
 		{
@@ -150,6 +160,20 @@ func RegisterBuiltins(r *Registry, opts BuiltinOptions) error {
 type fileTools struct {
 	root      string   // absolute
 	protected []string // absolute; see BuiltinOptions.Protected
+	outputs   string   // absolute or ""; see BuiltinOptions.Outputs
+}
+
+// inOutputs returns p's name inside the outputs directory when p is an
+// absolute path below it.
+func (f fileTools) inOutputs(p string) (string, bool) {
+	if f.outputs == "" || !filepath.IsAbs(p) {
+		return "", false
+	}
+	r, err := filepath.Rel(f.outputs, p)
+	if err != nil || r == "." || !filepath.IsLocal(r) {
+		return "", false
+	}
+	return r, true
 }
 
 // rel turns a user path into a name relative to the root.
@@ -173,6 +197,16 @@ func (f fileTools) open(ctx context.Context, tool string, raw json.RawMessage, a
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, "", nil, err
+	}
+	if tool == "read" {
+		if name, ok := f.inOutputs(path()); ok {
+			root, err = os.OpenRoot(f.outputs)
+			if err != nil {
+				r := ErrorResult(fmt.Sprintf("outputs directory %s cannot be opened: %v", f.outputs, err))
+				return nil, "", &r, nil
+			}
+			return root, name, nil, nil
+		}
 	}
 	name, err = f.rel(path())
 	if err != nil {
@@ -199,7 +233,7 @@ func (f fileTools) read(ctx context.Context, raw json.RawMessage) (Result, error
 		return ErrorResult(fmt.Sprintf("cannot read %s: %v", a.Path, err)), nil
 	}
 	defer file.Close()
-	if !Approved(ctx) {
+	if _, fromOutputs := f.inOutputs(a.Path); !fromOutputs && !Approved(ctx) {
 		if what := f.protectedOpen(file); what != "" {
 			return ErrorResult(fmt.Sprintf("refusing to read %s without approval: it is %s", a.Path, what)), nil
 		}
@@ -279,6 +313,20 @@ func deref(r *Result) Result {
 		return Result{}
 	}
 	return *r
+}
+
+// readSensitive is read's Tool.Sensitive: a file of the outputs directory
+// is not (read opens it there), any other is as sensitive says.
+func (f fileTools) readSensitive(raw json.RawMessage) string {
+	var a struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(raw, &a) == nil {
+		if _, ok := f.inOutputs(a.Path); ok {
+			return ""
+		}
+	}
+	return f.sensitive(raw)
 }
 
 // sensitive is the tools' Tool.Sensitive: the file named by args' path is

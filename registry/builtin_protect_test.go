@@ -125,3 +125,45 @@ func TestBuiltinsProtectAConfigFile(t *testing.T) {
 	require.Empty(t, tools[0].Sensitive(json.RawMessage(`{"path":"my-config.json.bak"}`)))
 	require.Empty(t, tools[0].Sensitive(json.RawMessage(`{"path":"other"}`)), `"" protects nothing`)
 }
+
+// read reads kept outputs by absolute path without a question, inside the
+// home and outside the workspace alike; nothing else of the home opens up,
+// and write still asks.
+func TestReadKeptOutputs(t *testing.T) {
+	ws, home := protectedWorkspace(t)
+	outputs := filepath.Join(home, orchestrator.OutputsDirName)
+	require.NoError(t, os.Mkdir(outputs, 0o700))
+	kept := filepath.Join(outputs, "x.txt")
+	require.NoError(t, os.WriteFile(kept, []byte("one\ntwo\nthree\n"), 0o600))
+	other := t.TempDir() // a workspace that does not contain the home
+	for _, root := range []string{ws, other} {
+		r := registry.NewRegistry(nil)
+		require.NoError(t, registry.RegisterBuiltins(r, registry.BuiltinOptions{Root: root, Protected: []string{home}, Outputs: outputs}))
+		var asked int
+		o := newOrch(t, r, func(o *orchestrator.Options) {
+			o.Rules = func() orchestrator.Rules { return orchestrator.Rules{Allow: []string{"read", "write"}} }
+			o.Approver = orchestrator.ApproverFunc(func(context.Context, orchestrator.ApprovalRequest) (bool, error) {
+				asked++
+				return false, nil
+			})
+		})
+		out := o.Run(testCtx(t), []orchestrator.Call{
+			{ID: "kept", Tool: "read", Args: json.RawMessage(`{"path":` + jsonString(kept) + `,"offset":2,"limit":1}`)},
+			{ID: "escape", Tool: "read", Args: json.RawMessage(`{"path":` + jsonString(filepath.Join(outputs, "..", "config.json")) + `}`)},
+			{ID: "write", Tool: "write", Args: json.RawMessage(`{"path":` + jsonString(kept) + `,"content":"x"}`)},
+		})
+		require.NoError(t, out[0].Err, root)
+		require.Equal(t, "two\n(output truncated after line 2; continue with offset 3)\n", out[0].Result.Text(), root)
+		require.NotContains(t, out[1].Result.Text(), "sk-secret", root)
+		require.True(t, out[1].Err != nil || out[1].Result.IsError, root)
+		require.True(t, out[2].Err != nil || out[2].Result.IsError, root)
+		b, err := os.ReadFile(kept)
+		require.NoError(t, err)
+		require.Equal(t, "one\ntwo\nthree\n", string(b), "write never writes a kept output")
+		if root == ws {
+			require.Equal(t, 2, asked, "inside the workspace, the home's config and write ask")
+		} else {
+			require.Zero(t, asked)
+		}
+	}
+}

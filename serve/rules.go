@@ -17,6 +17,9 @@ type rulesHolder struct {
 	// phrase says why cfg's project is ignored (Options.ProjectError);
 	// nil: the reason schema gives. Set before use, then only read.
 	phrase func(cfg *schema.Config) string
+	// outputs is where results over their cap are kept
+	// (orchestrator.Limits.OutputDir). Set before use, then only read.
+	outputs string
 
 	mu         sync.Mutex // guards rules, lim and projectErr
 	rules      orchestrator.Rules
@@ -34,13 +37,14 @@ func (r *rulesHolder) limits() orchestrator.Limits {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.lim == nil {
-		return orchestrator.Limits{CallTimeout: schema.DefaultCallTimeout}
+		return orchestrator.Limits{CallTimeout: schema.DefaultCallTimeout,
+			OutputDir: r.outputs, MaxOutputTokens: schema.DefaultMaxOutputTokens}
 	}
 	return *r.lim
 }
 
 func (r *rulesHolder) set(cfg *schema.Config) {
-	lim := callLimits(cfg)
+	lim := callLimits(cfg, r.outputs)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rules = orchestrator.Rules(cfg.Permission)
@@ -65,10 +69,19 @@ func (r *rulesHolder) projectError() string {
 }
 
 // callLimits are the orchestrator's limits for cfg: mcp.maxArgumentBytes,
-// mcp.callTimeout for every tool, and each server's callTimeout for its own.
-func callLimits(cfg *schema.Config) orchestrator.Limits {
-	lim := orchestrator.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: cfg.MCP.CallTimeoutOf(schema.Server{})}
+// mcp.callTimeout and mcp.maxOutputTokens for every tool, each server's
+// callTimeout and maxOutputTokens for its own, and outputs as the
+// directory of results over their cap.
+func callLimits(cfg *schema.Config, outputs string) orchestrator.Limits {
+	lim := orchestrator.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: cfg.MCP.CallTimeoutOf(schema.Server{}),
+		OutputDir: outputs, MaxOutputTokens: cfg.MCP.MaxOutputTokensOf(schema.Server{})}
 	for _, s := range cfg.MCP.Servers {
+		if s.MaxOutputTokens > 0 {
+			if lim.SourceMaxOutputTokens == nil {
+				lim.SourceMaxOutputTokens = map[string]int{}
+			}
+			lim.SourceMaxOutputTokens[s.Name] = s.MaxOutputTokens
+		}
 		if s.CallTimeout > 0 {
 			if lim.SourceCallTimeouts == nil {
 				lim.SourceCallTimeouts = map[string]time.Duration{}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -137,8 +138,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 	bus := event.NewBus()
 	reg := registry.NewRegistry(bus)
 	// The home holds provider keys and trust decisions, and serve may well
-	// run in a directory that contains it (~).
-	if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: root, Protected: []string{home, cfgPath}}); err != nil {
+	// run in a directory that contains it (~). Results over their cap are
+	// kept in its outputs directory, which read may read.
+	outputs := filepath.Join(home, orchestrator.OutputsDirName)
+	if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: root, Protected: []string{home, cfgPath}, Outputs: outputs}); err != nil {
 		return err
 	}
 	// The guard learns of each server's process group the moment it starts,
@@ -169,7 +172,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		Remedy:      opts.Remedy,
 		SignIn:      func(s schema.Server) *wire.SignIn { return SignIn(tokens, s) },
 	})
-	rules := &rulesHolder{phrase: opts.ProjectError}
+	rules := &rulesHolder{phrase: opts.ProjectError, outputs: outputs}
 	approvals := api.NewApprovals(bus, 0)
 	orch := orchestrator.New(orchestrator.Options{
 		Registry: reg,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -142,7 +143,8 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 	if err != nil {
 		return err
 	}
-	if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: wd, Protected: []string{home, cfg.Path}}); err != nil {
+	outputs := filepath.Join(home, orchestrator.OutputsDirName)
+	if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: wd, Protected: []string{home, cfg.Path}, Outputs: outputs}); err != nil {
 		return err
 	}
 	// The call's progress on stderr, paused while a question is asked.
@@ -172,7 +174,11 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 		Approver:    a.approver(o.yes),
 		MaxParallel: 1,
 		Limits: func() orchestrator.Limits {
-			return orchestrator.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: o.timeout}
+			lim := orchestrator.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: o.timeout, OutputDir: outputs}
+			if srv != nil {
+				lim.MaxOutputTokens = cfg.MCP.MaxOutputTokensOf(*srv)
+			}
+			return lim
 		},
 	})
 	out := orch.Run(registry.WithProgress(ctx, progress.show), []orchestrator.Call{{ID: "cli", Tool: id, Args: callArgs}})[0]

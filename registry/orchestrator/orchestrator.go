@@ -72,6 +72,25 @@ type Limits struct {
 	// SourceCallTimeouts, keyed by registry.Tool.Source (an MCP server's name),
 	// replace CallTimeout for that source's tools.
 	SourceCallTimeouts map[string]time.Duration
+	// OutputDir is where a result over its cap is kept whole (see
+	// capOutput); "" means results are never capped. MaxOutputTokens caps
+	// every result of a tool that is not built in, in estimated tokens
+	// (EstimateTokens; 0: no cap); SourceMaxOutputTokens, keyed by
+	// registry.Tool.Source, replace it for that source's tools.
+	OutputDir             string
+	MaxOutputTokens       int
+	SourceMaxOutputTokens map[string]int
+}
+
+// outputCap is the cap of one result of t in estimated tokens (0: none).
+func (l Limits) outputCap(t registry.Tool) int {
+	if l.OutputDir == "" || t.Source == registry.SourceBuiltin {
+		return 0
+	}
+	if n, ok := l.SourceMaxOutputTokens[t.Source]; ok && n > 0 {
+		return n
+	}
+	return l.MaxOutputTokens
 }
 
 // callTimeout is the bound of one attempt of a call of t (0: none).
@@ -216,6 +235,9 @@ type prepared struct {
 	// approved: the Approver said yes.
 	approved bool
 	timeout  time.Duration // of each attempt; 0: none
+	// outputDir and outputCap: see Limits.outputCap.
+	outputDir string
+	outputCap int
 }
 
 // asks reports whether the call must be put to the Approver.
@@ -313,7 +335,8 @@ func (o *Orchestrator) check(ctx context.Context, policy Policy, limits Limits, 
 		}
 	}
 	c.Args = args
-	p := prepared{idx: i, call: c, tool: t, decision: d, timeout: limits.callTimeout(t)}
+	p := prepared{idx: i, call: c, tool: t, decision: d, timeout: limits.callTimeout(t),
+		outputDir: limits.OutputDir, outputCap: limits.outputCap(t)}
 	if c.Timeout > 0 {
 		p.timeout = c.Timeout
 	}
@@ -441,6 +464,13 @@ func (o *Orchestrator) execute(ctx context.Context, p prepared, oc *Outcome) {
 	if err != nil {
 		oc.fail(err)
 		return
+	}
+	if p.outputCap > 0 {
+		var pruneErr error
+		res, pruneErr = capOutput(p.outputDir, p.outputCap, p.call.Tool, res, time.Now())
+		if pruneErr != nil {
+			o.opts.Logger.Error(pruneErr, "pruning capped outputs", "dir", p.outputDir)
+		}
 	}
 	oc.Result = res
 	o.opts.Logger.V(1).Info("tool call done", "call", p.call.ID, "tool", p.call.Tool,
