@@ -15,13 +15,20 @@ import (
 )
 
 // closedAddr is an address nothing listens on.
+//
+// It is port 1, where nothing listens: a port a listener just gave back
+// can be handed to the next listener of the same test (it was: a status
+// server took it, and "refused" read a 503).
 func closedAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
+	ln, err := net.Listen("tcp", "127.0.0.1:1")
+	if errors.Is(err, syscall.EADDRINUSE) {
+		t.Fatal("something listens on 127.0.0.1:1; closedAddr needs a port nothing listens on")
+	}
+	if err == nil {
+		require.NoError(t, ln.Close()) // allowed to listen there (root), and nobody else did
+	}
+	return "127.0.0.1:1"
 }
 
 // closingListener accepts connections and closes them at once, like a host
