@@ -81,6 +81,42 @@ func (a *app) serveReady(ctx context.Context, r route) (api.ServerStatus, error)
 // per fromServe and fromSession): from the running serve of this config
 // when there is one, else by connecting each enabled server in turn for
 // the command. A server that fails to start is a warning, not the end.
+// listFeature lists what `resources` and `prompts` show: of the server
+// args names (withServer, what says what it does), or of every enabled
+// server that offers some (allServers, args empty). fromServe asks a
+// running serve (server "" for all); fromSession reads a session of the
+// server called name, and says whether it offers the feature. The result
+// is never nil.
+func listFeature[T any](a *app, ctx context.Context, args []string, verbose bool, what string,
+	fromServe func(client *api.Client, server string) ([]T, error),
+	fromSession func(name string, sess *mcp.Session) (T, bool)) ([]T, error) {
+	var out []T
+	var err error
+	if len(args) == 1 {
+		err = a.withServer(ctx, args[0], verbose, what,
+			func(client *api.Client) error {
+				out, err = fromServe(client, args[0])
+				return err
+			},
+			func(sess *mcp.Session) error {
+				v, _ := fromSession(args[0], sess)
+				out = []T{v}
+				return nil
+			})
+	} else {
+		out, err = allServers(a, ctx, verbose,
+			func(client *api.Client) ([]T, error) { return fromServe(client, "") },
+			func(srv schema.Server, sess *mcp.Session) (T, bool) { return fromSession(srv.Name, sess) })
+	}
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = []T{}
+	}
+	return out, nil
+}
+
 func allServers[T any](a *app, ctx context.Context, verbose bool, fromServe func(*api.Client) ([]T, error),
 	fromSession func(schema.Server, *mcp.Session) (T, bool)) ([]T, error) {
 	cfg, err := a.configuredAll()
@@ -145,34 +181,16 @@ When freecode serve runs, the lists are those of its sessions; otherwise each
 server is connected for the command.`,
 		Args: rangeArgs(0, 1, "[server]"),
 		RunE: func(c *cobra.Command, args []string) error {
-			var out []wire.ServerResources
-			var err error
-			if len(args) == 1 {
-				err = a.withServer(c.Context(), args[0], verbose, "Listing the resources of",
-					func(client *api.Client) error {
-						res, err := client.Resources(c.Context(), args[0])
-						out = res.Servers
-						return err
-					},
-					func(sess *mcp.Session) error {
-						out = []wire.ServerResources{sessionResources(args[0], sess)}
-						return nil
-					})
-			} else {
-				out, err = allServers(a, c.Context(), verbose,
-					func(client *api.Client) ([]wire.ServerResources, error) {
-						res, err := client.Resources(c.Context(), "")
-						return res.Servers, err
-					},
-					func(srv schema.Server, sess *mcp.Session) (wire.ServerResources, bool) {
-						return sessionResources(srv.Name, sess), sess.Offers().Resources
-					})
-			}
+			out, err := listFeature(a, c.Context(), args, verbose, "Listing the resources of",
+				func(client *api.Client, server string) ([]wire.ServerResources, error) {
+					res, err := client.Resources(c.Context(), server)
+					return res.Servers, err
+				},
+				func(name string, sess *mcp.Session) (wire.ServerResources, bool) {
+					return sessionResources(name, sess), sess.Offers().Resources
+				})
 			if err != nil {
 				return err
-			}
-			if out == nil {
-				out = []wire.ServerResources{}
 			}
 			if asJSON {
 				return a.printJSON(wire.Resources{Servers: out})
@@ -373,34 +391,16 @@ their arguments, or those of every enabled server that has some. Get one with
 ` + "`freecode mcp prompt <server> <name> [key=value ...]`" + `.`,
 		Args: rangeArgs(0, 1, "[server]"),
 		RunE: func(c *cobra.Command, args []string) error {
-			var out []wire.ServerPrompts
-			var err error
-			if len(args) == 1 {
-				err = a.withServer(c.Context(), args[0], verbose, "Listing the prompts of",
-					func(client *api.Client) error {
-						res, err := client.Prompts(c.Context(), args[0])
-						out = res.Servers
-						return err
-					},
-					func(sess *mcp.Session) error {
-						out = []wire.ServerPrompts{sessionPrompts(args[0], sess)}
-						return nil
-					})
-			} else {
-				out, err = allServers(a, c.Context(), verbose,
-					func(client *api.Client) ([]wire.ServerPrompts, error) {
-						res, err := client.Prompts(c.Context(), "")
-						return res.Servers, err
-					},
-					func(srv schema.Server, sess *mcp.Session) (wire.ServerPrompts, bool) {
-						return sessionPrompts(srv.Name, sess), sess.Offers().Prompts
-					})
-			}
+			out, err := listFeature(a, c.Context(), args, verbose, "Listing the prompts of",
+				func(client *api.Client, server string) ([]wire.ServerPrompts, error) {
+					res, err := client.Prompts(c.Context(), server)
+					return res.Servers, err
+				},
+				func(name string, sess *mcp.Session) (wire.ServerPrompts, bool) {
+					return sessionPrompts(name, sess), sess.Offers().Prompts
+				})
 			if err != nil {
 				return err
-			}
-			if out == nil {
-				out = []wire.ServerPrompts{}
 			}
 			if asJSON {
 				return a.printJSON(wire.Prompts{Servers: out})
