@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"strconv"
 	"time"
 )
 
@@ -28,18 +25,11 @@ const AuthTarget = 1.10
 // BenchmarkRoundTrip (one HTTP request through the auth Transport vs the
 // same token as a static header), and turns them into rows.
 func AuthCalls(ctx context.Context, cfg Config, opts AuthOptions) ([]Row, error) {
-	args := []string{"test", "-run", "^$", "-bench", "^(BenchmarkAuthorizedCall|BenchmarkRoundTrip)$",
-		"-count", strconv.Itoa(opts.Count), "-benchtime", opts.Benchtime, "./mcp", "./mcp/auth"}
-	cmd := exec.CommandContext(ctx, cfg.Go, args...)
-	cmd.Dir = cfg.Repo
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = os.Stderr
-	cfg.logf("  %s %v", cfg.Go, args)
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("go test -bench BenchmarkAuthorizedCall: %w\n%s", err, out.String())
+	out, err := runGoBench(ctx, cfg, `^(BenchmarkAuthorizedCall|BenchmarkRoundTrip)$`, opts.Count, opts.Benchtime, "./mcp", "./mcp/auth")
+	if err != nil {
+		return nil, err
 	}
-	res, err := parseBench(&out)
+	res, err := parseBench(bytes.NewReader(out))
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +37,7 @@ func AuthCalls(ctx context.Context, cfg Config, opts AuthOptions) ([]Row, error)
 		if s := res[name]; len(s) > 0 {
 			return s, nil
 		}
-		return nil, fmt.Errorf("no result for %s in:\n%s", name, out.String())
+		return nil, fmt.Errorf("no result for %s in:\n%s", name, string(out))
 	}
 	const group = "8. authorization cost (the same local server, with and without OAuth)"
 	var rows []Row

@@ -47,12 +47,12 @@ func parseBench(r io.Reader) (map[string][]time.Duration, error) {
 	return out, sc.Err()
 }
 
-// Calls runs bridge's BenchmarkCallOverhead (orchestrator path vs a raw
-// mcp-go client, each on its own mcp-testserver child over stdio, in the
-// same process) and turns its output into rows.
-func Calls(ctx context.Context, cfg Config, opts CallOptions) ([]Row, error) {
-	args := []string{"test", "-run", "^$", "-bench", "^BenchmarkCallOverhead$",
-		"-count", strconv.Itoa(opts.Count), "-benchtime", opts.Benchtime, "./bridge"}
+// runGoBench runs the benchmarks matching pattern in pkgs (`go test -run
+// ^$ -bench pattern -count count -benchtime benchtime`, in the repository)
+// and returns their standard output; the error quotes it.
+func runGoBench(ctx context.Context, cfg Config, pattern string, count int, benchtime string, pkgs ...string) ([]byte, error) {
+	args := append([]string{"test", "-run", "^$", "-bench", pattern,
+		"-count", strconv.Itoa(count), "-benchtime", benchtime}, pkgs...)
 	cmd := exec.CommandContext(ctx, cfg.Go, args...)
 	cmd.Dir = cfg.Repo
 	var out bytes.Buffer
@@ -60,16 +60,27 @@ func Calls(ctx context.Context, cfg Config, opts CallOptions) ([]Row, error) {
 	cmd.Stderr = os.Stderr
 	cfg.logf("  %s %v", cfg.Go, args)
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("go test -bench BenchmarkCallOverhead: %w\n%s", err, out.String())
+		return nil, fmt.Errorf("go test -bench %s: %w\n%s", pattern, err, out.String())
 	}
-	res, err := parseBench(&out)
+	return out.Bytes(), nil
+}
+
+// Calls runs bridge's BenchmarkCallOverhead (orchestrator path vs a raw
+// mcp-go client, each on its own mcp-testserver child over stdio, in the
+// same process) and turns its output into rows.
+func Calls(ctx context.Context, cfg Config, opts CallOptions) ([]Row, error) {
+	out, err := runGoBench(ctx, cfg, `^BenchmarkCallOverhead$`, opts.Count, opts.Benchtime, "./bridge")
+	if err != nil {
+		return nil, err
+	}
+	res, err := parseBench(bytes.NewReader(out))
 	if err != nil {
 		return nil, err
 	}
 	get := func(sub string) ([]time.Duration, error) {
 		s := res["BenchmarkCallOverhead/"+sub]
 		if len(s) == 0 {
-			return nil, fmt.Errorf("no result for BenchmarkCallOverhead/%s in:\n%s", sub, out.String())
+			return nil, fmt.Errorf("no result for BenchmarkCallOverhead/%s in:\n%s", sub, string(out))
 		}
 		return s, nil
 	}

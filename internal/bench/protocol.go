@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -73,18 +71,11 @@ var protocolServers = []string{"everything", "memory", "filesystem"}
 // its output into rows. The pinned connect is the baseline; the overhead
 // is the median of the paired differences.
 func Protocol(ctx context.Context, cfg Config, opts ProtocolOptions) ([]Row, error) {
-	args := []string{"test", "-run", "^$", "-bench", "^BenchmarkConnectNpm$",
-		"-count", strconv.Itoa(opts.Count), "-benchtime", opts.Benchtime, "./mcp"}
-	cmd := exec.CommandContext(ctx, cfg.Go, args...)
-	cmd.Dir = cfg.Repo
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = os.Stderr
-	cfg.logf("  %s %v", cfg.Go, args)
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("go test -bench BenchmarkConnectNpm: %w\n%s", err, out.String())
+	out, err := runGoBench(ctx, cfg, `^BenchmarkConnectNpm$`, opts.Count, opts.Benchtime, "./mcp")
+	if err != nil {
+		return nil, err
 	}
-	res, err := parseMetrics(&out)
+	res, err := parseMetrics(bytes.NewReader(out))
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +85,7 @@ func Protocol(ctx context.Context, cfg Config, opts ProtocolOptions) ([]Row, err
 		m := res["BenchmarkConnectNpm/"+srv]
 		p, n, d := m["pinned-ms"], m["negotiated-ms"], m["probe-ms"]
 		if len(p) == 0 || len(n) == 0 || len(d) == 0 {
-			return nil, fmt.Errorf("no result for BenchmarkConnectNpm/%s in:\n%s", srv, out.String())
+			return nil, fmt.Errorf("no result for BenchmarkConnectNpm/%s in:\n%s", srv, string(out))
 		}
 		mp, mn := msDuration(medianF(p)), msDuration(medianF(n))
 		rows = append(rows, Row{
