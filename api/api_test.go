@@ -143,7 +143,7 @@ func newFixture(t *testing.T, rules orchestrator.Rules, approvalTimeout time.Dur
 	srv := NewServer(Options{
 		Backend:      f.logs,
 		Bus:          bus,
-		Defs:         defs.NewDefsCache(reg),
+		Defs:         defs.NewDefsCache(reg, defs.Options{}),
 		Runner:       orchestrator.New(orchestrator.Options{Registry: reg, Rules: func() orchestrator.Rules { return rules }, Approver: approvals}),
 		Approvals:    approvals,
 		Elicitations: f.elicit,
@@ -545,7 +545,7 @@ func TestStreamsEndWhenServerStops(t *testing.T) {
 	reg := registry.NewRegistry(bus)
 	approvals := NewApprovals(bus, 0)
 	srv := NewServer(Options{
-		Backend: &fakeBackend{}, Bus: bus, Defs: defs.NewDefsCache(reg),
+		Backend: &fakeBackend{}, Bus: bus, Defs: defs.NewDefsCache(reg, defs.Options{}),
 		Runner: orchestrator.New(orchestrator.Options{Registry: reg}), Approvals: approvals,
 	})
 	dir, err := os.MkdirTemp("", "fcapi")

@@ -150,6 +150,12 @@ func (c *Client) Tools(ctx context.Context, dialect string) (Tools, error) {
 	return t, c.call(ctx, http.MethodGet, path, nil, &t)
 }
 
+// ClearLoaded empties the set of tools tool_search loaded into the
+// deferred definitions (DELETE /v1/tools/loaded).
+func (c *Client) ClearLoaded(ctx context.Context) error {
+	return c.call(ctx, http.MethodDelete, "/v1/tools/loaded", nil, nil)
+}
+
 // CallOptions are the optional parameters of a call.
 type CallOptions struct {
 	// ID is the caller's own id for the call ("" lets serve number it): the

@@ -7,7 +7,10 @@
 //
 //	GET  /v1/status                   Status: desired next to actual for every server
 //	GET  /v1/tools?dialect=D          Tools: the provider-facing definitions (D = jsonschema,
-//	                                  openai or gemini; default jsonschema) and their version
+//	                                  openai or gemini; default jsonschema), their version and
+//	                                  estimated tokens; over mcp.toolBudget, "deferral" names
+//	                                  the deferred tools and those tool_search loaded
+//	DELETE /v1/tools/loaded           forget what tool_search loaded (a new conversation)
 //	POST /v1/tools/{id}/call          body: the arguments object; runs the call through the
 //	                                  orchestrator and answers CallResponse. A call that needs
 //	                                  approval waits (up to the approval timeout) until
@@ -49,6 +52,8 @@
 // lost to this client). Then, one event per change, data being a JSON object:
 //
 //	tools_changed       {"source": "<server or builtin>"}
+//	tools_loaded        {"ids": [...]}: tool_search loaded these deferred tools (or
+//	                    {"cleared": true}: the loaded set was emptied)
 //	phase_changed       {"server": "...", "phase": "backoff", "err": "..."}
 //	config_error        {"err": "..."}: the config file became invalid ("" = valid again)
 //	approval_requested  Approval

@@ -79,7 +79,7 @@ func startExampleServe() (home string, reg *registry.Registry, stop func()) {
 	srv := api.NewServer(api.Options{
 		Backend:   exampleBackend{},
 		Bus:       bus,
-		Defs:      defs.NewDefsCache(reg),
+		Defs:      defs.NewDefsCache(reg, defs.Options{}),
 		Runner:    orchestrator.New(orchestrator.Options{Registry: reg, Approver: approvals}),
 		Approvals: approvals,
 	})

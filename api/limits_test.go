@@ -32,7 +32,7 @@ func limitedServer(t *testing.T, mod func(*Options)) string {
 	opts := Options{
 		Backend:   &fakeBackend{},
 		Bus:       bus,
-		Defs:      defs.NewDefsCache(reg),
+		Defs:      defs.NewDefsCache(reg, defs.Options{}),
 		Runner:    orchestrator.New(orchestrator.Options{Registry: reg}),
 		Approvals: approvals,
 	}

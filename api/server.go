@@ -152,6 +152,7 @@ func NewServer(opts Options) *Server {
 	s.mux.HandleFunc("GET /v1/status", s.status)
 	s.mux.HandleFunc("GET /v1/tools", s.tools)
 	s.mux.HandleFunc("POST /v1/tools/{id}/call", s.call)
+	s.mux.HandleFunc("DELETE /v1/tools/loaded", s.clearLoaded)
 	s.mux.HandleFunc("GET /v1/approvals", s.approvals)
 	s.mux.HandleFunc("POST /v1/approvals/{id}", s.answer)
 	s.mux.HandleFunc("GET /v1/elicitations", s.elicitations)
@@ -304,7 +305,15 @@ func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
 	if tools == nil {
 		tools = []defs.Def{}
 	}
-	writeJSON(w, http.StatusOK, Tools{Dialect: string(d), Version: list.Version, Tools: tools, Problems: list.Problems})
+	writeJSON(w, http.StatusOK, Tools{Dialect: string(d), Version: list.Version, Tools: tools, Problems: list.Problems,
+		EstimatedTokens: list.EstimatedTokens, Deferral: list.Deferral})
+}
+
+// clearLoaded empties the set of tools tool_search loaded: a new
+// conversation starts from the always-loaded tools.
+func (s *Server) clearLoaded(w http.ResponseWriter, r *http.Request) {
+	s.opts.Defs.ResetLoaded()
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // maxCallTimeoutMS bounds the timeout query parameter of a call: a day, as

@@ -52,10 +52,16 @@ type (
 
 // Tools is the answer of GET /v1/tools.
 type Tools struct {
-	Dialect  string     `json:"dialect"`
-	Version  string     `json:"version"`
+	Dialect string `json:"dialect"`
+	Version string `json:"version"`
+	// Tools are the advertised definitions, in order (see defs.Defs).
 	Tools    []defs.Def `json:"tools"`
 	Problems []string   `json:"problems,omitempty"`
+	// EstimatedTokens is what Tools take in a model's context (bytes / 4).
+	EstimatedTokens int `json:"estimated_tokens"`
+	// Deferral, when the definitions of every tool are over mcp.toolBudget,
+	// names the deferred tools and those tool_search loaded.
+	Deferral *defs.Deferral `json:"deferral,omitempty"`
 }
 
 // CallResponse is the answer of POST /v1/tools/{id}/call. Result is what a

@@ -21,7 +21,7 @@ import (
 // publishes nothing.
 func TestToolFilterHidesAndChangesWithoutRestart(t *testing.T) {
 	h := newHarness(t)
-	cache := defs.NewDefsCache(h.reg)
+	cache := defs.NewDefsCache(h.reg, defs.Options{})
 	orch := orchestrator.New(orchestrator.Options{Registry: h.reg, Rules: func() orchestrator.Rules { return orchestrator.Rules{Allow: []string{"mcp"}} }})
 	srv := testServer("s", "--tools", "1")
 	srv.Tools = schema.ToolFilter{Exclude: []string{"no*"}}

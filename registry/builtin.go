@@ -67,6 +67,9 @@ type BuiltinOptions struct {
 	// (orchestrator.OutputsDirName under FreeCode's home). Only FreeCode
 	// writes there; write never does. "" means none.
 	Outputs string
+	// Extra are built-ins made elsewhere (tool_search, by registry/defs),
+	// registered with read and write.
+	Extra []Tool
 }
 
 // Builtins returns FreeCode's own tools operating on files under opts.Root:
@@ -151,6 +154,7 @@ func RegisterBuiltins(r *Registry, opts BuiltinOptions) error {
 	if err != nil {
 		return err
 	}
+	tools = append(tools, opts.Extra...)
 	if _, err := r.ReplaceSource(SourceBuiltin, tools); err != nil {
 		return fmt.Errorf("register builtin tools: %w", err)
 	}

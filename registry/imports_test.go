@@ -20,7 +20,7 @@ func TestRoomImports(t *testing.T) {
 		".":            {"jsonschema", "registry/event"},
 		"event":        {},
 		"orchestrator": {"registry"},
-		"defs":         {"registry", "jsonschema"},
+		"defs":         {"registry", "registry/event", "jsonschema"},
 	} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		require.NoError(t, err)

@@ -74,3 +74,35 @@ func TestMaxOutputTokens(t *testing.T) {
 		require.ErrorContains(t, err, tc.msg, tc.doc)
 	}
 }
+
+func TestToolBudgetAndAlwaysLoad(t *testing.T) {
+	v, err := NewValidator()
+	require.NoError(t, err)
+	cfg, err := v.Parse("c.json", []byte(`{"mcp": {"servers": [{"name": "a", "type": "local", "command": ["x"]}]}}`), LoadOptions{})
+	require.NoError(t, err)
+	require.Equal(t, DefaultToolBudget, cfg.MCP.ToolBudget, "absent: the default")
+	require.Empty(t, cfg.MCP.AlwaysLoaded())
+
+	cfg, err = v.Parse("c.json", []byte(`{"mcp": {"toolBudget": 0, "servers": [
+		{"name": "a", "type": "local", "command": ["x"], "alwaysLoad": true},
+		{"name": "b", "type": "local", "command": ["x"], "alwaysLoad": false}
+	]}}`), LoadOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 0, cfg.MCP.ToolBudget, "0 is kept: never defer")
+	require.Equal(t, []string{"a"}, cfg.MCP.AlwaysLoaded())
+	a := cfg.MCP.Servers[0]
+	plain := a
+	plain.AlwaysLoad = false
+	require.Equal(t, plain.SpecHash(), a.SpecHash(), "alwaysLoad is not part of what runs")
+
+	for _, tc := range []struct{ doc, msg string }{
+		{`{"mcp": {"toolBudget": -1}}`, "c.json:1:10: mcp.toolBudget: toolBudget must be a whole number of estimated tokens (bytes / 4) from 0 (never defer tools) to 10000000"},
+		{`{"mcp": {"toolBudget": 1.5}}`, "mcp.toolBudget: toolBudget must be"},
+		{`{"mcp": {"toolBudget": "big"}}`, "mcp.toolBudget: toolBudget must be"},
+		{`{"mcp": {"servers": [{"name": "a", "type": "local", "command": ["x"], "alwaysLoad": "yes"}]}}`, `mcp.servers[0].alwaysLoad (server "a"): alwaysLoad must be true or false`},
+		{`{"mcp": {"toolbudget": 4096}}`, `unknown field "toolbudget" (did you mean "toolBudget"?)`},
+	} {
+		_, err := v.Parse("c.json", []byte(tc.doc), LoadOptions{})
+		require.ErrorContains(t, err, tc.msg, tc.doc)
+	}
+}

@@ -119,7 +119,7 @@ func (v *Validator) Desired(src Sources, contents Contents, opts LoadOptions) (*
 func (v *Validator) parseContent(path string, c Content, opts LoadOptions) (*Config, error) {
 	switch {
 	case c.Missing():
-		return &Config{Path: path, MCP: MCP{PollInterval: DefaultPollInterval, CallTimeout: DefaultCallTimeout}}, nil
+		return &Config{Path: path, MCP: MCP{PollInterval: DefaultPollInterval, CallTimeout: DefaultCallTimeout, ToolBudget: DefaultToolBudget}}, nil
 	case c.Err != nil:
 		return nil, fmt.Errorf("read config: %w", c.Err)
 	}

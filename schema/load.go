@@ -126,6 +126,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 			CallTimeout      *json.Number `json:"callTimeout"`
 			MaxArgumentBytes *json.Number `json:"maxArgumentBytes"`
 			MaxOutputTokens  *json.Number `json:"maxOutputTokens"`
+			ToolBudget       *json.Number `json:"toolBudget"`
 		}
 		Permission Permission
 	}
@@ -143,7 +144,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 			}
 		}
 	}
-	cfg := &Config{Path: file, Permission: raw.Permission, MCP: MCP{PollInterval: DefaultPollInterval, CallTimeout: DefaultCallTimeout}}
+	cfg := &Config{Path: file, Permission: raw.Permission, MCP: MCP{PollInterval: DefaultPollInterval, CallTimeout: DefaultCallTimeout, ToolBudget: DefaultToolBudget}}
 	if raw.MCP == nil {
 		return cfg, nil
 	}
@@ -184,6 +185,15 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 	if raw.MCP.MaxOutputTokens != nil {
 		cfg.MCP.MaxOutputTokens = outputTokens(raw.MCP.MaxOutputTokens, "mcp", "maxOutputTokens")
 	}
+	if raw.MCP.ToolBudget != nil {
+		n, ok := wholeNumber(*raw.MCP.ToolBudget, 0, MaxToolBudget)
+		if !ok {
+			e := &Error{File: file, Path: []string{"mcp", "toolBudget"}, Msg: toolBudgetRule()}
+			locate(e, lines, root)
+			derrs = append(derrs, e)
+		}
+		cfg.MCP.ToolBudget = int(n)
+	}
 	if len(derrs) > 0 {
 		// The file's own fields: every error of the file with them.
 		errs = append(errs, derrs...)
@@ -222,7 +232,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 			Headers: rs.Headers, Env: rs.Env, Transport: rs.Transport, OAuth: rs.OAuth.resolve(),
 			Enabled: true, Timeout: DefaultTimeout, Source: source,
 			Limits: rs.Limits.resolve(limits), Protocol: rs.Protocol, LogLevel: rs.LogLevel,
-			Tools: rs.Tools,
+			Tools: rs.Tools, AlwaysLoad: rs.AlwaysLoad,
 		}
 		if rs.Enabled != nil {
 			s.Enabled = *rs.Enabled
@@ -337,6 +347,7 @@ type rawServer struct {
 	Protocol        string       `json:"protocol"`
 	LogLevel        string       `json:"logLevel"`
 	Tools           ToolFilter   `json:"tools"`
+	AlwaysLoad      bool         `json:"alwaysLoad"`
 }
 
 // decodeMember decodes member n of the document data into into; with

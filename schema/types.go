@@ -44,6 +44,13 @@ const (
 	DefaultMaxOutputTokens = 25000
 	MinOutputTokensLimit   = 1000
 	MaxOutputTokensLimit   = 1000000
+	// DefaultToolBudget is mcp.toolBudget's default: the estimated tokens
+	// (bytes / 4) the definitions of every tool may take in the model's
+	// context before only some are advertised and the rest are found with
+	// tool_search — a tenth of a 200k-token context. MaxToolBudget bounds
+	// it (config.cue has the same bound); 0 never defers.
+	DefaultToolBudget = 20000
+	MaxToolBudget     = 10000000
 )
 
 // ServerType says how a server is reached.
@@ -102,6 +109,10 @@ type Server struct {
 	// Tools filters the server's tools (zero: all of them). It is not
 	// part of the spec: a change re-registers without a restart.
 	Tools ToolFilter `json:"tools,omitzero"`
+	// AlwaysLoad keeps the server's tools advertised when the definitions
+	// are over mcp.toolBudget and the others are deferred. Not part of the
+	// spec: it changes what is advertised, not what runs.
+	AlwaysLoad bool `json:"-"`
 	// Source is SourceUser or "project:<dir>"; it is not part of the file.
 	Source string `json:"-"`
 	// Hold, when set, keeps the server from running (see Validator.Desired).
@@ -173,6 +184,22 @@ type MCP struct {
 	// MaxOutputTokens caps one tool result (default DefaultMaxOutputTokens);
 	// a server's own MaxOutputTokens replaces it.
 	MaxOutputTokens int `json:"-"`
+	// ToolBudget is how many estimated tokens every tool's definition may
+	// take before tools are deferred (default DefaultToolBudget; 0: never).
+	// Validator.Desired takes it from the user config.
+	ToolBudget int `json:"-"`
+}
+
+// AlwaysLoaded returns the names of the servers whose tools are never
+// deferred (Server.AlwaysLoad).
+func (m MCP) AlwaysLoaded() []string {
+	var out []string
+	for _, s := range m.Servers {
+		if s.AlwaysLoad {
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }
 
 // MaxOutputTokensOf is the cap, in estimated tokens, of one result of the

@@ -419,7 +419,7 @@ const missingType = `missing "type": "local" for a command to run, or "remote" f
 // knownFields are suggested when an unknown field looks like a typo.
 var knownFields = []string{"name", "type", "command", "url", "headers", "env", "enabled", "timeout",
 	"transport", "servers", "pollInterval", "allow", "ask", "deny", "callTimeout", "maxArgumentBytes",
-	"maxOutputTokens",
+	"maxOutputTokens", "toolBudget", "alwaysLoad",
 	"limits", "maxMessageBytes", "maxListItems", "maxListPages", "maxListBytes",
 	"oauth", "clientId", "clientSecret", "scopes", "grant", "callbackPort", "clientMetadataUrl",
 	"roots", "protocol", "logLevel", "tools", "include", "exclude"}
@@ -437,6 +437,10 @@ func callTimeoutRule() string {
 
 func maxOutputTokensRule() string {
 	return fmt.Sprintf("maxOutputTokens must be a whole number of estimated tokens (bytes / 4) from %d to %d", MinOutputTokensLimit, MaxOutputTokensLimit)
+}
+
+func toolBudgetRule() string {
+	return fmt.Sprintf("toolBudget must be a whole number of estimated tokens (bytes / 4) from 0 (never defer tools) to %d", MaxToolBudget)
 }
 
 func maxArgumentBytesRule() string {
@@ -561,6 +565,10 @@ func explain(root *node, path []string, msg string) *Error {
 		e.Msg = maxArgumentBytesRule()
 	case (inServer && field == "maxOutputTokens") || (len(path) == 2 && path[0] == "mcp" && path[1] == "maxOutputTokens"):
 		e.Msg = maxOutputTokensRule()
+	case len(path) == 2 && path[0] == "mcp" && path[1] == "toolBudget":
+		e.Msg = toolBudgetRule()
+	case inServer && field == "alwaysLoad":
+		e.Msg = "alwaysLoad must be true or false"
 	case inServer && field == "transport":
 		e.Msg = `transport must be "auto", "streamable-http" or "sse"`
 	case inServer && field == "protocol":

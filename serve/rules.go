@@ -4,15 +4,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
 )
 
 // rulesHolder keeps what serve takes from the last valid configuration
 // besides its servers: the permission rules and call limits for the
-// orchestrator, which reads them on every batch, and why the project is
-// ignored, for the status. Before the first configuration is applied the
-// limits are the defaults.
+// orchestrator, which reads them on every batch, the deferral policy for
+// the definitions, and why the project is ignored, for the status. Before
+// the first configuration is applied the limits and the policy are the
+// defaults.
 type rulesHolder struct {
 	// phrase says why cfg's project is ignored (Options.ProjectError);
 	// nil: the reason schema gives. Set before use, then only read.
@@ -21,10 +23,20 @@ type rulesHolder struct {
 	// (orchestrator.Limits.OutputDir). Set before use, then only read.
 	outputs string
 
-	mu         sync.Mutex // guards rules, lim and projectErr
+	mu         sync.Mutex // guards rules, lim, policy and projectErr
 	rules      orchestrator.Rules
 	lim        *orchestrator.Limits
+	policy     *defs.Policy
 	projectErr string
+}
+
+func (r *rulesHolder) defsPolicy() defs.Policy {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.policy == nil {
+		return defs.Policy{Budget: schema.DefaultToolBudget}
+	}
+	return *r.policy
 }
 
 func (r *rulesHolder) get() orchestrator.Rules {
@@ -49,6 +61,7 @@ func (r *rulesHolder) set(cfg *schema.Config) {
 	defer r.mu.Unlock()
 	r.rules = orchestrator.Rules(cfg.Permission)
 	r.lim = &lim
+	r.policy = &defs.Policy{Budget: cfg.MCP.ToolBudget, AlwaysLoad: cfg.MCP.AlwaysLoaded()}
 	r.projectErr = r.projectReason(cfg)
 }
 

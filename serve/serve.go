@@ -141,7 +141,16 @@ func Run(ctx context.Context, opts Options) (err error) {
 	// run in a directory that contains it (~). Results over their cap are
 	// kept in its outputs directory, which read may read.
 	outputs := filepath.Join(home, orchestrator.OutputsDirName)
-	if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: root, Protected: []string{home, cfgPath}, Outputs: outputs}); err != nil {
+	rules := &rulesHolder{phrase: opts.ProjectError, outputs: outputs}
+	// The definitions are deferred as the config says; tool_search, a
+	// built-in, finds and loads the deferred ones.
+	defsCache := defs.NewDefsCache(reg, defs.Options{Policy: rules.defsPolicy, Bus: bus})
+	search, err := defsCache.SearchTool()
+	if err != nil {
+		return err
+	}
+	if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: root, Protected: []string{home, cfgPath}, Outputs: outputs,
+		Extra: []registry.Tool{search}}); err != nil {
 		return err
 	}
 	// The guard learns of each server's process group the moment it starts,
@@ -172,7 +181,6 @@ func Run(ctx context.Context, opts Options) (err error) {
 		Remedy:      opts.Remedy,
 		SignIn:      func(s schema.Server) *wire.SignIn { return SignIn(tokens, s) },
 	})
-	rules := &rulesHolder{phrase: opts.ProjectError, outputs: outputs}
 	approvals := api.NewApprovals(bus, 0)
 	orch := orchestrator.New(orchestrator.Options{
 		Registry: reg,
@@ -186,7 +194,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		Backend:      be,
 		Features:     be,
 		Bus:          bus,
-		Defs:         defs.NewDefsCache(reg),
+		Defs:         defsCache,
 		Runner:       orch,
 		Approvals:    approvals,
 		Elicitations: elicitations,

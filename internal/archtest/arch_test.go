@@ -31,7 +31,7 @@ var allowed = map[string][]string{
 	"registry/event":        nil,
 	"registry":              {"jsonschema", "registry/event"},
 	"registry/orchestrator": {"registry", "jsonschema"},
-	"registry/defs":         {"registry", "jsonschema"},
+	"registry/defs":         {"registry", "registry/event", "jsonschema"},
 	"mcp/auth":              nil,
 	"mcp":                   {"jsonschema", "mcp/auth"},
 	"bridge":                {"mcp", "registry"},

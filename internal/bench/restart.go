@@ -54,7 +54,7 @@ func Restarts(ctx context.Context, cfg Config, opts RestartOptions) ([]Row, erro
 	if _, err := h.waitReady(names...); err != nil {
 		return nil, err
 	}
-	cache := defs.NewDefsCache(h.reg)
+	cache := defs.NewDefsCache(h.reg, defs.Options{})
 
 	run := func(count int, kick func(name string) error) (stability, error) {
 		var st stability

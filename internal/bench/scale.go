@@ -153,7 +153,7 @@ func scaleOnce(listed [][]json.RawMessage, unique [][]json.RawMessage, names []s
 	}
 	s.reregister = time.Since(start)
 
-	cache := defs.NewDefsCache(reg)
+	cache := defs.NewDefsCache(reg, defs.Options{})
 	for _, dl := range dialects {
 		start := time.Now()
 		defs := cache.Defs(dl)

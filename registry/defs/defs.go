@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/event"
 )
 
 // Def is one provider-facing tool definition.
@@ -29,11 +30,19 @@ type Defs struct {
 	// Version is the hex SHA-256 of the canonical JSON of Tools: equal tool
 	// lists have equal versions, across processes and restarts.
 	Version string
-	// Tools is sorted by name. Callers must not modify it.
+	// Tools is sorted by name — or, when Deferral is set, the always-loaded
+	// tools and tool_search sorted by name, then the loaded tools in the
+	// order they were loaded. Callers must not modify it.
 	Tools []Def
 	// Problems lists tools left out because their schema could not be
 	// converted (one line each); normally empty.
 	Problems []string
+	// EstimatedTokens is EstimateTokens of the JSON encoding of Tools (the
+	// bytes Version hashes).
+	EstimatedTokens int
+	// Deferral is set when every tool's definition would take more than
+	// the policy's budget: Tools then holds only some of them (deferral.go).
+	Deferral *Deferral
 }
 
 // DefsCache builds the provider-facing tool list lazily and keeps it until
@@ -51,15 +60,50 @@ type Defs struct {
 // build of that dialect: each dialect keeps the converted schema of every
 // tool, keyed by tool id and compared on the canonical input schema. So a
 // change of one server costs that server's tools, not every tool again.
+//
+// On top of each dialect's full list it applies the deferral policy
+// (deferral.go): over the budget, only the always-loaded tools, tool_search
+// and the tools tool_search loaded are advertised.
 type DefsCache struct {
-	reg *registry.Registry
+	reg  *registry.Registry
+	opts Options
 
-	mu    sync.Mutex // guards gen, cache and conv
+	mu    sync.Mutex // guards every field below
 	gen   uint64
-	cache map[Dialect]Defs
+	cache map[Dialect]full
 	// conv holds, per dialect, the conversions of the last build of it.
 	// Each inner map is replaced, never modified, once stored.
 	conv map[Dialect]map[string]converted
+	// views is the deferred list last built per dialect, with its key.
+	views map[Dialect]view
+	// loaded lists the tools tool_search loaded, in load order; loadedSet
+	// holds the same ids; loadedGen counts changes of them.
+	loaded    []string
+	loadedSet map[string]bool
+	loadedGen uint64
+	// index is the search index over the tools of generation indexGen with
+	// always-loaded set indexKey (nil until a search).
+	index    *Index
+	indexGen uint64
+	indexKey string
+}
+
+// Options configure a DefsCache.
+type Options struct {
+	// Policy is read at every Defs call; nil means the zero Policy: never
+	// defer.
+	Policy func() Policy
+	// Bus receives ToolsLoaded whenever tools are loaded or the loaded set
+	// is cleared; nil: no events.
+	Bus *event.Bus
+}
+
+// full is one dialect's complete list: every registered tool but
+// tool_search, whose definition is kept apart, with each tool's source.
+type full struct {
+	defs    Defs
+	sources []string // sources[i] is the source of defs.Tools[i]
+	search  *Def     // tool_search's definition, if registered
 }
 
 // converted is one tool's schema in one dialect: out (or err) for the
@@ -71,24 +115,31 @@ type converted struct {
 }
 
 // NewDefsCache returns a cache over r.
-func NewDefsCache(r *registry.Registry) *DefsCache {
-	return &DefsCache{reg: r, cache: make(map[Dialect]Defs), conv: make(map[Dialect]map[string]converted)}
+func NewDefsCache(r *registry.Registry, opts Options) *DefsCache {
+	return &DefsCache{reg: r, opts: opts, cache: make(map[Dialect]full), conv: make(map[Dialect]map[string]converted),
+		views: make(map[Dialect]view), loadedSet: make(map[string]bool)}
 }
 
 // Defs returns the current tool list in dialect d (an unknown dialect is
-// treated as DialectJSONSchema).
+// treated as DialectJSONSchema), deferred when the policy says so.
 func (c *DefsCache) Defs(d Dialect) Defs {
 	switch d {
 	case DialectJSONSchema, DialectOpenAI, DialectGemini:
 	default:
 		d = DialectJSONSchema
 	}
+	return c.deferred(d, c.policy(), c.full(d))
+}
+
+// full returns dialect d's complete list, built at most once per registry
+// generation.
+func (c *DefsCache) full(d Dialect) full {
 	gen := c.reg.Generation()
 	c.mu.Lock()
 	if gen == c.gen {
-		if defs, ok := c.cache[d]; ok {
+		if f, ok := c.cache[d]; ok {
 			c.mu.Unlock()
-			return defs
+			return f
 		}
 	}
 	prev := c.conv[d]
@@ -96,28 +147,30 @@ func (c *DefsCache) Defs(d Dialect) Defs {
 
 	// Build outside the lock from a consistent snapshot.
 	gen, entries := c.reg.Snapshot()
-	defs, conv := buildDefs(d, entries, prev)
+	f, conv := buildDefs(d, entries, prev)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if gen != c.gen {
 		if gen < c.gen {
 			// A newer build won the race; do not cache stale data.
-			return defs
+			return f
 		}
 		c.gen = gen
 		clear(c.cache)
 	}
-	c.cache[d] = defs
+	c.cache[d] = f
 	c.conv[d] = conv
-	return defs
+	return f
 }
 
 // buildDefs converts entries' schemas to dialect d, reusing prev's
 // conversion of a tool whose canonical schema is unchanged. It returns the
-// defs and the conversions of this build.
-func buildDefs(d Dialect, entries []registry.Entry, prev map[string]converted) (Defs, map[string]converted) {
+// list and the conversions of this build.
+func buildDefs(d Dialect, entries []registry.Entry, prev map[string]converted) (full, map[string]converted) {
 	out := Defs{Tools: make([]Def, 0, len(entries))}
+	var f full
+	f.sources = make([]string, 0, len(entries))
 	conv := make(map[string]converted, len(entries))
 	for _, e := range entries {
 		t := e.Tool
@@ -142,41 +195,59 @@ func buildDefs(d Dialect, entries []registry.Entry, prev map[string]converted) (
 		if desc == "" {
 			desc = t.Title
 		}
-		out.Tools = append(out.Tools, Def{Name: t.ID, Description: desc, InputSchema: schema})
+		def := Def{Name: t.ID, Description: desc, InputSchema: schema}
+		if t.ID == SearchToolID && t.Source == registry.SourceBuiltin {
+			// Advertised only when tools are deferred.
+			f.search = &def
+			continue
+		}
+		out.Tools = append(out.Tools, def)
+		f.sources = append(f.sources, t.Source)
 	}
-	out.Version = defsVersion(out.Tools)
-	return out, conv
+	out.Version, out.EstimatedTokens = defsVersion(out.Tools)
+	f.defs = out
+	return f, conv
 }
+
+// EstimateTokens is the estimated number of tokens n bytes of JSON take:
+// n / 4, rounded up (the estimate tool outputs are capped by too).
+func EstimateTokens(n int) int { return (n + 3) / 4 }
 
 // defsVersion is the hex SHA-256 of jsonschema.Encode(tools), computed
 // without re-encoding the schemas: they are compact canonical JSON already
 // (made by jsonschema.Encode), which is what jsonschema.Encode would copy
-// for them, so only the names and descriptions need encoding.
-func defsVersion(tools []Def) string {
+// for them, so only the names and descriptions need encoding. tokens is
+// EstimateTokens of the bytes hashed.
+func defsVersion(tools []Def) (version string, tokens int) {
 	h := sha256.New()
+	n := 0
+	write := func(b []byte) {
+		h.Write(b)
+		n += len(b)
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	str := func(s string) {
 		buf.Reset()
 		_ = enc.Encode(s) // a string always encodes
-		h.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	}
-	h.Write([]byte("["))
+	write([]byte("["))
 	for i, d := range tools {
 		if i > 0 {
-			h.Write([]byte(","))
+			write([]byte(","))
 		}
-		h.Write([]byte(`{"name":`))
+		write([]byte(`{"name":`))
 		str(d.Name)
-		h.Write([]byte(`,"description":`))
+		write([]byte(`,"description":`))
 		str(d.Description)
 		if len(d.InputSchema) > 0 {
-			h.Write([]byte(`,"input_schema":`))
-			h.Write(d.InputSchema)
+			write([]byte(`,"input_schema":`))
+			write(d.InputSchema)
 		}
-		h.Write([]byte("}"))
+		write([]byte("}"))
 	}
-	h.Write([]byte("]"))
-	return hex.EncodeToString(h.Sum(nil))
+	write([]byte("]"))
+	return hex.EncodeToString(h.Sum(nil)), EstimateTokens(n)
 }

@@ -27,7 +27,7 @@ func BenchmarkDefsRebuild(b *testing.B) {
 		b.Run(string(d), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if defs := defs.NewDefsCache(reg).Defs(d); len(defs.Tools) != 1000 {
+				if defs := defs.NewDefsCache(reg, defs.Options{}).Defs(d); len(defs.Tools) != 1000 {
 					b.Fatalf("%d tools, problems %v", len(defs.Tools), defs.Problems)
 				}
 			}
@@ -52,7 +52,7 @@ func BenchmarkDefsAfterChange(b *testing.B) {
 			if _, err := reg.ReplaceSource("srv00", versions[1]); err != nil {
 				b.Fatal(err)
 			}
-			cache := defs.NewDefsCache(reg)
+			cache := defs.NewDefsCache(reg, defs.Options{})
 			cache.Defs(d)
 			i := 1
 			b.ReportAllocs()

@@ -12,7 +12,7 @@ import (
 
 func TestDefsCacheVersion(t *testing.T) {
 	r := registry.NewRegistry(event.NewBus())
-	c := NewDefsCache(r)
+	c := NewDefsCache(r, Options{})
 	empty := c.Defs(DialectOpenAI)
 	require.Empty(t, empty.Tools)
 	require.Len(t, empty.Version, 64)
@@ -48,7 +48,7 @@ func TestDefsCacheVersion(t *testing.T) {
 	require.Same(t, &v1.Tools[0], &v2.Tools[0], "not rebuilt")
 
 	// A fresh cache computes the same version: it is a content hash.
-	require.Equal(t, v1.Version, NewDefsCache(r).Defs(DialectOpenAI).Version)
+	require.Equal(t, v1.Version, NewDefsCache(r, Options{}).Defs(DialectOpenAI).Version)
 
 	// One description changes the version.
 	_, err = r.ReplaceSource("s", set("B, better described"))

@@ -26,7 +26,7 @@ func TestDefsVersionIsHashOfEncodedList(t *testing.T) {
 		call(registry.Tool{ID: "mcp__s__c", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}),
 	})
 	require.NoError(t, err)
-	c := NewDefsCache(r)
+	c := NewDefsCache(r, Options{})
 	for _, d := range []Dialect{DialectJSONSchema, DialectOpenAI, DialectGemini} {
 		defs := c.Defs(d)
 		require.Empty(t, defs.Problems)

@@ -1,0 +1,315 @@
+package defs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/freecode/freecode/jsonschema"
+	"github.com/freecode/freecode/registry"
+)
+
+// Deferred loading. When the definitions of every tool would take more
+// than Policy.Budget estimated tokens in a dialect, that dialect's list
+// holds only:
+//
+//  1. the always-loaded tools — built-ins and the tools of the sources in
+//     Policy.AlwaysLoad — and tool_search, sorted by name;
+//  2. the tools tool_search loaded, in the order they were loaded.
+//
+// Every other tool is deferred: callable, but not advertised until a
+// search names it. Loading appends, so every byte of the list before it
+// stays put (and with it the provider's prompt cache); a changed or
+// removed server changes only its own entries. A list that fits the budget
+// is the full list, without tool_search.
+
+// SearchToolID is the id of the built-in that finds and loads deferred
+// tools (DefsCache.SearchTool).
+const SearchToolID = "tool_search"
+
+// Search limits: tool_search returns DefaultSearchLimit matches unless
+// asked for at most MaxSearchLimit; a match's description is cut at
+// MaxMatchDescription bytes (the whole one comes with the definition).
+const (
+	DefaultSearchLimit  = 5
+	MaxSearchLimit      = 20
+	MaxMatchDescription = 400
+)
+
+// Policy says when a list is deferred.
+type Policy struct {
+	// Budget is how many estimated tokens (EstimateTokens) a dialect's
+	// list may take before tools are deferred; 0 never defers.
+	Budget int
+	// AlwaysLoad names the sources whose tools are advertised even when
+	// deferring; the built-ins always are.
+	AlwaysLoad []string
+}
+
+func (p Policy) alwaysLoads(source string) bool {
+	return source == registry.SourceBuiltin || slices.Contains(p.AlwaysLoad, source)
+}
+
+// key identifies the policy's always-loaded set.
+func (p Policy) key() string {
+	s := slices.Clone(p.AlwaysLoad)
+	slices.Sort(s)
+	return strings.Join(slices.Compact(s), "\x00")
+}
+
+// Deferral says how a list was deferred.
+type Deferral struct {
+	// Budget is the policy's budget; FullTokens what every tool's
+	// definition would take.
+	Budget     int `json:"budget"`
+	FullTokens int `json:"full_tokens"`
+	// Deferred are the ids left out of the list, sorted.
+	Deferred []string `json:"deferred"`
+	// Loaded are the ids tool_search loaded that are in the list, in the
+	// order they were loaded (the order they end the list in).
+	Loaded []string `json:"loaded"`
+}
+
+// ToolsLoaded says that the loaded set changed: IDs were loaded, or (with
+// Cleared) the set was emptied. Its JSON is the API's tools_loaded event.
+type ToolsLoaded struct {
+	IDs     []string `json:"ids,omitempty"`
+	Cleared bool     `json:"cleared,omitempty"`
+}
+
+// Kind implements event.Event.
+func (ToolsLoaded) Kind() string { return "tools_loaded" }
+
+// view is a deferred list with what it was built from.
+type view struct {
+	version   string // of the full list
+	policy    string // Policy.key()
+	budget    int
+	loadedGen uint64
+	defs      Defs
+}
+
+func (c *DefsCache) policy() Policy {
+	if c.opts.Policy == nil {
+		return Policy{}
+	}
+	return c.opts.Policy()
+}
+
+// deferred returns f's list, deferred as p says.
+func (c *DefsCache) deferred(d Dialect, p Policy, f full) Defs {
+	if p.Budget <= 0 || f.defs.EstimatedTokens <= p.Budget || f.search == nil {
+		// Without tool_search nothing deferred could be found again.
+		return f.defs
+	}
+	key := p.key()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.views[d]; ok && v.version == f.defs.Version && v.policy == key && v.budget == p.Budget && v.loadedGen == c.loadedGen {
+		return v.defs
+	}
+	out := Defs{Problems: f.defs.Problems}
+	dfr := &Deferral{Budget: p.Budget, FullTokens: f.defs.EstimatedTokens, Deferred: []string{}, Loaded: []string{}}
+	byID := make(map[string]int, len(f.defs.Tools))
+	for i, t := range f.defs.Tools {
+		if p.alwaysLoads(f.sources[i]) {
+			out.Tools = append(out.Tools, t)
+			continue
+		}
+		byID[t.Name] = i
+	}
+	at, _ := slices.BinarySearchFunc(out.Tools, SearchToolID, func(t Def, id string) int { return strings.Compare(t.Name, id) })
+	out.Tools = slices.Insert(out.Tools, at, *f.search)
+	for _, id := range c.loaded {
+		if i, ok := byID[id]; ok {
+			out.Tools = append(out.Tools, f.defs.Tools[i])
+			dfr.Loaded = append(dfr.Loaded, id)
+			delete(byID, id)
+		}
+	}
+	for id := range byID {
+		dfr.Deferred = append(dfr.Deferred, id)
+	}
+	slices.Sort(dfr.Deferred)
+	out.Version, out.EstimatedTokens = defsVersion(out.Tools)
+	out.Deferral = dfr
+	c.views[d] = view{version: f.defs.Version, policy: key, budget: p.Budget, loadedGen: c.loadedGen, defs: out}
+	return out
+}
+
+// Load adds ids to the loaded set, in order, skipping those already in it,
+// and returns the ones added. Ids need not be registered (yet): a loaded
+// tool whose server is gone comes back at its place when the server does.
+func (c *DefsCache) Load(ids []string) []string {
+	c.mu.Lock()
+	var added []string
+	for _, id := range ids {
+		if !c.loadedSet[id] {
+			c.loadedSet[id] = true
+			c.loaded = append(c.loaded, id)
+			added = append(added, id)
+		}
+	}
+	if len(added) > 0 {
+		c.loadedGen++
+	}
+	c.mu.Unlock()
+	if len(added) > 0 {
+		c.opts.Bus.Publish(ToolsLoaded{IDs: added})
+	}
+	return added
+}
+
+// ResetLoaded empties the loaded set (a new conversation starts with only
+// the always-loaded tools again) and reports whether it held anything.
+func (c *DefsCache) ResetLoaded() bool {
+	c.mu.Lock()
+	had := len(c.loaded) > 0
+	if had {
+		c.loaded = nil
+		clear(c.loadedSet)
+		c.loadedGen++
+	}
+	c.mu.Unlock()
+	if had {
+		c.opts.Bus.Publish(ToolsLoaded{Cleared: true})
+	}
+	return had
+}
+
+// Search ranks the tools that are not always loaded (tool_search aside)
+// for query and returns at most limit of them, best first. It loads
+// nothing.
+func (c *DefsCache) Search(query string, limit int) []Match {
+	return c.searchIndex(c.policy()).Search(query, limit)
+}
+
+// searchIndex returns the index over the current tools that p does not
+// always load, built at most once per registry generation and policy.
+func (c *DefsCache) searchIndex(p Policy) *Index {
+	key := p.key()
+	gen := c.reg.Generation()
+	c.mu.Lock()
+	if c.index != nil && c.indexGen == gen && c.indexKey == key {
+		ix := c.index
+		c.mu.Unlock()
+		return ix
+	}
+	c.mu.Unlock()
+	gen, entries := c.reg.Snapshot()
+	entries = slices.DeleteFunc(entries, func(e registry.Entry) bool {
+		return p.alwaysLoads(e.Tool.Source)
+	})
+	ix := NewIndex(entries)
+	c.mu.Lock()
+	if c.index == nil || gen >= c.indexGen {
+		c.index, c.indexGen, c.indexKey = ix, gen, key
+	}
+	c.mu.Unlock()
+	return ix
+}
+
+const searchSchema = `{
+  "type": "object",
+  "properties": {
+    "query": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "What the tool should do, in a few words (\"read a file\", \"create an issue\"), or a tool's name."},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 20, "description": "How many tools to return at most. Default 5."}
+  },
+  "required": ["query"],
+  "additionalProperties": false
+}`
+
+// searchDescription is tool_search's description: what a model needs to
+// know to use it.
+const searchDescription = "Find tools by what they do and make them available. Not every tool is in your tool list yet: " +
+	"describe the task in a few words, or give a tool's name, and the best matches are returned with their descriptions; " +
+	"from then on they are in your tool list and can be called."
+
+// SearchTool returns the built-in tool_search, to be registered with the
+// built-ins: {query, limit?} ranks the tools c can defer (Search), loads
+// the matches (Load) and names them with their descriptions and
+// parameters. It is read-only: it changes what is advertised, not the
+// world.
+func (c *DefsCache) SearchTool() (registry.Tool, error) {
+	v, err := jsonschema.Compile(json.RawMessage(searchSchema))
+	if err != nil {
+		return registry.Tool{}, fmt.Errorf("tool_search schema: %w", err)
+	}
+	return registry.Tool{
+		ID:          SearchToolID,
+		Source:      registry.SourceBuiltin,
+		Title:       "Search tools",
+		Description: searchDescription,
+		InputSchema: json.RawMessage(searchSchema),
+		Annotations: json.RawMessage(`{"readOnlyHint":true,"openWorldHint":false}`),
+		ReadOnly:    true,
+		Validate:    v.ValidateContext,
+		Call:        c.callSearch,
+	}, nil
+}
+
+func (c *DefsCache) callSearch(ctx context.Context, args json.RawMessage) (registry.Result, error) {
+	var a struct {
+		Query string `json:"query"`
+		Limit int    `json:"limit"`
+	}
+	if err := json.Unmarshal(args, &a); err != nil {
+		return registry.ErrorResult("tool_search: arguments: " + err.Error()), nil
+	}
+	if err := ctx.Err(); err != nil {
+		return registry.Result{}, err
+	}
+	limit := a.Limit
+	if limit <= 0 {
+		limit = DefaultSearchLimit
+	}
+	limit = min(limit, MaxSearchLimit)
+	matches := c.Search(a.Query, limit)
+	if len(matches) == 0 {
+		return registry.TextResult(fmt.Sprintf("No tool matches %q. Try other words for the task, or a tool's name.", a.Query)), nil
+	}
+	ids := make([]string, len(matches))
+	for i, m := range matches {
+		ids[i] = m.ID
+	}
+	c.Load(ids)
+	return searchResult(a.Query, matches), nil
+}
+
+// searchResult is what tool_search answers: the matches in order, each
+// with its description (cut at MaxMatchDescription) and parameter names,
+// as text, and as structured content {"tools": [...]}.
+func searchResult(query string, matches []Match) registry.Result {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d tool(s) for %q, best first; they are now in your tool list:\n", len(matches), query)
+	out := make([]Match, len(matches))
+	for i, m := range matches {
+		m.Description = cut(m.Description, MaxMatchDescription)
+		out[i] = m
+		fmt.Fprintf(&b, "%d. %s: %s", i+1, m.ID, m.Description)
+		if len(m.Params) > 0 {
+			fmt.Fprintf(&b, " (parameters: %s)", strings.Join(m.Params, ", "))
+		}
+		b.WriteString("\n")
+	}
+	structured, _ := json.Marshal(struct {
+		Tools []Match `json:"tools"`
+	}{out}) // strings and numbers always encode
+	return registry.Result{Content: []registry.Content{{Type: "text", Text: strings.TrimSuffix(b.String(), "\n")}}, Structured: structured}
+}
+
+// cut returns s shortened to at most n bytes at a rune boundary, with "…"
+// when it was.
+func cut(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

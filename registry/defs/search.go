@@ -1,0 +1,392 @@
+package defs
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/kljensen/snowball/english"
+
+	"github.com/freecode/freecode/jsonschema"
+	"github.com/freecode/freecode/registry"
+)
+
+// Ranking: BM25F (BM25 over weighted fields) with the usual constants.
+// Each term's frequency in a field is normalized by the field's length
+// against its average, weighted by the field's weight and summed over the
+// fields, then saturated with k1.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// Fields of a tool that the search ranks on, and their weights: a word of
+// the tool's name counts most, one of its description least. The server's
+// name is a field of its own, so "memory" finds the memory server's tools
+// without outweighing what they do.
+const (
+	fieldName = iota // the tool's own name and the tool part of its id
+	fieldTitle
+	fieldDescription
+	fieldParams // parameter names, nested ones included
+	fieldServer // the source's name
+	numFields
+)
+
+func fieldWeight(f int) float64 {
+	switch f {
+	case fieldName:
+		return 3
+	case fieldTitle:
+		return 2
+	case fieldParams:
+		return 1.5
+	default: // fieldDescription, fieldServer
+		return 1
+	}
+}
+
+// maxParamDepth bounds how deep parameter names are collected from a
+// schema ("entities" → items → "name" is depth 2).
+const maxParamDepth = 3
+
+// Match is one tool a search found, best first.
+type Match struct {
+	ID          string   `json:"name"`
+	Description string   `json:"description"`
+	Params      []string `json:"parameters,omitempty"`
+	Score       float64  `json:"score"`
+}
+
+// Index ranks a fixed set of tools for free-text queries. It is immutable
+// once built and safe for concurrent use.
+type Index struct {
+	docs     []indexDoc
+	postings map[string][]posting
+	exact    map[string]int // lower-cased id and name → doc
+}
+
+type indexDoc struct {
+	id, description string
+	params          []string
+}
+
+// posting is one document's saturated-ready term frequency: the BM25F
+// weighted, length-normalized frequency of a term in the document.
+type posting struct {
+	doc int32
+	tf  float32
+}
+
+// NewIndex indexes entries: their id, name, title, description and
+// parameter names.
+func NewIndex(entries []registry.Entry) *Index {
+	ix := &Index{postings: make(map[string][]posting), exact: make(map[string]int, 2*len(entries))}
+	// Field lengths first: BM25 normalizes by the average.
+	type fieldTerms [numFields][]string
+	terms := make([]fieldTerms, len(entries))
+	var total [numFields]float64
+	for i, e := range entries {
+		t := e.Tool
+		name := t.Name
+		if name == "" {
+			name = t.ID
+		}
+		params := paramNames(e.Schema)
+		ix.docs = append(ix.docs, indexDoc{id: t.ID, description: describe(t), params: params})
+		ix.exact[strings.ToLower(t.ID)] = i
+		ix.exact[strings.ToLower(name)] = i
+		toolPart := t.ID
+		if t.Source != "" && t.Source != registry.SourceBuiltin {
+			if _, after, ok := strings.Cut(strings.TrimPrefix(t.ID, "mcp__"), "__"); ok {
+				toolPart = after
+			}
+		}
+		ft := &terms[i]
+		ft[fieldName] = append(Terms(name), Terms(toolPart)...)
+		ft[fieldTitle] = Terms(t.Title)
+		ft[fieldDescription] = Terms(t.Description)
+		ft[fieldParams] = Terms(strings.Join(params, " "))
+		if t.Source != registry.SourceBuiltin {
+			ft[fieldServer] = Terms(t.Source)
+		}
+		for f := range numFields {
+			total[f] += float64(len(ft[f]))
+		}
+	}
+	var avg [numFields]float64
+	for f := range numFields {
+		avg[f] = max(total[f]/float64(max(len(entries), 1)), 1)
+	}
+	for i := range terms {
+		weighted := make(map[string]float64)
+		for f := range numFields {
+			n := len(terms[i][f])
+			if n == 0 {
+				continue
+			}
+			norm := fieldWeight(f) / (1 - bm25B + bm25B*float64(n)/avg[f])
+			for _, term := range terms[i][f] {
+				weighted[term] += norm
+			}
+		}
+		for term, tf := range weighted {
+			ix.postings[term] = append(ix.postings[term], posting{doc: int32(i), tf: float32(tf)})
+		}
+	}
+	return ix
+}
+
+// Len is the number of tools indexed.
+func (ix *Index) Len() int { return len(ix.docs) }
+
+// Search returns at most limit tools for query, best first; only tools
+// sharing at least one term with it or with a synonym of its words. A
+// query that is exactly a tool's id or name returns that tool first.
+func (ix *Index) Search(query string, limit int) []Match {
+	return ix.Rank(query, limit, true)
+}
+
+// Rank is Search, with the synonyms of the query's words (expand) or
+// without: BM25F alone.
+func (ix *Index) Rank(query string, limit int, expand bool) []Match {
+	if limit <= 0 || len(ix.docs) == 0 {
+		return nil
+	}
+	// Dense scores: a query's terms often match thousands of tools.
+	scores := make([]float64, len(ix.docs))
+	var ranked []int32
+	n := float64(len(ix.docs))
+	for term, weight := range queryTerms(query, expand) {
+		ps := ix.postings[term]
+		if len(ps) == 0 {
+			continue
+		}
+		df := float64(len(ps))
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		for _, p := range ps {
+			if scores[p.doc] == 0 {
+				ranked = append(ranked, p.doc)
+			}
+			tf := float64(p.tf)
+			scores[p.doc] += weight * idf * tf * (bm25K1 + 1) / (tf + bm25K1)
+		}
+	}
+	if i, ok := ix.exact[strings.ToLower(strings.TrimSpace(query))]; ok {
+		if scores[i] == 0 {
+			ranked = append(ranked, int32(i))
+		}
+		top := 0.0
+		for _, d := range ranked {
+			top = max(top, scores[d])
+		}
+		scores[i] = top + 1
+	}
+	better := func(a, b int32) int {
+		if c := cmp.Compare(scores[b], scores[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(ix.docs[a].id, ix.docs[b].id)
+	}
+	// The best limit of them: a bounded selection, then a sort of those.
+	if len(ranked) > limit {
+		top := make([]int32, 0, limit+1)
+		for _, d := range ranked {
+			if len(top) == limit && better(d, top[limit-1]) >= 0 {
+				continue
+			}
+			at, _ := slices.BinarySearchFunc(top, d, better)
+			top = slices.Insert(top, at, d)
+			if len(top) > limit {
+				top = top[:limit]
+			}
+		}
+		ranked = top
+	} else {
+		slices.SortFunc(ranked, better)
+	}
+	out := make([]Match, len(ranked))
+	for i, d := range ranked {
+		doc := ix.docs[d]
+		out[i] = Match{ID: doc.id, Description: doc.description, Params: doc.params, Score: scores[d]}
+	}
+	return out
+}
+
+// synonymWeight is what a term that only a synonym of the query's words
+// brought in counts, against 1 for the query's own.
+const synonymWeight = 0.5
+
+// queryTerms returns the terms of query with their weights: its own terms
+// 1 and, when expand is set, the terms of their synonyms synonymWeight
+// (unless the query has them itself).
+func queryTerms(query string, expand bool) map[string]float64 {
+	out := make(map[string]float64)
+	for _, w := range words(query) {
+		w = strings.ToLower(w)
+		if english.IsStopWord(w) {
+			continue
+		}
+		out[english.Stem(w, false)] = 1
+	}
+	if !expand {
+		return out
+	}
+	for _, w := range words(query) {
+		for _, syn := range synonyms(strings.ToLower(w)) {
+			for _, t := range Terms(syn) {
+				if _, own := out[t]; !own {
+					out[t] = synonymWeight
+				}
+			}
+		}
+	}
+	return out
+}
+
+// synonyms returns words that tool descriptions use for what word says in
+// a request: everyday words for files, records and actions on them. The
+// list is general vocabulary, not any server's.
+func synonyms(word string) []string {
+	switch word {
+	case "folder", "folders", "dir", "dirs":
+		return []string{"directory"}
+	case "remove", "erase", "forget", "drop", "rm":
+		return []string{"delete"}
+	case "make", "new", "add", "mkdir":
+		return []string{"create"}
+	case "show", "view", "display", "contents", "cat", "open", "print":
+		return []string{"read", "get"}
+	case "save", "store", "remember", "record":
+		return []string{"write", "create", "add"}
+	case "find", "lookup", "look", "locate", "grep", "query":
+		return []string{"search"}
+	case "rename", "mv", "relocate":
+		return []string{"move"}
+	case "modify", "change", "update", "patch", "replace":
+		return []string{"edit"}
+	case "fetch", "retrieve", "obtain", "return":
+		return []string{"get"}
+	case "ls", "enumerate":
+		return []string{"list"}
+	case "person", "people", "thing", "things", "fact", "facts":
+		return []string{"entity", "observation"}
+	case "picture", "photo", "png", "jpeg", "jpg":
+		return []string{"image"}
+	case "size", "modified", "permissions", "metadata":
+		return []string{"info"}
+	}
+	return nil
+}
+
+// describe is what a tool's definition says it does: its description, or
+// its title when it has none (as buildDefs does).
+func describe(t registry.Tool) string {
+	if t.Description != "" {
+		return t.Description
+	}
+	return t.Title
+}
+
+// Terms splits s into the terms the index compares: words split at
+// punctuation, underscores, dashes and camelCase humps, lower-cased,
+// without English stop words, stemmed (Snowball English), so "listing",
+// "lists" and "list_directory" share "list".
+func Terms(s string) []string {
+	var out []string
+	for _, w := range words(s) {
+		w = strings.ToLower(w)
+		if english.IsStopWord(w) {
+			continue
+		}
+		out = append(out, english.Stem(w, false))
+	}
+	return out
+}
+
+// words splits s at every rune that is neither a letter nor a digit, and
+// inside a word at a lower-to-upper case change ("readFile") and before
+// the last capital of a run followed by a lower-case letter ("HTTPServer":
+// "HTTP", "Server").
+func words(s string) []string {
+	var out []string
+	rs := []rune(s)
+	start := -1
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			out = append(out, string(rs[start:end]))
+		}
+		start = -1
+	}
+	for i, r := range rs {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush(i)
+			continue
+		}
+		if start < 0 {
+			start = i
+			continue
+		}
+		prev := rs[i-1]
+		switch {
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			flush(i)
+			start = i
+		case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
+			flush(i)
+			start = i
+		}
+	}
+	flush(len(rs))
+	return out
+}
+
+// paramNames returns the parameter names of a canonical input schema:
+// its properties and, to maxParamDepth, theirs (through items and the
+// branches of anyOf/oneOf/allOf), in order of first appearance.
+func paramNames(schema []byte) []string {
+	if len(schema) == 0 {
+		return nil
+	}
+	v, err := jsonschema.Decode(schema)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	seen := make(map[string]bool)
+	var walk func(node any, depth int)
+	walk = func(node any, depth int) {
+		m, ok := node.(map[string]any)
+		if !ok || depth > maxParamDepth {
+			return
+		}
+		if props, ok := m["properties"].(map[string]any); ok {
+			names := make([]string, 0, len(props))
+			for k := range props {
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			for _, k := range names {
+				if !seen[k] {
+					seen[k] = true
+					out = append(out, k)
+				}
+			}
+			for _, k := range names {
+				walk(props[k], depth+1)
+			}
+		}
+		walk(m["items"], depth)
+		for _, key := range []string{"anyOf", "oneOf", "allOf"} {
+			if bs, ok := m[key].([]any); ok {
+				for _, b := range bs {
+					walk(b, depth)
+				}
+			}
+		}
+	}
+	walk(v, 1)
+	return out
+}
