@@ -19,6 +19,7 @@ import (
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
 )
@@ -80,6 +81,12 @@ unless --yes, or, through serve, waits for an answer from another terminal
 			o := callOpts{yes: yes, asJSON: asJSON}
 			if c.Flags().Changed("timeout") {
 				o.timeout = timeout
+			}
+			if id == defs.SearchToolID {
+				if c.Flags().Changed("timeout") {
+					o.timeout = timeout
+				}
+				return a.callSearch(c.Context(), cfg, callArgs, o, verbose, timeout)
 			}
 			var srv *schema.Server
 			if name := serverOfTool(id); name != "" {

@@ -210,7 +210,8 @@ func (ix *Index) Rank(query string, limit int, expand bool) []Match {
 	out := make([]Match, len(ranked))
 	for i, d := range ranked {
 		doc := ix.docs[d]
-		out[i] = Match{ID: doc.id, Description: doc.description, Params: doc.params, Score: scores[d]}
+		// Three decimals say all a score can: how much better one match is.
+		out[i] = Match{ID: doc.id, Description: doc.description, Params: doc.params, Score: math.Round(scores[d]*1000) / 1000}
 	}
 	return out
 }

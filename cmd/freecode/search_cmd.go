@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/bridge"
+	"github.com/freecode/freecode/controller"
+	"github.com/freecode/freecode/internal/termtext"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/defs"
+	"github.com/freecode/freecode/registry/orchestrator"
+	"github.com/freecode/freecode/schema"
+)
+
+// callSearch runs `mcp call tool_search`: through freecode serve when it
+// runs for this home (its tools are searched, and the matches loaded into
+// its definitions, as the model's own search would), else over one-shot
+// sessions of every enabled server, the call bounded by timeout unless
+// o says otherwise.
+func (a *app) callSearch(ctx context.Context, cfg *schema.Config, args json.RawMessage, o callOpts, verbose bool, timeout time.Duration) error {
+	client, home, err := a.dialServe()
+	if err == nil {
+		st, serr := client.Status(ctx)
+		if serr == nil {
+			r := route{client: client, servePID: st.ServePID}
+			defer r.close()
+			if verbose {
+				fmt.Fprintf(a.stderr, "Calling %s %s.\n", defs.SearchToolID, r.describe())
+			}
+			return a.callThroughServe(ctx, r, defs.SearchToolID, args, o)
+		}
+		client.Close()
+		err = serr
+	}
+	if verbose {
+		why := "cannot reach freecode serve: " + fmt.Sprint(err)
+		if errors.Is(err, api.ErrNotRunning) {
+			why = "freecode serve is not running for " + home
+		}
+		fmt.Fprintf(a.stderr, "Calling %s in a one-shot session of every enabled server: %s.\n", defs.SearchToolID, why)
+	}
+	if !o.timeoutSet() {
+		o.timeout = timeout
+	}
+	return a.searchOneShot(ctx, cfg, args, o)
+}
+
+// searchOneShot connects every enabled server at once, registers their
+// tools (filtered as configured) and runs tool_search over them. A server
+// that cannot be connected is named on stderr and left out.
+func (a *app) searchOneShot(ctx context.Context, cfg *schema.Config, args json.RawMessage, o callOpts) error {
+	home, err := schema.Home(a.getenv)
+	if err != nil {
+		return err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	reg := registry.NewRegistry(nil)
+	cache := defs.NewDefsCache(reg, defs.Options{Policy: func() defs.Policy {
+		return defs.Policy{Budget: cfg.MCP.ToolBudget, AlwaysLoad: cfg.MCP.AlwaysLoaded()}
+	}})
+	search, err := cache.SearchTool()
+	if err != nil {
+		return err
+	}
+	outputs := filepath.Join(home, orchestrator.OutputsDirName)
+	if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: wd, Protected: []string{home, cfg.Path}, Outputs: outputs,
+		Extra: []registry.Tool{search}}); err != nil {
+		return err
+	}
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex // guards sessions and failures
+		sessions []*mcp.Session
+		failures []string
+	)
+	for _, s := range cfg.MCP.Servers {
+		if !s.Enabled || s.Hold != nil {
+			continue
+		}
+		wg.Go(func() {
+			sess, err := a.connect(ctx, s)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				// The error names the server.
+				failures = append(failures, a.withRemedy(s, err).Error())
+				return
+			}
+			sessions = append(sessions, sess)
+			tools, _ := controller.FilterTools(s.Tools, sess.Tools())
+			if _, err := reg.ReplaceSource(s.Name, bridge.Tools(sess, tools)); err != nil {
+				failures = append(failures, fmt.Sprintf("%s: %v", termtext.Quote(s.Name), err))
+			}
+		})
+	}
+	wg.Wait()
+	defer func() {
+		for _, s := range sessions {
+			_ = s.Close()
+		}
+	}()
+	for _, f := range failures {
+		fmt.Fprintf(a.stderr, "Not searched: %s\n", f)
+	}
+	orch := orchestrator.New(orchestrator.Options{
+		Registry:    reg,
+		Rules:       func() orchestrator.Rules { return orchestrator.Rules(cfg.Permission) },
+		Approver:    a.approver(o.yes),
+		MaxParallel: 1,
+		Limits: func() orchestrator.Limits {
+			return orchestrator.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: o.timeout, OutputDir: outputs}
+		},
+	})
+	out := orch.Run(ctx, []orchestrator.Call{{ID: "cli", Tool: defs.SearchToolID, Args: args}})[0]
+	view := callView(out)
+	view.Via = viaOneShot
+	return a.printOutcome(view, out.Result.Text(), out.Err, o.asJSON)
+}
