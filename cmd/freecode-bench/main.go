@@ -24,6 +24,7 @@ import (
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/bench"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/schema"
 )
 
 func main() {
@@ -33,7 +34,7 @@ func main() {
 	}
 }
 
-var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol"}
+var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol", "budget"}
 
 func run() error {
 	var (
@@ -154,6 +155,10 @@ func run() error {
 		{"protocol", "9. protocol negotiation", func() ([]bench.Row, error) {
 			return bench.Protocol(ctx, cfg, bench.ProtocolOptions{Count: *protoCount, Benchtime: *protoTime})
 		}},
+		{"budget", "10. context budget", func() ([]bench.Row, error) {
+			return bench.Budget(ctx, cfg, bench.BudgetOptions{TestServers: 20, ToolsPerServer: 50, SearchTools: 10000, SearchReps: 2000,
+				Queries: bench.QueriesFile, Loads: 10})
+		}},
 	}
 	for _, s := range steps {
 		if err := step(s.name, s.title, s.fn); err != nil {
@@ -259,6 +264,9 @@ func methodology() string {
 		"{backoffInitial}", b.Initial.String(),
 		"{backoffMax}", b.Max.String(),
 		"{authTarget}", fmt.Sprintf("%.2f×", bench.AuthTarget),
+		"{toolBudget}", strconv.Itoa(schema.DefaultToolBudget),
+		"{recallTarget}", fmt.Sprintf("%.1f", bench.RecallTarget),
+		"{queries}", bench.QueriesFile,
 	)
 	return r.Replace(methodologyText)
 }
@@ -327,6 +335,17 @@ const methodologyText = `
    a ` + "`server/discover`" + ` probe first, answered by these servers with an error before ` + "`initialize`" + `). Each iteration
    connects both ways in alternating order; the pinned connect is the baseline, and the overhead is the median of
    the paired differences: what negotiating costs a 2025-11-25 server.
+10. **Context budget.** In process, over real sessions: the real-servers set is server-everything (offered a root, so it
+   lists ` + "`get-roots-list`" + ` too), server-filesystem and server-memory from ` + "`testdata/npm`" + `, plus 20
+   ` + "`mcp-testserver --tools 50`" + `, registered beside the built-ins and ` + "`tool_search`" + `. The definitions of every
+   dialect are measured as ` + "`defs.DefsCache`" + ` builds them, with ` + "`toolBudget`" + ` 0 (everything advertised: the baseline)
+   and at the default ` + "`schema.DefaultToolBudget`" + ` ({toolBudget} estimated tokens, bytes / 4). ` + "`tool_search`" + `'s
+   latency is timed on a generated index of 10,000 tools, the committed queries in turn; the first search after a
+   change builds the index. Recall@5 is the mean, over the tasks of ` + "`{queries}`" + `, of the share of a task's tools
+   among the first five matches, over the npm servers' tools (target ≥ {recallTarget}); the first 47 tasks were written
+   before the ranking was tuned and the last 10 after, never tuned on. The reference row ranks with BM25F alone,
+   without the synonym table. Last, 10 deferred tools are loaded one by one: each load must change the version and
+   keep every earlier byte of the list (the provider's prompt-cache prefix).
 
 ## Reading the results
 

@@ -88,14 +88,20 @@ func NewIndex(entries []registry.Entry) *Index {
 	type fieldTerms [numFields][]string
 	terms := make([]fieldTerms, len(entries))
 	var total [numFields]float64
+	memo := make(stems)
+	params := make(map[string][]string) // by schema bytes: tools share schemas
 	for i, e := range entries {
 		t := e.Tool
 		name := t.Name
 		if name == "" {
 			name = t.ID
 		}
-		params := paramNames(e.Schema)
-		ix.docs = append(ix.docs, indexDoc{id: t.ID, description: describe(t), params: params})
+		ps, ok := params[string(e.Schema)]
+		if !ok {
+			ps = paramNames(e.Schema)
+			params[string(e.Schema)] = ps
+		}
+		ix.docs = append(ix.docs, indexDoc{id: t.ID, description: describe(t), params: ps})
 		ix.exact[strings.ToLower(t.ID)] = i
 		ix.exact[strings.ToLower(name)] = i
 		toolPart := t.ID
@@ -105,12 +111,12 @@ func NewIndex(entries []registry.Entry) *Index {
 			}
 		}
 		ft := &terms[i]
-		ft[fieldName] = append(Terms(name), Terms(toolPart)...)
-		ft[fieldTitle] = Terms(t.Title)
-		ft[fieldDescription] = Terms(t.Description)
-		ft[fieldParams] = Terms(strings.Join(params, " "))
+		ft[fieldName] = append(memo.terms(name), memo.terms(toolPart)...)
+		ft[fieldTitle] = memo.terms(t.Title)
+		ft[fieldDescription] = memo.terms(t.Description)
+		ft[fieldParams] = memo.terms(strings.Join(ps, " "))
 		if t.Source != registry.SourceBuiltin {
-			ft[fieldServer] = Terms(t.Source)
+			ft[fieldServer] = memo.terms(t.Source)
 		}
 		for f := range numFields {
 			total[f] += float64(len(ft[f]))
@@ -295,14 +301,34 @@ func describe(t registry.Tool) string {
 // punctuation, underscores, dashes and camelCase humps, lower-cased,
 // without English stop words, stemmed (Snowball English), so "listing",
 // "lists" and "list_directory" share "list".
-func Terms(s string) []string {
+func Terms(s string) []string { return stems(nil).terms(s) }
+
+// stems memoizes stemming: the words of a set of tools repeat, and the
+// stemmer is most of what indexing costs. A nil stems stems every word.
+type stems map[string]string
+
+// terms is Terms, through the memo.
+func (m stems) terms(s string) []string {
 	var out []string
 	for _, w := range words(s) {
-		w = strings.ToLower(w)
-		if english.IsStopWord(w) {
+		if t, ok := m[w]; ok {
+			if t != "" {
+				out = append(out, t)
+			}
 			continue
 		}
-		out = append(out, english.Stem(w, false))
+		t := strings.ToLower(w)
+		if english.IsStopWord(t) {
+			t = ""
+		} else {
+			t = english.Stem(t, false)
+		}
+		if m != nil {
+			m[w] = t
+		}
+		if t != "" {
+			out = append(out, t)
+		}
 	}
 	return out
 }
