@@ -45,7 +45,9 @@ func Tools(caller Caller, tools []mcp.Tool) []registry.Tool {
 			InputSchema: t.InputSchema,
 			Annotations: t.Annotations,
 			ReadOnly:    t.ReadOnly,
-			Call:        call(caller, t.Name),
+			// Characters estimate as bytes do: four to a token.
+			OutputTokensHint: (t.MaxResultChars + 3) / 4,
+			Call:             call(caller, t.Name),
 		}
 		if t.Validator != nil {
 			rt.Validate = t.Validator.ValidateContext

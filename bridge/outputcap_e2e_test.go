@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -89,4 +90,33 @@ func TestOutputCapKeepsBigResultWhole(t *testing.T) {
 	head := text[strings.Index(text, "---\n")+4:]
 	head = head[:strings.Index(head, "--- ")]
 	require.True(t, strings.HasPrefix(want, head+more.Result.Text()[:100]), "read continues where the head ends")
+}
+
+// A tool's _meta size hint replaces mcp.maxOutputTokens for its results,
+// up to orchestrator.MaxOutputTokensHint; a cap the user set for the
+// server wins over it.
+func TestOutputCapHonoursTheToolsSizeHint(t *testing.T) {
+	outputs := filepath.Join(t.TempDir(), orchestrator.OutputsDirName)
+	run := func(t *testing.T, hint int, lim orchestrator.Limits, bytes int) string {
+		f := startServer(t, testLogger(t), "--big-tool", "--big-hint", strconv.Itoa(hint))
+		lim.OutputDir = outputs
+		orch := f.orchestrator(orchestrator.Options{Limits: func() orchestrator.Limits { return lim }})
+		out := orch.Run(context.Background(), []orchestrator.Call{{ID: "big", Tool: id("big"), Args: json.RawMessage(`{"bytes":` + strconv.Itoa(bytes) + `}`)}})[0]
+		require.NoError(t, out.Err)
+		return out.Result.Text()
+	}
+	// 200,000 bytes are 50,000 tokens: over the default cap, under a hint
+	// of 400,000 characters (100,000 tokens).
+	text := run(t, 400000, orchestrator.Limits{MaxOutputTokens: 25000}, 200000)
+	require.Equal(t, testserver.BigText(200000), text, "the hint raised the cap: the result is whole")
+
+	// A hint over the ceiling counts as the ceiling.
+	over := (orchestrator.MaxOutputTokensHint + 1000) * 4
+	text = run(t, 100*over, orchestrator.Limits{MaxOutputTokens: 25000}, over)
+	require.Contains(t, text, "[output capped: the result of mcp__ts__big is about")
+	require.Contains(t, text, "over the cap of 125000 (the tool's _meta size hint, at most 125000)")
+
+	// The user's cap for the server wins.
+	text = run(t, 400000, orchestrator.Limits{MaxOutputTokens: 25000, SourceMaxOutputTokens: map[string]int{"ts": 10000}}, 200000)
+	require.Contains(t, text, `over the cap of 10000 (maxOutputTokens of server "ts")`)
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/freecode/freecode/jsonschema"
@@ -36,8 +37,13 @@ type Tool struct {
 	// Annotations is the server's annotations object verbatim, nil if none.
 	Annotations json.RawMessage
 	// ReadOnly is true only when annotations.readOnlyHint is JSON true.
-	ReadOnly  bool
-	Validator *jsonschema.Validator
+	ReadOnly bool
+	// MaxResultChars is the size the server says the tool's results may
+	// take whole, from its _meta (MetaMaxResultChars: a positive whole
+	// number); 0 when it says nothing. How far it is honoured is the
+	// caller's decision.
+	MaxResultChars int
+	Validator      *jsonschema.Validator
 	// Warnings lists the references of the input schema that Resolve could
 	// not follow: those parts of InputSchema accept any value (see
 	// jsonschema.Warning). Nil when there are none. Tools with the same
@@ -161,6 +167,11 @@ func collapseUnderscores(s string) string {
 	return b.String()
 }
 
+// MetaMaxResultChars is the key of a tool's _meta by which a server says
+// how large (in characters) the tool's results may be given whole, as
+// Claude Code reads it.
+const MetaMaxResultChars = "anthropic/maxResultSizeChars"
+
 // rawTool is the part of a tools/list entry a Tool is built from.
 type rawTool struct {
 	Name        *string         `json:"name"`
@@ -168,6 +179,26 @@ type rawTool struct {
 	Description *string         `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema"`
 	Annotations json.RawMessage `json:"annotations"`
+	Meta        json.RawMessage `json:"_meta"`
+}
+
+// maxResultChars reads MetaMaxResultChars from a tool's _meta: a positive
+// whole number (of at most 2^31-1), else 0.
+func maxResultChars(meta json.RawMessage) int {
+	if m := bytes.TrimSpace(meta); len(m) == 0 || m[0] != '{' {
+		return 0
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(meta, &fields) != nil {
+		return 0
+	}
+	// A JSON number, not a string holding one.
+	n := bytes.TrimSpace(fields[MetaMaxResultChars])
+	v, err := strconv.ParseInt(string(n), 10, 32)
+	if err != nil || v <= 0 {
+		return 0
+	}
+	return int(v)
 }
 
 // ConvertTool converts raw, one element of a tools/list result's "tools"
@@ -214,12 +245,13 @@ func convertTool(server string, raw json.RawMessage, prep func(json.RawMessage) 
 		return fail(fmt.Errorf("inputSchema: %w", p.err))
 	}
 	t := Tool{
-		ID:          ToolID(server, name),
-		Server:      server,
-		Name:        name,
-		InputSchema: p.Schema,
-		Validator:   p.Validator,
-		Warnings:    p.Warnings,
+		ID:             ToolID(server, name),
+		Server:         server,
+		Name:           name,
+		InputSchema:    p.Schema,
+		Validator:      p.Validator,
+		Warnings:       p.Warnings,
+		MaxResultChars: maxResultChars(rt.Meta),
 	}
 	if rt.Description != nil {
 		t.Description = *rt.Description

@@ -97,6 +97,12 @@ type Tool struct {
 	// anything; everything else is treated as mutating: it runs alone and
 	// is never retried.
 	ReadOnly bool
+	// OutputTokensHint is how large, in estimated tokens, the source says
+	// the tool's results may be given whole (an MCP tool's _meta
+	// "anthropic/maxResultSizeChars"); 0: it says nothing. The
+	// orchestrator honours it up to its ceiling (orchestrator.Limits). It
+	// is no part of change detection: it changes no definition.
+	OutputTokensHint int
 	// Validate checks arguments before any call; nil means no validation.
 	// Its error text is shown to the model, so it should say what is wrong.
 	// It must return promptly once ctx ends: the orchestrator bounds every

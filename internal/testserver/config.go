@@ -61,6 +61,9 @@ type Config struct {
 	// BigTool adds the tool big {bytes}: a text result of that many
 	// bytes, numbered lines, whose last line says it is the end.
 	BigTool       bool
+	// BigHint, when positive, is big's _meta size hint
+	// ("anthropic/maxResultSizeChars").
+	BigHint int
 	Grandchild    bool
 	GrandchildPID string
 	SetsidHelper  string // pid file of the helper; "" for none
@@ -154,6 +157,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.IntVar(&c.StderrFlood, "stderr-flood", 0, "write N lines to stderr at start")
 	fs.BoolVar(&c.StderrEcho, "stderr-echo", false, "echo also writes its text to stderr")
 	fs.BoolVar(&c.BigTool, "big-tool", false, "add the tool big {bytes}: a text result of that many bytes")
+	fs.IntVar(&c.BigHint, "big-hint", 0, `with --big-tool: big's _meta {"anthropic/maxResultSizeChars": N}`)
 	fs.BoolVar(&c.Grandchild, "grandchild", false, "start a child process that inherits stdout and blocks")
 	fs.StringVar(&c.GrandchildPID, "grandchild-pid-file", "", "write the grandchild's pid to FILE")
 	fs.StringVar(&c.SetsidHelper, "setsid-helper", "", "start a helper in a new session that blocks, and write its pid to `FILE`")

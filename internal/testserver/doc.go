@@ -113,6 +113,7 @@
 //	                          one write (text with newlines: a burst of lines)
 //	--big-tool                add the tool big {bytes}: one text block of exactly that many bytes
 //	                          (at most 64 MiB), lines "line <i> ...", the last one "END"
+//	--big-hint N              with --big-tool: big's _meta {"anthropic/maxResultSizeChars": N}
 //	--grandchild              start a child process (this binary with --hold) that inherits stdout
 //	                          and stderr and blocks until killed; its pid goes to stderr as
 //	                          "grandchild pid <pid>" and to --grandchild-pid-file

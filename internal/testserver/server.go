@@ -79,7 +79,11 @@ func New(cfg Config) (*Server, error) {
 		s.mcp.AddTools(s.evilTool())
 	}
 	if cfg.BigTool {
-		s.mcp.AddTools(server.ServerTool{Tool: rawTool("big", "Returns a text of the given number of bytes.", bigSchema, readOnly(true)), Handler: handleBig})
+		big := rawTool("big", "Returns a text of the given number of bytes.", bigSchema, readOnly(true))
+		if cfg.BigHint > 0 {
+			big.Meta = &mcp.Meta{AdditionalFields: map[string]any{"anthropic/maxResultSizeChars": cfg.BigHint}}
+		}
+		s.mcp.AddTools(server.ServerTool{Tool: big, Handler: handleBig})
 	}
 	if cfg.UnknownContent {
 		s.mcp.AddTools(hologramTool())

@@ -82,15 +82,29 @@ type Limits struct {
 	SourceMaxOutputTokens map[string]int
 }
 
-// outputCap is the cap of one result of t in estimated tokens (0: none).
-func (l Limits) outputCap(t registry.Tool) int {
+// MaxOutputTokensHint is the ceiling of a tool's own size hint
+// (registry.Tool.OutputTokensHint): 125000 estimated tokens, the 500,000
+// characters Claude Code honours at most.
+const MaxOutputTokensHint = 125000
+
+// outputCap is the cap of one result of t in estimated tokens (0: none)
+// and where it comes from, as a pointer to a capped result names it: the
+// source's own cap when the user set one, else the tool's size hint (at
+// most MaxOutputTokensHint), else MaxOutputTokens.
+func (l Limits) outputCap(t registry.Tool) (int, string) {
 	if l.OutputDir == "" || t.Source == registry.SourceBuiltin {
-		return 0
+		return 0, ""
 	}
 	if n, ok := l.SourceMaxOutputTokens[t.Source]; ok && n > 0 {
-		return n
+		return n, fmt.Sprintf("maxOutputTokens of server %q", t.Source)
 	}
-	return l.MaxOutputTokens
+	if t.OutputTokensHint > MaxOutputTokensHint {
+		return MaxOutputTokensHint, fmt.Sprintf("the tool's _meta size hint, at most %d", MaxOutputTokensHint)
+	}
+	if t.OutputTokensHint > 0 {
+		return t.OutputTokensHint, "the tool's _meta size hint"
+	}
+	return l.MaxOutputTokens, "mcp.maxOutputTokens"
 }
 
 // callTimeout is the bound of one attempt of a call of t (0: none).
@@ -235,9 +249,10 @@ type prepared struct {
 	// approved: the Approver said yes.
 	approved bool
 	timeout  time.Duration // of each attempt; 0: none
-	// outputDir and outputCap: see Limits.outputCap.
+	// outputDir, outputCap and capSource: see Limits.outputCap.
 	outputDir string
 	outputCap int
+	capSource string
 }
 
 // asks reports whether the call must be put to the Approver.
@@ -336,7 +351,8 @@ func (o *Orchestrator) check(ctx context.Context, policy Policy, limits Limits, 
 	}
 	c.Args = args
 	p := prepared{idx: i, call: c, tool: t, decision: d, timeout: limits.callTimeout(t),
-		outputDir: limits.OutputDir, outputCap: limits.outputCap(t)}
+		outputDir: limits.OutputDir}
+	p.outputCap, p.capSource = limits.outputCap(t)
 	if c.Timeout > 0 {
 		p.timeout = c.Timeout
 	}
@@ -467,7 +483,7 @@ func (o *Orchestrator) execute(ctx context.Context, p prepared, oc *Outcome) {
 	}
 	if p.outputCap > 0 {
 		var pruneErr error
-		res, pruneErr = capOutput(p.outputDir, p.outputCap, p.call.Tool, res, time.Now())
+		res, pruneErr = capOutput(p.outputDir, p.outputCap, p.capSource, p.call.Tool, res, time.Now())
 		if pruneErr != nil {
 			o.opts.Logger.Error(pruneErr, "pruning capped outputs", "dir", p.outputDir)
 		}

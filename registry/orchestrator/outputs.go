@@ -59,13 +59,14 @@ func decodedLen(data string) int {
 	return len(data) * 3 / 4
 }
 
-// capOutput returns res unchanged when its estimate is at most maxTokens;
+// capOutput returns res unchanged when its estimate is at most maxTokens
+// (whose source capSource names);
 // otherwise it writes res whole under dir (see writeOutput) and returns one
 // text block with the head and the tail of its text, where it was kept,
 // its size and how to read more. If the file cannot be written, the block
 // says so: a result is never cut without saying it. pruneErr is a failure
 // to prune dir, which loses nothing of this result.
-func capOutput(dir string, maxTokens int, tool string, res registry.Result, now time.Time) (_ registry.Result, pruneErr error) {
+func capOutput(dir string, maxTokens int, capSource, tool string, res registry.Result, now time.Time) (_ registry.Result, pruneErr error) {
 	tokens := EstimateTokens(res)
 	if maxTokens <= 0 || tokens <= maxTokens {
 		return res, nil
@@ -76,8 +77,8 @@ func capOutput(dir string, maxTokens int, tool string, res registry.Result, now 
 		pruneErr = PruneOutputs(dir, now, OutputMaxAge, OutputMaxTotalBytes, []string{jsonPath, textPath})
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "[output capped: the result of %s is about %d tokens (%d bytes of text; content blocks: %d), over the cap of %d (mcp.maxOutputTokens).\n",
-		tool, tokens, len(text), len(res.Content), maxTokens)
+	fmt.Fprintf(&b, "[output capped: the result of %s is about %d tokens (%d bytes of text; content blocks: %d), over the cap of %d (%s).\n",
+		tool, tokens, len(text), len(res.Content), maxTokens, capSource)
 	if err != nil {
 		fmt.Fprintf(&b, "It could NOT be kept: %v. Only the head and the tail below are left; call the tool again asking for less.]\n", err)
 	} else {

@@ -75,7 +75,7 @@ func TestCapOutputPrunesOldOutputs(t *testing.T) {
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	now := time.Now()
 	writeAged(t, dir, "stale.json", 10, now, OutputMaxAge+time.Hour)
-	res, err := capOutput(dir, 1000, "mcp__s__t", registry.TextResult(strings.Repeat("x\n", 5000)), now)
+	res, err := capOutput(dir, 1000, "mcp.maxOutputTokens", "mcp__s__t", registry.TextResult(strings.Repeat("x\n", 5000)), now)
 	require.NoError(t, err)
 	require.Contains(t, res.Text(), "[output capped: the result of mcp__s__t is about 2500 tokens")
 	got := names(t, dir)
@@ -92,7 +92,7 @@ func TestCapOutputPrunesOldOutputs(t *testing.T) {
 func TestCapOutputBinaryAndUnwritable(t *testing.T) {
 	img := registry.Result{Content: []registry.Content{{Type: "image", MimeType: "image/png", Data: base64.StdEncoding.EncodeToString(make([]byte, 200_000))}}}
 	dir := filepath.Join(t.TempDir(), OutputsDirName)
-	res, err := capOutput(dir, 25000, "mcp__s__shot", img, time.Now())
+	res, err := capOutput(dir, 25000, "mcp.maxOutputTokens", "mcp__s__shot", img, time.Now())
 	require.NoError(t, err)
 	require.Contains(t, res.Text(), "is about 50003 tokens (0 bytes of text; content blocks: 1)")
 	require.Contains(t, res.Text(), "The whole result is kept as JSON in "+dir)
@@ -100,7 +100,7 @@ func TestCapOutputBinaryAndUnwritable(t *testing.T) {
 
 	blocked := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(blocked, nil, 0o600))
-	res, err = capOutput(filepath.Join(blocked, OutputsDirName), 1000, "mcp__s__t", registry.TextResult(strings.Repeat("y", 10_000)), time.Now())
+	res, err = capOutput(filepath.Join(blocked, OutputsDirName), 1000, "mcp.maxOutputTokens", "mcp__s__t", registry.TextResult(strings.Repeat("y", 10_000)), time.Now())
 	require.NoError(t, err)
 	require.Contains(t, res.Text(), "It could NOT be kept: outputs directory:")
 	require.Contains(t, res.Text(), "--- head (4 KiB) ---\nyyyy")
