@@ -60,10 +60,10 @@ type Config struct {
 	StderrEcho    bool
 	// BigTool adds the tool big {bytes}: a text result of that many
 	// bytes, numbered lines, whose last line says it is the end.
-	BigTool       bool
+	BigTool bool
 	// BigHint, when positive, is big's _meta size hint
 	// ("anthropic/maxResultSizeChars").
-	BigHint int
+	BigHint       int
 	Grandchild    bool
 	GrandchildPID string
 	SetsidHelper  string // pid file of the helper; "" for none
