@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
+
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/bridge"
 	"github.com/freecode/freecode/controller"
@@ -79,6 +81,9 @@ func (a *app) searchOneShot(ctx context.Context, cfg *schema.Config, args json.R
 		Extra: []registry.Tool{search}}); err != nil {
 		return err
 	}
+	// The reapers are set up here, on the command's goroutine (see
+	// processes); the connects below only read them.
+	a.processes(logr.Discard())
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex // guards sessions and failures
