@@ -100,11 +100,14 @@ func (m *startMeter) progressed() string {
 		return ""
 	}
 	now := m.sample()
+	// Lines first: they are what the user can look at (freecode mcp logs),
+	// and a process that writes also uses some CPU, more of it on a busy
+	// machine.
 	switch {
-	case now.cpu-mark.cpu >= progressMinCPU:
-		return "using CPU"
 	case now.lines > mark.lines:
 		return "writing to stderr"
+	case now.cpu-mark.cpu >= progressMinCPU:
+		return "using CPU"
 	}
 	return ""
 }
