@@ -22,6 +22,7 @@ import (
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/mcp/auth"
+	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -51,7 +52,41 @@ type statusOutput struct {
 	// Probed says the actual side comes from connecting each server just now.
 	Probed bool   `json:"probed,omitempty"`
 	Home   string `json:"home"`
+	// Definitions is what serve advertises to the model (jsonschema
+	// dialect); nil without serve.
+	Definitions *definitions `json:"definitions,omitempty"`
 	api.Status
+}
+
+// definitions summarizes serve's provider-facing tool list.
+type definitions struct {
+	Tools           int            `json:"tools"`
+	EstimatedTokens int            `json:"estimatedTokens"`
+	Deferral        *defs.Deferral `json:"deferral,omitempty"`
+}
+
+// serveDefinitions reads the summary of serve's definitions; nil when it
+// cannot (the status says enough without it).
+func serveDefinitions(ctx context.Context, client *api.Client) *definitions {
+	t, err := client.Tools(ctx, "")
+	if err != nil {
+		return nil
+	}
+	return &definitions{Tools: len(t.Tools), EstimatedTokens: t.EstimatedTokens, Deferral: t.Deferral}
+}
+
+// writeDefinitions says what the definitions cost the model's context and,
+// over the budget, how many tools wait for tool_search.
+func writeDefinitions(w io.Writer, d *definitions) {
+	if d == nil {
+		return
+	}
+	if d.Deferral == nil {
+		fmt.Fprintf(w, "\nDefinitions: %d tools, about %d tokens of the model's context.\n", d.Tools, d.EstimatedTokens)
+		return
+	}
+	fmt.Fprintf(w, "\nDefinitions: %d tools, about %d tokens of the model's context; all of them would take %d, over mcp.toolBudget %d: %d tools wait for tool_search (%d loaded).\n",
+		d.Tools, d.EstimatedTokens, d.Deferral.FullTokens, d.Deferral.Budget, len(d.Deferral.Deferred), len(d.Deferral.Loaded))
 }
 
 func (a *app) statusCmd() *cobra.Command {
@@ -85,7 +120,7 @@ enabled server failed to start.`,
 				if err != nil {
 					return err
 				}
-				out := statusOutput{ServeRunning: true, Home: home, Status: st}
+				out := statusOutput{ServeRunning: true, Home: home, Status: st, Definitions: serveDefinitions(ctx, client)}
 				if err := a.renderStatus(out, asJSON); err != nil {
 					return err
 				}
@@ -120,7 +155,7 @@ func (a *app) watchStatus(ctx context.Context, client *api.Client, home string, 
 		}
 		// Several events often report one change; print a change once.
 		var buf strings.Builder
-		if err := renderStatus(&buf, statusOutput{ServeRunning: true, Home: home, Status: st}, asJSON); err != nil {
+		if err := renderStatus(&buf, statusOutput{ServeRunning: true, Home: home, Status: st, Definitions: serveDefinitions(ctx, client)}, asJSON); err != nil {
 			return err
 		}
 		if key := sansTimes(st); key != last {
@@ -321,6 +356,7 @@ func renderStatus(w io.Writer, out statusOutput, asJSON bool) error {
 		}
 	}
 	writeSignIns(w, out.Servers)
+	writeDefinitions(w, out.Definitions)
 	if out.ProjectError != "" && !seen[out.ProjectError] {
 		fmt.Fprintf(w, "\n%s\n", termtext.Neutralize(out.ProjectError))
 	}
