@@ -370,13 +370,14 @@ func renderStatus(w io.Writer, out statusOutput, asJSON bool) error {
 	return nil
 }
 
-// writeSignIns lists the sign-in of every server that signs in with
-// OAuth, under the table: who, until when, or what to do.
+// writeSignIns lists the sign-in of every enabled server that signs in
+// with OAuth, under the table: who, until when, or what to do. A disabled
+// server's is left out: nothing needs it (`mcp get` still shows it).
 func writeSignIns(w io.Writer, servers []api.ServerStatus) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	n := 0
 	for _, s := range servers {
-		if s.SignIn == nil {
+		if s.SignIn == nil || !s.Desired.Enabled {
 			continue
 		}
 		if n == 0 {
