@@ -82,6 +82,23 @@ func TestRunDefersOverTheBudget(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, list.Version, cleared.Version, "cleared: the list as it was before any search")
 
+	// A deny rule for tool_search turns deferral off: nothing deferred
+	// could be loaded.
+	conf["permission"] = map[string]any{"deny": []string{defs.SearchToolID}}
+	cfg.Write(conf, true)
+	require.Eventually(t, func() bool {
+		full, err := d.Client.Tools(ctx, "openai")
+		require.NoError(t, err)
+		return full.Deferral == nil && servetest.HasTool(full, "mcp__ts__echo")
+	}, servetest.WaitFor, 10*time.Millisecond)
+	delete(conf, "permission")
+	cfg.Write(conf, true)
+	require.Eventually(t, func() bool {
+		l, err := d.Client.Tools(ctx, "openai")
+		require.NoError(t, err)
+		return l.Deferral != nil
+	}, servetest.WaitFor, 10*time.Millisecond)
+
 	conf["mcp"].(map[string]any)["toolBudget"] = 0
 	cfg.Write(conf, true)
 	require.Eventually(t, func() bool {

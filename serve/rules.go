@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
@@ -62,7 +63,17 @@ func (r *rulesHolder) set(cfg *schema.Config) {
 	r.rules = orchestrator.Rules(cfg.Permission)
 	r.lim = &lim
 	r.policy = &defs.Policy{Budget: cfg.MCP.ToolBudget, AlwaysLoad: cfg.MCP.AlwaysLoaded()}
+	if searchDenied(cfg) {
+		// Deferred tools could never be loaded: advertise them all.
+		r.policy.Budget = 0
+	}
 	r.projectErr = r.projectReason(cfg)
+}
+
+// searchDenied reports whether cfg's rules deny tool_search.
+func searchDenied(cfg *schema.Config) bool {
+	search := registry.Tool{ID: defs.SearchToolID, Source: registry.SourceBuiltin, ReadOnly: true}
+	return orchestrator.Decide(orchestrator.Rules(cfg.Permission), search).Action == orchestrator.Deny
 }
 
 func (r *rulesHolder) projectReason(cfg *schema.Config) string {
