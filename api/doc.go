@@ -54,6 +54,8 @@
 //	tools_changed       {"source": "<server or builtin>"}
 //	tools_loaded        {"ids": [...]}: tool_search loaded these deferred tools (or
 //	                    {"cleared": true}: the loaded set was emptied)
+//	defs_policy_changed {"budget": N, "alwaysLoad": [...]}: the deferral policy changed
+//	                    (mcp.toolBudget, alwaysLoad, a deny rule for tool_search)
 //	phase_changed       {"server": "...", "phase": "backoff", "err": "..."}
 //	config_error        {"err": "..."}: the config file became invalid ("" = valid again)
 //	approval_requested  Approval

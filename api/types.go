@@ -58,7 +58,7 @@ type Tools struct {
 	Tools    []defs.Def `json:"tools"`
 	Problems []string   `json:"problems,omitempty"`
 	// EstimatedTokens is what Tools take in a model's context (bytes / 4).
-	EstimatedTokens int `json:"estimated_tokens"`
+	EstimatedTokens int `json:"estimatedTokens"`
 	// Deferral, when the definitions of every tool are over mcp.toolBudget,
 	// names the deferred tools and those tool_search loaded.
 	Deferral *defs.Deferral `json:"deferral,omitempty"`

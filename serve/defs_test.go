@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -45,13 +44,12 @@ func TestRunDefersOverTheBudget(t *testing.T) {
 	ctx := t.Context()
 	events := d.Events()
 
-	var list api.Tools
-	require.Eventually(t, func() bool {
-		var err error
-		list, err = d.Client.Tools(ctx, "openai")
-		require.NoError(t, err)
-		return list.Deferral != nil && slices.Contains(list.Deferral.Deferred, "mcp__ts__echo") && servetest.HasTool(list, "mcp__keep__echo")
-	}, servetest.WaitFor, 10*time.Millisecond)
+	// Both servers are ready: their tools are registered.
+	list, err := d.Client.Tools(ctx, "openai")
+	require.NoError(t, err)
+	require.NotNil(t, list.Deferral)
+	require.Contains(t, list.Deferral.Deferred, "mcp__ts__echo")
+	require.True(t, servetest.HasTool(list, "mcp__keep__echo"))
 	for _, name := range toolNames(list) {
 		require.True(t, strings.HasPrefix(name, "mcp__keep__") || slices.Contains([]string{"read", "write", defs.SearchToolID}, name), name)
 	}
@@ -82,28 +80,35 @@ func TestRunDefersOverTheBudget(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, list.Version, cleared.Version, "cleared: the list as it was before any search")
 
-	// A deny rule for tool_search turns deferral off: nothing deferred
-	// could be loaded.
+	// A deny rule for tool_search turns deferral off (nothing deferred
+	// could be loaded), and the change is announced.
+	policyChanged := func(budget int) {
+		servetest.Until(t, events, "defs_policy_changed", func(ev api.Event) bool {
+			var pc defs.PolicyChanged
+			return ev.Kind == "defs_policy_changed" && ev.Decode(&pc) == nil && pc.Budget == budget
+		})
+	}
 	conf["permission"] = map[string]any{"deny": []string{defs.SearchToolID}}
 	cfg.Write(conf, true)
-	require.Eventually(t, func() bool {
-		full, err := d.Client.Tools(ctx, "openai")
-		require.NoError(t, err)
-		return full.Deferral == nil && servetest.HasTool(full, "mcp__ts__echo")
-	}, servetest.WaitFor, 10*time.Millisecond)
+	policyChanged(0)
+	full, err := d.Client.Tools(ctx, "openai")
+	require.NoError(t, err)
+	require.Nil(t, full.Deferral)
+	require.True(t, servetest.HasTool(full, "mcp__ts__echo"))
+	require.False(t, servetest.HasTool(full, defs.SearchToolID))
+
 	delete(conf, "permission")
 	cfg.Write(conf, true)
-	require.Eventually(t, func() bool {
-		l, err := d.Client.Tools(ctx, "openai")
-		require.NoError(t, err)
-		return l.Deferral != nil
-	}, servetest.WaitFor, 10*time.Millisecond)
+	policyChanged(1000)
+	again, err := d.Client.Tools(ctx, "openai")
+	require.NoError(t, err)
+	require.NotNil(t, again.Deferral)
 
 	conf["mcp"].(map[string]any)["toolBudget"] = 0
 	cfg.Write(conf, true)
-	require.Eventually(t, func() bool {
-		full, err := d.Client.Tools(ctx, "openai")
-		require.NoError(t, err)
-		return full.Deferral == nil && servetest.HasTool(full, "mcp__ts__echo") && !servetest.HasTool(full, defs.SearchToolID)
-	}, servetest.WaitFor, 10*time.Millisecond)
+	policyChanged(0)
+	full, err = d.Client.Tools(ctx, "openai")
+	require.NoError(t, err)
+	require.Nil(t, full.Deferral)
+	require.True(t, servetest.HasTool(full, "mcp__ts__echo"))
 }

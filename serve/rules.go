@@ -12,10 +12,9 @@ import (
 
 // rulesHolder keeps what serve takes from the last valid configuration
 // besides its servers: the permission rules and call limits for the
-// orchestrator, which reads them on every batch, the deferral policy for
-// the definitions, and why the project is ignored, for the status. Before
-// the first configuration is applied the limits and the policy are the
-// defaults.
+// orchestrator, which reads them on every batch, and why the project is
+// ignored, for the status. Before the first configuration is applied the
+// limits are the defaults.
 type rulesHolder struct {
 	// phrase says why cfg's project is ignored (Options.ProjectError);
 	// nil: the reason schema gives. Set before use, then only read.
@@ -24,20 +23,10 @@ type rulesHolder struct {
 	// (orchestrator.Limits.OutputDir). Set before use, then only read.
 	outputs string
 
-	mu         sync.Mutex // guards rules, lim, policy and projectErr
+	mu         sync.Mutex // guards rules, lim and projectErr
 	rules      orchestrator.Rules
 	lim        *orchestrator.Limits
-	policy     *defs.Policy
 	projectErr string
-}
-
-func (r *rulesHolder) defsPolicy() defs.Policy {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.policy == nil {
-		return defs.Policy{Budget: schema.DefaultToolBudget}
-	}
-	return *r.policy
 }
 
 func (r *rulesHolder) get() orchestrator.Rules {
@@ -62,18 +51,18 @@ func (r *rulesHolder) set(cfg *schema.Config) {
 	defer r.mu.Unlock()
 	r.rules = orchestrator.Rules(cfg.Permission)
 	r.lim = &lim
-	r.policy = &defs.Policy{Budget: cfg.MCP.ToolBudget, AlwaysLoad: cfg.MCP.AlwaysLoaded()}
-	if searchDenied(cfg) {
-		// Deferred tools could never be loaded: advertise them all.
-		r.policy.Budget = 0
-	}
 	r.projectErr = r.projectReason(cfg)
 }
 
-// searchDenied reports whether cfg's rules deny tool_search.
-func searchDenied(cfg *schema.Config) bool {
+// DefsPolicy is the deferral policy cfg asks for: mcp.toolBudget and the
+// alwaysLoad servers; never deferring while a rule denies tool_search,
+// since nothing deferred could be loaded then.
+func DefsPolicy(cfg *schema.Config) defs.Policy {
 	search := registry.Tool{ID: defs.SearchToolID, Source: registry.SourceBuiltin, ReadOnly: true}
-	return orchestrator.Decide(orchestrator.Rules(cfg.Permission), search).Action == orchestrator.Deny
+	if orchestrator.Decide(orchestrator.Rules(cfg.Permission), search).Action == orchestrator.Deny {
+		return defs.Policy{}
+	}
+	return defs.Policy{Budget: cfg.MCP.ToolBudget, AlwaysLoad: cfg.MCP.AlwaysLoaded()}
 }
 
 func (r *rulesHolder) projectReason(cfg *schema.Config) string {

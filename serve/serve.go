@@ -144,7 +144,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	rules := &rulesHolder{phrase: opts.ProjectError, outputs: outputs}
 	// The definitions are deferred as the config says; tool_search, a
 	// built-in, finds and loads the deferred ones.
-	defsCache := defs.NewDefsCache(reg, defs.Options{Policy: rules.defsPolicy, Bus: bus})
+	defsCache := defs.NewDefsCache(reg, defs.Options{Policy: defs.Policy{Budget: schema.DefaultToolBudget}, Bus: bus})
 	search, err := defsCache.SearchTool()
 	if err != nil {
 		return err
@@ -222,7 +222,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 				}
 				return cfg, err
 			},
-			OnApplied:  rules.set,
+			OnApplied: func(cfg *schema.Config) {
+				rules.set(cfg)
+				defsCache.SetPolicy(DefsPolicy(cfg))
+			},
 			Controller: ctrl,
 			Logger:     log.WithName("config"),
 		})

@@ -83,9 +83,6 @@ unless --yes, or, through serve, waits for an answer from another terminal
 				o.timeout = timeout
 			}
 			if id == defs.SearchToolID {
-				if c.Flags().Changed("timeout") {
-					o.timeout = timeout
-				}
 				return a.callSearch(c.Context(), cfg, callArgs, o, verbose, timeout)
 			}
 			var srv *schema.Server

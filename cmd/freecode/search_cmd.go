@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -69,12 +70,16 @@ func (a *app) searchOneShot(ctx context.Context, cfg *schema.Config, args json.R
 		return fmt.Errorf("working directory: %w", err)
 	}
 	reg := registry.NewRegistry(nil)
-	cache := defs.NewDefsCache(reg, defs.Options{Policy: func() defs.Policy {
-		return defs.Policy{Budget: cfg.MCP.ToolBudget, AlwaysLoad: cfg.MCP.AlwaysLoaded()}
-	}})
+	// No deferral here: every server's tools are searched, alwaysLoad
+	// ones too, and nothing is loaded — the command only prints.
+	cache := defs.NewDefsCache(reg, defs.Options{})
 	search, err := cache.SearchTool()
 	if err != nil {
 		return err
+	}
+	// Bad arguments are refused before any server is started for them.
+	if err := search.Validate(ctx, args); err != nil {
+		return fmt.Errorf("invalid arguments for %s: %w", defs.SearchToolID, err)
 	}
 	outputs := filepath.Join(home, orchestrator.OutputsDirName)
 	if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: wd, Protected: []string{home, cfg.Path}, Outputs: outputs,
@@ -91,7 +96,11 @@ func (a *app) searchOneShot(ctx context.Context, cfg *schema.Config, args json.R
 		failures []string
 	)
 	for _, s := range cfg.MCP.Servers {
-		if !s.Enabled || s.Hold != nil {
+		if !s.Enabled {
+			continue
+		}
+		if s.Hold != nil {
+			failures = append(failures, fmt.Sprintf("server %s does not run: %s", termtext.Quote(s.Name), holdReason(s.Hold)))
 			continue
 		}
 		wg.Go(func() {
@@ -106,7 +115,7 @@ func (a *app) searchOneShot(ctx context.Context, cfg *schema.Config, args json.R
 			sessions = append(sessions, sess)
 			tools, _ := controller.FilterTools(s.Tools, sess.Tools())
 			if _, err := reg.ReplaceSource(s.Name, bridge.Tools(sess, tools)); err != nil {
-				failures = append(failures, fmt.Sprintf("%s: %v", termtext.Quote(s.Name), err))
+				failures = append(failures, fmt.Sprintf("server %s: %v", termtext.Quote(s.Name), err))
 			}
 		})
 	}
@@ -116,8 +125,11 @@ func (a *app) searchOneShot(ctx context.Context, cfg *schema.Config, args json.R
 			_ = s.Close()
 		}
 	}()
+	// Sorted, so that runs print alike (connects end in any order). What
+	// servers said may hold terminal controls.
+	slices.Sort(failures)
 	for _, f := range failures {
-		fmt.Fprintf(a.stderr, "Not searched: %s\n", f)
+		fmt.Fprintf(a.stderr, "Not searched: %s\n", termtext.Neutralize(f))
 	}
 	orch := orchestrator.New(orchestrator.Options{
 		Registry:    reg,

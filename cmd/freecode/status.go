@@ -155,10 +155,13 @@ func (a *app) watchStatus(ctx context.Context, client *api.Client, home string, 
 		}
 		// Several events often report one change; print a change once.
 		var buf strings.Builder
-		if err := renderStatus(&buf, statusOutput{ServeRunning: true, Home: home, Status: st, Definitions: serveDefinitions(ctx, client)}, asJSON); err != nil {
+		summary := serveDefinitions(ctx, client)
+		if err := renderStatus(&buf, statusOutput{ServeRunning: true, Home: home, Status: st, Definitions: summary}, asJSON); err != nil {
 			return err
 		}
-		if key := sansTimes(st); key != last {
+		// The definitions change without the status (tools_loaded).
+		dk, _ := json.Marshal(summary)
+		if key := sansTimes(st) + string(dk); key != last {
 			last = key
 			if clear {
 				fmt.Fprint(a.stdout, "\033[H\033[2J")

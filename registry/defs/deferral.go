@@ -22,9 +22,15 @@ import (
 //
 // Every other tool is deferred: callable, but not advertised until a
 // search names it. Loading appends, so every byte of the list before it
-// stays put (and with it the provider's prompt cache); a changed or
-// removed server changes only its own entries. A list that fits the budget
-// is the full list, without tool_search.
+// stays put (and with it the provider's prompt cache). A changed server
+// changes only its own entries' bytes; a removed one's entries leave, and
+// come back at their place with it (moving what follows them), and an
+// always-loaded server that connects later is sorted into the first part.
+// A list that fits the budget is the full list, without tool_search —
+// unless it was deferred since the loaded set was last cleared or the
+// policy last changed: a dialect that is deferred stays so until then, so
+// that a server in backoff that takes the list under the budget does not
+// turn it full and back again (each time a new list for the provider).
 
 // SearchToolID is the id of the built-in that finds and loads deferred
 // tools (DefsCache.SearchTool).
@@ -65,7 +71,7 @@ type Deferral struct {
 	// Budget is the policy's budget; FullTokens what every tool's
 	// definition would take.
 	Budget     int `json:"budget"`
-	FullTokens int `json:"full_tokens"`
+	FullTokens int `json:"fullTokens"`
 	// Deferred are the ids left out of the list, sorted.
 	Deferred []string `json:"deferred"`
 	// Loaded are the ids tool_search loaded that are in the list, in the
@@ -75,6 +81,8 @@ type Deferral struct {
 
 // ToolsLoaded says that the loaded set changed: IDs were loaded, or (with
 // Cleared) the set was emptied. Its JSON is the API's tools_loaded event.
+// Like every event it is a hint to read the definitions again, and a slow
+// subscriber may miss it (event.Bus says how it learns that it did).
 type ToolsLoaded struct {
 	IDs     []string `json:"ids,omitempty"`
 	Cleared bool     `json:"cleared,omitempty"`
@@ -82,6 +90,17 @@ type ToolsLoaded struct {
 
 // Kind implements event.Event.
 func (ToolsLoaded) Kind() string { return "tools_loaded" }
+
+// PolicyChanged says that the deferral policy changed (SetPolicy): the
+// definitions may have changed with it. Its JSON is the API's
+// defs_policy_changed event.
+type PolicyChanged struct {
+	Budget     int      `json:"budget"`
+	AlwaysLoad []string `json:"alwaysLoad,omitempty"`
+}
+
+// Kind implements event.Event.
+func (PolicyChanged) Kind() string { return "defs_policy_changed" }
 
 // view is a deferred list with what it was built from.
 type view struct {
@@ -92,22 +111,41 @@ type view struct {
 	defs      Defs
 }
 
-func (c *DefsCache) policy() Policy {
-	if c.opts.Policy == nil {
-		return Policy{}
-	}
-	return c.opts.Policy()
+func (c *DefsCache) currentPolicy() Policy {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.policy
 }
 
-// deferred returns f's list, deferred as p says.
-func (c *DefsCache) deferred(d Dialect, p Policy, f full) Defs {
-	if p.Budget <= 0 || f.defs.EstimatedTokens <= p.Budget || f.search == nil {
+// SetPolicy makes p the deferral policy and, when it differs from the one
+// before, publishes PolicyChanged and ends every dialect's stickiness (see
+// the package comment on deferral).
+func (c *DefsCache) SetPolicy(p Policy) (changed bool) {
+	p.AlwaysLoad = slices.Clone(p.AlwaysLoad)
+	c.mu.Lock()
+	changed = p.Budget != c.policy.Budget || p.key() != c.policy.key()
+	if changed {
+		c.policy = p
+		clear(c.sticky)
+	}
+	c.mu.Unlock()
+	if changed {
+		c.opts.Bus.Publish(PolicyChanged(p))
+	}
+	return changed
+}
+
+// deferred returns dialect d's full list f, deferred as the policy says.
+func (c *DefsCache) deferred(d Dialect, f full) Defs {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.policy
+	if p.Budget <= 0 || f.search == nil || (f.defs.EstimatedTokens <= p.Budget && !c.sticky[d]) {
 		// Without tool_search nothing deferred could be found again.
 		return f.defs
 	}
+	c.sticky[d] = true
 	key := p.key()
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if v, ok := c.views[d]; ok && v.version == f.defs.Version && v.policy == key && v.budget == p.Budget && v.loadedGen == c.loadedGen {
 		return v.defs
 	}
@@ -164,13 +202,15 @@ func (c *DefsCache) Load(ids []string) []string {
 }
 
 // ResetLoaded empties the loaded set (a new conversation starts with only
-// the always-loaded tools again) and reports whether it held anything.
+// the always-loaded tools again), ends every dialect's stickiness, and
+// reports whether either held anything.
 func (c *DefsCache) ResetLoaded() bool {
 	c.mu.Lock()
-	had := len(c.loaded) > 0
+	had := len(c.loaded) > 0 || len(c.sticky) > 0
 	if had {
 		c.loaded = nil
 		clear(c.loadedSet)
+		clear(c.sticky)
 		c.loadedGen++
 	}
 	c.mu.Unlock()
@@ -180,17 +220,37 @@ func (c *DefsCache) ResetLoaded() bool {
 	return had
 }
 
+// deferring reports whether any dialect's list is deferred now: one that
+// was since it last started over (cheap), else one that is once built.
+func (c *DefsCache) deferring() bool {
+	c.mu.Lock()
+	sticky := len(c.sticky) > 0
+	c.mu.Unlock()
+	if sticky {
+		return true
+	}
+	for _, d := range Dialects() {
+		if c.Defs(d).Deferral != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Search ranks the tools that are not always loaded (tool_search aside)
 // for query and returns at most limit of them, best first. It loads
 // nothing.
 func (c *DefsCache) Search(query string, limit int) []Match {
-	return c.searchIndex(c.policy()).Search(query, limit)
+	return c.searchIndex(c.currentPolicy()).Search(query, limit)
 }
 
 // searchIndex returns the index over the current tools that p does not
-// always load, built at most once per registry generation and policy.
+// always load, built at most once per registry generation and policy:
+// concurrent searchers wait for one build (imu).
 func (c *DefsCache) searchIndex(p Policy) *Index {
 	key := p.key()
+	c.imu.Lock()
+	defer c.imu.Unlock()
 	gen := c.reg.Generation()
 	c.mu.Lock()
 	if c.index != nil && c.indexGen == gen && c.indexKey == key {
@@ -212,15 +272,18 @@ func (c *DefsCache) searchIndex(p Policy) *Index {
 	return ix
 }
 
-const searchSchema = `{
+// searchSchema is tool_search's input schema.
+func searchSchema() string {
+	return fmt.Sprintf(`{
   "type": "object",
   "properties": {
     "query": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "What the tool should do, in a few words (\"read a file\", \"create an issue\"), or a tool's name."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 20, "description": "How many tools to return at most. Default 5."}
+    "limit": {"type": "integer", "minimum": 1, "maximum": %d, "description": "How many tools to return at most. Default %d."}
   },
   "required": ["query"],
   "additionalProperties": false
-}`
+}`, MaxSearchLimit, DefaultSearchLimit)
+}
 
 // searchDescription is tool_search's description: what a model needs to
 // know to use it.
@@ -234,7 +297,8 @@ const searchDescription = "Find tools by what they do and make them available. N
 // parameters. It is read-only: it changes what is advertised, not the
 // world.
 func (c *DefsCache) SearchTool() (registry.Tool, error) {
-	v, err := jsonschema.Compile(json.RawMessage(searchSchema))
+	schema := json.RawMessage(searchSchema())
+	v, err := jsonschema.Compile(schema)
 	if err != nil {
 		return registry.Tool{}, fmt.Errorf("tool_search schema: %w", err)
 	}
@@ -243,7 +307,7 @@ func (c *DefsCache) SearchTool() (registry.Tool, error) {
 		Source:      registry.SourceBuiltin,
 		Title:       "Search tools",
 		Description: searchDescription,
-		InputSchema: json.RawMessage(searchSchema),
+		InputSchema: schema,
 		Annotations: json.RawMessage(`{"readOnlyHint":true,"openWorldHint":false}`),
 		ReadOnly:    true,
 		Validate:    v.ValidateContext,
@@ -271,20 +335,29 @@ func (c *DefsCache) callSearch(ctx context.Context, args json.RawMessage) (regis
 	if len(matches) == 0 {
 		return registry.TextResult(fmt.Sprintf("No tool matches %q. Try other words for the task, or a tool's name.", a.Query)), nil
 	}
-	ids := make([]string, len(matches))
-	for i, m := range matches {
-		ids[i] = m.ID
+	// Only a deferred list has anything to load; a full one has them all.
+	loaded := c.deferring()
+	if loaded {
+		ids := make([]string, len(matches))
+		for i, m := range matches {
+			ids[i] = m.ID
+		}
+		c.Load(ids)
 	}
-	c.Load(ids)
-	return searchResult(a.Query, matches), nil
+	return searchResult(a.Query, matches, loaded), nil
 }
 
 // searchResult is what tool_search answers: the matches in order, each
 // with its description (cut at MaxMatchDescription) and parameter names,
-// as text, and as structured content {"tools": [...]}.
-func searchResult(query string, matches []Match) registry.Result {
+// as text, and as structured content {"tools": [...]}; loaded says they
+// were loaded.
+func searchResult(query string, matches []Match, loaded bool) registry.Result {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d tool(s) for %q, best first; they are now in your tool list:\n", len(matches), query)
+	if loaded {
+		fmt.Fprintf(&b, "%d tool(s) for %q, best first; they are now in your tool list:\n", len(matches), query)
+	} else {
+		fmt.Fprintf(&b, "%d tool(s) for %q, best first:\n", len(matches), query)
+	}
 	out := make([]Match, len(matches))
 	for i, m := range matches {
 		m.Description = cut(m.Description, MaxMatchDescription)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,24 +17,14 @@ import (
 	"github.com/freecode/freecode/registry/event"
 )
 
-// policyVar is a Policy the test changes between Defs calls.
-type policyVar struct {
-	mu sync.Mutex
-	p  Policy
-}
-
-func (v *policyVar) get() Policy  { v.mu.Lock(); defer v.mu.Unlock(); return v.p }
-func (v *policyVar) set(p Policy) { v.mu.Lock(); defer v.mu.Unlock(); v.p = p }
-
 // deferralFixture is a registry with the built-ins, tool_search and
 // servers "fs" (file tools) and "mem" (memory tools), and a cache over it
 // whose policy the test sets.
-func deferralFixture(t *testing.T) (*registry.Registry, *DefsCache, *policyVar, *event.Bus) {
+func deferralFixture(t *testing.T) (*registry.Registry, *DefsCache, *event.Bus) {
 	t.Helper()
 	bus := event.NewBus()
 	r := registry.NewRegistry(bus)
-	pol := &policyVar{}
-	c := NewDefsCache(r, Options{Policy: pol.get, Bus: bus})
+	c := NewDefsCache(r, Options{Bus: bus})
 	search, err := c.SearchTool()
 	require.NoError(t, err)
 	require.NoError(t, registry.RegisterBuiltins(r, registry.BuiltinOptions{Root: t.TempDir(), Extra: []registry.Tool{search}}))
@@ -53,7 +44,7 @@ func deferralFixture(t *testing.T) (*registry.Registry, *DefsCache, *policyVar, 
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}}}`), Call: nopCall},
 	})
 	require.NoError(t, err)
-	return r, c, pol, bus
+	return r, c, bus
 }
 
 func names(ds []Def) []string {
@@ -73,19 +64,19 @@ func encode(t *testing.T, ds []Def) []byte {
 }
 
 func TestDeferralStartsExactlyAtTheBudget(t *testing.T) {
-	_, c, pol, _ := deferralFixture(t)
+	_, c, _ := deferralFixture(t)
 	for _, d := range Dialects() {
 		fullList := c.Defs(d)
 		require.Nil(t, fullList.Deferral, "no policy: never deferred")
 		require.NotContains(t, names(fullList.Tools), SearchToolID, "tool_search is advertised only when deferring")
 		require.Equal(t, EstimateTokens(len(encode(t, fullList.Tools))), fullList.EstimatedTokens, "the estimate is of the list's JSON")
 
-		pol.set(Policy{Budget: fullList.EstimatedTokens})
+		c.SetPolicy(Policy{Budget: fullList.EstimatedTokens})
 		at := c.Defs(d)
 		require.Nil(t, at.Deferral, "%s: a list exactly at the budget is not deferred", d)
 		require.Equal(t, fullList.Version, at.Version)
 
-		pol.set(Policy{Budget: fullList.EstimatedTokens - 1})
+		c.SetPolicy(Policy{Budget: fullList.EstimatedTokens - 1})
 		over := c.Defs(d)
 		require.NotNil(t, over.Deferral, "%s: one token over the budget defers", d)
 		require.Equal(t, []string{"read", SearchToolID, "write"}, names(over.Tools))
@@ -94,17 +85,17 @@ func TestDeferralStartsExactlyAtTheBudget(t *testing.T) {
 		require.Empty(t, over.Deferral.Loaded)
 		require.Equal(t, fullList.EstimatedTokens, over.Deferral.FullTokens)
 		require.Less(t, over.EstimatedTokens, fullList.EstimatedTokens)
-		pol.set(Policy{})
+		c.SetPolicy(Policy{})
 	}
 
 	// Budget 0 never defers, however large the list.
-	pol.set(Policy{Budget: 0})
+	c.SetPolicy(Policy{Budget: 0})
 	require.Nil(t, c.Defs(DialectJSONSchema).Deferral)
 }
 
 func TestDeferralKeepsAlwaysLoadedServers(t *testing.T) {
-	_, c, pol, _ := deferralFixture(t)
-	pol.set(Policy{Budget: 1, AlwaysLoad: []string{"mem"}})
+	_, c, _ := deferralFixture(t)
+	c.SetPolicy(Policy{Budget: 1, AlwaysLoad: []string{"mem"}})
 	got := c.Defs(DialectJSONSchema)
 	require.Equal(t, []string{"mcp__mem__create_entities", "mcp__mem__search_nodes", "read", SearchToolID, "write"}, names(got.Tools))
 	require.Equal(t, []string{"mcp__fs__list_directory", "mcp__fs__move_file", "mcp__fs__read_text_file"}, got.Deferral.Deferred)
@@ -118,17 +109,17 @@ func TestDeferralNeedsToolSearch(t *testing.T) {
 	r := registry.NewRegistry(nil)
 	_, err := r.ReplaceSource("fs", []registry.Tool{tool("mcp__fs__a", "A", "")})
 	require.NoError(t, err)
-	c := NewDefsCache(r, Options{Policy: func() Policy { return Policy{Budget: 1} }})
+	c := NewDefsCache(r, Options{Policy: Policy{Budget: 1}})
 	got := c.Defs(DialectJSONSchema)
 	require.Nil(t, got.Deferral, "without tool_search registered nothing deferred could be found")
 	require.Equal(t, []string{"mcp__fs__a"}, names(got.Tools))
 }
 
 func TestLoadingAppendsAndKeepsEveryEarlierByte(t *testing.T) {
-	r, c, pol, bus := deferralFixture(t)
-	events, cancel := bus.Subscribe(16)
+	r, c, bus := deferralFixture(t)
+	events, cancel := bus.Subscribe(256)
 	defer cancel()
-	pol.set(Policy{Budget: 1})
+	c.SetPolicy(Policy{Budget: 1})
 	for _, d := range Dialects() {
 		c.ResetLoaded()
 		prev := c.Defs(d)
@@ -173,10 +164,10 @@ func TestLoadingAppendsAndKeepsEveryEarlierByte(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, after.Version, c.Defs(DialectJSONSchema).Version)
 
-	// Clearing starts over, and says so.
+	// Clearing starts over, and says so; once.
 	require.True(t, c.ResetLoaded())
-	require.Equal(t, []string{"read", SearchToolID, "write"}, names(c.Defs(DialectJSONSchema).Tools))
 	require.False(t, c.ResetLoaded())
+	require.Equal(t, []string{"read", SearchToolID, "write"}, names(c.Defs(DialectJSONSchema).Tools))
 	var kinds []string
 	for len(events) > 0 {
 		m := <-events
@@ -189,8 +180,8 @@ func TestLoadingAppendsAndKeepsEveryEarlierByte(t *testing.T) {
 }
 
 func TestToolSearchFindsAndLoads(t *testing.T) {
-	r, c, pol, _ := deferralFixture(t)
-	pol.set(Policy{Budget: 1})
+	r, c, _ := deferralFixture(t)
+	c.SetPolicy(Policy{Budget: 1})
 	search, ok := r.Get(SearchToolID)
 	require.True(t, ok)
 	ctx := context.Background()
@@ -229,7 +220,7 @@ func TestToolSearchFindsAndLoads(t *testing.T) {
 }
 
 func TestSearchIndexFollowsTheRegistry(t *testing.T) {
-	r, c, _, _ := deferralFixture(t)
+	r, c, _ := deferralFixture(t)
 	require.Empty(t, c.Search("weather forecast", 5))
 	_, err := r.ReplaceSource("wx", []registry.Tool{{ID: "mcp__wx__forecast", Name: "forecast", Description: "Weather forecast for a city", Call: nopCall}})
 	require.NoError(t, err)
@@ -289,4 +280,117 @@ func BenchmarkToolSearch(b *testing.B) {
 			b.Fatal("no matches")
 		}
 	}
+}
+
+func TestPolicyChangesAreAnnouncedAndDeferralSticks(t *testing.T) {
+	r, c, bus := deferralFixture(t)
+	events, cancel := bus.Subscribe(64)
+	defer cancel()
+	policyEvents := func() (n int) {
+		for len(events) > 0 {
+			if _, ok := (<-events).Event.(PolicyChanged); ok {
+				n++
+			}
+		}
+		return n
+	}
+	full := c.Defs(DialectJSONSchema)
+	require.True(t, c.SetPolicy(Policy{Budget: full.EstimatedTokens - 1}))
+	require.False(t, c.SetPolicy(Policy{Budget: full.EstimatedTokens - 1}), "the same policy again is no change")
+	require.True(t, c.SetPolicy(Policy{Budget: full.EstimatedTokens - 1, AlwaysLoad: []string{"mem"}}))
+	require.False(t, c.SetPolicy(Policy{Budget: full.EstimatedTokens - 1, AlwaysLoad: []string{"mem", "mem"}}))
+	require.Equal(t, 2, policyEvents())
+	require.NotNil(t, c.Defs(DialectJSONSchema).Deferral)
+
+	// The list goes under the budget (a server leaves, say): it stays
+	// deferred until the loaded set is cleared.
+	r.RemoveSource("fs")
+	stuck := c.Defs(DialectJSONSchema)
+	require.NotNil(t, stuck.Deferral, "once deferred, deferred until cleared")
+	require.Contains(t, names(stuck.Tools), SearchToolID)
+	require.True(t, c.ResetLoaded())
+	require.Nil(t, c.Defs(DialectJSONSchema).Deferral, "cleared: the list fits, so it is full")
+
+	// A policy change ends the stickiness too.
+	_, err := r.ReplaceSource("fs", []registry.Tool{tool("mcp__fs__big", strings.Repeat("big ", 2000), "")})
+	require.NoError(t, err)
+	require.NotNil(t, c.Defs(DialectJSONSchema).Deferral)
+	r.RemoveSource("fs")
+	require.NotNil(t, c.Defs(DialectJSONSchema).Deferral)
+	require.True(t, c.SetPolicy(Policy{Budget: full.EstimatedTokens - 2, AlwaysLoad: []string{"mem"}}))
+	require.Nil(t, c.Defs(DialectJSONSchema).Deferral)
+	require.Equal(t, 1, policyEvents())
+}
+
+func TestToolSearchLoadsOnlyWhenDeferring(t *testing.T) {
+	r, c, bus := deferralFixture(t)
+	events, cancel := bus.Subscribe(64)
+	defer cancel()
+	search, _ := r.Get(SearchToolID)
+	res, err := search.Call(context.Background(), json.RawMessage(`{"query": "rename a file"}`))
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(res.Text(), `3 tool(s) for "rename a file", best first:`+"\n"), res.Text())
+	require.NotContains(t, res.Text(), "now in your tool list", "nothing is deferred: nothing to load")
+	for len(events) > 0 {
+		_, loaded := (<-events).Event.(ToolsLoaded)
+		require.False(t, loaded, "no tools_loaded without a change")
+	}
+	c.SetPolicy(Policy{Budget: 1})
+	res, err = search.Call(context.Background(), json.RawMessage(`{"query": "rename a file"}`))
+	require.NoError(t, err)
+	require.Contains(t, res.Text(), "they are now in your tool list")
+	require.Equal(t, "mcp__fs__move_file", c.Defs(DialectOpenAI).Deferral.Loaded[0])
+}
+
+// An always-loaded server that connects after tools were loaded is sorted
+// into the first part: the loaded tools keep their order after it.
+func TestAlwaysLoadedServerArrivingLater(t *testing.T) {
+	r, c, _ := deferralFixture(t)
+	c.SetPolicy(Policy{Budget: 1, AlwaysLoad: []string{"late"}})
+	c.Load([]string{"mcp__mem__search_nodes", "mcp__fs__move_file"})
+	require.Equal(t, []string{"read", SearchToolID, "write", "mcp__mem__search_nodes", "mcp__fs__move_file"}, names(c.Defs(DialectJSONSchema).Tools))
+	_, err := r.ReplaceSource("late", []registry.Tool{tool("mcp__late__a", "A", "")})
+	require.NoError(t, err)
+	require.Equal(t, []string{"mcp__late__a", "read", SearchToolID, "write", "mcp__mem__search_nodes", "mcp__fs__move_file"}, names(c.Defs(DialectJSONSchema).Tools))
+}
+
+func TestExactNameMatchesEveryServersTool(t *testing.T) {
+	ix := NewIndex([]registry.Entry{
+		{Tool: registry.Tool{ID: "mcp__a__deploy", Name: "deploy", Source: "a", Description: "Ship it"}},
+		{Tool: registry.Tool{ID: "mcp__b__deploy", Name: "deploy", Source: "b", Description: "Ship it too"}},
+		{Tool: registry.Tool{ID: "mcp__c__deploy_preview", Name: "deploy_preview", Source: "c", Description: "deploy deploy deploy a preview"}},
+	})
+	got := ix.Search("deploy", 3)
+	require.ElementsMatch(t, []string{"mcp__a__deploy", "mcp__b__deploy"}, []string{got[0].ID, got[1].ID})
+}
+
+// Every entry point at once, under -race: the cache's state stays
+// consistent and nothing deadlocks.
+func TestDeferralConcurrentUse(t *testing.T) {
+	r, c, _ := deferralFixture(t)
+	search, _ := r.Get(SearchToolID)
+	var wg sync.WaitGroup
+	for w := range 6 {
+		wg.Go(func() {
+			for i := range 200 {
+				switch (w + i) % 6 {
+				case 0:
+					c.Defs(Dialects()[i%3])
+				case 1:
+					c.Load([]string{fmt.Sprintf("mcp__fs__x%d", i%7)})
+				case 2:
+					c.ResetLoaded()
+				case 3:
+					_, _ = search.Call(context.Background(), json.RawMessage(`{"query": "file"}`))
+				case 4:
+					_, _ = r.ReplaceSource("churn", []registry.Tool{tool(fmt.Sprintf("mcp__churn__t%d", i%5), "churn", "")})
+				case 5:
+					c.SetPolicy(Policy{Budget: i % 3})
+				}
+			}
+		})
+	}
+	wg.Wait()
+	d := c.Defs(DialectJSONSchema)
+	require.Len(t, d.Version, 64)
 }

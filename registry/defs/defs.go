@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"sync"
 
 	"github.com/freecode/freecode/registry"
@@ -68,6 +69,10 @@ type DefsCache struct {
 	reg  *registry.Registry
 	opts Options
 
+	// imu is held while the search index is built, so that concurrent
+	// searchers build it once; taken before mu, never under it.
+	imu sync.Mutex
+
 	mu    sync.Mutex // guards every field below
 	gen   uint64
 	cache map[Dialect]full
@@ -76,6 +81,10 @@ type DefsCache struct {
 	conv map[Dialect]map[string]converted
 	// views is the deferred list last built per dialect, with its key.
 	views map[Dialect]view
+	// policy is the deferral policy (SetPolicy); sticky holds the dialects
+	// deferred since the loaded set was last cleared or the policy changed.
+	policy Policy
+	sticky map[Dialect]bool
 	// loaded lists the tools tool_search loaded, in load order; loadedSet
 	// holds the same ids; loadedGen counts changes of them.
 	loaded    []string
@@ -90,11 +99,11 @@ type DefsCache struct {
 
 // Options configure a DefsCache.
 type Options struct {
-	// Policy is read at every Defs call; nil means the zero Policy: never
-	// defer.
-	Policy func() Policy
+	// Policy is the deferral policy to start with (SetPolicy changes it);
+	// the zero Policy never defers.
+	Policy Policy
 	// Bus receives ToolsLoaded whenever tools are loaded or the loaded set
-	// is cleared; nil: no events.
+	// is cleared, and PolicyChanged; nil: no events.
 	Bus *event.Bus
 }
 
@@ -116,8 +125,9 @@ type converted struct {
 
 // NewDefsCache returns a cache over r.
 func NewDefsCache(r *registry.Registry, opts Options) *DefsCache {
+	opts.Policy.AlwaysLoad = slices.Clone(opts.Policy.AlwaysLoad)
 	return &DefsCache{reg: r, opts: opts, cache: make(map[Dialect]full), conv: make(map[Dialect]map[string]converted),
-		views: make(map[Dialect]view), loadedSet: make(map[string]bool)}
+		views: make(map[Dialect]view), loadedSet: make(map[string]bool), policy: opts.Policy, sticky: make(map[Dialect]bool)}
 }
 
 // Defs returns the current tool list in dialect d (an unknown dialect is
@@ -128,7 +138,7 @@ func (c *DefsCache) Defs(d Dialect) Defs {
 	default:
 		d = DialectJSONSchema
 	}
-	return c.deferred(d, c.policy(), c.full(d))
+	return c.deferred(d, c.full(d))
 }
 
 // full returns dialect d's complete list, built at most once per registry
