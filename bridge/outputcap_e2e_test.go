@@ -92,9 +92,9 @@ func TestOutputCapKeepsBigResultWhole(t *testing.T) {
 	require.True(t, strings.HasPrefix(want, head+more.Result.Text()[:100]), "read continues where the head ends")
 }
 
-// A tool's _meta size hint replaces mcp.maxOutputTokens for its results,
-// up to orchestrator.MaxOutputTokensHint; a cap the user set for the
-// server wins over it.
+// A tool's _meta size hint raises mcp.maxOutputTokens for its results, up
+// to orchestrator.MaxOutputTokensHint, and never lowers it; a cap the user
+// set for the server wins over it.
 func TestOutputCapHonoursTheToolsSizeHint(t *testing.T) {
 	outputs := filepath.Join(t.TempDir(), orchestrator.OutputsDirName)
 	run := func(t *testing.T, hint int, lim orchestrator.Limits, bytes int) string {
@@ -115,6 +115,12 @@ func TestOutputCapHonoursTheToolsSizeHint(t *testing.T) {
 	text = run(t, 100*over, orchestrator.Limits{MaxOutputTokens: 25000}, over)
 	require.Contains(t, text, "[output capped: the result of mcp__ts__big is about")
 	require.Contains(t, text, "over the cap of 125000 (the tool's _meta size hint, at most 125000)")
+
+	// A hint below the cap changes nothing: 200 characters are 50 tokens.
+	text = run(t, 200, orchestrator.Limits{MaxOutputTokens: 25000}, 20000)
+	require.Equal(t, testserver.BigText(20000), text, "a small hint does not lower the cap")
+	text = run(t, 200, orchestrator.Limits{MaxOutputTokens: 25000}, 200000)
+	require.Contains(t, text, "over the cap of 25000 (mcp.maxOutputTokens)")
 
 	// The user's cap for the server wins.
 	text = run(t, 400000, orchestrator.Limits{MaxOutputTokens: 25000, SourceMaxOutputTokens: map[string]int{"ts": 10000}}, 200000)

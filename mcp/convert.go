@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -183,7 +184,7 @@ type rawTool struct {
 }
 
 // maxResultChars reads MetaMaxResultChars from a tool's _meta: a positive
-// whole number (of at most 2^31-1), else 0.
+// whole number (larger ones count as math.MaxInt32), else 0.
 func maxResultChars(meta json.RawMessage) int {
 	if m := bytes.TrimSpace(meta); len(m) == 0 || m[0] != '{' {
 		return 0
@@ -194,11 +195,15 @@ func maxResultChars(meta json.RawMessage) int {
 	}
 	// A JSON number, not a string holding one.
 	n := bytes.TrimSpace(fields[MetaMaxResultChars])
-	v, err := strconv.ParseInt(string(n), 10, 32)
+	v, err := strconv.ParseInt(string(n), 10, 64)
+	var ne *strconv.NumError
+	if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) && len(n) > 0 && n[0] != '-' {
+		return math.MaxInt32
+	}
 	if err != nil || v <= 0 {
 		return 0
 	}
-	return int(v)
+	return int(min(v, math.MaxInt32))
 }
 
 // ConvertTool converts raw, one element of a tools/list result's "tools"

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -285,15 +286,17 @@ func BenchmarkConvertTool(b *testing.B) {
 
 func TestConvertToolReadsTheSizeHint(t *testing.T) {
 	for meta, want := range map[string]int{
-		`{"anthropic/maxResultSizeChars": 500000}`: 500000,
-		`{"anthropic/maxResultSizeChars": 0}`:      0,
-		`{"anthropic/maxResultSizeChars": -3}`:     0,
-		`{"anthropic/maxResultSizeChars": 1.5}`:    0,
-		`{"anthropic/maxResultSizeChars": "9"}`:    0,
-		`{"anthropic/maxResultSizeChars": 1e99}`:   0,
-		`{"other": 1}`:                             0,
-		`[]`:                                       0,
-		`null`:                                     0,
+		`{"anthropic/maxResultSizeChars": 500000}`:                  500000,
+		`{"anthropic/maxResultSizeChars": 0}`:                       0,
+		`{"anthropic/maxResultSizeChars": -3}`:                      0,
+		`{"anthropic/maxResultSizeChars": 1.5}`:                     0,
+		`{"anthropic/maxResultSizeChars": "9"}`:                     0,
+		`{"anthropic/maxResultSizeChars": 1e99}`:                    0,
+		`{"anthropic/maxResultSizeChars": 99999999999999999999999}`: math.MaxInt32,
+		`{"anthropic/maxResultSizeChars": 4294967296}`:              math.MaxInt32,
+		`{"other": 1}`: 0,
+		`[]`:           0,
+		`null`:         0,
 	} {
 		tool, err := ConvertTool("s", json.RawMessage(`{"name":"t","inputSchema":{"type":"object"},"_meta":`+meta+`}`))
 		require.NoError(t, err, meta)

@@ -89,8 +89,11 @@ const MaxOutputTokensHint = 125000
 
 // outputCap is the cap of one result of t in estimated tokens (0: none)
 // and where it comes from, as a pointer to a capped result names it: the
-// source's own cap when the user set one, else the tool's size hint (at
-// most MaxOutputTokensHint), else MaxOutputTokens.
+// source's own cap when the user set one; else MaxOutputTokens, raised by
+// the tool's size hint up to MaxOutputTokensHint. A hint only raises: a
+// server cannot make its results go to files sooner than the user's cap
+// says, and the user keeps a server below its hint with the server's own
+// cap.
 func (l Limits) outputCap(t registry.Tool) (int, string) {
 	if l.OutputDir == "" || t.Source == registry.SourceBuiltin {
 		return 0, ""
@@ -98,11 +101,12 @@ func (l Limits) outputCap(t registry.Tool) (int, string) {
 	if n, ok := l.SourceMaxOutputTokens[t.Source]; ok && n > 0 {
 		return n, fmt.Sprintf("maxOutputTokens of server %q", t.Source)
 	}
-	if t.OutputTokensHint > MaxOutputTokensHint {
-		return MaxOutputTokensHint, fmt.Sprintf("the tool's _meta size hint, at most %d", MaxOutputTokensHint)
-	}
-	if t.OutputTokensHint > 0 {
-		return t.OutputTokensHint, "the tool's _meta size hint"
+	hint := min(t.OutputTokensHint, MaxOutputTokensHint)
+	if hint > l.MaxOutputTokens && l.MaxOutputTokens > 0 {
+		if t.OutputTokensHint > MaxOutputTokensHint {
+			return hint, fmt.Sprintf("the tool's _meta size hint, at most %d", MaxOutputTokensHint)
+		}
+		return hint, "the tool's _meta size hint"
 	}
 	return l.MaxOutputTokens, "mcp.maxOutputTokens"
 }
