@@ -73,7 +73,7 @@ type GatewayOptions struct {
 	// Call runs a call (required). An error is sent to the host as a
 	// JSON-RPC error; a refusal the model should read is a result with
 	// IsError instead.
-	Call func(ctx context.Context, c GatewayCall) (GatewayResult, error)
+	Call   func(ctx context.Context, c GatewayCall) (GatewayResult, error)
 	Logger logr.Logger
 }
 
