@@ -29,6 +29,9 @@ func (b *attached) call(context.Context, string, json.RawMessage, func(registry.
 	return registry.Result{}, errors.New("not yet")
 }
 
+// settle waits for nothing: serve's servers run already.
+func (b *attached) settle(context.Context) {}
+
 func (b *attached) watch(ctx context.Context, _ func()) error {
 	<-ctx.Done()
 	return nil

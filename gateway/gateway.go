@@ -38,6 +38,11 @@ const ToolSearch = "tool_search"
 // mcpPrefix starts every MCP tool's id.
 const mcpPrefix = "mcp__"
 
+// StartupWait bounds how long the gateway waits for the servers' first
+// starts before it answers its host: a server slower than that joins the
+// list later, with a list_changed.
+const StartupWait = 20 * time.Second
+
 // HTTPPath is the path of the streamable HTTP endpoint.
 const HTTPPath = "/mcp"
 
@@ -68,6 +73,9 @@ type backend interface {
 	// call runs one call under the rules; progress gets the tool's
 	// progress. A refusal is a result with IsError, not an error.
 	call(ctx context.Context, id string, args json.RawMessage, progress func(registry.Progress)) (registry.Result, error)
+	// settle waits, until ctx ends at the latest, for the servers' first
+	// starts, so that the host's first list holds their tools.
+	settle(ctx context.Context)
 	// watch calls changed whenever the list may have changed, until ctx
 	// ends; an error means the backend is gone.
 	watch(ctx context.Context, changed func()) error
@@ -140,25 +148,29 @@ func (g *gateway) lookup(name string) (string, bool) {
 	return id, ok
 }
 
-// sync keeps the listed set in line with the backend until ctx ends: it
-// re-lists on every poke and hands the list to the MCP side, which tells
+// relist hands the backend's current list to the MCP side, which tells
 // the host only of a real change.
+func (g *gateway) relist(ctx context.Context) {
+	ds, meta, err := g.be.list(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			g.opts.Logger.Error(err, "cannot list the tools; keeping the last list")
+		}
+		return
+	}
+	e := expose(ds, meta, g.opts.Builtins)
+	<-g.current
+	g.current <- e
+	if g.srv.SetTools(e.tools) {
+		g.opts.Logger.V(1).Info("tools changed", "tools", len(e.tools))
+	}
+}
+
+// sync keeps the listed set in line with the backend until ctx ends: it
+// re-lists on every poke.
 func (g *gateway) sync(ctx context.Context) {
 	for {
-		ds, meta, err := g.be.list(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			g.opts.Logger.Error(err, "cannot list the tools; keeping the last list")
-		} else {
-			e := expose(ds, meta, g.opts.Builtins)
-			<-g.current
-			g.current <- e
-			if g.srv.SetTools(e.tools) {
-				g.opts.Logger.V(1).Info("tools changed", "tools", len(e.tools))
-			}
-		}
+		g.relist(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -214,6 +226,11 @@ func gatewayResult(r registry.Result) mcp.GatewayResult {
 func (g *gateway) serve(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	// The host waits for its initialize answer meanwhile.
+	sctx, scancel := context.WithTimeout(ctx, StartupWait)
+	g.be.settle(sctx)
+	scancel()
+	g.relist(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -43,6 +43,8 @@ func (b inProcess) call(ctx context.Context, id string, args json.RawMessage, pr
 	return out.Result, nil
 }
 
+func (b inProcess) settle(ctx context.Context) { b.core.Settled(ctx) }
+
 // watch pokes on every change of the tools the bus announces; a
 // subscriber that missed messages pokes too, and sync re-lists either way.
 func (b inProcess) watch(ctx context.Context, changed func()) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -49,6 +50,12 @@ type Core struct {
 	tokens    *auth.Store
 	guard     *procguard.Guard
 	stopSweep func()
+	// applied is closed once the first configuration is applied.
+	applied     chan struct{}
+	appliedOnce sync.Once
+	// first names the servers of the first configuration; written
+	// before applied is closed, then only read.
+	first []string
 }
 
 // Part is one more long-lived part for Core.Run, such as an API or a
@@ -64,7 +71,7 @@ type Part struct {
 // before anything is started.
 func NewCore(opts Options) (_ *Core, err error) {
 	home, log := opts.Home, opts.Logger
-	c := &Core{opts: opts, validator: opts.Validator, lookupEnv: opts.LookupEnv}
+	c := &Core{opts: opts, validator: opts.Validator, lookupEnv: opts.LookupEnv, applied: make(chan struct{})}
 	if c.validator == nil {
 		if c.validator, err = schema.NewValidator(); err != nil {
 			return nil, err
@@ -165,6 +172,47 @@ func NewCore(opts Options) (_ *Core, err error) {
 	return c, nil
 }
 
+// Settled waits until Run applied the first configuration and each of its
+// servers got past its first start (ready, failed, waiting to retry, held
+// or disabled), or ctx ends; it reports whether they did. A gateway waits
+// so before it answers, so that its host's first list already holds the
+// servers' tools.
+func (c *Core) Settled(ctx context.Context) bool {
+	ch, cancel := c.Bus.Subscribe(64)
+	defer cancel()
+	select {
+	case <-c.applied:
+	case <-ctx.Done():
+		return false
+	}
+	for {
+		if c.settled() {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// settled reports whether every server of the first configuration is past
+// its first start.
+func (c *Core) settled() bool {
+	phases := map[string]wire.Phase{}
+	for _, s := range c.Controller.Status().Servers {
+		phases[s.Name] = s.Phase
+	}
+	for _, name := range c.first {
+		switch phases[name] {
+		case "", wire.PhasePending, wire.PhaseStarting:
+			return false
+		}
+	}
+	return true
+}
+
 // Rules returns the permission rules of the last valid configuration.
 func (c *Core) Rules() orchestrator.Rules { return c.rules.get() }
 
@@ -195,7 +243,15 @@ func (c *Core) Run(ctx context.Context, parts ...Part) error {
 				}
 				return cfg, err
 			},
-			OnApplied:  c.rules.set,
+			OnApplied: func(cfg *schema.Config) {
+				c.rules.set(cfg)
+				c.appliedOnce.Do(func() {
+					for _, srv := range cfg.MCP.Servers {
+						c.first = append(c.first, srv.Name)
+					}
+					close(c.applied)
+				})
+			},
 			Controller: c.Controller,
 			Logger:     log.WithName("config"),
 		})
