@@ -122,8 +122,6 @@ type gateway struct {
 	refresh chan struct{}
 }
 
-// errEnded ends the run once the host closed stdio.
-var errEnded = errors.New("the host closed the connection")
 
 func newGateway(be backend, opts Options) *gateway {
 	g := &gateway{be: be, opts: opts, current: make(chan exposed, 1), refresh: make(chan struct{}, 1)}
