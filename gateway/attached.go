@@ -2,37 +2,189 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"sync"
 
 	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
+	"github.com/freecode/freecode/registry/orchestrator"
 )
 
-// attached is the backend of a gateway that goes through a running serve.
+// attached is the backend of a gateway that goes through a running serve:
+// its definitions (GET /v1/tools) joined with each server's tools for
+// titles and annotations, its calls, its approvals — each call's own is
+// put to the host — and its events.
 type attached struct {
 	c    *api.Client
-	g    *gateway
 	opts Options
+	// subscribed is closed once watch's event stream is in place; calls
+	// wait for it, so that none misses its approval.
+	subscribed chan struct{}
+	subOnce    sync.Once
+
+	mu    sync.Mutex // guards calls
+	calls map[string]*attachedCall
 }
 
-func newAttached(c *api.Client, g *gateway, opts Options) *attached {
-	return &attached{c: c, g: g, opts: opts}
+// attachedCall is a call in flight, by its call id.
+type attachedCall struct {
+	ctx      context.Context // the host's call: AskHost reaches its host
+	progress func(registry.Progress)
+	// noHost is set when the call's approval was refused because the host
+	// cannot be asked; guarded by attached.mu.
+	noHost *needsRuleError
 }
 
-func (b *attached) list(context.Context) ([]defs.Def, map[string]toolMeta, error) {
-	return nil, nil, errors.New("not yet")
+func newAttached(c *api.Client, opts Options) *attached {
+	return &attached{c: c, opts: opts, subscribed: make(chan struct{}), calls: map[string]*attachedCall{}}
 }
 
-func (b *attached) call(context.Context, string, json.RawMessage, func(registry.Progress)) (registry.Result, error) {
-	return registry.Result{}, errors.New("not yet")
+func (b *attached) list(ctx context.Context) ([]defs.Def, map[string]toolMeta, error) {
+	tl, err := b.c.Tools(ctx, string(defs.DialectJSONSchema))
+	if err != nil {
+		return nil, nil, fmt.Errorf("freecode serve: %w", err)
+	}
+	st, err := b.c.Status(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("freecode serve: %w", err)
+	}
+	meta := map[string]toolMeta{}
+	for _, s := range st.Servers {
+		if s.Tools == 0 {
+			continue
+		}
+		ts, err := b.c.ServerTools(ctx, s.Name)
+		if err != nil {
+			// A server that went away meanwhile lists no tools; the next
+			// change lists again.
+			continue
+		}
+		for _, t := range ts.Tools {
+			meta[t.ID] = toolMeta{Title: t.Title, Annotations: t.Annotations}
+		}
+	}
+	return tl.Tools, meta, nil
+}
+
+func (b *attached) call(ctx context.Context, id string, args json.RawMessage, progress func(registry.Progress)) (registry.Result, error) {
+	select {
+	case <-b.subscribed:
+	case <-ctx.Done():
+		return registry.Result{}, fmt.Errorf("call %s: %w", id, ctx.Err())
+	}
+	callID, err := newCallID()
+	if err != nil {
+		return registry.Result{}, err
+	}
+	ac := &attachedCall{ctx: ctx, progress: progress}
+	b.mu.Lock()
+	b.calls[callID] = ac
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.calls, callID)
+		b.mu.Unlock()
+	}()
+	resp, err := b.c.CallWith(ctx, id, args, api.CallOptions{ID: callID})
+	var ae *api.Error
+	if err != nil && (!errors.As(err, &ae) || ae.Call == nil) {
+		return registry.Result{}, fmt.Errorf("call %s through freecode serve: %w", id, err)
+	}
+	b.mu.Lock()
+	noHost := ac.noHost
+	b.mu.Unlock()
+	if noHost != nil && resp.Kind == api.KindNotApproved {
+		return registry.ErrorResult(noHost.Error()), nil
+	}
+	return resp.Result, nil
 }
 
 // settle waits for nothing: serve's servers run already.
 func (b *attached) settle(context.Context) {}
 
-func (b *attached) watch(ctx context.Context, _ func()) error {
-	<-ctx.Done()
-	return nil
+// watch follows serve's events until ctx ends: tools_changed (and a
+// phase change, or missed events) pokes, a call's approval is put to its
+// host, a call's progress is passed on. serve going away ends it with an
+// error, which ends the gateway.
+func (b *attached) watch(ctx context.Context, changed func()) error {
+	s, err := b.c.Events(ctx)
+	if err != nil {
+		return fmt.Errorf("freecode serve: %w", err)
+	}
+	defer s.Close()
+	stop := context.AfterFunc(ctx, func() { s.Close() })
+	defer stop()
+	b.subOnce.Do(func() { close(b.subscribed) })
+	// A change between the first list and the subscription is not missed.
+	changed()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		ev, err := s.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("freecode serve stopped: %w", err)
+		}
+		switch ev.Kind {
+		case registry.ToolsChanged{}.Kind(), wire.PhaseChanged{}.Kind(), "missed":
+			changed()
+		case api.ApprovalRequested{}.Kind():
+			var a api.ApprovalRequested
+			if ev.Decode(&a) != nil {
+				continue
+			}
+			b.mu.Lock()
+			ac := b.calls[a.CallID]
+			b.mu.Unlock()
+			if ac != nil {
+				wg.Go(func() { b.approve(ctx, ac, a.Approval) })
+			}
+		case wire.CallProgress{}.Kind():
+			var p wire.CallProgress
+			if ev.Decode(&p) != nil {
+				continue
+			}
+			b.mu.Lock()
+			ac := b.calls[p.CallID]
+			b.mu.Unlock()
+			if ac != nil && ac.progress != nil {
+				ac.progress(registry.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+			}
+		}
+	}
 }
+
+// approve puts a, the approval of ac, to ac's host and answers serve.
+func (b *attached) approve(ctx context.Context, ac *attachedCall, a api.Approval) {
+	req := orchestrator.ApprovalRequest{CallID: a.CallID, ToolID: a.Tool, Args: a.Args, ReadOnly: a.ReadOnly, Reason: a.Reason}
+	ok, err := hostApprover{configPath: b.opts.ConfigPath}.Approve(ac.ctx, req)
+	var nr *needsRuleError
+	if errors.As(err, &nr) {
+		b.mu.Lock()
+		ac.noHost = nr
+		b.mu.Unlock()
+	} else if err != nil {
+		b.opts.Logger.Info("could not ask the host; the call is refused", "tool", a.Tool, "error", err.Error())
+	}
+	if err := b.c.Answer(ctx, a.ID, ok); err != nil && !errors.Is(err, api.ErrNotFound) {
+		b.opts.Logger.Info("could not answer an approval", "tool", a.Tool, "error", err.Error())
+	}
+}
+
+// newCallID is a random id for a call made through serve.
+func newCallID() (string, error) {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("call id: %w", err)
+	}
+	return "gw-" + hex.EncodeToString(b), nil
+}
+

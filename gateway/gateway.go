@@ -122,7 +122,6 @@ type gateway struct {
 	refresh chan struct{}
 }
 
-
 func newGateway(be backend, opts Options) *gateway {
 	g := &gateway{be: be, opts: opts, current: make(chan exposed, 1), refresh: make(chan struct{}, 1)}
 	g.current <- exposed{}

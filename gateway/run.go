@@ -20,7 +20,7 @@ import (
 func Run(ctx context.Context, opts Options, so serve.Options, attach *api.Client) error {
 	if attach != nil {
 		g := newGateway(nil, opts)
-		g.be = newAttached(attach, g, opts)
+		g.be = newAttached(attach, opts)
 		return g.serve(ctx)
 	}
 	g := newGateway(nil, opts)
