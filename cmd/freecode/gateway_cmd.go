@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -174,8 +177,57 @@ func listenGateway(addr string, remote bool) (net.Listener, error) {
 	return ln, nil
 }
 
+// printGatewayConfig prints the snippet of f.printConfig's host on stdout,
+// and where it goes on stderr. With --http it is the HTTP endpoint's, and
+// holds the token (Codex's reads it from gateway.TokenEnvVar): the one
+// place the token is shown.
 func (a *app) printGatewayConfig(f gatewayFlags) error {
-	return fmt.Errorf("--print-config %q: not available yet", f.printConfig)
+	if !slices.Contains(gateway.HostNames(), f.printConfig) {
+		return usageError{fmt.Errorf("--print-config %q: want one of %s", f.printConfig, strings.Join(gateway.HostNames(), ", "))}
+	}
+	l := gateway.Launch{Name: "freecode"}
+	if f.http != "" {
+		if _, _, err := net.SplitHostPort(f.http); err != nil {
+			return usageError{fmt.Errorf("--http %q: want host:port, such as 127.0.0.1:8765: %w", f.http, err)}
+		}
+		home, err := schema.Home(a.getenv)
+		if err != nil {
+			return err
+		}
+		if l.Token, err = gateway.LoadToken(home); err != nil {
+			return err
+		}
+		l.URL = "http://" + f.http + gateway.HTTPPath
+	} else {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("the path of freecode: %w", err)
+		}
+		l.Command = exe
+		l.Args = []string{"mcp", "serve"}
+		if a.configFlag != "" {
+			cfg, err := filepath.Abs(a.configFlag)
+			if err != nil {
+				return err
+			}
+			l.Args = append(l.Args, "--config", cfg)
+		}
+		if f.builtins {
+			l.Args = append(l.Args, "--builtins")
+		}
+		if h := a.getenv("FREECODE_HOME"); h != "" {
+			abs, err := filepath.Abs(h)
+			if err != nil {
+				return err
+			}
+			l.Env = map[string]string{"FREECODE_HOME": abs}
+		}
+	}
+	snippet, where, err := gateway.HostConfig(f.printConfig, l)
+	if err != nil {
+		return usageError{err}
+	}
+	fmt.Fprintf(a.stderr, "# for %s\n", where)
+	fmt.Fprint(a.stdout, snippet)
+	return nil
 }
-
-var _ = os.Getpid
