@@ -187,4 +187,3 @@ func newCallID() (string, error) {
 	}
 	return "gw-" + hex.EncodeToString(b), nil
 }
-
