@@ -67,6 +67,20 @@ for await (const line of rl) {
         out({ op: "call", result: r });
         break;
       }
+      case "abortAfterProgress": {
+        // Cancels the call at its first progress notice.
+        const ac = new AbortController();
+        const opts = {
+          signal: ac.signal,
+          onprogress: (p) => {
+            out({ event: "progress", progress: p.progress, total: p.total, message: p.message });
+            ac.abort("the host cancelled");
+          },
+        };
+        const r = await client.callTool({ name: cmd.name, arguments: cmd.args ?? {} }, undefined, opts);
+        out({ op: "abortAfterProgress", result: r });
+        break;
+      }
       case "close":
         await client.close();
         out({ op: "close" });
