@@ -105,6 +105,36 @@ func (b *attached) call(ctx context.Context, id string, args json.RawMessage, pr
 	return resp.Result, nil
 }
 
+func (b *attached) features(ctx context.Context) (features, error) {
+	rs, err := b.c.Resources(ctx, "")
+	if err != nil {
+		return features{}, fmt.Errorf("freecode serve: %w", err)
+	}
+	ps, err := b.c.Prompts(ctx, "")
+	if err != nil {
+		return features{}, fmt.Errorf("freecode serve: %w", err)
+	}
+	st, err := b.c.Status(ctx)
+	if err != nil {
+		return features{}, fmt.Errorf("freecode serve: %w", err)
+	}
+	f := features{resources: rs, prompts: ps, instructions: map[string]string{}}
+	for _, s := range st.Servers {
+		if s.Instructions != "" {
+			f.instructions[s.Name] = s.Instructions
+		}
+	}
+	return f, nil
+}
+
+func (b *attached) read(ctx context.Context, server, uri string) (wire.ResourceRead, error) {
+	return b.c.ReadResource(ctx, server, uri)
+}
+
+func (b *attached) getPrompt(ctx context.Context, server, name string, args map[string]string) (wire.PromptResult, error) {
+	return b.c.GetPrompt(ctx, server, name, args)
+}
+
 // settle waits for nothing: serve's servers run already.
 func (b *attached) settle(context.Context) {}
 
@@ -134,7 +164,7 @@ func (b *attached) watch(ctx context.Context, changed func()) error {
 			return fmt.Errorf("freecode serve stopped: %w", err)
 		}
 		switch ev.Kind {
-		case registry.ToolsChanged{}.Kind(), wire.PhaseChanged{}.Kind(), "missed":
+		case registry.ToolsChanged{}.Kind(), wire.PhaseChanged{}.Kind(), wire.ResourcesChanged{}.Kind(), wire.PromptsChanged{}.Kind(), "missed":
 			changed()
 		case api.ApprovalRequested{}.Kind():
 			var a api.ApprovalRequested

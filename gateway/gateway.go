@@ -26,6 +26,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
@@ -73,6 +74,11 @@ type backend interface {
 	// call runs one call under the rules; progress gets the tool's
 	// progress. A refusal is a result with IsError, not an error.
 	call(ctx context.Context, id string, args json.RawMessage, progress func(registry.Progress)) (registry.Result, error)
+	// features lists resources, templates, prompts and instructions.
+	features(ctx context.Context) (features, error)
+	// read reads a resource of a server; getPrompt gets a prompt.
+	read(ctx context.Context, server, uri string) (wire.ResourceRead, error)
+	getPrompt(ctx context.Context, server, name string, args map[string]string) (wire.PromptResult, error)
 	// settle waits, until ctx ends at the latest, for the servers' first
 	// starts, so that the host's first list holds their tools.
 	settle(ctx context.Context)
@@ -120,12 +126,20 @@ type gateway struct {
 	// lists gets the current list from sync, for calls to look names up.
 	current chan exposed
 	refresh chan struct{}
+	// instructions holds the merged instructions of the last list.
+	instructions chan string
 }
 
 func newGateway(be backend, opts Options) *gateway {
-	g := &gateway{be: be, opts: opts, current: make(chan exposed, 1), refresh: make(chan struct{}, 1)}
+	g := &gateway{be: be, opts: opts, current: make(chan exposed, 1), refresh: make(chan struct{}, 1), instructions: make(chan string, 1)}
 	g.current <- exposed{}
-	g.srv = mcp.NewGateway(mcp.GatewayOptions{Name: "freecode", Version: opts.Version, Call: g.call, Logger: opts.Logger.WithName("mcp")})
+	g.instructions <- ""
+	g.srv = mcp.NewGateway(mcp.GatewayOptions{Name: "freecode", Version: opts.Version, Call: g.call, Logger: opts.Logger.WithName("mcp"),
+		Read: g.read, GetPrompt: g.getPrompt, Instructions: func() string {
+			s := <-g.instructions
+			g.instructions <- s
+			return s
+		}})
 	return g
 }
 
@@ -161,6 +175,22 @@ func (g *gateway) relist(ctx context.Context) {
 	if g.srv.SetTools(e.tools) {
 		g.opts.Logger.V(1).Info("tools changed", "tools", len(e.tools))
 	}
+	f, err := g.be.features(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			g.opts.Logger.Error(err, "cannot list the resources and prompts; keeping the last lists")
+		}
+		return
+	}
+	rs, ts, ps := exposeFeatures(f)
+	if g.srv.SetResources(rs, ts) {
+		g.opts.Logger.V(1).Info("resources changed", "resources", len(rs), "templates", len(ts))
+	}
+	if g.srv.SetPrompts(ps) {
+		g.opts.Logger.V(1).Info("prompts changed", "prompts", len(ps))
+	}
+	<-g.instructions
+	g.instructions <- mergeInstructions(f.instructions)
 }
 
 // sync keeps the listed set in line with the backend until ctx ends: it

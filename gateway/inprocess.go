@@ -43,6 +43,24 @@ func (b inProcess) call(ctx context.Context, id string, args json.RawMessage, pr
 	return out.Result, nil
 }
 
+func (b inProcess) features(context.Context) (features, error) {
+	f := features{resources: b.core.Controller.AllResources(), prompts: b.core.Controller.AllPrompts(), instructions: map[string]string{}}
+	for _, s := range b.core.Controller.Status().Servers {
+		if s.Instructions != "" {
+			f.instructions[s.Name] = s.Instructions
+		}
+	}
+	return f, nil
+}
+
+func (b inProcess) read(ctx context.Context, server, uri string) (wire.ResourceRead, error) {
+	return b.core.Controller.ReadResource(ctx, server, uri)
+}
+
+func (b inProcess) getPrompt(ctx context.Context, server, name string, args map[string]string) (wire.PromptResult, error) {
+	return b.core.Controller.GetPrompt(ctx, server, name, args)
+}
+
 func (b inProcess) settle(ctx context.Context) { b.core.Settled(ctx) }
 
 // watch pokes on every change of the tools the bus announces; a
@@ -59,7 +77,7 @@ func (b inProcess) watch(ctx context.Context, changed func()) error {
 				return nil
 			}
 			switch m.Event.(type) {
-			case registry.ToolsChanged, wire.PhaseChanged:
+			case registry.ToolsChanged, wire.PhaseChanged, wire.ResourcesChanged, wire.PromptsChanged:
 				changed()
 			default:
 				if m.Missed > 0 {

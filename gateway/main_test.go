@@ -135,6 +135,8 @@ type host struct {
 	events chan map[string]any // notifications and requests of the gateway
 	stderr *servetest.SyncBuffer
 	done   chan struct{}
+	// conn is the answer to connect: the server's info and instructions.
+	conn map[string]any
 }
 
 // hostOptions configure startHost.
@@ -201,8 +203,8 @@ func startHost(t *testing.T, home string, o hostOptions) *host {
 			t.Logf("host and gateway stderr:\n%s", h.stderr.String())
 		}
 	})
-	conn := h.answer("connect")
-	require.Nil(t, conn["error"], "connect: %v\n%s", conn["error"], h.stderr.String())
+	h.conn = h.answer("connect")
+	require.Nil(t, h.conn["error"], "connect: %v\n%s", h.conn["error"], h.stderr.String())
 	return h
 }
 

@@ -68,13 +68,18 @@ type GatewayResult struct {
 type GatewayOptions struct {
 	// Name and Version are what the gateway tells the host it is.
 	Name, Version string
-	// Instructions are the gateway's instructions to the host ("": none).
-	Instructions string
+	// Instructions returns the gateway's instructions to the host, asked
+	// at each initialize ("": none; nil: none).
+	Instructions func() string
 	// Call runs a call (required). An error is sent to the host as a
 	// JSON-RPC error; a refusal the model should read is a result with
 	// IsError instead.
-	Call   func(ctx context.Context, c GatewayCall) (GatewayResult, error)
-	Logger logr.Logger
+	Call func(ctx context.Context, c GatewayCall) (GatewayResult, error)
+	// Read reads a listed resource (a resource's URI, or one a template
+	// makes); GetPrompt gets a listed prompt. nil: not offered.
+	Read      func(ctx context.Context, uri string) ([]GatewayContents, error)
+	GetPrompt func(ctx context.Context, name string, args map[string]string) (description string, msgs []GatewayMessage, err error)
+	Logger    logr.Logger
 }
 
 // ErrHostCannotElicit is returned by Gateway.Elicit and AskHost when no
@@ -87,8 +92,15 @@ type Gateway struct {
 	opts GatewayOptions
 	srv  *server.MCPServer
 
-	mu    sync.Mutex // guards tools and hosts
+	mu    sync.Mutex // guards tools, resources, templates, prompts, the *Set flags and hosts
 	tools []GatewayTool
+	// resources, templates and prompts are the listed features; the Set
+	// flags say they were set once (mcp-go declares no list before).
+	resources   []GatewayResource
+	templates   []GatewayTemplate
+	prompts     []GatewayPrompt
+	featuresSet bool
+	promptsSet  bool
 	// hosts are the initialized sessions, oldest first.
 	hosts []server.ClientSession
 }
@@ -97,7 +109,10 @@ type Gateway struct {
 func NewGateway(opts GatewayOptions) *Gateway {
 	g := &Gateway{opts: opts}
 	hooks := &server.Hooks{}
-	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcpgo.InitializeRequest, _ *mcpgo.InitializeResult) {
+	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcpgo.InitializeRequest, res *mcpgo.InitializeResult) {
+		if opts.Instructions != nil && res != nil {
+			res.Instructions = opts.Instructions()
+		}
 		if s := server.ClientSessionFromContext(ctx); s != nil {
 			g.mu.Lock()
 			g.hosts = append(slices.DeleteFunc(g.hosts, func(h server.ClientSession) bool { return h.SessionID() == s.SessionID() }), s)
@@ -111,11 +126,10 @@ func NewGateway(opts GatewayOptions) *Gateway {
 	})
 	sopts := []server.ServerOption{
 		server.WithToolCapabilities(true),
+		server.WithResourceCapabilities(false, true),
+		server.WithPromptCapabilities(true),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
-	}
-	if opts.Instructions != "" {
-		sopts = append(sopts, server.WithInstructions(opts.Instructions))
 	}
 	g.srv = server.NewMCPServer(opts.Name, opts.Version, sopts...)
 	return g

@@ -33,6 +33,8 @@ const elicit = process.env.ELICIT;
 const capabilities = elicit ? { elicitation: {} } : {};
 const client = new Client({ name: "sdk-test-host", version: "1.0.0" }, { capabilities });
 client.setNotificationHandler(types.ToolListChangedNotificationSchema, () => out({ event: "tools_changed" }));
+client.setNotificationHandler(types.ResourceListChangedNotificationSchema, () => out({ event: "resources_changed" }));
+client.setNotificationHandler(types.PromptListChangedNotificationSchema, () => out({ event: "prompts_changed" }));
 if (elicit) {
   client.setRequestHandler(types.ElicitRequestSchema, (req) => {
     out({ event: "elicitation", message: req.params.message, schema: req.params.requestedSchema ?? null });
@@ -81,6 +83,21 @@ for await (const line of rl) {
         out({ op: "abortAfterProgress", result: r });
         break;
       }
+      case "resources": {
+        const r = await client.listResources();
+        const t = await client.listResourceTemplates();
+        out({ op: "resources", resources: r.resources, templates: t.resourceTemplates });
+        break;
+      }
+      case "read":
+        out({ op: "read", result: await client.readResource({ uri: cmd.uri }) });
+        break;
+      case "prompts":
+        out({ op: "prompts", prompts: (await client.listPrompts()).prompts });
+        break;
+      case "prompt":
+        out({ op: "prompt", result: await client.getPrompt({ name: cmd.name, arguments: cmd.args ?? {} }) });
+        break;
       case "close":
         await client.close();
         out({ op: "close" });
