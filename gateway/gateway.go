@@ -218,8 +218,10 @@ func (g *gateway) call(ctx context.Context, c mcp.GatewayCall) (mcp.GatewayResul
 		}
 	}
 	res, err := g.be.call(ctx, id, c.Args, progress)
-	// A call may load tools (tool_search): look again.
-	g.poke()
+	if id == ToolSearch {
+		// It may have loaded tools into the definitions: look again.
+		g.poke()
+	}
 	if err != nil {
 		return mcp.GatewayResult{}, err
 	}

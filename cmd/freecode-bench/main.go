@@ -33,7 +33,7 @@ func main() {
 	}
 }
 
-var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol"}
+var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol", "gateway"}
 
 func run() error {
 	var (
@@ -64,6 +64,8 @@ func run() error {
 		authTime   = flag.String("auth-benchtime", "1s", "go test -benchtime for each round of the authorization-cost benchmarks")
 		protoCount = flag.Int("protocol-count", 1, "go test -count for the protocol-negotiation benchmark")
 		protoTime  = flag.String("protocol-benchtime", "8x", "go test -benchtime (pairs of connects per run) for the protocol-negotiation benchmark")
+		gwBlocks   = flag.Int("gateway-blocks", 15, "blocks of 200 calls per path in the gateway's call-overhead measurement")
+		gwEdits    = flag.Int("gateway-edits", 5, "config edits (add, then remove, a server) timed to the gateway's list_changed")
 	)
 	flag.Parse()
 	want := map[string]bool{}
@@ -88,7 +90,7 @@ func run() error {
 		}
 	}
 	for _, b := range []string{*testServer, *freecode} {
-		if _, err := os.Stat(b); err != nil && (b == *testServer || want["idle"]) {
+		if _, err := os.Stat(b); err != nil && (b == *testServer || want["idle"] || want["gateway"]) {
 			return fmt.Errorf("%w (build it first: make build)", err)
 		}
 	}
@@ -153,6 +155,9 @@ func run() error {
 		}},
 		{"protocol", "9. protocol negotiation", func() ([]bench.Row, error) {
 			return bench.Protocol(ctx, cfg, bench.ProtocolOptions{Count: *protoCount, Benchtime: *protoTime})
+		}},
+		{"gateway", "10. gateway", func() ([]bench.Row, error) {
+			return bench.Gateway(ctx, cfg, bench.GatewayOptions{Blocks: *gwBlocks, Calls: 200, Edits: *gwEdits})
 		}},
 	}
 	for _, s := range steps {
