@@ -88,16 +88,23 @@ func TestAttachGoesThroughServe(t *testing.T) {
 }
 
 // TestAttachAskIsPutToTheHost: serve's approval of a call made through an
-// attached gateway becomes an elicitation to a host that can show one.
+// attached gateway becomes an elicitation to a host that can show one, and
+// so does the elicitation of the server the call waits for.
 func TestAttachAskIsPutToTheHost(t *testing.T) {
 	home := servetest.ShortHome(t)
-	writeConfig(t, home, servetest.Config(testServer("t")))
+	writeConfig(t, home, servetest.Config(testServer("t", "--ask")))
 	startServe(t, home, "t")
-	h := startHost(t, home, hostOptions{env: []string{childAttach + "=1", "ELICIT=accept"}})
+	h := startHost(t, home, hostOptions{env: []string{childAttach + "=1", "ELICIT=accept", `ELICIT_CONTENT={"name":"Bo"}`}})
 	require.Contains(t, h.tools(), "t__note")
 	h.send(map[string]any{"op": "call", "name": "t__note", "args": map[string]any{"text": "approved"}})
 	ev := h.event("elicitation")
 	assert.Contains(t, ev["message"], `MCP server "t" wants to run note with {"text":"approved"}`)
 	res := h.answer("call")["result"].(map[string]any)
 	assert.Nil(t, res["isError"], "%v", res)
+
+	h.send(map[string]any{"op": "call", "name": "t__ask", "args": map[string]any{"message": "Name?"}})
+	ev = h.event("elicitation")
+	assert.Equal(t, "t asks: Name?", ev["message"])
+	res = h.answer("call")["result"].(map[string]any)
+	assert.Contains(t, text(res), `"name":"Bo"`)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/api/wire"
+	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/orchestrator"
@@ -35,6 +36,7 @@ type attached struct {
 // attachedCall is a call in flight, by its call id.
 type attachedCall struct {
 	ctx      context.Context // the host's call: AskHost reaches its host
+	server   string          // the MCP server called ("" for a built-in)
 	progress func(registry.Progress)
 	// noHost is set when the call's approval was refused because the host
 	// cannot be asked; guarded by attached.mu.
@@ -83,6 +85,7 @@ func (b *attached) call(ctx context.Context, id string, args json.RawMessage, pr
 		return registry.Result{}, err
 	}
 	ac := &attachedCall{ctx: ctx, progress: progress}
+	ac.server, _, _ = splitID(id)
 	b.mu.Lock()
 	b.calls[callID] = ac
 	b.mu.Unlock()
@@ -177,6 +180,14 @@ func (b *attached) watch(ctx context.Context, changed func()) error {
 			if ac != nil {
 				wg.Go(func() { b.approve(ctx, ac, a.Approval) })
 			}
+		case wire.ElicitationRequested{}.Kind():
+			var e wire.ElicitationRequested
+			if ev.Decode(&e) != nil || e.Mode != mcp.ElicitForm {
+				continue
+			}
+			if ac := b.callTo(e.Server); ac != nil {
+				wg.Go(func() { b.elicit(ctx, ac, e.Elicitation) })
+			}
 		case wire.CallProgress{}.Kind():
 			var p wire.CallProgress
 			if ev.Decode(&p) != nil {
@@ -189,6 +200,38 @@ func (b *attached) watch(ctx context.Context, changed func()) error {
 				ac.progress(registry.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 			}
 		}
+	}
+}
+
+// callTo is the latest call in flight to server, or nil.
+func (b *attached) callTo(server string) *attachedCall {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, ac := range b.calls {
+		if ac.server == server {
+			return ac
+		}
+	}
+	return nil
+}
+
+// elicit puts e, an elicitation of a server one of this gateway's calls is
+// waiting for, to that call's host and answers serve; a host that cannot
+// be asked leaves it to serve's other clients (and its timeout).
+func (b *attached) elicit(ctx context.Context, ac *attachedCall, e wire.Elicitation) {
+	res, err := mcp.AskHost(ac.ctx, mcp.HostQuestion{Message: e.Server + " asks: " + e.Message, Schema: e.RequestedSchema})
+	if err != nil {
+		if !errors.Is(err, mcp.ErrHostCannotElicit) {
+			b.opts.Logger.Info("could not forward an elicitation to the host", "server", e.Server, "error", err.Error())
+		}
+		return
+	}
+	a := wire.ElicitationAnswer{Action: string(res.Action)}
+	if res.Action == mcp.ElicitAccept {
+		a.Content = res.Content
+	}
+	if _, err := b.c.AnswerElicitation(ctx, e.ID, a); err != nil {
+		b.opts.Logger.Info("could not answer an elicitation", "server", e.Server, "error", err.Error())
 	}
 }
 
