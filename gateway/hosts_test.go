@@ -149,3 +149,33 @@ func TestNoOrphansWhenTheHostGroupIsKilled(t *testing.T) {
 	require.NoError(t, syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL))
 	requireGone(t, append(tree, gw), "after SIGKILL of the host's group")
 }
+
+// TestClosingStdinEndsTheGateway: the gateway runs its servers as long as
+// its host keeps stdin open; closed, it stops them and exits 0.
+func TestClosingStdinEndsTheGateway(t *testing.T) {
+	home := servetest.ShortHome(t)
+	writeConfig(t, home, servetest.Config(testServer("t", "--pid-file", filepath.Join(home, "t.pid"))))
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), childEnv+"=1", childHome+"="+home)
+	stderr := &servetest.SyncBuffer{}
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	server, ok := testutil.Identify(readPID(t, filepath.Join(home, "t.pid")))
+	require.True(t, ok)
+	t.Cleanup(server.Kill)
+	require.NoError(t, stdin.Close())
+	select {
+	case err := <-done:
+		require.NoError(t, err, "gateway:\n%s", stderr.String())
+	case <-time.After(waitFor):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("the gateway did not end with its stdin:\n%s", stderr.String())
+	}
+	assert.False(t, server.Alive(), "the server outlived the gateway")
+	assert.Contains(t, stderr.String(), "stopping every server")
+}
