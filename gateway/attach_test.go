@@ -64,7 +64,7 @@ func startServe(t *testing.T, home, name string) servetest.API {
 // its host — refused, naming the rule, when the host cannot be asked.
 func TestAttachGoesThroughServe(t *testing.T) {
 	home := servetest.ShortHome(t)
-	writeConfig(t, home, servetest.Config(testServer("t")))
+	writeConfig(t, home, servetest.Config(testServer("t", "--progress")))
 	s := startServe(t, home, "t")
 	servePid, _ := servetest.Server(s.Status(), "t")
 
@@ -81,6 +81,14 @@ func TestAttachGoesThroughServe(t *testing.T) {
 	res := h.call("t__note", map[string]any{"text": "x"}, false)
 	assert.Equal(t, true, res["isError"])
 	assert.Contains(t, text(res), `add "mcp__t__note" to permission.allow`)
+
+	// serve's call_progress events of the call reach the host (they come
+	// on the event stream, apart from the answer: the steps are 100 ms
+	// apart, and the answer 100 ms after the last).
+	h.send(map[string]any{"op": "call", "name": "t__progress", "args": map[string]any{"steps": 2, "ms": 100}, "progress": true})
+	assert.Equal(t, "step 1 of 2", h.event("progress")["message"])
+	assert.Equal(t, "step 2 of 2", h.event("progress")["message"])
+	assert.Equal(t, "done 2 steps", text(h.answer("call")["result"].(map[string]any)))
 
 	writeConfig(t, home, servetest.Config(testServer("t"), testServer("u")))
 	h.event("tools_changed")
