@@ -100,7 +100,9 @@ func post(t *testing.T, url, auth string) *http.Response {
 // directory and appears in no log.
 func TestHTTPHostNeedsTheToken(t *testing.T) {
 	home := servetest.ShortHome(t)
-	writeConfig(t, home, servetest.Config(testServer("t")))
+	cfg := servetest.Config(testServer("t"))
+	cfg["permission"] = map[string]any{"allow": []string{"mcp__t__crash"}}
+	writeConfig(t, home, cfg)
 	g := startHTTPGateway(t, home)
 
 	resp := post(t, g.url, "")
@@ -125,9 +127,17 @@ func TestHTTPHostNeedsTheToken(t *testing.T) {
 	tools := h.tools()
 	require.Contains(t, tools, "t__echo")
 	assert.Equal(t, "over http", text(h.call("t__echo", map[string]any{"text": "over http"}, false)))
-	writeConfig(t, home, servetest.Config(testServer("t"), testServer("u")))
+
+	// A restart with the same tools sends nothing: the first list_changed
+	// after it is the edit's.
+	assert.Equal(t, true, h.call("t__crash", nil, false)["isError"])
+	require.Eventually(t, func() bool {
+		return strings.Contains(g.stderr.String(), `msg="server ready" server=t generation=2`)
+	}, waitFor, 10*time.Millisecond, "t restarted")
+	cfg["mcp"] = servetest.Config(testServer("t"), testServer("u"))["mcp"]
+	writeConfig(t, home, cfg)
 	h.event("tools_changed")
-	assert.Contains(t, h.tools(), "u__echo")
+	assert.Contains(t, h.tools(), "u__echo", "the first list_changed after the restart is not the edit's")
 
 	assert.NotContains(t, g.stderr.String(), token)
 	assert.NotContains(t, h.stderr.String(), token)
