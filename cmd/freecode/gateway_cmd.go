@@ -105,6 +105,10 @@ func (a *app) gateway(ctx context.Context, f gatewayFlags) error {
 			"  (`freecode mcp serve --http %s --print-config claude` prints a host's whole config)\n",
 			ln.Addr(), gateway.HTTPPath, gateway.TokenFile(home), f.http)
 	}
+	if f.http == "" && a.stdinTerminal() != nil {
+		fmt.Fprintln(a.stderr, "freecode mcp serve speaks MCP on stdin and stdout, for a host to start it "+
+			"(`freecode mcp serve --print-config claude` prints a host's config); Ctrl-D ends it")
+	}
 	var attach *api.Client
 	if !f.noAttach {
 		attach, err = a.attachTarget(ctx, src)
