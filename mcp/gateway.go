@@ -193,8 +193,10 @@ func mcpTool(t GatewayTool) mcpgo.Tool {
 
 func (g *Gateway) handler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		args, err := json.Marshal(req.Params.Arguments)
-		if err != nil || req.Params.Arguments == nil {
+		// The host's bytes, as it sent them: a decoded and re-encoded
+		// integer above 2^53 would not be the same number.
+		args := req.Params.RawArguments
+		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
 		c := GatewayCall{Name: name, Args: args}
