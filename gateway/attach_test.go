@@ -3,7 +3,9 @@ package gateway
 import (
 	"context"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,7 +66,8 @@ func startServe(t *testing.T, home, name string) servetest.API {
 // its host — refused, naming the rule, when the host cannot be asked.
 func TestAttachGoesThroughServe(t *testing.T) {
 	home := servetest.ShortHome(t)
-	writeConfig(t, home, servetest.Config(testServer("t", "--progress")))
+	calls := filepath.Join(home, "calls.jsonl")
+	writeConfig(t, home, servetest.Config(testServer("t", "--progress", "--call-log", calls)))
 	s := startServe(t, home, "t")
 	servePid, _ := servetest.Server(s.Status(), "t")
 
@@ -89,6 +92,14 @@ func TestAttachGoesThroughServe(t *testing.T) {
 	assert.Equal(t, "step 1 of 2", h.event("progress")["message"])
 	assert.Equal(t, "step 2 of 2", h.event("progress")["message"])
 	assert.Equal(t, "done 2 steps", text(h.answer("call")["result"].(map[string]any)))
+	// The host cancelling a call cancels it in serve, at the server.
+	h.send(map[string]any{"op": "abortAfterProgress", "name": "t__progress", "args": map[string]any{"steps": 1, "hold": true}})
+	h.event("progress")
+	assert.Contains(t, h.answer("abortAfterProgress")["error"], "the host cancelled")
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(calls)
+		return strings.Count(string(b), `"phase":"end","tool":"progress"`) == 2
+	}, waitFor, 10*time.Millisecond, "the server's call was not cancelled")
 
 	writeConfig(t, home, servetest.Config(testServer("t"), testServer("u")))
 	h.event("tools_changed")
