@@ -27,6 +27,14 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == bench.RelayArg {
+		// The gateway scenario's floor: this binary as a bare relay.
+		if err := bench.Relay(context.Background(), os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "freecode-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "freecode-bench:", err)
 		os.Exit(1)

@@ -105,7 +105,8 @@ func writeGatewayConfig(home, testServer string, names ...string) error {
 // Gateway measures `freecode mcp serve` as a host sees it: an echo call
 // through the gateway (host → gateway → orchestrator → server) against
 // the same call straight to a test server started with the same flags,
-// interleaved in blocks; and the time from a config edit (a server added,
+// and through a bare relay (Relay: the floor of any gateway, one more
+// process hop), interleaved in blocks; and the time from a config edit (a server added,
 // or removed) to the host's notifications/tools/list_changed, which
 // includes the watcher's debounce (controller.DefaultDebounce) and, for
 // an added server, its start.
@@ -129,6 +130,15 @@ func Gateway(ctx context.Context, cfg Config, opts GatewayOptions) ([]Row, error
 		return nil, err
 	}
 	defer stopRaw()
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	relay, stopRelay, err := rawSession(ctx, []string{self, RelayArg, cfg.TestServer})
+	if err != nil {
+		return nil, fmt.Errorf("start the relay: %w", err)
+	}
+	defer stopRelay()
 
 	call := func(c *client.Client, name string) func() error {
 		req := mcpgo.CallToolRequest{}
@@ -141,7 +151,7 @@ func Gateway(ctx context.Context, cfg Config, opts GatewayOptions) ([]Row, error
 			return err
 		}
 	}
-	ours, base := call(gw, "t__echo"), call(raw, "echo")
+	ours, base, floor := call(gw, "t__echo"), call(raw, "echo"), call(relay, "echo")
 	block := func(f func() error) (time.Duration, error) {
 		start := time.Now()
 		for range opts.Calls {
@@ -157,7 +167,10 @@ func Gateway(ctx context.Context, cfg Config, opts GatewayOptions) ([]Row, error
 	if _, err := block(base); err != nil {
 		return nil, err
 	}
-	var o, b []time.Duration
+	if _, err := block(floor); err != nil {
+		return nil, fmt.Errorf("through the relay: %w", err)
+	}
+	var o, b, f []time.Duration
 	for range opts.Blocks {
 		d, err := block(base)
 		if err != nil {
@@ -168,6 +181,10 @@ func Gateway(ctx context.Context, cfg Config, opts GatewayOptions) ([]Row, error
 			return nil, err
 		}
 		o = append(o, d)
+		if d, err = block(floor); err != nil {
+			return nil, err
+		}
+		f = append(f, d)
 	}
 	const group = "10. gateway (freecode mcp serve, stdio, a plain mcp-go client as the host)"
 	mo, mb := median(o), median(b)
@@ -177,6 +194,12 @@ func Gateway(ctx context.Context, cfg Config, opts GatewayOptions) ([]Row, error
 		Value: us(mo), Baseline: us(mb), Delta: us(mo - mb), Ratio: ratio(mo, mb),
 		Target: "≤ 1.3×", Verdict: verdict(r <= 1.3), Runs: len(o),
 	}}
+	mf := median(f)
+	rows = append(rows,
+		Row{Group: group, Name: "for reference: a bare mcp-go relay (one more stdio hop, nothing else) vs straight to the server",
+			Value: us(mf), Baseline: us(mb), Delta: us(mf - mb), Ratio: ratio(mf, mb), Runs: len(f)},
+		Row{Group: group, Name: "echo through the gateway vs through the bare relay (FreeCode's own work: rules, validation, registry)",
+			Value: us(mo), Baseline: us(mf), Delta: us(mo - mf), Ratio: ratio(mo, mf), Runs: len(o)})
 
 	var added, removed []time.Duration
 	for range opts.Edits {
