@@ -164,7 +164,14 @@ func (g *Gateway) SetTools(tools []GatewayTool) (changed bool) {
 	// the tools after the swap sees the new set, so none misses a change.
 	st := make([]server.ServerTool, 0, len(tools))
 	for _, t := range tools {
-		st = append(st, server.ServerTool{Tool: mcpTool(t), Handler: g.handler(t.Name)})
+		mt := mcpTool(t)
+		// mcp-go panics on a tool whose schema has x-mcp-header
+		// annotations it refuses (SEP-2243): such a tool is left out.
+		if err := mcpgo.ValidateParamHeaderAnnotations(&mt); err != nil {
+			g.opts.Logger.Info("left out a tool the protocol forbids to list", "tool", t.Name, "error", err.Error())
+			continue
+		}
+		st = append(st, server.ServerTool{Tool: mt, Handler: g.handler(t.Name)})
 	}
 	g.srv.SetTools(st...)
 	return true
