@@ -123,11 +123,15 @@ type gateway struct {
 	be   backend
 	srv  *mcp.Gateway
 	opts Options
-	// lists gets the current list from sync, for calls to look names up.
-	current chan exposed
-	refresh chan struct{}
-	// instructions holds the merged instructions of the last list.
+	// current holds the last list, for calls to look names up, and
+	// instructions the merged instructions of the last list: one-slot
+	// channels, taken and put back, so each is its own lock. relist
+	// writes them (sync's goroutine, or serve's before it), calls and
+	// initialize read them.
+	current      chan exposed
 	instructions chan string
+	// refresh is sync's coalescing trigger (poke).
+	refresh chan struct{}
 }
 
 func newGateway(be backend, opts Options) *gateway {
@@ -151,7 +155,7 @@ func (g *gateway) poke() {
 	}
 }
 
-// ids returns the current name → id map.
+// lookup returns the tool id a listed name stands for.
 func (g *gateway) lookup(name string) (string, bool) {
 	e := <-g.current
 	g.current <- e
