@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/api"
@@ -322,5 +321,3 @@ func (h *host) waitLog(s string) {
 	require.Eventually(h.t, func() bool { return strings.Contains(h.stderr.String(), s) }, waitFor, 10*time.Millisecond,
 		"waiting for %q in the log:\n%s", s, h.stderr.String())
 }
-
-var _ = assert.True
