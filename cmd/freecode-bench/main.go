@@ -28,13 +28,21 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == bench.RelayArg {
+		// The gateway scenario's floor: this binary as a bare relay.
+		if err := bench.Relay(context.Background(), os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "freecode-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "freecode-bench:", err)
 		os.Exit(1)
 	}
 }
 
-var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol", "budget"}
+var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol", "budget", "gateway"}
 
 func run() error {
 	var (
@@ -65,6 +73,8 @@ func run() error {
 		authTime   = flag.String("auth-benchtime", "1s", "go test -benchtime for each round of the authorization-cost benchmarks")
 		protoCount = flag.Int("protocol-count", 1, "go test -count for the protocol-negotiation benchmark")
 		protoTime  = flag.String("protocol-benchtime", "8x", "go test -benchtime (pairs of connects per run) for the protocol-negotiation benchmark")
+		gwBlocks   = flag.Int("gateway-blocks", 15, "blocks of 200 calls per path in the gateway's call-overhead measurement")
+		gwEdits    = flag.Int("gateway-edits", 5, "config edits (add, then remove, a server) timed to the gateway's list_changed")
 	)
 	flag.Parse()
 	want := map[string]bool{}
@@ -89,7 +99,7 @@ func run() error {
 		}
 	}
 	for _, b := range []string{*testServer, *freecode} {
-		if _, err := os.Stat(b); err != nil && (b == *testServer || want["idle"]) {
+		if _, err := os.Stat(b); err != nil && (b == *testServer || want["idle"] || want["gateway"]) {
 			return fmt.Errorf("%w (build it first: make build)", err)
 		}
 	}
@@ -158,6 +168,9 @@ func run() error {
 		{"budget", "10. context budget", func() ([]bench.Row, error) {
 			return bench.Budget(ctx, cfg, bench.BudgetOptions{TestServers: 20, ToolsPerServer: 50, SearchTools: 10000, SearchReps: 2000,
 				Queries: bench.QueriesFile, Loads: 10})
+		}},
+		{"gateway", "11. gateway", func() ([]bench.Row, error) {
+			return bench.Gateway(ctx, cfg, bench.GatewayOptions{Blocks: *gwBlocks, Calls: 200, Edits: *gwEdits})
 		}},
 	}
 	for _, s := range steps {

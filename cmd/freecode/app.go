@@ -147,7 +147,7 @@ func (a *app) rootCmd() *cobra.Command {
 	mcp.AddCommand(a.loginCmd(), a.logoutCmd())
 	mcp.AddCommand(a.addJSONCmd(), a.importCmd())
 	mcp.AddCommand(a.approvalsCmd(), a.answerCmd(true), a.answerCmd(false))
-	mcp.AddCommand(a.elicitationsCmd())
+	mcp.AddCommand(a.elicitationsCmd(), a.gatewayCmd())
 	root.AddCommand(mcp, a.serveCmd())
 	return root
 }

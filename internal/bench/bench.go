@@ -27,6 +27,9 @@
 //     on the same local server).
 //   - Protocol: runs package mcp's BenchmarkConnectNpm (connect of each
 //     real npm server with the protocol revision pinned vs negotiated).
+//   - Gateway: `freecode mcp serve` under a plain mcp-go host: an echo
+//     call through it vs straight to the server, and the time from a
+//     config edit to the host's list_changed.
 package bench
 
 import (

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/gateway"
+	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/serve"
+)
+
+// gatewayFlags are `mcp serve`'s options.
+type gatewayFlags struct {
+	serveFlags
+	builtins    bool
+	http        string
+	allowRemote bool
+	noAttach    bool
+	printConfig string
+}
+
+func (a *app) gatewayCmd() *cobra.Command {
+	var f gatewayFlags
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve every configured server's tools as one MCP server (the gateway)",
+		Long: `Speak MCP as a server, over stdio (or streamable HTTP with --http), and
+offer every configured server's tools behind it: github's create_issue is
+listed as github__create_issue. Point a host (Claude Code, Cursor, VS Code,
+Codex) at it instead of configuring each server in each host.
+
+When freecode serve runs for the home, the gateway goes through it, so every
+host shares one set of running servers; otherwise it runs the servers itself
+until its host disconnects. Calls go through the permission rules: a call
+that asks is put to the host as an elicitation when the host can show one,
+and is refused otherwise, naming the permission.allow rule that would let
+it through.
+
+--print-config HOST prints what HOST (claude, cursor, vscode, codex) needs
+in its config to start the gateway.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(c *cobra.Command, args []string) error {
+			switch f.logFormat {
+			case "text", "json":
+			default:
+				return usageError{fmt.Errorf("--log-format must be text or json, not %q", f.logFormat)}
+			}
+			if f.printConfig != "" {
+				return a.printGatewayConfig(f)
+			}
+			return a.gateway(c.Context(), f)
+		},
+	}
+	c.Flags().BoolVar(&f.builtins, "builtins", false, "list FreeCode's built-in tools (read, write) too")
+	c.Flags().StringVar(&f.http, "http", "", "serve streamable HTTP on ADDR (host:port; loopback only unless --allow-remote) instead of stdio")
+	c.Flags().BoolVar(&f.allowRemote, "allow-remote", false, "let --http listen on an address other hosts can reach")
+	c.Flags().BoolVar(&f.noAttach, "no-attach", false, "run the servers in this process even when freecode serve runs")
+	c.Flags().StringVar(&f.printConfig, "print-config", "", "print the config snippet for a host: claude, cursor, vscode or codex")
+	c.Flags().StringVar(&f.logFormat, "log-format", "text", "log format on stderr: text or json")
+	c.Flags().CountVarP(&f.verbose, "verbose", "v", "log more (repeat for more detail)")
+	return c
+}
+
+// gateway runs `mcp serve` until the host is gone or ctx ends.
+func (a *app) gateway(ctx context.Context, f gatewayFlags) error {
+	home, err := schema.Home(a.getenv)
+	if err != nil {
+		return err
+	}
+	src, err := a.sources()
+	if err != nil {
+		return err
+	}
+	v, err := a.schema()
+	if err != nil {
+		return err
+	}
+	log := newLogger(a.stderr, f.serveFlags)
+	opts := gateway.Options{Builtins: f.builtins, Version: buildVersion(), Stdin: a.stdin, Stdout: a.stdout,
+		ConfigPath: src.User, Logger: log.WithName("gateway")}
+	if f.http != "" {
+		ln, err := listenGateway(f.http, f.allowRemote)
+		if err != nil {
+			return err
+		}
+		defer ln.Close()
+		tok, err := gateway.LoadToken(home)
+		if err != nil {
+			return err
+		}
+		opts.HTTP, opts.Token = ln, tok
+		// The token itself is shown by --print-config only; this names
+		// where it is.
+		fmt.Fprintf(a.stderr, "freecode mcp serve: streamable HTTP on http://%s%s\n"+
+			"  send \"Authorization: Bearer <token>\", the token being the content of %s\n"+
+			"  (`freecode mcp serve --http %s --print-config claude` prints a host's whole config)\n",
+			ln.Addr(), gateway.HTTPPath, gateway.TokenFile(home), f.http)
+	}
+	if f.http == "" && a.stdinTerminal() != nil {
+		fmt.Fprintln(a.stderr, "freecode mcp serve speaks MCP on stdin and stdout, for a host to start it "+
+			"(`freecode mcp serve --print-config claude` prints a host's config); Ctrl-D ends it")
+	}
+	var attach *api.Client
+	if !f.noAttach {
+		attach, err = a.attachTarget(ctx, src)
+		if err != nil {
+			return err
+		}
+		if attach != nil {
+			defer attach.Close()
+		}
+	}
+	if attach != nil {
+		log.Info("attached to freecode serve", "home", home)
+	} else {
+		log.Info("running the servers in this process", "home", home, "config", src.User)
+	}
+	return gateway.Run(ctx, opts, serve.Options{
+		Home:         home,
+		Sources:      src,
+		Validator:    v,
+		LookupEnv:    a.lookupEnv,
+		ProjectError: projectError,
+		HoldReason:   holdReason,
+		LoginReason:  loginRemedy,
+		Remedy:       a.remedy,
+		Logger:       log,
+		Stderr:       a.stderr,
+	}, attach)
+}
+
+// attachTarget is the serve of the home to go through, or nil: none runs,
+// or it watches another config file (its servers are not this config's).
+func (a *app) attachTarget(ctx context.Context, src schema.Sources) (*api.Client, error) {
+	client, _, err := a.dialServe()
+	if errors.Is(err, api.ErrNotRunning) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("freecode serve: %w", err)
+	}
+	st, err := client.Status(ctx)
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("freecode serve: %w", err)
+	}
+	if st.ConfigPath != src.User {
+		client.Close()
+		return nil, nil
+	}
+	return client, nil
+}
+
+// listenGateway listens on addr, which must be a loopback address unless
+// remote is set.
+func listenGateway(addr string, remote bool) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--http %q: want host:port, such as 127.0.0.1:8765: %w", addr, err)}
+	}
+	if !remote {
+		ip := net.ParseIP(host)
+		if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return nil, usageError{fmt.Errorf("--http %q is not a loopback address: other machines could reach the gateway; "+
+				"use 127.0.0.1:PORT, or add --allow-remote if that is what you want", addr)}
+		}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--http: %w", err)
+	}
+	return ln, nil
+}
+
+// printGatewayConfig prints the snippet of f.printConfig's host on stdout,
+// and where it goes on stderr. With --http it is the HTTP endpoint's, and
+// holds the token (Codex's reads it from gateway.TokenEnvVar): the one
+// place the token is shown.
+func (a *app) printGatewayConfig(f gatewayFlags) error {
+	if !slices.Contains(gateway.HostNames(), f.printConfig) {
+		return usageError{fmt.Errorf("--print-config %q: want one of %s", f.printConfig, strings.Join(gateway.HostNames(), ", "))}
+	}
+	l := gateway.Launch{Name: "freecode"}
+	if f.http != "" {
+		if _, _, err := net.SplitHostPort(f.http); err != nil {
+			return usageError{fmt.Errorf("--http %q: want host:port, such as 127.0.0.1:8765: %w", f.http, err)}
+		}
+		home, err := schema.Home(a.getenv)
+		if err != nil {
+			return err
+		}
+		if l.Token, err = gateway.LoadToken(home); err != nil {
+			return err
+		}
+		l.URL = "http://" + f.http + gateway.HTTPPath
+	} else {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("the path of freecode: %w", err)
+		}
+		l.Command = exe
+		l.Args = []string{"mcp", "serve"}
+		if a.configFlag != "" {
+			cfg, err := filepath.Abs(a.configFlag)
+			if err != nil {
+				return err
+			}
+			l.Args = append(l.Args, "--config", cfg)
+		}
+		if f.builtins {
+			l.Args = append(l.Args, "--builtins")
+		}
+		if h := a.getenv("FREECODE_HOME"); h != "" {
+			abs, err := filepath.Abs(h)
+			if err != nil {
+				return err
+			}
+			l.Env = map[string]string{"FREECODE_HOME": abs}
+		}
+	}
+	snippet, where, err := gateway.HostConfig(f.printConfig, l)
+	if err != nil {
+		return usageError{err}
+	}
+	fmt.Fprintf(a.stderr, "# for %s\n", where)
+	fmt.Fprint(a.stdout, snippet)
+	return nil
+}

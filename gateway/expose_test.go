@@ -1,0 +1,52 @@
+package gateway
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/freecode/freecode/registry/defs"
+)
+
+// TestExpose: MCP tools lose "mcp__" and gain their title and
+// annotations; built-ins are listed only when asked for, tool_search
+// always.
+func TestExpose(t *testing.T) {
+	ds := []defs.Def{
+		{Name: "mcp__github__create_issue", Description: "Creates an issue.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		{Name: "read", Description: "Reads a file."},
+		{Name: ToolSearch, Description: "Finds tools."},
+		{Name: "write", Description: "Writes a file."},
+	}
+	meta := map[string]toolMeta{"mcp__github__create_issue": {Title: "Create issue", Annotations: json.RawMessage(`{"readOnlyHint":false}`)}}
+	for _, c := range []struct {
+		name     string
+		builtins bool
+		want     []string
+	}{
+		{"without built-ins", false, []string{"github__create_issue", ToolSearch}},
+		{"with built-ins", true, []string{"github__create_issue", "read", ToolSearch, "write"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := expose(ds, meta, c.builtins)
+			var names []string
+			for _, tl := range e.tools {
+				names = append(names, tl.Name)
+				assert.Equal(t, tl.Name, stripped(e.ids[tl.Name]))
+			}
+			assert.Equal(t, c.want, names)
+			assert.Equal(t, "mcp__github__create_issue", e.ids["github__create_issue"])
+			assert.Equal(t, "Create issue", e.tools[0].Title)
+			assert.JSONEq(t, `{"readOnlyHint":false}`, string(e.tools[0].Annotations))
+			assert.JSONEq(t, `{"type":"object"}`, string(e.tools[0].InputSchema))
+		})
+	}
+}
+
+func stripped(id string) string {
+	if len(id) > len(mcpPrefix) && id[:len(mcpPrefix)] == mcpPrefix {
+		return id[len(mcpPrefix):]
+	}
+	return id
+}

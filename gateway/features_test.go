@@ -1,0 +1,72 @@
+package gateway
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/freecode/freecode/internal/servetest"
+)
+
+// names lists the values of key of a list of objects.
+func names(list any, key string) []string {
+	var out []string
+	for _, x := range list.([]any) {
+		out = append(out, x.(map[string]any)[key].(string))
+	}
+	return out
+}
+
+// TestResourcesPromptsAndInstructions: the resources and prompts of two
+// servers that use the same URIs and names are listed apart, read and got
+// from the right server; their instructions are merged under a header
+// each; a server's list_changed that changed nothing reaches no host, a
+// real change does.
+func TestResourcesPromptsAndInstructions(t *testing.T) {
+	home := servetest.ShortHome(t)
+	cfg := servetest.Config(
+		testServer("a", "--resources", "1", "--prompts", "--instructions", "Server a says hi."),
+		testServer("b", "--resources", "1", "--prompts", "--instructions", "Server b says hello."))
+	cfg["permission"] = map[string]any{"allow": []string{"mcp__a__set_resource"}}
+	writeConfig(t, home, cfg)
+	h := startHost(t, home, hostOptions{})
+	assert.Contains(t, h.conn["instructions"], "## a\n\nServer a says hi.\n\n## b\n\nServer b says hello.\n")
+
+	h.send(map[string]any{"op": "resources"})
+	res := h.answer("resources")
+	uris := names(res["resources"], "uri")
+	assert.Contains(t, uris, "freecode://a/test://text/0")
+	assert.Contains(t, uris, "freecode://b/test://text/0")
+	assert.Contains(t, names(res["resources"], "name"), "a__binary")
+	assert.Contains(t, names(res["templates"], "uriTemplate"), "freecode://b/test://items/{id}")
+
+	h.send(map[string]any{"op": "read", "uri": "freecode://b/test://items/7"})
+	read := h.answer("read")["result"].(map[string]any)["contents"].([]any)[0].(map[string]any)
+	assert.Equal(t, "item 7", read["text"])
+	assert.Equal(t, "freecode://b/test://items/7", read["uri"])
+
+	h.send(map[string]any{"op": "prompts"})
+	assert.Subset(t, names(h.answer("prompts")["prompts"], "name"), []string{"a__greet", "a__plain", "b__greet", "b__plain"})
+	h.send(map[string]any{"op": "prompt", "name": "b__greet", "args": map[string]any{"name": "Ann"}})
+	msgs := h.answer("prompt")["result"].(map[string]any)["messages"].([]any)
+	require.NotEmpty(t, msgs)
+	assert.Contains(t, msgs[0].(map[string]any)["content"].(map[string]any)["text"], "Ann")
+
+	// relist announces a change that is none: nothing reaches the host;
+	// set_resource is a real one.
+	h.call("a__relist", nil, false)
+	h.call("a__set_resource", map[string]any{"uri": "test://new", "text": "new"}, false)
+	h.event("resources_changed")
+	h.send(map[string]any{"op": "resources"})
+	assert.Contains(t, names(h.answer("resources")["resources"], "uri"), "freecode://a/test://new")
+}
+
+// TestInstructionsAreMerged: the host's instructions hold each server's
+// own under a header naming it.
+func TestInstructionsAreMerged(t *testing.T) {
+	got := mergeInstructions(map[string]string{"b": "Server b says hello.", "a": "Server a says hi.", "c": "  "})
+	assert.Contains(t, got, "## a\n\nServer a says hi.\n\n## b\n\nServer b says hello.\n")
+	assert.NotContains(t, got, "## c")
+	assert.Empty(t, mergeInstructions(nil))
+}

@@ -1,0 +1,315 @@
+// Package gateway is `freecode mcp serve`: every configured server's tools
+// behind one MCP endpoint (stdio, or streamable HTTP) for any host. It
+// attaches to the `freecode serve` of the home when one runs, so that every
+// host shares one set of running servers, and otherwise runs the servers
+// itself (serve.Core) for as long as its host is connected.
+//
+// What it lists is the provider-facing definitions (registry/defs, or
+// /v1/tools of the API) joined with the tools' titles and annotations, so
+// every filter and budget that shapes those definitions shapes the
+// gateway's list too. MCP tool ids lose their "mcp__" prefix
+// (mcp__github__create_issue is listed as github__create_issue), so that a
+// host adding its own prefix does not stutter. Calls go through the
+// orchestrator and its permission rules.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/freecode/freecode/api/wire"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/defs"
+)
+
+// ToolSearch is the id of the built-in that loads deferred tools: listed
+// whenever the definitions hold it, with or without Options.Builtins.
+const ToolSearch = "tool_search"
+
+// mcpPrefix starts every MCP tool's id.
+const mcpPrefix = "mcp__"
+
+// StartupWait bounds how long the gateway waits for the servers' first
+// starts before it answers its host: a server slower than that joins the
+// list later, with a list_changed.
+const StartupWait = 20 * time.Second
+
+// HTTPPath is the path of the streamable HTTP endpoint.
+const HTTPPath = "/mcp"
+
+// Options configure Run.
+type Options struct {
+	// Builtins lists the built-in tools (read, write) too.
+	Builtins bool
+	// Version is what the gateway tells its host it is.
+	Version string
+	// Stdin and Stdout are the stdio transport, used when HTTP is nil:
+	// the gateway ends when Stdin does.
+	Stdin  io.Reader
+	Stdout io.Writer
+	// HTTP, when set, serves streamable HTTP on it instead, at HTTPPath,
+	// to requests bearing Token, until ctx ends.
+	HTTP  net.Listener
+	Token string
+	// ConfigPath names the config file in the remedies of refused calls.
+	ConfigPath string
+	Logger     logr.Logger
+}
+
+// backend is where the tools are: this process's registry (inProcess) or
+// a running serve's (attached).
+type backend interface {
+	// list returns the definitions and, by tool id, their metadata.
+	list(ctx context.Context) ([]defs.Def, map[string]toolMeta, error)
+	// call runs one call under the rules; progress gets the tool's
+	// progress. A refusal is a result with IsError, not an error.
+	call(ctx context.Context, id string, args json.RawMessage, progress func(registry.Progress)) (registry.Result, error)
+	// features lists resources, templates, prompts and instructions.
+	features(ctx context.Context) (features, error)
+	// read reads a resource of a server; getPrompt gets a prompt.
+	read(ctx context.Context, server, uri string) (wire.ResourceRead, error)
+	getPrompt(ctx context.Context, server, name string, args map[string]string) (wire.PromptResult, error)
+	// settle waits, until ctx ends at the latest, for the servers' first
+	// starts, so that the host's first list holds their tools.
+	settle(ctx context.Context)
+	// watch calls changed whenever the list may have changed, until ctx
+	// ends; an error means the backend is gone.
+	watch(ctx context.Context, changed func()) error
+}
+
+// toolMeta is what the definitions do not carry of a tool.
+type toolMeta struct {
+	Title       string
+	Annotations json.RawMessage
+}
+
+// exposed is the list the gateway answers: the tools, and by listed name
+// the tool id each stands for.
+type exposed struct {
+	tools []mcp.GatewayTool
+	ids   map[string]string
+}
+
+// expose decides what the gateway lists from the definitions ds and their
+// metadata: every MCP tool under its id without "mcp__", the built-ins
+// only with builtins, except ToolSearch, always listed when present.
+func expose(ds []defs.Def, meta map[string]toolMeta, builtins bool) exposed {
+	out := exposed{ids: make(map[string]string, len(ds))}
+	for _, d := range ds {
+		name, isMCP := strings.CutPrefix(d.Name, mcpPrefix)
+		if !isMCP && !builtins && d.Name != ToolSearch {
+			continue
+		}
+		m := meta[d.Name]
+		out.tools = append(out.tools, mcp.GatewayTool{Name: name, Title: m.Title, Description: d.Description,
+			InputSchema: d.InputSchema, Annotations: m.Annotations})
+		out.ids[name] = d.Name
+	}
+	return out
+}
+
+// gateway joins a backend to the MCP server side.
+type gateway struct {
+	be   backend
+	srv  *mcp.Gateway
+	opts Options
+	// current holds the last list, for calls to look names up, and
+	// instructions the merged instructions of the last list: one-slot
+	// channels, taken and put back, so each is its own lock. relist
+	// writes them (sync's goroutine, or serve's before it), calls and
+	// initialize read them.
+	current      chan exposed
+	instructions chan string
+	// refresh is sync's coalescing trigger (poke).
+	refresh chan struct{}
+}
+
+func newGateway(be backend, opts Options) *gateway {
+	g := &gateway{be: be, opts: opts, current: make(chan exposed, 1), refresh: make(chan struct{}, 1), instructions: make(chan string, 1)}
+	g.current <- exposed{}
+	g.instructions <- ""
+	g.srv = mcp.NewGateway(mcp.GatewayOptions{Name: "freecode", Version: opts.Version, Call: g.call, Logger: opts.Logger.WithName("mcp"),
+		Read: g.read, GetPrompt: g.getPrompt, Instructions: func() string {
+			s := <-g.instructions
+			g.instructions <- s
+			return s
+		}})
+	return g
+}
+
+// poke asks sync to look again; it never blocks.
+func (g *gateway) poke() {
+	select {
+	case g.refresh <- struct{}{}:
+	default:
+	}
+}
+
+// lookup returns the tool id a listed name stands for.
+func (g *gateway) lookup(name string) (string, bool) {
+	e := <-g.current
+	g.current <- e
+	id, ok := e.ids[name]
+	return id, ok
+}
+
+// relist hands the backend's current list to the MCP side, which tells
+// the host only of a real change.
+func (g *gateway) relist(ctx context.Context) {
+	ds, meta, err := g.be.list(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			g.opts.Logger.Error(err, "cannot list the tools; keeping the last list")
+		}
+		return
+	}
+	e := expose(ds, meta, g.opts.Builtins)
+	<-g.current
+	g.current <- e
+	if g.srv.SetTools(e.tools) {
+		g.opts.Logger.V(1).Info("tools changed", "tools", len(e.tools))
+	}
+	f, err := g.be.features(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			g.opts.Logger.Error(err, "cannot list the resources and prompts; keeping the last lists")
+		}
+		return
+	}
+	rs, ts, ps := exposeFeatures(f)
+	if g.srv.SetResources(rs, ts) {
+		g.opts.Logger.V(1).Info("resources changed", "resources", len(rs), "templates", len(ts))
+	}
+	if g.srv.SetPrompts(ps) {
+		g.opts.Logger.V(1).Info("prompts changed", "prompts", len(ps))
+	}
+	<-g.instructions
+	g.instructions <- mergeInstructions(f.instructions)
+}
+
+// sync keeps the listed set in line with the backend until ctx ends: it
+// re-lists on every poke.
+func (g *gateway) sync(ctx context.Context) {
+	for {
+		g.relist(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-g.refresh:
+		}
+	}
+}
+
+func (g *gateway) call(ctx context.Context, c mcp.GatewayCall) (mcp.GatewayResult, error) {
+	id, ok := g.lookup(c.Name)
+	if !ok {
+		return errorResult(fmt.Sprintf("unknown tool %q: the gateway lists no tool of that name (any more)", c.Name)), nil
+	}
+	var progress func(registry.Progress)
+	if c.Progress != nil {
+		progress = func(p registry.Progress) {
+			c.Progress(mcp.GatewayProgress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+		}
+	}
+	res, err := g.be.call(ctx, id, c.Args, progress)
+	if id == ToolSearch {
+		// It may have loaded tools into the definitions: look again.
+		g.poke()
+	}
+	if err != nil {
+		return mcp.GatewayResult{}, err
+	}
+	return gatewayResult(res), nil
+}
+
+func errorResult(text string) mcp.GatewayResult {
+	return gatewayResult(registry.ErrorResult(text))
+}
+
+// gatewayResult is r for the host: each block verbatim as its server sent
+// it, or as FreeCode made it.
+func gatewayResult(r registry.Result) mcp.GatewayResult {
+	out := mcp.GatewayResult{IsError: r.IsError, Structured: r.Structured, Content: make([]json.RawMessage, 0, len(r.Content))}
+	for _, c := range r.Content {
+		if len(c.Raw) > 0 {
+			out.Content = append(out.Content, c.Raw)
+			continue
+		}
+		b, err := json.Marshal(c)
+		if err != nil {
+			b, _ = json.Marshal(registry.Content{Type: "text", Text: c.Text})
+		}
+		out.Content = append(out.Content, b)
+	}
+	return out
+}
+
+// serve runs the transport and the list's upkeep until the host is gone
+// (stdio) or ctx ends, then returns.
+func (g *gateway) serve(ctx context.Context) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// The host waits for its initialize answer meanwhile.
+	sctx, scancel := context.WithTimeout(ctx, StartupWait)
+	g.be.settle(sctx)
+	scancel()
+	g.relist(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.sync(ctx)
+	}()
+	defer func() { <-done }()
+	watchDone := make(chan error, 1)
+	go func() {
+		err := g.be.watch(ctx, g.poke)
+		if err != nil && ctx.Err() == nil {
+			cancel(err)
+		}
+		watchDone <- err
+	}()
+	defer func() { <-watchDone }()
+	defer cancel(nil)
+
+	if g.opts.HTTP != nil {
+		return g.serveHTTP(ctx)
+	}
+	err := g.srv.ServeStdio(ctx, g.opts.Stdin, g.opts.Stdout)
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return err
+}
+
+// serveHTTP serves streamable HTTP on opts.HTTP until ctx ends.
+func (g *gateway) serveHTTP(ctx context.Context) error {
+	mux := http.NewServeMux()
+	mux.Handle(HTTPPath, g.srv.HTTPHandler(HTTPPath))
+	hs := &http.Server{Handler: requireToken(g.opts.Token, mux), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(g.opts.HTTP) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve http: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(sctx)
+	_ = hs.Close()
+	<-errc
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return nil
+}

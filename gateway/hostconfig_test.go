@@ -1,0 +1,68 @@
+package gateway
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestHostConfig: each host's snippet is in that host's own format, and
+// reads back as the launch it was made of.
+func TestHostConfig(t *testing.T) {
+	stdio := Launch{Name: "freecode", Command: "/usr/local/bin/freecode", Args: []string{"mcp", "serve"}, Env: map[string]string{"FREECODE_HOME": "/h"}}
+	web := Launch{Name: "freecode", URL: "http://127.0.0.1:8765/mcp", Token: "tok"}
+	for _, host := range []string{"claude", "cursor", "vscode"} {
+		t.Run(host, func(t *testing.T) {
+			key := "mcpServers"
+			if host == "vscode" {
+				key = "servers"
+			}
+			s, where, err := HostConfig(host, stdio)
+			require.NoError(t, err)
+			assert.NotEmpty(t, where)
+			var v map[string]map[string]map[string]any
+			require.NoError(t, json.Unmarshal([]byte(s), &v), s)
+			e := v[key]["freecode"]
+			assert.Equal(t, "/usr/local/bin/freecode", e["command"])
+			assert.Equal(t, []any{"mcp", "serve"}, e["args"])
+			assert.Equal(t, map[string]any{"FREECODE_HOME": "/h"}, e["env"])
+
+			s, _, err = HostConfig(host, web)
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal([]byte(s), &v), s)
+			e = v[key]["freecode"]
+			assert.Equal(t, web.URL, e["url"])
+			assert.Equal(t, map[string]any{"Authorization": "Bearer tok"}, e["headers"])
+			if host != "cursor" {
+				assert.Equal(t, "http", e["type"])
+			}
+		})
+	}
+	s, _, err := HostConfig("codex", stdio)
+	require.NoError(t, err)
+	var c struct {
+		Servers map[string]struct {
+			Command string            `toml:"command"`
+			Args    []string          `toml:"args"`
+			Env     map[string]string `toml:"env"`
+			URL     string            `toml:"url"`
+			Var     string            `toml:"bearer_token_env_var"`
+		} `toml:"mcp_servers"`
+	}
+	require.NoError(t, toml.Unmarshal([]byte(s), &c), s)
+	assert.Equal(t, stdio.Command, c.Servers["freecode"].Command)
+	assert.Equal(t, stdio.Args, c.Servers["freecode"].Args)
+	assert.Equal(t, stdio.Env, c.Servers["freecode"].Env)
+	s, _, err = HostConfig("codex", web)
+	require.NoError(t, err)
+	assert.NotContains(t, s, "tok\"", "Codex reads the token from the environment")
+	require.NoError(t, toml.Unmarshal([]byte(s), &c), s)
+	assert.Equal(t, web.URL, c.Servers["freecode"].URL)
+	assert.Equal(t, TokenEnvVar, c.Servers["freecode"].Var)
+
+	_, _, err = HostConfig("emacs", stdio)
+	assert.ErrorContains(t, err, "want one of claude, cursor, vscode, codex")
+}

@@ -1,0 +1,145 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/freecode/freecode/api/wire"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/defs"
+	"github.com/freecode/freecode/registry/orchestrator"
+	"github.com/freecode/freecode/serve"
+)
+
+// inProcess is the backend of a gateway that runs the servers itself.
+type inProcess struct {
+	core *serve.Core
+}
+
+func (b inProcess) list(context.Context) ([]defs.Def, map[string]toolMeta, error) {
+	ds := b.core.Defs.Defs(defs.DialectJSONSchema)
+	meta := make(map[string]toolMeta, len(ds.Tools))
+	for _, d := range ds.Tools {
+		if t, ok := b.core.Registry.Get(d.Name); ok {
+			meta[d.Name] = toolMeta{Title: t.Title, Annotations: t.Annotations}
+		}
+	}
+	return ds.Tools, meta, nil
+}
+
+func (b inProcess) call(ctx context.Context, id string, args json.RawMessage, progress func(registry.Progress)) (registry.Result, error) {
+	if progress != nil {
+		ctx = registry.WithProgress(ctx, progress)
+	}
+	out := b.core.Orchestrator.Run(ctx, []orchestrator.Call{{ID: "gateway", Tool: id, Args: args}})[0]
+	if out.Err != nil && ctx.Err() != nil {
+		// The host cancelled the call; mcp-go answers nothing then.
+		return registry.Result{}, fmt.Errorf("call %s: %w", id, ctx.Err())
+	}
+	return out.Result, nil
+}
+
+func (b inProcess) features(context.Context) (features, error) {
+	f := features{resources: b.core.Controller.AllResources(), prompts: b.core.Controller.AllPrompts(), instructions: map[string]string{}}
+	for _, s := range b.core.Controller.Status().Servers {
+		if s.Instructions != "" {
+			f.instructions[s.Name] = s.Instructions
+		}
+	}
+	return f, nil
+}
+
+func (b inProcess) read(ctx context.Context, server, uri string) (wire.ResourceRead, error) {
+	return b.core.Controller.ReadResource(ctx, server, uri)
+}
+
+func (b inProcess) getPrompt(ctx context.Context, server, name string, args map[string]string) (wire.PromptResult, error) {
+	return b.core.Controller.GetPrompt(ctx, server, name, args)
+}
+
+func (b inProcess) settle(ctx context.Context) { b.core.Settled(ctx) }
+
+// watch pokes on every change of the tools the bus announces (the
+// registry's, the loaded set's, the deferral policy's); a
+// subscriber that missed messages pokes too, and sync re-lists either way.
+func (b inProcess) watch(ctx context.Context, changed func()) error {
+	ch, cancel := b.core.Bus.Subscribe(64)
+	defer cancel()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m, ok := <-ch:
+			if !ok {
+				return nil
+			}
+			switch m.Event.(type) {
+			case registry.ToolsChanged, defs.ToolsLoaded, defs.PolicyChanged, wire.PhaseChanged, wire.ResourcesChanged, wire.PromptsChanged:
+				changed()
+			default:
+				if m.Missed > 0 {
+					changed()
+				}
+			}
+		}
+	}
+}
+
+// hostApprover answers the orchestrator's asks by asking the host of the
+// call (an elicitation), or, when it cannot be asked, refuses the call
+// with the rule that would let it through.
+type hostApprover struct {
+	configPath string
+}
+
+func (a hostApprover) Approve(ctx context.Context, req orchestrator.ApprovalRequest) (bool, error) {
+	res, err := mcp.AskHost(ctx, mcp.HostQuestion{Message: approvalQuestion(req)})
+	if errors.Is(err, mcp.ErrHostCannotElicit) {
+		return false, &needsRuleError{tool: req.ToolID, reason: req.Reason, configPath: a.configPath}
+	}
+	if err != nil {
+		return false, err
+	}
+	return res.Action == mcp.ElicitAccept, nil
+}
+
+// approvalQuestion is what the host is asked: "server X wants to run Y
+// with …: allow?".
+func approvalQuestion(req orchestrator.ApprovalRequest) string {
+	args := string(req.Args)
+	if len(args) > 500 {
+		args = args[:500] + "…"
+	}
+	if server, tool, ok := splitID(req.ToolID); ok {
+		return fmt.Sprintf("MCP server %q wants to run %s with %s (%s): allow?", server, tool, args, req.Reason)
+	}
+	return fmt.Sprintf("FreeCode wants to run its %s tool with %s (%s): allow?", req.ToolID, args, req.Reason)
+}
+
+// splitID splits an MCP tool id mcp__<server>__<tool>.
+func splitID(id string) (server, tool string, ok bool) {
+	rest, ok := strings.CutPrefix(id, mcpPrefix)
+	if !ok {
+		return "", "", false
+	}
+	return strings.Cut(rest, "__")
+}
+
+// needsRuleError refuses a call that needs approval when the host cannot
+// be asked, naming the rule that would let it through.
+type needsRuleError struct {
+	tool, reason, configPath string
+}
+
+func (e *needsRuleError) Error() string {
+	where := "the config"
+	if e.configPath != "" {
+		where = e.configPath
+	}
+	return fmt.Sprintf("%s needs approval (%s) and this host cannot be asked (it declared no elicitation capability); "+
+		"to let it run without asking, add %q to permission.allow in %s", e.tool, e.reason, e.tool, where)
+}

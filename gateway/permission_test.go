@@ -1,0 +1,78 @@
+package gateway
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/freecode/freecode/internal/servetest"
+)
+
+// permissionConfig has the test server t with its elicitation tools and a
+// deny rule for t's sleep.
+func permissionConfig(t *testing.T) string {
+	home := servetest.ShortHome(t)
+	cfg := servetest.Config(testServer("t", "--ask"))
+	cfg["permission"] = map[string]any{"deny": []string{"mcp__t__sleep"}}
+	writeConfig(t, home, cfg)
+	return home
+}
+
+// TestRefusalsNameTheRule: a denied call is refused by its rule; a call
+// that asks, from a host that declared no elicitation capability, is
+// refused naming the permission.allow rule that lets it through; an
+// upstream elicitation is declined for that host.
+func TestRefusalsNameTheRule(t *testing.T) {
+	h := startHost(t, permissionConfig(t), hostOptions{})
+	require.Contains(t, h.tools(), "t__note")
+
+	res := h.call("t__sleep", map[string]any{"ms": 0}, false)
+	assert.Equal(t, true, res["isError"])
+	assert.Contains(t, text(res), `denied by rule "mcp__t__sleep" in permission.deny`)
+
+	res = h.call("t__note", map[string]any{"text": "x"}, false)
+	assert.Equal(t, true, res["isError"])
+	assert.Contains(t, text(res), `add "mcp__t__note" to permission.allow in `)
+
+	res = h.call("t__ask", map[string]any{"message": "who?"}, false)
+	assert.Contains(t, text(res), `"action":"decline"`)
+	h.noEvents()
+}
+
+// TestAskAndUpstreamElicitationReachTheHost: a host that declared the
+// elicitation capability is asked about a call that asks ("server X wants
+// to run Y with …: allow?"), and gets the upstream server's own
+// elicitations, whose answer goes back completed with the form's
+// defaults.
+func TestAskAndUpstreamElicitationReachTheHost(t *testing.T) {
+	h := startHost(t, permissionConfig(t), hostOptions{env: []string{"ELICIT=accept", `ELICIT_CONTENT={"name":"Ann"}`}})
+	require.Contains(t, h.tools(), "t__note")
+
+	h.send(map[string]any{"op": "call", "name": "t__note", "args": map[string]any{"text": "approved"}})
+	ev := h.event("elicitation")
+	assert.Contains(t, ev["message"], `MCP server "t" wants to run note with {"text":"approved"}`)
+	assert.Contains(t, ev["message"], "allow?")
+	res := h.answer("call")["result"].(map[string]any)
+	assert.Nil(t, res["isError"], "%v", res)
+
+	h.send(map[string]any{"op": "call", "name": "t__ask", "args": map[string]any{"message": "Who are you?"}})
+	ev = h.event("elicitation")
+	assert.Equal(t, "t asks: Who are you?", ev["message"])
+	assert.Contains(t, ev["schema"].(map[string]any)["properties"], "name")
+	res = h.answer("call")["result"].(map[string]any)
+	assert.Contains(t, text(res), `"action":"accept"`)
+	assert.Contains(t, text(res), `"name":"Ann"`)
+	assert.Contains(t, text(res), `"count":3`, "the form's defaults fill what the host left out")
+}
+
+// TestDeclinedAskIsRefused: a host that declines the ask refuses the call.
+func TestDeclinedAskIsRefused(t *testing.T) {
+	h := startHost(t, permissionConfig(t), hostOptions{env: []string{"ELICIT=decline"}})
+	require.Contains(t, h.tools(), "t__note")
+	h.send(map[string]any{"op": "call", "name": "t__note", "args": map[string]any{"text": "no"}})
+	h.event("elicitation")
+	res := h.answer("call")["result"].(map[string]any)
+	assert.Equal(t, true, res["isError"])
+	assert.Contains(t, text(res), "not approved")
+}

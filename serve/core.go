@@ -1,0 +1,293 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/api/wire"
+	"github.com/freecode/freecode/controller"
+	"github.com/freecode/freecode/internal/procguard"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/auth"
+	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/defs"
+	"github.com/freecode/freecode/registry/event"
+	"github.com/freecode/freecode/registry/orchestrator"
+	"github.com/freecode/freecode/schema"
+)
+
+// Core is the machinery `freecode serve` and the gateway (`freecode mcp
+// serve` without a serve to attach to) share: the config watcher, the
+// controller and its servers, the registry with the built-in tools, the
+// provider definitions and the orchestrator under the config's rules. It
+// holds no lock on the home and listens on nothing: Run adds the home lock
+// and the local API around it.
+//
+// The fields are set by NewCore and only read after.
+type Core struct {
+	Bus          *event.Bus
+	Registry     *registry.Registry
+	Defs         *defs.DefsCache
+	Controller   *controller.Controller
+	Orchestrator *orchestrator.Orchestrator
+	// Approvals and Elicitations are the API's queues. Approvals answers
+	// the orchestrator's asks unless Options.Approver replaces it;
+	// Elicitations the servers' elicitations unless Options.Elicit does.
+	Approvals    *api.Approvals
+	Elicitations *api.Elicitations
+
+	opts      Options
+	validator *schema.Validator
+	lookupEnv func(string) (string, bool)
+	rules     *rulesHolder
+	tokens    *auth.Store
+	guard     *procguard.Guard
+	stopSweep func()
+	// applied is closed once the first configuration is applied.
+	applied     chan struct{}
+	appliedOnce sync.Once
+	// first names the servers of the first configuration; written
+	// before applied is closed, then only read.
+	first []string
+}
+
+// Part is one more long-lived part for Core.Run, such as an API or a
+// gateway's transport: Run blocks until ctx ends or the part fails.
+type Part struct {
+	Name string
+	Run  func(ctx context.Context) error
+}
+
+// NewCore builds the parts of opts (see Core). It makes this process a
+// child subreaper and starts the guard process (see Run); Close releases
+// them once Run has returned. An unusable home or token store is an error
+// before anything is started.
+func NewCore(opts Options) (_ *Core, err error) {
+	home, log := opts.Home, opts.Logger
+	c := &Core{opts: opts, validator: opts.Validator, lookupEnv: opts.LookupEnv, applied: make(chan struct{})}
+	if c.validator == nil {
+		if c.validator, err = schema.NewValidator(); err != nil {
+			return nil, err
+		}
+	}
+	if c.lookupEnv == nil {
+		c.lookupEnv = os.LookupEnv
+	}
+	stderr := opts.Stderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	root := opts.Root
+	if root == "" {
+		if root, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("working directory: %w", err)
+		}
+	}
+
+	// Every server runs under a reaper, and this process takes what a
+	// killed reaper leaves; the guard covers this process and a reaper
+	// dying together. The sweeping ends last, once every server is gone.
+	reaper, sub, stopSweep := processes(log.WithName("procguard"))
+	c.stopSweep = stopSweep
+	defer func() {
+		if err != nil {
+			c.Close()
+		}
+	}()
+	g, gerr := procguard.StartGuard(procguard.GuardOptions{Path: procguard.SelfExe, Sub: sub, Logger: log.WithName("guard"), Stderr: stderr})
+	if gerr != nil {
+		log.Error(gerr, "no guard process: if this process and a server's reaper are killed together, what the server started may outlive them")
+	} else {
+		c.guard = g
+	}
+
+	// Remote servers' OAuth tokens: shared with `freecode mcp login` and
+	// the other commands, each server's file under its own lock.
+	if c.tokens, err = auth.OpenStore(TokenDir(home)); err != nil {
+		return nil, err
+	}
+
+	c.Bus = event.NewBus()
+	c.Registry = registry.NewRegistry(c.Bus)
+	// The home holds provider keys and trust decisions, and serve may well
+	// run in a directory that contains it (~). Results over their cap are
+	// kept in its outputs directory, which read may read.
+	outputs := filepath.Join(home, orchestrator.OutputsDirName)
+	// The definitions are deferred as the config says (the default
+	// budget until it is applied); tool_search, a built-in, finds and
+	// loads the deferred ones.
+	c.Defs = defs.NewDefsCache(c.Registry, defs.Options{Policy: defs.Policy{Budget: schema.DefaultToolBudget}, Bus: c.Bus})
+	search, err := c.Defs.SearchTool()
+	if err != nil {
+		return nil, err
+	}
+	if err := registry.RegisterBuiltins(c.Registry, registry.BuiltinOptions{Root: root, Protected: []string{home, opts.Sources.User}, Outputs: outputs,
+		Extra: []registry.Tool{search}}); err != nil {
+		return nil, err
+	}
+	// The guard learns of each server's process group the moment it starts,
+	// so a process killed during a long first start (an `npx -y` download)
+	// takes the group with it too.
+	// One schema cache for every session: restarts and re-lists of servers
+	// whose tools did not change resolve and compile nothing. One protocol
+	// cache too: a server with protocol "auto" is asked its revision once
+	// per process, not at every restart.
+	// The servers' elicitations wait for an answer through the API, unless
+	// the caller answers them itself.
+	c.Elicitations = api.NewElicitations(c.Bus, opts.ElicitationTimeout)
+	elicit, elicitTimeout := opts.Elicit, opts.ElicitationTimeout
+	if elicit == nil {
+		elicit = elicitThroughAPI(c.Elicitations, log.WithName("elicitation"))
+		// The API's own timeout answers first; the session's is a backstop.
+		elicitTimeout = c.Elicitations.Timeout() + time.Minute
+	}
+	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: c.guard.Track,
+		Schemas: mcp.NewSchemaCache(schemaCacheSize), Launcher: ReaperLauncher(reaper, log.WithName("procguard")),
+		Tokens: c.tokens, Protocols: mcp.NewProtocolCache(),
+		Elicit: elicit, ElicitTimeout: elicitTimeout}
+	c.Controller = controller.New(controller.Options{
+		Registry: c.Registry,
+		Bus:      c.Bus,
+		Logger:   log.WithName("controller"),
+		Dial:     controller.MCPDialer(mcpOpts),
+		Probe:    controller.MCPProber(mcpOpts),
+		// The status and errors say what to do, as the commands do.
+		HoldReason:  opts.HoldReason,
+		LoginReason: opts.LoginReason,
+		Remedy:      opts.Remedy,
+		SignIn:      func(s schema.Server) *wire.SignIn { return SignIn(c.tokens, s) },
+	})
+	c.rules = &rulesHolder{phrase: opts.ProjectError, outputs: outputs}
+	c.Approvals = api.NewApprovals(c.Bus, 0)
+	var approver orchestrator.Approver = c.Approvals
+	if opts.Approver != nil {
+		approver = opts.Approver
+	}
+	c.Orchestrator = orchestrator.New(orchestrator.Options{
+		Registry: c.Registry,
+		Rules:    c.rules.get,
+		Limits:   c.rules.limits,
+		Approver: approver,
+		Logger:   log.WithName("orchestrator"),
+	})
+	return c, nil
+}
+
+// Settled waits until Run applied the first configuration and each of its
+// servers got past its first start (ready, failed, waiting to retry, held
+// or disabled), or ctx ends; it reports whether they did. A gateway waits
+// so before it answers, so that its host's first list already holds the
+// servers' tools.
+func (c *Core) Settled(ctx context.Context) bool {
+	ch, cancel := c.Bus.Subscribe(64)
+	defer cancel()
+	select {
+	case <-c.applied:
+	case <-ctx.Done():
+		return false
+	}
+	for {
+		if c.settled() {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// settled reports whether every server of the first configuration is past
+// its first start.
+func (c *Core) settled() bool {
+	phases := map[string]wire.Phase{}
+	for _, s := range c.Controller.Status().Servers {
+		phases[s.Name] = s.Phase
+	}
+	for _, name := range c.first {
+		switch phases[name] {
+		case "", wire.PhasePending, wire.PhaseStarting:
+			return false
+		}
+	}
+	return true
+}
+
+// Rules returns the permission rules of the last valid configuration.
+func (c *Core) Rules() orchestrator.Rules { return c.rules.get() }
+
+// Run runs the controller, the config watcher, the token watcher and
+// parts on one errgroup until ctx ends or one of them fails, then stops
+// every server and returns once all of them are gone: nil after ctx
+// ended, else the first failure, named by the part that failed.
+func (c *Core) Run(ctx context.Context, parts ...Part) error {
+	log := c.opts.Logger
+	// The first part to fail stops the others; each one's error is named.
+	eg, ctx := errgroup.WithContext(ctx)
+	run := func(name string, fn func() error) {
+		eg.Go(func() error {
+			if err := fn(); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			return nil
+		})
+	}
+	run("controller", func() error { return c.Controller.Start(ctx) })
+	run("config watcher", func() error {
+		return controller.Watch(ctx, controller.WatchOptions{
+			Sources: c.opts.Sources,
+			Load: func(src schema.Sources, contents schema.Contents) (*schema.Config, error) {
+				cfg, err := c.validator.Desired(src, contents, schema.LoadOptions{LookupEnv: c.lookupEnv})
+				if err == nil && cfg.Project != nil && cfg.Project.Trust.Err != nil {
+					log.Info("project settings ignored; the user config applies", "project", src.Project, "error", cfg.Project.Trust.Err.Error())
+				}
+				return cfg, err
+			},
+			OnApplied: func(cfg *schema.Config) {
+				c.rules.set(cfg)
+				c.Defs.SetPolicy(DefsPolicy(cfg))
+				c.appliedOnce.Do(func() {
+					for _, srv := range cfg.MCP.Servers {
+						c.first = append(c.first, srv.Name)
+					}
+					close(c.applied)
+				})
+			},
+			Controller: c.Controller,
+			Logger:     log.WithName("config"),
+		})
+	})
+	for _, p := range parts {
+		run(p.Name, func() error { return p.Run(ctx) })
+	}
+	eg.Go(func() error {
+		watchTokens(ctx, c.tokens, c.Controller, log.WithName("tokens"))
+		return nil
+	})
+	<-ctx.Done()
+	log.Info("stopping every server")
+	err := eg.Wait()
+	log.Info("stopped")
+	return err
+}
+
+// Close ends the guard and the sweeping of orphans; call it once Run has
+// returned (every server is gone then).
+func (c *Core) Close() {
+	if c.guard != nil {
+		c.guard.Close()
+		c.guard = nil
+	}
+	if c.stopSweep != nil {
+		c.stopSweep()
+		c.stopSweep = nil
+	}
+}
