@@ -229,7 +229,44 @@ func (g *gateway) call(ctx context.Context, c mcp.GatewayCall) (mcp.GatewayResul
 	if err != nil {
 		return mcp.GatewayResult{}, err
 	}
+	if id == ToolSearch {
+		res = searchForHost(res)
+	}
 	return gatewayResult(res), nil
+}
+
+// searchForHost renames the tools a tool_search result names (its
+// structured "tools" list, and the same ids in its text) to the names the
+// host knows them by, without "mcp__".
+func searchForHost(r registry.Result) registry.Result {
+	var s struct {
+		Tools []map[string]any `json:"tools"`
+	}
+	if json.Unmarshal(r.Structured, &s) != nil || len(s.Tools) == 0 {
+		return r
+	}
+	var pairs []string
+	for _, t := range s.Tools {
+		if id, ok := t["name"].(string); ok && strings.HasPrefix(id, mcpPrefix) {
+			t["name"] = strings.TrimPrefix(id, mcpPrefix)
+			// "1. <id>:" is how the text names a match.
+			pairs = append(pairs, ". "+id+":", ". "+strings.TrimPrefix(id, mcpPrefix)+":")
+		}
+	}
+	if b, err := json.Marshal(s); err == nil {
+		r.Structured = b
+	}
+	rename := strings.NewReplacer(pairs...)
+	out := r
+	out.Content = make([]registry.Content, len(r.Content))
+	for i, c := range r.Content {
+		if c.Type == "text" {
+			c.Text = rename.Replace(c.Text)
+			c.Raw = nil
+		}
+		out.Content[i] = c
+	}
+	return out
 }
 
 func errorResult(text string) mcp.GatewayResult {
