@@ -360,6 +360,12 @@ const methodologyText = `
    a row of their own: what to expect of tasks no one tuned for. Another reference row ranks with BM25F alone,
    without the synonym table. Last, 10 deferred tools are loaded one by one: each load must change the version and
    keep every earlier byte of the list (the provider's prompt-cache prefix).
+11. **Gateway.** A real ` + "`freecode mcp serve --no-attach`" + ` subprocess for a throwaway home with one ` + "`mcp-testserver`" + `,
+   its host a plain mcp-go client over stdio. Blocks of 200 ` + "`echo`" + ` calls take turns: through the gateway, straight to
+   a test server of the host's own, and through a bare mcp-go relay (this bench binary relaying stdio to the server
+   and back, nothing else) — the floor of any stdio gateway, since the extra process hop is most of an echo's cost.
+   Then config edits add and remove a second server, timed from the rename of the file to the host's
+   ` + "`notifications/tools/list_changed`" + ` (the watcher's debounce, {debounce}, included).
 
 ## Reading the results
 
@@ -394,4 +400,10 @@ const methodologyText = `
 - **Authorization cost:** the authorized path adds reading the token (a file-change check of the store), the header,
   and the resource's token check; target {authTarget} of the unauthorized call. The HTTP-request row carries the
   variance of two sub-millisecond figures on a shared machine.
+- **Context budget:** the deferred list is the built-ins and ` + "`tool_search`" + `, whatever the number of servers; what
+  the model pays for deferral is a search round trip per tool it needs. The held-out recall row is the honest
+  expectation for tasks nobody tuned the ranking for.
+- **Gateway:** an echo is nearly all transport, so the second stdio hop alone (the bare relay row) roughly doubles
+  it; the 1.3× target is out of reach of any stdio gateway for an echo, and the row FreeCode controls is the
+  gateway against the relay: rules, validation and the registry. A tool that does real work hides both.
 `
