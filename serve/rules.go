@@ -46,7 +46,7 @@ func (r *rulesHolder) limits() orchestrator.Limits {
 }
 
 func (r *rulesHolder) set(cfg *schema.Config) {
-	lim := callLimits(cfg, r.outputs)
+	lim := CallLimits(cfg, r.outputs)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rules = orchestrator.Rules(cfg.Permission)
@@ -81,11 +81,11 @@ func (r *rulesHolder) projectError() string {
 	return r.projectErr
 }
 
-// callLimits are the orchestrator's limits for cfg: mcp.maxArgumentBytes,
+// CallLimits are the orchestrator's limits for cfg: mcp.maxArgumentBytes,
 // mcp.callTimeout and mcp.maxOutputTokens for every tool, each server's
 // callTimeout and maxOutputTokens for its own, and outputs as the
 // directory of results over their cap.
-func callLimits(cfg *schema.Config, outputs string) orchestrator.Limits {
+func CallLimits(cfg *schema.Config, outputs string) orchestrator.Limits {
 	lim := orchestrator.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: cfg.MCP.CallTimeoutOf(schema.Server{}),
 		OutputDir: outputs, MaxOutputTokens: cfg.MCP.MaxOutputTokensOf(schema.Server{})}
 	for _, s := range cfg.MCP.Servers {

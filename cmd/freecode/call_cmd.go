@@ -22,6 +22,7 @@ import (
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/serve"
 )
 
 // serverOfTool returns the server part of an MCP tool id, or "" for a
@@ -138,17 +139,8 @@ func (o callOpts) timeoutSet() bool { return o.timeout > 0 }
 // callOneShot runs the call in this process: built-ins on the working
 // directory, an MCP tool (srv non-nil) over a session of its own.
 func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.Server, id string, callArgs json.RawMessage, o callOpts) error {
-	reg := registry.NewRegistry(nil)
-	wd, err := os.Getwd()
+	reg, outputs, err := a.oneShotRegistry(cfg)
 	if err != nil {
-		return fmt.Errorf("working directory: %w", err)
-	}
-	home, err := schema.Home(a.getenv)
-	if err != nil {
-		return err
-	}
-	outputs := filepath.Join(home, orchestrator.OutputsDirName)
-	if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: wd, Protected: []string{home, cfg.Path}, Outputs: outputs}); err != nil {
 		return err
 	}
 	// The call's progress on stderr, paused while a question is asked.
@@ -172,20 +164,7 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 			return err
 		}
 	}
-	orch := orchestrator.New(orchestrator.Options{
-		Registry:    reg,
-		Rules:       func() orchestrator.Rules { return orchestrator.Rules(cfg.Permission) },
-		Approver:    a.approver(o.yes),
-		MaxParallel: 1,
-		Limits: func() orchestrator.Limits {
-			lim := orchestrator.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: o.timeout, OutputDir: outputs}
-			if srv != nil {
-				lim.MaxOutputTokens = cfg.MCP.MaxOutputTokensOf(*srv)
-			}
-			return lim
-		},
-	})
-	out := orch.Run(registry.WithProgress(ctx, progress.show), []orchestrator.Call{{ID: "cli", Tool: id, Args: callArgs}})[0]
+	out := a.oneShotOrchestrator(reg, cfg, outputs, o).Run(registry.WithProgress(ctx, progress.show), []orchestrator.Call{{ID: "cli", Tool: id, Args: callArgs}})[0]
 	progress.end()
 	view := callView(out)
 	view.Via = viaOneShot
@@ -198,6 +177,41 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 		view.Error = out.Err.Error()
 	}
 	return a.printOutcome(view, out.Result.Text(), out.Err, o.asJSON)
+}
+
+// oneShotRegistry returns a registry of the built-ins (extra among them)
+// on the working directory, as a one-shot command runs them, and the
+// directory results over their cap are kept in.
+func (a *app) oneShotRegistry(cfg *schema.Config, extra ...registry.Tool) (*registry.Registry, string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, "", fmt.Errorf("working directory: %w", err)
+	}
+	home, err := schema.Home(a.getenv)
+	if err != nil {
+		return nil, "", err
+	}
+	reg := registry.NewRegistry(nil)
+	outputs := filepath.Join(home, orchestrator.OutputsDirName)
+	if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: wd, Protected: []string{home, cfg.Path}, Outputs: outputs, Extra: extra}); err != nil {
+		return nil, "", err
+	}
+	return reg, outputs, nil
+}
+
+// oneShotOrchestrator runs a one-shot command's call over reg: cfg's
+// rules, approvals on the terminal (or --yes), one call at a time, the
+// limits serve applies but with o's timeout for every call.
+func (a *app) oneShotOrchestrator(reg *registry.Registry, cfg *schema.Config, outputs string, o callOpts) *orchestrator.Orchestrator {
+	lim := serve.CallLimits(cfg, outputs)
+	lim.CallTimeout, lim.SourceCallTimeouts = o.timeout, nil
+	return orchestrator.New(orchestrator.Options{
+		Registry:    reg,
+		Rules:       func() orchestrator.Rules { return orchestrator.Rules(cfg.Permission) },
+		Approver:    a.approver(o.yes),
+		MaxParallel: 1,
+		Limits:      func() orchestrator.Limits { return lim },
+	})
 }
 
 // printOutcome shows a call's outcome, whose result's text is text (err:

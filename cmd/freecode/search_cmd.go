@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -61,19 +59,13 @@ func (a *app) callSearch(ctx context.Context, cfg *schema.Config, args json.RawM
 // tools (filtered as configured) and runs tool_search over them. A server
 // that cannot be connected is named on stderr and left out.
 func (a *app) searchOneShot(ctx context.Context, cfg *schema.Config, args json.RawMessage, o callOpts) error {
-	home, err := schema.Home(a.getenv)
+	reg, outputs, err := a.oneShotRegistry(cfg)
 	if err != nil {
 		return err
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return fmt.Errorf("working directory: %w", err)
-	}
-	reg := registry.NewRegistry(nil)
 	// No deferral here: every server's tools are searched, alwaysLoad
 	// ones too, and nothing is loaded — the command only prints.
-	cache := defs.NewDefsCache(reg, defs.Options{})
-	search, err := cache.SearchTool()
+	search, err := defs.NewDefsCache(reg, defs.Options{}).SearchTool()
 	if err != nil {
 		return err
 	}
@@ -81,10 +73,8 @@ func (a *app) searchOneShot(ctx context.Context, cfg *schema.Config, args json.R
 	if err := search.Validate(ctx, args); err != nil {
 		return fmt.Errorf("invalid arguments for %s: %w", defs.SearchToolID, err)
 	}
-	outputs := filepath.Join(home, orchestrator.OutputsDirName)
-	if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: wd, Protected: []string{home, cfg.Path}, Outputs: outputs,
-		Extra: []registry.Tool{search}}); err != nil {
-		return err
+	if _, err := reg.ReplaceSource(registry.SourceBuiltin, append(reg.SourceTools(registry.SourceBuiltin), search)); err != nil {
+		return fmt.Errorf("register %s: %w", defs.SearchToolID, err)
 	}
 	// The reapers are set up here, on the command's goroutine (see
 	// processes); the connects below only read them.
@@ -131,16 +121,7 @@ func (a *app) searchOneShot(ctx context.Context, cfg *schema.Config, args json.R
 	for _, f := range failures {
 		fmt.Fprintf(a.stderr, "Not searched: %s\n", termtext.Neutralize(f))
 	}
-	orch := orchestrator.New(orchestrator.Options{
-		Registry:    reg,
-		Rules:       func() orchestrator.Rules { return orchestrator.Rules(cfg.Permission) },
-		Approver:    a.approver(o.yes),
-		MaxParallel: 1,
-		Limits: func() orchestrator.Limits {
-			return orchestrator.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: o.timeout, OutputDir: outputs}
-		},
-	})
-	out := orch.Run(ctx, []orchestrator.Call{{ID: "cli", Tool: defs.SearchToolID, Args: args}})[0]
+	out := a.oneShotOrchestrator(reg, cfg, outputs, o).Run(ctx, []orchestrator.Call{{ID: "cli", Tool: defs.SearchToolID, Args: args}})[0]
 	view := callView(out)
 	view.Via = viaOneShot
 	return a.printOutcome(view, out.Result.Text(), out.Err, o.asJSON)
