@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/mcp"
@@ -99,7 +100,7 @@ type hostApprover struct {
 func (a hostApprover) Approve(ctx context.Context, req orchestrator.ApprovalRequest) (bool, error) {
 	res, err := mcp.AskHost(ctx, mcp.HostQuestion{Message: approvalQuestion(req)})
 	if errors.Is(err, mcp.ErrHostCannotElicit) {
-		return false, &needsRuleError{tool: req.ToolID, reason: req.Reason, configPath: a.configPath}
+		return false, &needsRuleError{req: req, configPath: a.configPath}
 	}
 	if err != nil {
 		return false, err
@@ -112,7 +113,12 @@ func (a hostApprover) Approve(ctx context.Context, req orchestrator.ApprovalRequ
 func approvalQuestion(req orchestrator.ApprovalRequest) string {
 	args := string(req.Args)
 	if len(args) > 500 {
-		args = args[:500] + "…"
+		// At a rune boundary.
+		n := 500
+		for n > 0 && !utf8.RuneStart(args[n]) {
+			n--
+		}
+		args = args[:n] + "…"
 	}
 	if server, tool, ok := splitID(req.ToolID); ok {
 		return fmt.Sprintf("MCP server %q wants to run %s with %s (%s): allow?", server, tool, args, req.Reason)
@@ -130,9 +136,13 @@ func splitID(id string) (server, tool string, ok bool) {
 }
 
 // needsRuleError refuses a call that needs approval when the host cannot
-// be asked, naming the rule that would let it through.
+// be asked, saying what would let it through: an allow rule when the
+// default asks, the ask rule's removal when one matched (ask wins over
+// allow), nothing but a host that can be asked when the call is
+// sensitive.
 type needsRuleError struct {
-	tool, reason, configPath string
+	req        orchestrator.ApprovalRequest
+	configPath string
 }
 
 func (e *needsRuleError) Error() string {
@@ -140,6 +150,13 @@ func (e *needsRuleError) Error() string {
 	if e.configPath != "" {
 		where = e.configPath
 	}
-	return fmt.Sprintf("%s needs approval (%s) and this host cannot be asked (it declared no elicitation capability); "+
-		"to let it run without asking, add %q to permission.allow in %s", e.tool, e.reason, e.tool, where)
+	head := fmt.Sprintf("%s needs approval (%s) and this host cannot be asked (it declared no elicitation capability)", e.req.ToolID, e.req.Reason)
+	switch {
+	case e.req.Sensitive:
+		return head + "; no rule lets such a call run unasked: run it from a host that can ask you, or with `freecode mcp call`"
+	case e.req.Rule != "":
+		return fmt.Sprintf("%s; the rule %q in permission.ask asks about it (ask wins over allow): remove or narrow that rule "+
+			"in the file that has it (%s, or the project's .freecode/settings.json)", head, e.req.Rule, where)
+	}
+	return fmt.Sprintf("%s; to let it run without asking, add %q to permission.allow in %s", head, e.req.ToolID, where)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/internal/servetest"
+	"github.com/freecode/freecode/registry/orchestrator"
 )
 
 // permissionConfig has the test server t with its elicitation tools and a
@@ -14,7 +15,7 @@ import (
 func permissionConfig(t *testing.T) string {
 	home := servetest.ShortHome(t)
 	cfg := servetest.Config(testServer("t", "--ask"))
-	cfg["permission"] = map[string]any{"deny": []string{"mcp__t__sleep"}}
+	cfg["permission"] = map[string]any{"deny": []string{"mcp__t__sleep"}, "ask": []string{"mcp__t__echo"}, "allow": []string{"mcp__t__echo"}}
 	writeConfig(t, home, cfg)
 	return home
 }
@@ -34,6 +35,12 @@ func TestRefusalsNameTheRule(t *testing.T) {
 	res = h.call("t__note", map[string]any{"text": "x"}, false)
 	assert.Equal(t, true, res["isError"])
 	assert.Contains(t, text(res), `add "mcp__t__note" to permission.allow in `)
+
+	// An ask rule wins over allow: the way through is that rule.
+	res = h.call("t__echo", map[string]any{"text": "x"}, false)
+	assert.Equal(t, true, res["isError"])
+	assert.Contains(t, text(res), `the rule "mcp__t__echo" in permission.ask asks about it (ask wins over allow): remove or narrow that rule`)
+	assert.NotContains(t, text(res), "to permission.allow")
 
 	res = h.call("t__ask", map[string]any{"message": "who?"}, false)
 	assert.Contains(t, text(res), `"action":"decline"`)
@@ -75,4 +82,10 @@ func TestDeclinedAskIsRefused(t *testing.T) {
 	res := h.answer("call")["result"].(map[string]any)
 	assert.Equal(t, true, res["isError"])
 	assert.Contains(t, text(res), "not approved")
+}
+
+func TestNeedsRuleErrorSaysWhatLetsTheCallThrough(t *testing.T) {
+	e := &needsRuleError{req: orchestrator.ApprovalRequest{ToolID: "read", Reason: "it reads FreeCode's home", Sensitive: true}, configPath: "/h/config.json"}
+	assert.Contains(t, e.Error(), "no rule lets such a call run unasked")
+	assert.NotContains(t, e.Error(), "permission.allow")
 }

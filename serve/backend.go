@@ -17,14 +17,14 @@ import (
 // status with serve's own fields added, its restarts and its logs. It is
 // the one place where the controller's errors become the API's (apiError).
 type backend struct {
-	ctrl    *controller.Controller
-	cfgPath string
-	rules   *rulesHolder
+	ctrl                   *controller.Controller
+	cfgPath, project, root string
+	rules                  *rulesHolder
 }
 
 func (b backend) Status() api.Status {
 	st := b.ctrl.Status()
-	st.ServePID, st.ConfigPath = os.Getpid(), b.cfgPath
+	st.ServePID, st.ConfigPath, st.Project, st.Root = os.Getpid(), b.cfgPath, b.project, b.root
 	st.ProjectError = b.rules.projectError()
 	return st
 }

@@ -47,6 +47,9 @@ type Core struct {
 	validator *schema.Validator
 	lookupEnv func(string) (string, bool)
 	rules     *rulesHolder
+	// root is the directory the built-ins work in (Options.Root, or the
+	// working directory).
+	root string
 	tokens    *auth.Store
 	guard     *procguard.Guard
 	stopSweep func()
@@ -90,6 +93,10 @@ func NewCore(opts Options) (_ *Core, err error) {
 			return nil, fmt.Errorf("working directory: %w", err)
 		}
 	}
+	if root, err = filepath.Abs(root); err != nil {
+		return nil, fmt.Errorf("working directory: %w", err)
+	}
+	c.root = root
 
 	// Every server runs under a reaper, and this process takes what a
 	// killed reaper leaves; the guard covers this process and a reaper

@@ -97,7 +97,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return err
 	}
 	defer core.Close()
-	be := backend{ctrl: core.Controller, cfgPath: opts.Sources.User, rules: core.rules}
+	be := backend{ctrl: core.Controller, cfgPath: opts.Sources.User, project: opts.Sources.Project, root: core.root, rules: core.rules}
 	srv := api.NewServer(api.Options{
 		Backend:      be,
 		Features:     be,

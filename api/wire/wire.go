@@ -22,8 +22,12 @@ type Status struct {
 	// ServePID is the pid of the serve process (0 when the status was not
 	// produced by a running serve).
 	ServePID int `json:"servePid,omitempty"`
-	// ConfigPath is the file serve watches.
+	// ConfigPath is the file serve watches; Project the project settings
+	// file it reads too ("" none), and Root the directory its built-in
+	// tools work in.
 	ConfigPath string `json:"configPath,omitempty"`
+	Project    string `json:"project,omitempty"`
+	Root       string `json:"root,omitempty"`
 	// ConfigError is why the last edit of the config was not applied ("" if
 	// it was); the last good config stays applied meanwhile. It names
 	// file:line:col.

@@ -321,6 +321,12 @@ func (a *app) approver(yes bool) orchestrator.Approver {
 			return true, nil
 		}
 		if a.stdinTerminal() == nil {
+			switch {
+			case req.Sensitive:
+				return false, fmt.Errorf("%s needs approval (%s) and there is no terminal to ask on: rerun with --yes (no rule lets such a call run unasked)", req.ToolID, req.Reason)
+			case req.Rule != "":
+				return false, fmt.Errorf("%s needs approval and there is no terminal to ask on: rerun with --yes, or remove or narrow the rule %q in permission.ask (ask wins over allow)", req.ToolID, req.Rule)
+			}
 			return false, fmt.Errorf("%s needs approval and there is no terminal to ask on: rerun with --yes, or add it to permission.allow", req.ToolID)
 		}
 		answer := a.ask(approvalQuestion(req.ToolID, req.Args, req.Reason))

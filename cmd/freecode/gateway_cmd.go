@@ -110,8 +110,9 @@ func (a *app) gateway(ctx context.Context, f gatewayFlags) error {
 			"(`freecode mcp serve --print-config claude` prints a host's config); Ctrl-D ends it")
 	}
 	var attach *api.Client
+	why := "--no-attach"
 	if !f.noAttach {
-		attach, err = a.attachTarget(ctx, src)
+		attach, why, err = a.attachTarget(ctx, src, f.builtins)
 		if err != nil {
 			return err
 		}
@@ -122,7 +123,7 @@ func (a *app) gateway(ctx context.Context, f gatewayFlags) error {
 	if attach != nil {
 		log.Info("attached to freecode serve", "home", home)
 	} else {
-		log.Info("running the servers in this process", "home", home, "config", src.User)
+		log.Info("running the servers in this process", "home", home, "config", src.User, "project", src.Project, "why", why)
 	}
 	return gateway.Run(ctx, opts, serve.Options{
 		Home:         home,
@@ -138,26 +139,49 @@ func (a *app) gateway(ctx context.Context, f gatewayFlags) error {
 	}, attach)
 }
 
-// attachTarget is the serve of the home to go through, or nil: none runs,
-// or it watches another config file (its servers are not this config's).
-func (a *app) attachTarget(ctx context.Context, src schema.Sources) (*api.Client, error) {
-	client, _, err := a.dialServe()
+// attachTarget is the serve of the home to go through, or nil and why
+// not: none runs, or it reads another config file or another project (its
+// servers and rules are not this invocation's), or, with builtins, its
+// built-ins work in another directory.
+func (a *app) attachTarget(ctx context.Context, src schema.Sources, builtins bool) (*api.Client, string, error) {
+	client, home, err := a.dialServe()
 	if errors.Is(err, api.ErrNotRunning) {
-		return nil, nil
+		return nil, "freecode serve is not running for " + home, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("freecode serve: %w", err)
+		return nil, "", fmt.Errorf("freecode serve: %w", err)
 	}
 	st, err := client.Status(ctx)
 	if err != nil {
 		client.Close()
-		return nil, fmt.Errorf("freecode serve: %w", err)
+		return nil, "", fmt.Errorf("freecode serve: %w", err)
 	}
-	if st.ConfigPath != src.User {
+	if why := unlikeGateway(st, src, builtins, os.Getwd); why != "" {
 		client.Close()
-		return nil, nil
+		return nil, why, nil
 	}
-	return client, nil
+	return client, "", nil
+}
+
+// unlikeGateway says why serve, whose status is st, does not run what a
+// gateway for src would ("" when it does); wd is the working directory.
+func unlikeGateway(st api.Status, src schema.Sources, builtins bool, wd func() (string, error)) string {
+	switch {
+	case filepath.Clean(st.ConfigPath) != filepath.Clean(src.User):
+		return fmt.Sprintf("freecode serve (pid %d) watches another config file, %s", st.ServePID, st.ConfigPath)
+	case st.Project != src.Project:
+		if st.Project == "" {
+			return fmt.Sprintf("freecode serve (pid %d) reads no project settings, this directory's are %s", st.ServePID, src.Project)
+		}
+		return fmt.Sprintf("freecode serve (pid %d) reads the project settings %s", st.ServePID, st.Project)
+	}
+	if builtins {
+		dir, err := wd()
+		if err != nil || filepath.Clean(dir) != filepath.Clean(st.Root) {
+			return fmt.Sprintf("freecode serve (pid %d) runs the built-in tools in %s", st.ServePID, st.Root)
+		}
+	}
+	return ""
 }
 
 // listenGateway listens on addr, which must be a loopback address unless

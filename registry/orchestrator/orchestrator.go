@@ -420,11 +420,13 @@ func (o *Orchestrator) approve(ctx context.Context, group []prepared, out []Outc
 			continue
 		}
 		ok, err := o.opts.Approver.Approve(ctx, ApprovalRequest{
-			CallID:   p.call.ID,
-			ToolID:   p.call.Tool,
-			Args:     p.call.Args,
-			ReadOnly: p.tool.ReadOnly,
-			Reason:   p.reason(),
+			CallID:    p.call.ID,
+			ToolID:    p.call.Tool,
+			Args:      p.call.Args,
+			ReadOnly:  p.tool.ReadOnly,
+			Reason:    p.reason(),
+			Rule:      p.decision.Rule,
+			Sensitive: p.sensitive != "",
 		})
 		switch {
 		case err != nil:

@@ -216,6 +216,12 @@ type ApprovalRequest struct {
 	ReadOnly bool
 	// Reason says why approval is needed (Decision.Reason).
 	Reason string
+	// Rule is the permission.ask rule that asks ("": the default asks, or
+	// Sensitive says the call must be seen whatever the rules say).
+	Rule string
+	// Sensitive says the tool's Sensitive check asks: no allow rule lets
+	// the call through without approval.
+	Sensitive bool
 }
 
 // Approver is provided by the host (a terminal prompt, an API client, a
