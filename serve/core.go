@@ -49,7 +49,7 @@ type Core struct {
 	rules     *rulesHolder
 	// root is the directory the built-ins work in (Options.Root, or the
 	// working directory).
-	root string
+	root      string
 	tokens    *auth.Store
 	guard     *procguard.Guard
 	stopSweep func()
