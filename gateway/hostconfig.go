@@ -3,24 +3,26 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
 )
 
-// Hosts are the hosts HostConfig knows, as --print-config names them.
-var hostNames = []string{"claude", "cursor", "vscode", "codex"}
+// HostNames returns the hosts HostConfig knows, as --print-config names
+// them.
+func HostNames() []string { return []string{"claude", "cursor", "vscode", "codex"} }
 
-// HostNames returns the hosts HostConfig knows.
-func HostNames() []string { return slices.Clone(hostNames) }
-
-// TokenEnvVar is the environment variable a Codex snippet reads the HTTP
-// bearer token from (Codex refuses a token written in its config).
+// TokenEnvVar is the environment variable the Claude Code, Cursor and
+// Codex snippets of an HTTP gateway read the bearer token from, so that the
+// snippet, which may well be committed with a project, holds no secret.
 const TokenEnvVar = "FREECODE_GATEWAY_TOKEN"
 
+// tokenInput is the id of the VS Code input that asks for the token (and
+// keeps it in VS Code's secret storage).
+const tokenInput = "freecode-gateway-token"
+
 // Launch is how a host reaches the gateway: the command it starts (stdio),
-// or the URL and bearer token of a gateway serving HTTP.
+// or the URL of a gateway serving HTTP and the file its token is in.
 type Launch struct {
 	// Name is the server's name in the host's config.
 	Name    string
@@ -28,8 +30,8 @@ type Launch struct {
 	Args    []string
 	// Env is set for the command (FREECODE_HOME, when not the default).
 	Env map[string]string
-	// URL and Token: an HTTP gateway; Command is then unused.
-	URL, Token string
+	// URL and TokenFile: an HTTP gateway; Command is then unused.
+	URL, TokenFile string
 }
 
 // HostConfig is the config snippet host needs to reach the gateway as l
@@ -38,16 +40,17 @@ type Launch struct {
 //   - claude: Claude Code's .mcp.json (a project) or `claude mcp add-json`;
 //   - cursor: Cursor's ~/.cursor/mcp.json (or .cursor/mcp.json);
 //   - vscode: VS Code's .vscode/mcp.json, whose key is "servers";
-//   - codex: Codex's ~/.codex/config.toml, a [mcp_servers.<name>] table; over
-//     HTTP the token comes from TokenEnvVar.
+//   - codex: Codex's ~/.codex/config.toml, a [mcp_servers.<name>] table.
 //
-// An HTTP snippet holds the token itself, but Codex's: it is the one place
-// the token is shown.
+// No snippet holds the HTTP gateway's token: Claude Code (${VAR}), Cursor
+// (${env:VAR}) and Codex (bearer_token_env_var) read it from TokenEnvVar,
+// VS Code asks for it once (an input with "password": true); where says
+// how to set it.
 func HostConfig(host string, l Launch) (snippet, where string, err error) {
 	entry := map[string]any{}
+	token := fmt.Sprintf("export %s=\"$(cat '%s')\" before starting the host", TokenEnvVar, l.TokenFile)
 	if l.URL != "" {
 		entry["url"] = l.URL
-		entry["headers"] = map[string]string{"Authorization": "Bearer " + l.Token}
 	} else {
 		entry["command"] = l.Command
 		entry["args"] = l.Args
@@ -57,25 +60,38 @@ func HostConfig(host string, l Launch) (snippet, where string, err error) {
 	}
 	switch host {
 	case "claude":
+		where := ".mcp.json of a project (or: claude mcp add-json " + l.Name + " '<the inner object>')"
 		if l.URL != "" {
 			entry["type"] = "http"
+			entry["headers"] = map[string]string{"Authorization": "Bearer ${" + TokenEnvVar + "}"}
+			where += "; " + token
 		}
-		return jsonSnippet(map[string]any{"mcpServers": map[string]any{l.Name: entry}}),
-			".mcp.json of a project (or: claude mcp add-json " + l.Name + " '<the inner object>')", nil
+		return jsonSnippet(map[string]any{"mcpServers": map[string]any{l.Name: entry}}), where, nil
 	case "cursor":
-		return jsonSnippet(map[string]any{"mcpServers": map[string]any{l.Name: entry}}), "~/.cursor/mcp.json (or .cursor/mcp.json of a project)", nil
+		where := "~/.cursor/mcp.json (or .cursor/mcp.json of a project)"
+		if l.URL != "" {
+			entry["headers"] = map[string]string{"Authorization": "Bearer ${env:" + TokenEnvVar + "}"}
+			where += "; " + token
+		}
+		return jsonSnippet(map[string]any{"mcpServers": map[string]any{l.Name: entry}}), where, nil
 	case "vscode":
+		doc := map[string]any{"servers": map[string]any{l.Name: entry}}
+		where := ".vscode/mcp.json of a workspace"
 		if l.URL != "" {
 			entry["type"] = "http"
+			entry["headers"] = map[string]string{"Authorization": "Bearer ${input:" + tokenInput + "}"}
+			doc["inputs"] = []map[string]any{{"type": "promptString", "id": tokenInput, "password": true,
+				"description": "FreeCode gateway token (the content of " + l.TokenFile + ")"}}
+			where += "; VS Code asks for the token once: paste the content of " + l.TokenFile
 		} else {
 			entry["type"] = "stdio"
 		}
-		return jsonSnippet(map[string]any{"servers": map[string]any{l.Name: entry}}), ".vscode/mcp.json of a workspace", nil
+		return jsonSnippet(doc), where, nil
 	case "codex":
 		where := "~/.codex/config.toml"
 		if l.URL != "" {
 			entry = map[string]any{"url": l.URL, "bearer_token_env_var": TokenEnvVar}
-			where += "; start Codex with " + TokenEnvVar + " set to the token (the content of the gateway's token file)"
+			where += "; " + token
 		}
 		b, err := toml.Marshal(map[string]any{"mcp_servers": map[string]any{l.Name: entry}})
 		if err != nil {
@@ -84,7 +100,7 @@ func HostConfig(host string, l Launch) (snippet, where string, err error) {
 		// The outer table needs no header of its own.
 		return strings.TrimPrefix(string(b), "[mcp_servers]\n"), where, nil
 	}
-	return "", "", fmt.Errorf("unknown host %q: want one of %s", host, strings.Join(hostNames, ", "))
+	return "", "", fmt.Errorf("unknown host %q: want one of %s", host, strings.Join(HostNames(), ", "))
 }
 
 func jsonSnippet(v any) string {

@@ -13,7 +13,12 @@ import (
 // reads back as the launch it was made of.
 func TestHostConfig(t *testing.T) {
 	stdio := Launch{Name: "freecode", Command: "/usr/local/bin/freecode", Args: []string{"mcp", "serve"}, Env: map[string]string{"FREECODE_HOME": "/h"}}
-	web := Launch{Name: "freecode", URL: "http://127.0.0.1:8765/mcp", Token: "tok"}
+	web := Launch{Name: "freecode", URL: "http://127.0.0.1:8765/mcp", TokenFile: "/h/gateway/token"}
+	headers := map[string]any{
+		"claude": map[string]any{"Authorization": "Bearer ${FREECODE_GATEWAY_TOKEN}"},
+		"cursor": map[string]any{"Authorization": "Bearer ${env:FREECODE_GATEWAY_TOKEN}"},
+		"vscode": map[string]any{"Authorization": "Bearer ${input:freecode-gateway-token}"},
+	}
 	for _, host := range []string{"claude", "cursor", "vscode"} {
 		t.Run(host, func(t *testing.T) {
 			key := "mcpServers"
@@ -30,12 +35,19 @@ func TestHostConfig(t *testing.T) {
 			assert.Equal(t, []any{"mcp", "serve"}, e["args"])
 			assert.Equal(t, map[string]any{"FREECODE_HOME": "/h"}, e["env"])
 
-			s, _, err = HostConfig(host, web)
+			s, where, err = HostConfig(host, web)
 			require.NoError(t, err)
-			require.NoError(t, json.Unmarshal([]byte(s), &v), s)
-			e = v[key]["freecode"]
+			var doc map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal([]byte(s), &doc), s)
+			var servers map[string]map[string]any
+			require.NoError(t, json.Unmarshal(doc[key], &servers), s)
+			e = servers["freecode"]
 			assert.Equal(t, web.URL, e["url"])
-			assert.Equal(t, map[string]any{"Authorization": "Bearer tok"}, e["headers"])
+			assert.Equal(t, headers[host], e["headers"], "the snippet refers to the token, holds none")
+			assert.Contains(t, where, web.TokenFile, "where says how to get the token")
+			if host == "vscode" {
+				assert.Contains(t, string(doc["inputs"]), `"password": true`)
+			}
 			if host != "cursor" {
 				assert.Equal(t, "http", e["type"])
 			}
@@ -58,7 +70,7 @@ func TestHostConfig(t *testing.T) {
 	assert.Equal(t, stdio.Env, c.Servers["freecode"].Env)
 	s, _, err = HostConfig("codex", web)
 	require.NoError(t, err)
-	assert.NotContains(t, s, "tok\"", "Codex reads the token from the environment")
+	assert.NotContains(t, s, "Bearer", "Codex reads the token from the environment")
 	require.NoError(t, toml.Unmarshal([]byte(s), &c), s)
 	assert.Equal(t, web.URL, c.Servers["freecode"].URL)
 	assert.Equal(t, TokenEnvVar, c.Servers["freecode"].Var)

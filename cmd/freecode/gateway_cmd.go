@@ -98,7 +98,7 @@ func (a *app) gateway(ctx context.Context, f gatewayFlags) error {
 			return err
 		}
 		opts.HTTP, opts.Token = ln, tok
-		// The token itself is shown by --print-config only; this names
+		// The token is shown nowhere (hosts read the file); this names
 		// where it is.
 		fmt.Fprintf(a.stderr, "freecode mcp serve: streamable HTTP on http://%s%s\n"+
 			"  send \"Authorization: Bearer <token>\", the token being the content of %s\n"+
@@ -206,25 +206,30 @@ func listenGateway(addr string, remote bool) (net.Listener, error) {
 }
 
 // printGatewayConfig prints the snippet of f.printConfig's host on stdout,
-// and where it goes on stderr. With --http it is the HTTP endpoint's, and
-// holds the token (Codex's reads it from gateway.TokenEnvVar): the one
-// place the token is shown.
+// and where it goes on stderr. With --http it is the HTTP endpoint's; it
+// holds no token, but says how the host gets it from the token file (made
+// here if it is not there yet).
 func (a *app) printGatewayConfig(f gatewayFlags) error {
 	if !slices.Contains(gateway.HostNames(), f.printConfig) {
 		return usageError{fmt.Errorf("--print-config %q: want one of %s", f.printConfig, strings.Join(gateway.HostNames(), ", "))}
 	}
 	l := gateway.Launch{Name: "freecode"}
 	if f.http != "" {
-		if _, _, err := net.SplitHostPort(f.http); err != nil {
+		host, port, err := net.SplitHostPort(f.http)
+		if err != nil {
 			return usageError{fmt.Errorf("--http %q: want host:port, such as 127.0.0.1:8765: %w", f.http, err)}
+		}
+		if host == "" || port == "" || port == "0" {
+			return usageError{fmt.Errorf("--http %q: a host's config needs the address the gateway listens on, host and port, such as 127.0.0.1:8765", f.http)}
 		}
 		home, err := schema.Home(a.getenv)
 		if err != nil {
 			return err
 		}
-		if l.Token, err = gateway.LoadToken(home); err != nil {
+		if _, err = gateway.LoadToken(home); err != nil {
 			return err
 		}
+		l.TokenFile = gateway.TokenFile(home)
 		l.URL = "http://" + f.http + gateway.HTTPPath
 	} else {
 		exe, err := os.Executable()
