@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -32,7 +33,15 @@ type Launch struct {
 	Env map[string]string
 	// URL and TokenFile: an HTTP gateway; Command is then unused.
 	URL, TokenFile string
+	// CallTimeout is how long a call may run (mcp.callTimeout): a host
+	// with a shorter wait of its own (Codex) is told to wait that long.
+	CallTimeout time.Duration
 }
+
+// codexStartupTimeout is what a Codex snippet waits for the gateway's
+// answer to initialize: StartupWait, which the gateway may take, and
+// some; Codex's own default (10 s) is shorter.
+const codexStartupTimeout = StartupWait + 10*time.Second
 
 // HostConfig is the config snippet host needs to reach the gateway as l
 // says, and where it goes:
@@ -92,6 +101,10 @@ func HostConfig(host string, l Launch) (snippet, where string, err error) {
 		if l.URL != "" {
 			entry = map[string]any{"url": l.URL, "bearer_token_env_var": TokenEnvVar}
 			where += "; " + token
+		}
+		entry["startup_timeout_sec"] = int(codexStartupTimeout / time.Second)
+		if l.CallTimeout > 0 {
+			entry["tool_timeout_sec"] = int(l.CallTimeout.Round(time.Second) / time.Second)
 		}
 		b, err := toml.Marshal(map[string]any{"mcp_servers": map[string]any{l.Name: entry}})
 		if err != nil {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/stretchr/testify/assert"
@@ -62,12 +63,21 @@ func TestHostConfig(t *testing.T) {
 			Env     map[string]string `toml:"env"`
 			URL     string            `toml:"url"`
 			Var     string            `toml:"bearer_token_env_var"`
+			Startup int               `toml:"startup_timeout_sec"`
+			Tool    int               `toml:"tool_timeout_sec"`
 		} `toml:"mcp_servers"`
 	}
 	require.NoError(t, toml.Unmarshal([]byte(s), &c), s)
 	assert.Equal(t, stdio.Command, c.Servers["freecode"].Command)
 	assert.Equal(t, stdio.Args, c.Servers["freecode"].Args)
 	assert.Equal(t, stdio.Env, c.Servers["freecode"].Env)
+	assert.Equal(t, 30, c.Servers["freecode"].Startup, "Codex waits out the gateway's StartupWait")
+	assert.Zero(t, c.Servers["freecode"].Tool, "no call timeout given, none written")
+	stdio.CallTimeout = 5 * time.Minute
+	s, _, err = HostConfig("codex", stdio)
+	require.NoError(t, err)
+	require.NoError(t, toml.Unmarshal([]byte(s), &c), s)
+	assert.Equal(t, 300, c.Servers["freecode"].Tool, "Codex waits as long as mcp.callTimeout")
 	s, _, err = HostConfig("codex", web)
 	require.NoError(t, err)
 	assert.NotContains(t, s, "Bearer", "Codex reads the token from the environment")

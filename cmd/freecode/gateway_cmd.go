@@ -213,7 +213,10 @@ func (a *app) printGatewayConfig(f gatewayFlags) error {
 	if !slices.Contains(gateway.HostNames(), f.printConfig) {
 		return usageError{fmt.Errorf("--print-config %q: want one of %s", f.printConfig, strings.Join(gateway.HostNames(), ", "))}
 	}
-	l := gateway.Launch{Name: "freecode"}
+	l := gateway.Launch{Name: "freecode", CallTimeout: schema.DefaultCallTimeout}
+	if cfg, err := a.load(false); err == nil && cfg.MCP.CallTimeout > 0 {
+		l.CallTimeout = cfg.MCP.CallTimeout
+	}
 	if f.http != "" {
 		host, port, err := net.SplitHostPort(f.http)
 		if err != nil {
