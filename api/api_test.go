@@ -196,7 +196,15 @@ func TestStatusToolsRestartLogs(t *testing.T) {
 		tools, err := f.client.Tools(ctx, d)
 		require.NoError(t, err, d)
 		assert.Len(t, tools.Tools, 2, d)
+		assert.Equal(t, 2, tools.Count, d)
 		assert.Len(t, tools.Version, 64, d)
+		sum, err := f.client.ToolsSummary(ctx, d)
+		require.NoError(t, err, d)
+		assert.Empty(t, sum.Tools, "a summary holds no definitions")
+		assert.Equal(t, 2, sum.Count, d)
+		assert.Equal(t, tools.Version, sum.Version, d)
+		assert.Equal(t, tools.EstimatedTokens, sum.EstimatedTokens, d)
+		assert.Positive(t, sum.EstimatedTokens, d)
 	}
 	_, err = f.client.Tools(ctx, "cobol")
 	var apiErr *Error

@@ -150,6 +150,17 @@ func (c *Client) Tools(ctx context.Context, dialect string) (Tools, error) {
 	return t, c.call(ctx, http.MethodGet, path, nil, &t)
 }
 
+// ToolsSummary is Tools without the definitions themselves (?summary=1):
+// their count, version, estimated tokens and deferral.
+func (c *Client) ToolsSummary(ctx context.Context, dialect string) (Tools, error) {
+	var t Tools
+	path := "/v1/tools?summary=1"
+	if dialect != "" {
+		path += "&dialect=" + url.QueryEscape(dialect)
+	}
+	return t, c.call(ctx, http.MethodGet, path, nil, &t)
+}
+
 // ClearLoaded empties the set of tools tool_search loaded into the
 // deferred definitions (DELETE /v1/tools/loaded).
 func (c *Client) ClearLoaded(ctx context.Context) error {

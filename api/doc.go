@@ -9,7 +9,9 @@
 //	GET  /v1/tools?dialect=D          Tools: the provider-facing definitions (D = jsonschema,
 //	                                  openai or gemini; default jsonschema), their version and
 //	                                  estimated tokens; over mcp.toolBudget, "deferral" names
-//	                                  the deferred tools and those tool_search loaded
+//	                                  the deferred tools and those tool_search loaded; with
+//	                                  &summary=1 all of it but the definitions (count says
+//	                                  how many)
 //	DELETE /v1/tools/loaded           forget what tool_search loaded (a new conversation)
 //	POST /v1/tools/{id}/call          body: the arguments object; runs the call through the
 //	                                  orchestrator and answers CallResponse. A call that needs

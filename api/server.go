@@ -302,11 +302,12 @@ func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
 	}
 	list := s.opts.Defs.Defs(d)
 	tools := list.Tools
-	if tools == nil {
+	if tools == nil || r.URL.Query().Get("summary") == "1" {
+		// A summary: everything but the definitions themselves.
 		tools = []defs.Def{}
 	}
-	writeJSON(w, http.StatusOK, Tools{Dialect: string(d), Version: list.Version, Tools: tools, Problems: list.Problems,
-		EstimatedTokens: list.EstimatedTokens, Deferral: list.Deferral})
+	writeJSON(w, http.StatusOK, Tools{Dialect: string(d), Version: list.Version, Tools: tools, Count: len(list.Tools),
+		Problems: list.Problems, EstimatedTokens: list.EstimatedTokens, Deferral: list.Deferral})
 }
 
 // clearLoaded empties the set of tools tool_search loaded: a new

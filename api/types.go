@@ -54,8 +54,10 @@ type (
 type Tools struct {
 	Dialect string `json:"dialect"`
 	Version string `json:"version"`
-	// Tools are the advertised definitions, in order (see defs.Defs).
+	// Tools are the advertised definitions, in order (see defs.Defs);
+	// empty in a summary (?summary=1). Count is how many there are.
 	Tools    []defs.Def `json:"tools"`
+	Count    int        `json:"count"`
 	Problems []string   `json:"problems,omitempty"`
 	// EstimatedTokens is what Tools take in a model's context (bytes / 4).
 	EstimatedTokens int `json:"estimatedTokens"`

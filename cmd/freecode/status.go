@@ -68,11 +68,11 @@ type definitions struct {
 // serveDefinitions reads the summary of serve's definitions; nil when it
 // cannot (the status says enough without it).
 func serveDefinitions(ctx context.Context, client *api.Client) *definitions {
-	t, err := client.Tools(ctx, "")
+	t, err := client.ToolsSummary(ctx, "")
 	if err != nil {
 		return nil
 	}
-	return &definitions{Tools: len(t.Tools), EstimatedTokens: t.EstimatedTokens, Deferral: t.Deferral}
+	return &definitions{Tools: t.Count, EstimatedTokens: t.EstimatedTokens, Deferral: t.Deferral}
 }
 
 // writeDefinitions says what the definitions cost the model's context and,
