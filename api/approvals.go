@@ -56,7 +56,7 @@ func (a *Approvals) Approve(ctx context.Context, req orchestrator.ApprovalReques
 	p := &pendingApproval{
 		Approval: Approval{
 			ID: "a" + strconv.FormatUint(a.next, 10), CallID: req.CallID, Tool: req.ToolID,
-			Args: req.Args, ReadOnly: req.ReadOnly, Reason: req.Reason, Created: time.Now(),
+			Args: req.Args, ReadOnly: req.ReadOnly, Reason: req.Reason, Rule: req.Rule, Sensitive: req.Sensitive, Created: time.Now(),
 		},
 		answer: make(chan bool, 1),
 	}

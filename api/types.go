@@ -101,7 +101,11 @@ type Approval struct {
 	Args     json.RawMessage `json:"args"`
 	ReadOnly bool            `json:"readOnly"`
 	Reason   string          `json:"reason"`
-	Created  time.Time       `json:"created"`
+	// Rule is the permission.ask rule that asks ("" the default, or a
+	// sensitive call); Sensitive says no rule lets the call run unasked.
+	Rule      string    `json:"rule,omitempty"`
+	Sensitive bool      `json:"sensitive,omitempty"`
+	Created   time.Time `json:"created"`
 }
 
 // ApprovalRequested is published on the registry bus when a call starts

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/mcp"
@@ -12,17 +13,13 @@ import (
 // Run serves one gateway until its host is gone (stdio ends) or ctx ends.
 //
 // With attach set, the gateway goes through that serve: its servers, rules
-// and approvals, its tools_changed events. Otherwise it runs the servers
-// itself with so (serve.NewCore): asks become elicitations to the host and
-// the servers' elicitations are forwarded to it; when the host is gone,
-// every server is stopped before Run returns. so.Approver and so.Elicit
-// are the gateway's own.
+// and approvals, its tools_changed events; if that serve goes away, the
+// gateway runs the servers itself from then on (fallback). Otherwise it
+// runs them itself from the start, with so (serve.NewCore): asks become
+// elicitations to the host and the servers' elicitations are forwarded to
+// it; when the host is gone, every server is stopped before Run returns.
+// so.Approver and so.Elicit are the gateway's own.
 func Run(ctx context.Context, opts Options, so serve.Options, attach *api.Client) error {
-	if attach != nil {
-		g := newGateway(nil, opts)
-		g.be = newAttached(attach, opts)
-		return g.serve(ctx)
-	}
 	g := newGateway(nil, opts)
 	so.Approver = hostApprover{configPath: opts.ConfigPath}
 	so.Elicit = func(ctx context.Context, e *mcp.Elicitation) (mcp.ElicitResult, error) {
@@ -33,14 +30,35 @@ func Run(ctx context.Context, opts Options, so serve.Options, attach *api.Client
 		}
 		return res, err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if attach != nil {
+		// The servers of a fallback run until the gateway ends; Run
+		// waits for them to stop.
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		g.be = &fallback{cur: newAttached(attach, opts), log: opts.Logger, start: func(ctx context.Context) (backend, error) {
+			core, err := serve.NewCore(so)
+			if err != nil {
+				return nil, err
+			}
+			wg.Go(func() {
+				defer core.Close()
+				if err := core.Run(ctx); err != nil {
+					opts.Logger.Error(err, "the servers run in this process stopped")
+				}
+			})
+			return inProcess{core: core}, nil
+		}}
+		return g.serve(ctx)
+	}
 	core, err := serve.NewCore(so)
 	if err != nil {
 		return err
 	}
 	defer core.Close()
 	g.be = inProcess{core: core}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	return core.Run(ctx, serve.Part{Name: "gateway", Run: func(ctx context.Context) error {
 		// The host leaving ends the whole run: every server stops.
 		defer cancel()

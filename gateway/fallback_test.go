@@ -1,0 +1,110 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/internal/procguard"
+	"github.com/freecode/freecode/internal/servetest"
+	"github.com/freecode/freecode/internal/testutil"
+	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/serve"
+)
+
+// childServe makes the test binary run `freecode serve` (serve.Run) for
+// the home childHome until SIGTERM: a serve of its own process, as users
+// run it, whose end leaves this process's children alone.
+const childServe = "FREECODE_GATEWAY_TEST_SERVE"
+
+func init() {
+	if os.Getenv(childServe) == "" {
+		return
+	}
+	procguard.Dispatch() // its reapers are this binary too
+	home := os.Getenv(childHome)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	err := serve.Run(ctx, serve.Options{Home: home, Root: home,
+		Sources: schema.Sources{User: filepath.Join(home, "config.json"), Trust: schema.TrustPath(home)},
+		Logger:  logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(-1)}))})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "serve:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// TestAttachedGatewayOutlivesServe: when the serve an attached gateway
+// goes through stops, the gateway runs the servers itself and its host
+// goes on calling them: a host does not start a server again that went
+// away.
+func TestAttachedGatewayOutlivesServe(t *testing.T) {
+	home := servetest.ShortHome(t)
+	writeConfig(t, home, servetest.Config(testServer("t")))
+	log := &servetest.SyncBuffer{}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), childServe+"=1", childHome+"="+home)
+	cmd.Stderr = log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("serve log:\n%s", log.String())
+		}
+	})
+	s := servetest.API{T: t}
+	require.Eventually(t, func() bool {
+		c, err := api.Dial(api.SocketPath(home))
+		if err != nil {
+			return false
+		}
+		if _, err := c.Status(t.Context()); err != nil {
+			c.Close()
+			return false
+		}
+		s.Client = c
+		return true
+	}, waitFor, 10*time.Millisecond, "serve does not answer:\n%s", log.String())
+	s.WaitPhase("t", "ready")
+	s.Client.Close()
+
+	h := startHost(t, home, hostOptions{env: []string{childAttach + "=1"}})
+	require.Contains(t, h.tools(), "t__echo")
+	assert.Equal(t, "via serve", text(h.call("t__echo", map[string]any{"text": "via serve"}, false)))
+	for _, p := range testutil.Descendants(h.cmd.Process.Pid) {
+		require.NotEqual(t, "mcp-testserver", testutil.Comm(p.PID), "attached: no server of its own yet")
+	}
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, <-done)
+	stopped = true
+	h.waitLog("freecode serve went away; running the servers in this process")
+	h.waitLog(`msg="server ready" server=t`)
+	assert.Equal(t, "here now", text(h.call("t__echo", map[string]any{"text": "here now"}, false)))
+	own := false
+	for _, p := range testutil.Descendants(h.cmd.Process.Pid) {
+		own = own || testutil.Comm(p.PID) == "mcp-testserver"
+	}
+	assert.True(t, own, "the gateway runs the server itself now")
+	assert.Contains(t, h.tools(), "t__echo")
+}
