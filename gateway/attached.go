@@ -31,6 +31,14 @@ type attached struct {
 
 	mu    sync.Mutex // guards calls
 	calls map[string]*attachedCall
+
+	// meta is the last known metadata of each listed tool, by tool id:
+	// a tool still defined while its server's list cannot be read keeps
+	// its title and annotations, so that the answered list does not
+	// change (and the host hears no list_changed) when nothing did. Only
+	// list reads and writes it, and list has one caller at a time (the
+	// gateway's relist).
+	meta map[string]toolMeta
 }
 
 // attachedCall is a call in flight, by its call id.
@@ -44,7 +52,7 @@ type attachedCall struct {
 }
 
 func newAttached(c *api.Client, opts Options) *attached {
-	return &attached{c: c, opts: opts, subscribed: make(chan struct{}), calls: map[string]*attachedCall{}}
+	return &attached{c: c, opts: opts, subscribed: make(chan struct{}), calls: map[string]*attachedCall{}, meta: map[string]toolMeta{}}
 }
 
 func (b *attached) list(ctx context.Context) ([]defs.Def, map[string]toolMeta, error) {
@@ -56,21 +64,33 @@ func (b *attached) list(ctx context.Context) ([]defs.Def, map[string]toolMeta, e
 	if err != nil {
 		return nil, nil, fmt.Errorf("freecode serve: %w", err)
 	}
-	meta := map[string]toolMeta{}
+	// Every server's registered tools are read, whatever its phase: a
+	// server that crashed keeps its tools registered (its status counts
+	// none) until it is back, and they must keep their metadata
+	// meanwhile.
+	fresh := map[string]toolMeta{}
 	for _, s := range st.Servers {
-		if s.Tools == 0 {
-			continue
-		}
 		ts, err := b.c.ServerTools(ctx, s.Name)
 		if err != nil {
-			// A server that went away meanwhile lists no tools; the next
-			// change lists again.
+			// A server that went away meanwhile lists no tools; its
+			// tools still defined keep their last known metadata.
 			continue
 		}
 		for _, t := range ts.Tools {
-			meta[t.ID] = toolMeta{Title: t.Title, Annotations: t.Annotations}
+			fresh[t.ID] = toolMeta{Title: t.Title, Annotations: t.Annotations}
 		}
 	}
+	meta := make(map[string]toolMeta, len(tl.Tools))
+	for _, d := range tl.Tools {
+		m, ok := fresh[d.Name]
+		if !ok {
+			m, ok = b.meta[d.Name]
+		}
+		if ok {
+			meta[d.Name] = m
+		}
+	}
+	b.meta = meta
 	return tl.Tools, meta, nil
 }
 
