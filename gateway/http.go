@@ -66,13 +66,13 @@ func LoadToken(home string) (string, error) {
 }
 
 // requireToken lets through only requests with "Authorization: Bearer
-// token"; the others get 401 with a WWW-Authenticate challenge that names
-// no token.
+// token" (the scheme in any case, as RFC 7235 has it); the others get 401
+// with a WWW-Authenticate challenge that names no token.
 func requireToken(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
+	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if token == "" || subtle.ConstantTimeCompare(got, want) != 1 {
+		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if token == "" || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="freecode mcp serve"`)
 			http.Error(w, "a bearer token is required: the token of `freecode mcp serve --http` is in "+
 				"$FREECODE_HOME/gateway/token (see `freecode mcp serve --print-config`)", http.StatusUnauthorized)
