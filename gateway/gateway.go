@@ -237,24 +237,35 @@ func (g *gateway) call(ctx context.Context, c mcp.GatewayCall) (mcp.GatewayResul
 
 // searchForHost renames the tools a tool_search result names (its
 // structured "tools" list, and the same ids in its text) to the names the
-// host knows them by, without "mcp__".
+// host knows them by, without "mcp__". The structured content's other
+// fields, and each tool's, are kept as they are.
 func searchForHost(r registry.Result) registry.Result {
-	var s struct {
-		Tools []map[string]any `json:"tools"`
+	var s map[string]json.RawMessage
+	if json.Unmarshal(r.Structured, &s) != nil {
+		return r
 	}
-	if json.Unmarshal(r.Structured, &s) != nil || len(s.Tools) == 0 {
+	var tools []map[string]json.RawMessage
+	if json.Unmarshal(s["tools"], &tools) != nil || len(tools) == 0 {
 		return r
 	}
 	var pairs []string
-	for _, t := range s.Tools {
-		if id, ok := t["name"].(string); ok && strings.HasPrefix(id, mcpPrefix) {
-			t["name"] = strings.TrimPrefix(id, mcpPrefix)
-			// "1. <id>:" is how the text names a match.
-			pairs = append(pairs, ". "+id+":", ". "+strings.TrimPrefix(id, mcpPrefix)+":")
+	for _, t := range tools {
+		var id string
+		if json.Unmarshal(t["name"], &id) != nil || !strings.HasPrefix(id, mcpPrefix) {
+			continue
 		}
+		name := strings.TrimPrefix(id, mcpPrefix)
+		if b, err := json.Marshal(name); err == nil {
+			t["name"] = b
+		}
+		// "1. <id>:" is how the text names a match.
+		pairs = append(pairs, ". "+id+":", ". "+name+":")
 	}
-	if b, err := json.Marshal(s); err == nil {
-		r.Structured = b
+	if b, err := json.Marshal(tools); err == nil {
+		s["tools"] = b
+		if b, err := json.Marshal(s); err == nil {
+			r.Structured = b
+		}
 	}
 	rename := strings.NewReplacer(pairs...)
 	out := r
