@@ -274,7 +274,8 @@ func (b *attached) approve(ctx context.Context, ac *attachedCall, a api.Approval
 	}
 }
 
-// newCallID is a random id for a call made through serve.
+// newCallID is a random id for a call of the host, made through serve or
+// in this process.
 func newCallID() (string, error) {
 	b := make([]byte, 12)
 	if _, err := rand.Read(b); err != nil {
