@@ -164,7 +164,9 @@ func (g *gateway) lookup(name string) (string, bool) {
 }
 
 // relist hands the backend's current list to the MCP side, which tells
-// the host only of a real change.
+// the host only of a real change. It runs on one goroutine at a time
+// (serve's before sync starts, then sync's), as mcp.Gateway's Set methods
+// and the attached backend's list require.
 func (g *gateway) relist(ctx context.Context) {
 	ds, meta, err := g.be.list(ctx)
 	if err != nil {

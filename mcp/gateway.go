@@ -87,7 +87,11 @@ type GatewayOptions struct {
 var ErrHostCannotElicit = errors.New("the host did not declare the elicitation capability")
 
 // Gateway is the MCP server side of the gateway. It is safe for concurrent
-// use; ServeStdio and the HTTP handler may run together.
+// use; ServeStdio and the HTTP handler may run together. SetTools,
+// SetResources and SetPrompts are the exception: each compares under mu
+// and hands the new set to mcp-go outside it (mcp-go notifies the hosts
+// from there), so each must have one caller at a time — two at once could
+// leave mcp-go with the older set of the two.
 type Gateway struct {
 	opts GatewayOptions
 	srv  *server.MCPServer
@@ -139,7 +143,8 @@ func NewGateway(opts GatewayOptions) *Gateway {
 // host is sent notifications/tools/list_changed only then. Two lists are
 // the same when they hold the same tools, compared field by field and
 // byte by byte, whatever their order; so a server restart that brings the
-// same tools back sends nothing.
+// same tools back sends nothing. It has one caller at a time (see
+// Gateway).
 func (g *Gateway) SetTools(tools []GatewayTool) (changed bool) {
 	tools = slices.Clone(tools)
 	slices.SortFunc(tools, func(a, b GatewayTool) int {

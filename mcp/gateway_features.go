@@ -59,7 +59,7 @@ type GatewayMessage struct {
 // notifications/resources/list_changed only then (compared as SetTools
 // compares tools), once for a change of either list, twice when both
 // changed (mcp-go notifies for each). A template mcp-go cannot parse is
-// left out.
+// left out. It has one caller at a time (see Gateway).
 func (g *Gateway) SetResources(rs []GatewayResource, ts []GatewayTemplate) (changed bool) {
 	rs, ts = slices.Clone(rs), slices.Clone(ts)
 	slices.SortFunc(rs, func(a, b GatewayResource) int { return strings.Compare(a.URI, b.URI) })
@@ -96,7 +96,8 @@ func (g *Gateway) SetResources(rs []GatewayResource, ts []GatewayTemplate) (chan
 }
 
 // SetPrompts makes ps the listed prompts and reports whether they changed;
-// the host is sent notifications/prompts/list_changed only then.
+// the host is sent notifications/prompts/list_changed only then. It has
+// one caller at a time (see Gateway).
 func (g *Gateway) SetPrompts(ps []GatewayPrompt) (changed bool) {
 	ps = slices.Clone(ps)
 	slices.SortFunc(ps, func(a, b GatewayPrompt) int { return strings.Compare(a.Name, b.Name) })
