@@ -341,22 +341,39 @@ func (g *gateway) serve(ctx context.Context) error {
 	return err
 }
 
-// serveHTTP serves streamable HTTP on opts.HTTP until ctx ends.
+// HTTPShutdownWait bounds how long the gateway waits, when it stops, for
+// the HTTP requests in flight to end before it closes their connections.
+const HTTPShutdownWait = 5 * time.Second
+
+// serveHTTP serves streamable HTTP on opts.HTTP until ctx ends. Every
+// request's context is a child of ctx, so that a host's standing GET
+// stream and its calls end with it and the shutdown does not wait for
+// them until HTTPShutdownWait.
 func (g *gateway) serveHTTP(ctx context.Context) error {
+	endpoint := g.srv.HTTPHandler(HTTPPath)
 	mux := http.NewServeMux()
-	mux.Handle(HTTPPath, g.srv.HTTPHandler(HTTPPath))
-	hs := &http.Server{Handler: requireToken(g.opts.Token, mux), ReadHeaderTimeout: 10 * time.Second}
+	mux.Handle(HTTPPath, endpoint)
+	hs := &http.Server{Handler: requireToken(g.opts.Token, mux), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(g.opts.HTTP) }()
 	select {
 	case err := <-errc:
+		_ = endpoint.Close(context.Background())
 		return fmt.Errorf("serve http: %w", err)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), HTTPShutdownWait)
 	defer cancel()
-	_ = hs.Shutdown(sctx)
+	if err := hs.Shutdown(sctx); err != nil {
+		g.opts.Logger.Info("http requests still running at the shutdown deadline; closing their connections", "error", err.Error())
+	} else {
+		g.opts.Logger.V(1).Info("http requests ended")
+	}
 	_ = hs.Close()
+	if err := endpoint.Close(sctx); err != nil {
+		g.opts.Logger.Info("could not close every http session", "error", err.Error())
+	}
 	<-errc
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return cause

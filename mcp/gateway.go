@@ -265,9 +265,26 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 
 // HTTPHandler is the streamable HTTP endpoint (stateful sessions, so that
 // list_changed reaches a host on its standing GET stream), at path; the
-// caller wraps it with its own access checks.
-func (g *Gateway) HTTPHandler(path string) http.Handler {
-	return server.NewStreamableHTTPServer(g.srv, server.WithEndpointPath(path), server.WithStateful(true))
+// caller wraps it with its own access checks, and closes it when it stops
+// serving.
+func (g *Gateway) HTTPHandler(path string) *GatewayHTTP {
+	return &GatewayHTTP{h: server.NewStreamableHTTPServer(g.srv, server.WithEndpointPath(path), server.WithStateful(true))}
+}
+
+// GatewayHTTP is the gateway's streamable HTTP endpoint.
+type GatewayHTTP struct {
+	h *server.StreamableHTTPServer
+}
+
+func (h *GatewayHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.h.ServeHTTP(w, r) }
+
+// Close ends every host's session (a standing GET stream returns) and
+// whatever the endpoint runs of its own; ctx bounds the wait.
+func (h *GatewayHTTP) Close(ctx context.Context) error {
+	if err := h.h.Shutdown(ctx); err != nil {
+		return fmt.Errorf("close the http endpoint: %w", err)
+	}
+	return nil
 }
 
 // HostQuestion is an elicitation the gateway puts to its host.
