@@ -162,3 +162,18 @@ func TestAttachRestartWithSameToolsSendsNothing(t *testing.T) {
 	assert.Equal(t, map[string]any{"readOnlyHint": true}, tools["t__echo"]["annotations"])
 	assert.Equal(t, before+1, changes(), "the gateway's list changed other than by the edit:\n%s", h.stderr.String())
 }
+
+// TestAttachElicitationDeclinedForAHostThatCannotShowIt: the elicitation
+// of a server a call through an attached gateway waits on, from a host
+// that declared no elicitation capability, is declined through serve at
+// once, not left pending until serve's elicitation timeout.
+func TestAttachElicitationDeclinedForAHostThatCannotShowIt(t *testing.T) {
+	home := servetest.ShortHome(t)
+	writeConfig(t, home, servetest.Config(testServer("t", "--ask")))
+	startServe(t, home, "t")
+	h := startHost(t, home, hostOptions{env: []string{childAttach + "=1"}})
+	require.Contains(t, h.tools(), "t__ask")
+	res := h.call("t__ask", map[string]any{"message": "Name?"}, false)
+	assert.Contains(t, text(res), `"action":"decline"`)
+	h.waitLog("declined an elicitation")
+}

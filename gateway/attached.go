@@ -1,12 +1,14 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/freecode/freecode/api"
@@ -29,8 +31,10 @@ type attached struct {
 	subscribed chan struct{}
 	subOnce    sync.Once
 
-	mu    sync.Mutex // guards calls
+	mu    sync.Mutex // guards calls and callSeq
 	calls map[string]*attachedCall
+	// callSeq numbers the calls in the order they began.
+	callSeq uint64
 
 	// meta is the last known metadata of each listed tool, by tool id:
 	// a tool still defined while its server's list cannot be read keeps
@@ -44,6 +48,7 @@ type attached struct {
 // attachedCall is a call in flight, by its call id.
 type attachedCall struct {
 	ctx      context.Context // the host's call: AskHost reaches its host
+	seq      uint64          // the order it began in (attached.callSeq)
 	server   string          // the MCP server called ("" for a built-in)
 	progress func(registry.Progress)
 	// noHost is set when the call's approval was refused because the host
@@ -107,6 +112,8 @@ func (b *attached) call(ctx context.Context, id string, args json.RawMessage, pr
 	ac := &attachedCall{ctx: ctx, progress: progress}
 	ac.server, _, _ = splitID(id)
 	b.mu.Lock()
+	b.callSeq++
+	ac.seq = b.callSeq
 	b.calls[callID] = ac
 	b.mu.Unlock()
 	defer func() {
@@ -207,8 +214,8 @@ func (b *attached) watch(ctx context.Context, changed func()) error {
 			if ev.Decode(&e) != nil || e.Mode != mcp.ElicitForm {
 				continue
 			}
-			if ac := b.callTo(e.Server); ac != nil {
-				wg.Go(func() { b.elicit(ctx, ac, e.Elicitation) })
+			if acs := b.callsTo(e.Server); len(acs) > 0 {
+				wg.Go(func() { b.elicit(ctx, acs, e.Elicitation) })
 			}
 		case wire.CallProgress{}.Kind():
 			var p wire.CallProgress
@@ -225,32 +232,45 @@ func (b *attached) watch(ctx context.Context, changed func()) error {
 	}
 }
 
-// callTo is the latest call in flight to server, or nil.
-func (b *attached) callTo(server string) *attachedCall {
+// callsTo are the calls in flight to server, the latest first.
+func (b *attached) callsTo(server string) []*attachedCall {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	var out []*attachedCall
 	for _, ac := range b.calls {
 		if ac.server == server {
-			return ac
+			out = append(out, ac)
 		}
 	}
-	return nil
+	slices.SortFunc(out, func(x, y *attachedCall) int { return cmp.Compare(y.seq, x.seq) })
+	return out
 }
 
-// elicit puts e, an elicitation of a server one of this gateway's calls is
-// waiting for, to that call's host and answers serve; a host that cannot
-// be asked leaves it to serve's other clients (and its timeout).
-func (b *attached) elicit(ctx context.Context, ac *attachedCall, e wire.Elicitation) {
-	res, err := mcp.AskHost(ac.ctx, mcp.HostQuestion{Message: e.Server + " asks: " + e.Message, Schema: e.RequestedSchema})
-	if err != nil {
-		if !errors.Is(err, mcp.ErrHostCannotElicit) {
-			b.opts.Logger.Info("could not forward an elicitation to the host", "server", e.Server, "error", err.Error())
+// elicit puts e, an elicitation of a server this gateway's calls acs
+// (the latest first) are waiting for, to the host of the latest of them
+// that can show it, and answers serve. When none can, it declines at once
+// rather than leave the server waiting for serve's timeout.
+func (b *attached) elicit(ctx context.Context, acs []*attachedCall, e wire.Elicitation) {
+	a := wire.ElicitationAnswer{Action: string(mcp.ElicitDecline)}
+	asked := false
+	for _, ac := range acs {
+		res, err := mcp.AskHost(ac.ctx, mcp.HostQuestion{Message: e.Server + " asks: " + e.Message, Schema: e.RequestedSchema})
+		if errors.Is(err, mcp.ErrHostCannotElicit) {
+			continue
 		}
-		return
+		if err != nil {
+			b.opts.Logger.Info("could not forward an elicitation to the host", "server", e.Server, "error", err.Error())
+			return
+		}
+		asked = true
+		a.Action = string(res.Action)
+		if res.Action == mcp.ElicitAccept {
+			a.Content = res.Content
+		}
+		break
 	}
-	a := wire.ElicitationAnswer{Action: string(res.Action)}
-	if res.Action == mcp.ElicitAccept {
-		a.Content = res.Content
+	if !asked {
+		b.opts.Logger.Info("declined an elicitation: the host declared no form elicitation capability", "server", e.Server)
 	}
 	if _, err := b.c.AnswerElicitation(ctx, e.ID, a); err != nil {
 		b.opts.Logger.Info("could not answer an elicitation", "server", e.Server, "error", err.Error())
