@@ -139,7 +139,7 @@ func newGateway(be backend, opts Options) *gateway {
 	g.current <- exposed{}
 	g.instructions <- ""
 	g.srv = mcp.NewGateway(mcp.GatewayOptions{Name: "freecode", Version: opts.Version, Call: g.call, Logger: opts.Logger.WithName("mcp"),
-		Read: g.read, GetPrompt: g.getPrompt, Instructions: func() string {
+		Read: g.read, GetPrompt: g.getPrompt, ServerOf: g.serverOf, Instructions: func() string {
 			s := <-g.instructions
 			g.instructions <- s
 			return s
@@ -161,6 +161,17 @@ func (g *gateway) lookup(name string) (string, bool) {
 	g.current <- e
 	id, ok := e.ids[name]
 	return id, ok
+}
+
+// serverOf names the MCP server the calls of a listed tool go to ("" for
+// a built-in or an unknown name).
+func (g *gateway) serverOf(name string) string {
+	id, ok := g.lookup(name)
+	if !ok {
+		return ""
+	}
+	server, _, _ := splitID(id)
+	return server
 }
 
 // relist hands the backend's current list to the MCP side, which tells
