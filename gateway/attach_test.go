@@ -127,3 +127,53 @@ func TestAttachAskIsPutToTheHost(t *testing.T) {
 	res = h.answer("call")["result"].(map[string]any)
 	assert.Contains(t, text(res), `"name":"Bo"`)
 }
+
+// TestAttachRestartWithSameToolsSendsNothing: a server of serve that
+// crashes and comes back with the same tools changes nothing the attached
+// gateway lists — while it is down its tools are still defined and keep
+// their titles and annotations — so the host hears no list_changed: the
+// first it hears is a later edit's, and the gateway logged one change for
+// it alone.
+func TestAttachRestartWithSameToolsSendsNothing(t *testing.T) {
+	home := servetest.ShortHome(t)
+	cfg := servetest.Config(testServer("t"))
+	cfg["permission"] = map[string]any{"allow": []string{"mcp__t__crash"}}
+	writeConfig(t, home, cfg)
+	s := startServe(t, home, "t")
+	h := startHost(t, home, hostOptions{env: []string{childAttach + "=1"}})
+	tools := h.tools()
+	require.Contains(t, tools, "t__echo")
+	assert.Equal(t, map[string]any{"readOnlyHint": true}, tools["t__echo"]["annotations"])
+	changes := func() int { return strings.Count(h.stderr.String(), `msg="tools changed"`) }
+	before := changes()
+
+	assert.Equal(t, true, h.call("t__crash", nil, false)["isError"])
+	s.WaitStatus("t restarted and ready", func(st api.Status) bool {
+		srv, ok := servetest.Server(st, "t")
+		return ok && srv.Restarts >= 1 && srv.Phase == "ready" && srv.Tools > 0
+	})
+	// Events arrive in order: a list_changed of the crash or the restart
+	// would come before the one of this edit.
+	cfg["mcp"] = servetest.Config(testServer("t"), testServer("u"))["mcp"]
+	writeConfig(t, home, cfg)
+	h.event("tools_changed")
+	tools = h.tools()
+	assert.Contains(t, keys(tools), "u__echo", "the first list_changed after the restart is not the edit's")
+	assert.Equal(t, map[string]any{"readOnlyHint": true}, tools["t__echo"]["annotations"])
+	assert.Equal(t, before+1, changes(), "the gateway's list changed other than by the edit:\n%s", h.stderr.String())
+}
+
+// TestAttachElicitationDeclinedForAHostThatCannotShowIt: the elicitation
+// of a server a call through an attached gateway waits on, from a host
+// that declared no elicitation capability, is declined through serve at
+// once, not left pending until serve's elicitation timeout.
+func TestAttachElicitationDeclinedForAHostThatCannotShowIt(t *testing.T) {
+	home := servetest.ShortHome(t)
+	writeConfig(t, home, servetest.Config(testServer("t", "--ask")))
+	startServe(t, home, "t")
+	h := startHost(t, home, hostOptions{env: []string{childAttach + "=1"}})
+	require.Contains(t, h.tools(), "t__ask")
+	res := h.call("t__ask", map[string]any{"message": "Name?"}, false)
+	assert.Contains(t, text(res), `"action":"decline"`)
+	h.waitLog("declined an elicitation")
+}

@@ -1,12 +1,14 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/freecode/freecode/api"
@@ -29,13 +31,24 @@ type attached struct {
 	subscribed chan struct{}
 	subOnce    sync.Once
 
-	mu    sync.Mutex // guards calls
+	mu    sync.Mutex // guards calls and callSeq
 	calls map[string]*attachedCall
+	// callSeq numbers the calls in the order they began.
+	callSeq uint64
+
+	// meta is the last known metadata of each listed tool, by tool id:
+	// a tool still defined while its server's list cannot be read keeps
+	// its title and annotations, so that the answered list does not
+	// change (and the host hears no list_changed) when nothing did. Only
+	// list reads and writes it, and list has one caller at a time (the
+	// gateway's relist).
+	meta map[string]toolMeta
 }
 
 // attachedCall is a call in flight, by its call id.
 type attachedCall struct {
 	ctx      context.Context // the host's call: AskHost reaches its host
+	seq      uint64          // the order it began in (attached.callSeq)
 	server   string          // the MCP server called ("" for a built-in)
 	progress func(registry.Progress)
 	// noHost is set when the call's approval was refused because the host
@@ -44,7 +57,7 @@ type attachedCall struct {
 }
 
 func newAttached(c *api.Client, opts Options) *attached {
-	return &attached{c: c, opts: opts, subscribed: make(chan struct{}), calls: map[string]*attachedCall{}}
+	return &attached{c: c, opts: opts, subscribed: make(chan struct{}), calls: map[string]*attachedCall{}, meta: map[string]toolMeta{}}
 }
 
 func (b *attached) list(ctx context.Context) ([]defs.Def, map[string]toolMeta, error) {
@@ -56,21 +69,33 @@ func (b *attached) list(ctx context.Context) ([]defs.Def, map[string]toolMeta, e
 	if err != nil {
 		return nil, nil, fmt.Errorf("freecode serve: %w", err)
 	}
-	meta := map[string]toolMeta{}
+	// Every server's registered tools are read, whatever its phase: a
+	// server that crashed keeps its tools registered (its status counts
+	// none) until it is back, and they must keep their metadata
+	// meanwhile.
+	fresh := map[string]toolMeta{}
 	for _, s := range st.Servers {
-		if s.Tools == 0 {
-			continue
-		}
 		ts, err := b.c.ServerTools(ctx, s.Name)
 		if err != nil {
-			// A server that went away meanwhile lists no tools; the next
-			// change lists again.
+			// A server that went away meanwhile lists no tools; its
+			// tools still defined keep their last known metadata.
 			continue
 		}
 		for _, t := range ts.Tools {
-			meta[t.ID] = toolMeta{Title: t.Title, Annotations: t.Annotations}
+			fresh[t.ID] = toolMeta{Title: t.Title, Annotations: t.Annotations}
 		}
 	}
+	meta := make(map[string]toolMeta, len(tl.Tools))
+	for _, d := range tl.Tools {
+		m, ok := fresh[d.Name]
+		if !ok {
+			m, ok = b.meta[d.Name]
+		}
+		if ok {
+			meta[d.Name] = m
+		}
+	}
+	b.meta = meta
 	return tl.Tools, meta, nil
 }
 
@@ -87,6 +112,8 @@ func (b *attached) call(ctx context.Context, id string, args json.RawMessage, pr
 	ac := &attachedCall{ctx: ctx, progress: progress}
 	ac.server, _, _ = splitID(id)
 	b.mu.Lock()
+	b.callSeq++
+	ac.seq = b.callSeq
 	b.calls[callID] = ac
 	b.mu.Unlock()
 	defer func() {
@@ -187,8 +214,8 @@ func (b *attached) watch(ctx context.Context, changed func()) error {
 			if ev.Decode(&e) != nil || e.Mode != mcp.ElicitForm {
 				continue
 			}
-			if ac := b.callTo(e.Server); ac != nil {
-				wg.Go(func() { b.elicit(ctx, ac, e.Elicitation) })
+			if acs := b.callsTo(e.Server); len(acs) > 0 {
+				wg.Go(func() { b.elicit(ctx, acs, e.Elicitation) })
 			}
 		case wire.CallProgress{}.Kind():
 			var p wire.CallProgress
@@ -205,32 +232,45 @@ func (b *attached) watch(ctx context.Context, changed func()) error {
 	}
 }
 
-// callTo is the latest call in flight to server, or nil.
-func (b *attached) callTo(server string) *attachedCall {
+// callsTo are the calls in flight to server, the latest first.
+func (b *attached) callsTo(server string) []*attachedCall {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	var out []*attachedCall
 	for _, ac := range b.calls {
 		if ac.server == server {
-			return ac
+			out = append(out, ac)
 		}
 	}
-	return nil
+	slices.SortFunc(out, func(x, y *attachedCall) int { return cmp.Compare(y.seq, x.seq) })
+	return out
 }
 
-// elicit puts e, an elicitation of a server one of this gateway's calls is
-// waiting for, to that call's host and answers serve; a host that cannot
-// be asked leaves it to serve's other clients (and its timeout).
-func (b *attached) elicit(ctx context.Context, ac *attachedCall, e wire.Elicitation) {
-	res, err := mcp.AskHost(ac.ctx, mcp.HostQuestion{Message: e.Server + " asks: " + e.Message, Schema: e.RequestedSchema})
-	if err != nil {
-		if !errors.Is(err, mcp.ErrHostCannotElicit) {
-			b.opts.Logger.Info("could not forward an elicitation to the host", "server", e.Server, "error", err.Error())
+// elicit puts e, an elicitation of a server this gateway's calls acs
+// (the latest first) are waiting for, to the host of the latest of them
+// that can show it, and answers serve. When none can, it declines at once
+// rather than leave the server waiting for serve's timeout.
+func (b *attached) elicit(ctx context.Context, acs []*attachedCall, e wire.Elicitation) {
+	a := wire.ElicitationAnswer{Action: string(mcp.ElicitDecline)}
+	asked := false
+	for _, ac := range acs {
+		res, err := mcp.AskHost(ac.ctx, mcp.HostQuestion{Message: e.Server + " asks: " + e.Message, Schema: e.RequestedSchema})
+		if errors.Is(err, mcp.ErrHostCannotElicit) {
+			continue
 		}
-		return
+		if err != nil {
+			b.opts.Logger.Info("could not forward an elicitation to the host", "server", e.Server, "error", err.Error())
+			return
+		}
+		asked = true
+		a.Action = string(res.Action)
+		if res.Action == mcp.ElicitAccept {
+			a.Content = res.Content
+		}
+		break
 	}
-	a := wire.ElicitationAnswer{Action: string(res.Action)}
-	if res.Action == mcp.ElicitAccept {
-		a.Content = res.Content
+	if !asked {
+		b.opts.Logger.Info("declined an elicitation: the host declared no form elicitation capability", "server", e.Server)
 	}
 	if _, err := b.c.AnswerElicitation(ctx, e.ID, a); err != nil {
 		b.opts.Logger.Info("could not answer an elicitation", "server", e.Server, "error", err.Error())
@@ -239,7 +279,7 @@ func (b *attached) elicit(ctx context.Context, ac *attachedCall, e wire.Elicitat
 
 // approve puts a, the approval of ac, to ac's host and answers serve.
 func (b *attached) approve(ctx context.Context, ac *attachedCall, a api.Approval) {
-	req := orchestrator.ApprovalRequest{CallID: a.CallID, ToolID: a.Tool, Args: a.Args, ReadOnly: a.ReadOnly, Reason: a.Reason}
+	req := orchestrator.ApprovalRequest{CallID: a.CallID, ToolID: a.Tool, Args: a.Args, ReadOnly: a.ReadOnly, Reason: a.Reason, Rule: a.Rule, Sensitive: a.Sensitive}
 	ok, err := hostApprover{configPath: b.opts.ConfigPath}.Approve(ac.ctx, req)
 	var nr *needsRuleError
 	if errors.As(err, &nr) {
@@ -254,7 +294,8 @@ func (b *attached) approve(ctx context.Context, ac *attachedCall, a api.Approval
 	}
 }
 
-// newCallID is a random id for a call made through serve.
+// newCallID is a random id for a call of the host, made through serve or
+// in this process.
 func newCallID() (string, error) {
 	b := make([]byte, 12)
 	if _, err := rand.Read(b); err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 )
 
@@ -49,4 +50,18 @@ func stripped(id string) string {
 		return id[len(mcpPrefix):]
 	}
 	return id
+}
+
+// TestSearchForHostKeepsOtherFields: tool_search's structured result gets
+// the host's names, and keeps every other field — its own and each
+// tool's — as it was.
+func TestSearchForHostKeepsOtherFields(t *testing.T) {
+	r := registry.Result{
+		Content:    []registry.Content{{Type: "text", Text: "1. mcp__gh__create_issue: Creates an issue."}},
+		Structured: json.RawMessage(`{"query":"issue","total":7,"loaded":["mcp__gh__create_issue"],"tools":[{"name":"mcp__gh__create_issue","score":0.9,"deferred":true},{"name":"read"}]}`),
+	}
+	got := searchForHost(r)
+	assert.JSONEq(t, `{"query":"issue","total":7,"loaded":["mcp__gh__create_issue"],"tools":[{"name":"gh__create_issue","score":0.9,"deferred":true},{"name":"read"}]}`,
+		string(got.Structured))
+	assert.Equal(t, "1. gh__create_issue: Creates an issue.", got.Content[0].Text)
 }

@@ -139,7 +139,7 @@ func newGateway(be backend, opts Options) *gateway {
 	g.current <- exposed{}
 	g.instructions <- ""
 	g.srv = mcp.NewGateway(mcp.GatewayOptions{Name: "freecode", Version: opts.Version, Call: g.call, Logger: opts.Logger.WithName("mcp"),
-		Read: g.read, GetPrompt: g.getPrompt, Instructions: func() string {
+		Read: g.read, GetPrompt: g.getPrompt, ServerOf: g.serverOf, Instructions: func() string {
 			s := <-g.instructions
 			g.instructions <- s
 			return s
@@ -163,8 +163,21 @@ func (g *gateway) lookup(name string) (string, bool) {
 	return id, ok
 }
 
+// serverOf names the MCP server the calls of a listed tool go to ("" for
+// a built-in or an unknown name).
+func (g *gateway) serverOf(name string) string {
+	id, ok := g.lookup(name)
+	if !ok {
+		return ""
+	}
+	server, _, _ := splitID(id)
+	return server
+}
+
 // relist hands the backend's current list to the MCP side, which tells
-// the host only of a real change.
+// the host only of a real change. It runs on one goroutine at a time
+// (serve's before sync starts, then sync's), as mcp.Gateway's Set methods
+// and the attached backend's list require.
 func (g *gateway) relist(ctx context.Context) {
 	ds, meta, err := g.be.list(ctx)
 	if err != nil {
@@ -237,24 +250,35 @@ func (g *gateway) call(ctx context.Context, c mcp.GatewayCall) (mcp.GatewayResul
 
 // searchForHost renames the tools a tool_search result names (its
 // structured "tools" list, and the same ids in its text) to the names the
-// host knows them by, without "mcp__".
+// host knows them by, without "mcp__". The structured content's other
+// fields, and each tool's, are kept as they are.
 func searchForHost(r registry.Result) registry.Result {
-	var s struct {
-		Tools []map[string]any `json:"tools"`
+	var s map[string]json.RawMessage
+	if json.Unmarshal(r.Structured, &s) != nil {
+		return r
 	}
-	if json.Unmarshal(r.Structured, &s) != nil || len(s.Tools) == 0 {
+	var tools []map[string]json.RawMessage
+	if json.Unmarshal(s["tools"], &tools) != nil || len(tools) == 0 {
 		return r
 	}
 	var pairs []string
-	for _, t := range s.Tools {
-		if id, ok := t["name"].(string); ok && strings.HasPrefix(id, mcpPrefix) {
-			t["name"] = strings.TrimPrefix(id, mcpPrefix)
-			// "1. <id>:" is how the text names a match.
-			pairs = append(pairs, ". "+id+":", ". "+strings.TrimPrefix(id, mcpPrefix)+":")
+	for _, t := range tools {
+		var id string
+		if json.Unmarshal(t["name"], &id) != nil || !strings.HasPrefix(id, mcpPrefix) {
+			continue
 		}
+		name := strings.TrimPrefix(id, mcpPrefix)
+		if b, err := json.Marshal(name); err == nil {
+			t["name"] = b
+		}
+		// "1. <id>:" is how the text names a match.
+		pairs = append(pairs, ". "+id+":", ". "+name+":")
 	}
-	if b, err := json.Marshal(s); err == nil {
-		r.Structured = b
+	if b, err := json.Marshal(tools); err == nil {
+		s["tools"] = b
+		if b, err := json.Marshal(s); err == nil {
+			r.Structured = b
+		}
 	}
 	rename := strings.NewReplacer(pairs...)
 	out := r
@@ -328,22 +352,39 @@ func (g *gateway) serve(ctx context.Context) error {
 	return err
 }
 
-// serveHTTP serves streamable HTTP on opts.HTTP until ctx ends.
+// HTTPShutdownWait bounds how long the gateway waits, when it stops, for
+// the HTTP requests in flight to end before it closes their connections.
+const HTTPShutdownWait = 5 * time.Second
+
+// serveHTTP serves streamable HTTP on opts.HTTP until ctx ends. Every
+// request's context is a child of ctx, so that a host's standing GET
+// stream and its calls end with it and the shutdown does not wait for
+// them until HTTPShutdownWait.
 func (g *gateway) serveHTTP(ctx context.Context) error {
+	endpoint := g.srv.HTTPHandler(HTTPPath)
 	mux := http.NewServeMux()
-	mux.Handle(HTTPPath, g.srv.HTTPHandler(HTTPPath))
-	hs := &http.Server{Handler: requireToken(g.opts.Token, mux), ReadHeaderTimeout: 10 * time.Second}
+	mux.Handle(HTTPPath, endpoint)
+	hs := &http.Server{Handler: requireToken(g.opts.Token, mux), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(g.opts.HTTP) }()
 	select {
 	case err := <-errc:
+		_ = endpoint.Close(context.Background())
 		return fmt.Errorf("serve http: %w", err)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), HTTPShutdownWait)
 	defer cancel()
-	_ = hs.Shutdown(sctx)
+	if err := hs.Shutdown(sctx); err != nil {
+		g.opts.Logger.Info("http requests still running at the shutdown deadline; closing their connections", "error", err.Error())
+	} else {
+		g.opts.Logger.V(1).Info("http requests ended")
+	}
 	_ = hs.Close()
+	if err := endpoint.Close(sctx); err != nil {
+		g.opts.Logger.Info("could not close every http session", "error", err.Error())
+	}
 	<-errc
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return cause

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // TokenFile is where the bearer token of the HTTP endpoint is kept, in
@@ -21,7 +22,13 @@ const tokenBytes = 32
 
 // LoadToken returns the HTTP endpoint's bearer token, made (random, and
 // kept in TokenFile) the first time. The directory is made private, and a
-// token file that others can read is refused rather than used.
+// token file that others can read, or that is not the user's, is refused
+// rather than used.
+//
+// A new token is written whole to a private temporary file first and then
+// linked into place, which fails if a token is there already: gateways
+// started at once all get the one token that won, and none reads a file
+// half written.
 func LoadToken(home string) (string, error) {
 	path := TokenFile(home)
 	dir := filepath.Dir(path)
@@ -31,48 +38,89 @@ func LoadToken(home string) (string, error) {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return "", fmt.Errorf("make %s private: %w", dir, err)
 	}
-	if fi, err := os.Stat(path); err == nil {
-		if fi.Mode().Perm()&0o077 != 0 {
-			return "", fmt.Errorf("%s can be read by others (mode %o): remove it, and a new token is made", path, fi.Mode().Perm())
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return "", fmt.Errorf("read %s: %w", path, err)
-		}
-		if tok := strings.TrimSpace(string(b)); len(tok) >= 2*tokenBytes {
-			return tok, nil
-		}
-		return "", fmt.Errorf("%s holds no token: remove it, and a new token is made", path)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("read %s: %w", path, err)
+	tok, err := readToken(path)
+	if !errors.Is(err, os.ErrNotExist) {
+		return tok, err
 	}
 	raw := make([]byte, tokenBytes)
 	if _, err := rand.Read(raw); err != nil {
 		return "", fmt.Errorf("make a token: %w", err)
 	}
-	tok := hex.EncodeToString(raw)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", fmt.Errorf("create %s: %w", path, err)
-	}
-	if _, err := f.WriteString(tok + "\n"); err != nil {
-		f.Close()
-		return "", fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("write %s: %w", path, err)
+	tok = hex.EncodeToString(raw)
+	if err := writeNew(path, tok+"\n"); errors.Is(err, os.ErrExist) {
+		// Another gateway made one meanwhile: that is the token.
+		return readToken(path)
+	} else if err != nil {
+		return "", err
 	}
 	return tok, nil
 }
 
+// readToken reads the token in path, refusing a file others can read or
+// that belongs to another user; the error wraps os.ErrNotExist when there
+// is none.
+func readToken(path string) (string, error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w (remove it, and a new token is made)", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file (mode %s): remove it, and a new token is made", path, fi.Mode())
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("%s can be read by others (mode %o): remove it, and a new token is made", path, fi.Mode().Perm())
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return "", fmt.Errorf("%s belongs to user %d, not to you: remove it, and a new token is made", path, st.Uid)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w (make it readable by you alone, chmod 600, or remove it and a new token is made)", path, err)
+	}
+	if tok := strings.TrimSpace(string(b)); len(tok) >= 2*tokenBytes {
+		return tok, nil
+	}
+	return "", fmt.Errorf("%s holds no token: remove it, and a new token is made", path)
+}
+
+// writeNew makes path hold data, whole, unless path exists: an error
+// wrapping os.ErrExist then. The data goes to a 0600 temporary file in
+// path's directory, which is then hard-linked as path.
+func writeNew(path, data string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if _, err := f.WriteString(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := os.Link(tmp, path); err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	return nil
+}
+
 // requireToken lets through only requests with "Authorization: Bearer
-// token"; the others get 401 with a WWW-Authenticate challenge that names
-// no token.
+// token" (the scheme in any case, as RFC 7235 has it); the others get 401
+// with a WWW-Authenticate challenge that names no token.
 func requireToken(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
+	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if token == "" || subtle.ConstantTimeCompare(got, want) != 1 {
+		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if token == "" || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="freecode mcp serve"`)
 			http.Error(w, "a bearer token is required: the token of `freecode mcp serve --http` is in "+
 				"$FREECODE_HOME/gateway/token (see `freecode mcp serve --print-config`)", http.StatusUnauthorized)

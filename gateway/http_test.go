@@ -142,3 +142,31 @@ func TestHTTPHostNeedsTheToken(t *testing.T) {
 	assert.NotContains(t, g.stderr.String(), token)
 	assert.NotContains(t, h.stderr.String(), token)
 }
+
+// TestHTTPShutdownEndsTheHostsStreams: SIGTERM ends a gateway whose host
+// is connected over HTTP, its standing GET stream open, without waiting
+// for that stream until HTTPShutdownWait: every request has ended when
+// the shutdown starts waiting.
+func TestHTTPShutdownEndsTheHostsStreams(t *testing.T) {
+	home := servetest.ShortHome(t)
+	writeConfig(t, home, servetest.Config(testServer("t")))
+	g := startHTTPGateway(t, home)
+	token, err := LoadToken(home)
+	require.NoError(t, err)
+	h := startHost(t, home, hostOptions{http: g.url, token: token})
+	require.Contains(t, h.tools(), "t__echo")
+	// A list_changed comes on the standing GET stream: it is open.
+	writeConfig(t, home, servetest.Config(testServer("t"), testServer("u")))
+	h.event("tools_changed")
+
+	require.NoError(t, g.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-g.done:
+	case <-time.After(waitFor):
+		t.Fatalf("the gateway did not end after SIGTERM:\n%s", g.stderr.String())
+	}
+	assert.Equal(t, 0, g.cmd.ProcessState.ExitCode(), "gateway:\n%s", g.stderr.String())
+	log := g.stderr.String()
+	assert.True(t, strings.Contains(log, `msg="http requests ended"`) && !strings.Contains(log, "still running at the shutdown deadline"),
+		"the shutdown waited for the host's requests until its deadline:\n%s", log)
+}

@@ -36,7 +36,13 @@ func (b inProcess) call(ctx context.Context, id string, args json.RawMessage, pr
 	if progress != nil {
 		ctx = registry.WithProgress(ctx, progress)
 	}
-	out := b.core.Orchestrator.Run(ctx, []orchestrator.Call{{ID: "gateway", Tool: id, Args: args}})[0]
+	// Each call has an id of its own, as the orchestrator's approvals and
+	// logs name it.
+	callID, err := newCallID()
+	if err != nil {
+		return registry.Result{}, err
+	}
+	out := b.core.Orchestrator.Run(ctx, []orchestrator.Call{{ID: callID, Tool: id, Args: args}})[0]
 	if out.Err != nil && ctx.Err() != nil {
 		// The host cancelled the call; mcp-go answers nothing then.
 		return registry.Result{}, fmt.Errorf("call %s: %w", id, ctx.Err())

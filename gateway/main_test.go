@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -163,7 +164,12 @@ func startHost(t *testing.T, home string, o hostOptions) *host {
 	cmd := exec.Command(node, args...)
 	cmd.Env = append(os.Environ(), "SDK_DIR="+sdk, childEnv+"=1", childHome+"="+home)
 	cmd.Env = append(cmd.Env, o.env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// An attached gateway's serve runs in this test process, as a child
+	// subreaper that kills, within a second or two, every child of this
+	// process in a process group of another (procguard.Subreaper): the
+	// host of an attached gateway stays in the test's group.
+	ownGroup := !slices.ContainsFunc(o.env, func(e string) bool { return strings.HasPrefix(e, childAttach+"=") })
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: ownGroup}
 	h := &host{t: t, cmd: cmd, lines: make(chan map[string]any, 64), events: make(chan map[string]any, 256),
 		stderr: &servetest.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = h.stderr
@@ -195,7 +201,12 @@ func startHost(t *testing.T, home string, o hostOptions) *host {
 		select {
 		case <-h.done:
 		case <-time.After(waitFor):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			if ownGroup {
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			} else {
+				// The gateway ends with its stdin, the host's pipe.
+				_ = cmd.Process.Kill()
+			}
 			<-h.done
 		}
 		if t.Failed() {

@@ -89,3 +89,23 @@ func TestNeedsRuleErrorSaysWhatLetsTheCallThrough(t *testing.T) {
 	assert.Contains(t, e.Error(), "no rule lets such a call run unasked")
 	assert.NotContains(t, e.Error(), "permission.allow")
 }
+
+// TestUpstreamElicitationGoesToTheCallersHost: with two hosts connected,
+// a server's elicitation during a call goes to the host whose call waits
+// on that server, not to the host that connected last.
+func TestUpstreamElicitationGoesToTheCallersHost(t *testing.T) {
+	home := permissionConfig(t)
+	g := startHTTPGateway(t, home)
+	token, err := LoadToken(home)
+	require.NoError(t, err)
+	a := startHost(t, home, hostOptions{http: g.url, token: token, env: []string{"ELICIT=accept", `ELICIT_CONTENT={"name":"A"}`}})
+	b := startHost(t, home, hostOptions{http: g.url, token: token, env: []string{"ELICIT=accept", `ELICIT_CONTENT={"name":"B"}`}})
+	require.Contains(t, a.tools(), "t__ask")
+	require.Contains(t, b.tools(), "t__ask")
+
+	a.send(map[string]any{"op": "call", "name": "t__ask", "args": map[string]any{"message": "Who calls?"}})
+	assert.Equal(t, "t asks: Who calls?", a.event("elicitation")["message"])
+	res := a.answer("call")["result"].(map[string]any)
+	assert.Contains(t, text(res), `"name":"A"`)
+	b.noEvents()
+}

@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -68,4 +70,25 @@ func serverPid(t *testing.T, h *host) int {
 	}
 	require.Fail(t, "no test server runs under the gateway")
 	return 0
+}
+
+// TestEachCallHasItsOwnID: the calls of a host run under ids of their
+// own, as the orchestrator's log (and its approvals) name them.
+func TestEachCallHasItsOwnID(t *testing.T) {
+	home := servetest.ShortHome(t)
+	writeConfig(t, home, servetest.Config(testServer("t")))
+	h := startHost(t, home, hostOptions{})
+	require.Contains(t, h.tools(), "t__echo")
+	h.call("t__echo", map[string]any{"text": "one"}, false)
+	h.call("t__echo", map[string]any{"text": "two"}, false)
+	done := regexp.MustCompile(`msg="tool call done" (?:\S+ )*?call=(\S+) tool=mcp__t__echo`)
+	var ids []string
+	require.Eventually(t, func() bool {
+		ids = ids[:0]
+		for _, m := range done.FindAllStringSubmatch(h.stderr.String(), -1) {
+			ids = append(ids, m[1])
+		}
+		return len(ids) == 2
+	}, waitFor, 10*time.Millisecond, "two calls logged:\n%s", h.stderr.String())
+	assert.NotEqual(t, ids[0], ids[1], "two calls under one id")
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -79,15 +80,35 @@ type GatewayOptions struct {
 	// makes); GetPrompt gets a listed prompt. nil: not offered.
 	Read      func(ctx context.Context, uri string) ([]GatewayContents, error)
 	GetPrompt func(ctx context.Context, name string, args map[string]string) (description string, msgs []GatewayMessage, err error)
-	Logger    logr.Logger
+	// ServerOf names the upstream server the calls of a listed tool go to
+	// ("" for none), so that Elicit puts a server's question to the host
+	// whose call waits on that server. nil: every question goes to the
+	// most recently connected host that can show it.
+	ServerOf func(name string) string
+	// HTTPSessionIdleTTL is how long an HTTP host's session lives with no
+	// request in flight, a standing GET stream being one (0:
+	// DefaultHTTPSessionIdleTTL).
+	HTTPSessionIdleTTL time.Duration
+	Logger             logr.Logger
 }
+
+// DefaultHTTPSessionIdleTTL is how long an HTTP host's session lives with
+// no request of its own in flight (a standing GET stream is one): a host
+// killed without ending its session is forgotten then, and no question
+// goes to it any more. A host that comes back after that starts a new
+// session, as the protocol has it (its old one answers 404).
+const DefaultHTTPSessionIdleTTL = 10 * time.Minute
 
 // ErrHostCannotElicit is returned by Gateway.Elicit and AskHost when no
 // connected host declared the elicitation capability.
 var ErrHostCannotElicit = errors.New("the host did not declare the elicitation capability")
 
 // Gateway is the MCP server side of the gateway. It is safe for concurrent
-// use; ServeStdio and the HTTP handler may run together.
+// use; ServeStdio and the HTTP handler may run together. SetTools,
+// SetResources and SetPrompts are the exception: each compares under mu
+// and hands the new set to mcp-go outside it (mcp-go notifies the hosts
+// from there), so each must have one caller at a time — two at once could
+// leave mcp-go with the older set of the two.
 type Gateway struct {
 	opts GatewayOptions
 	srv  *server.MCPServer
@@ -103,6 +124,17 @@ type Gateway struct {
 	promptsSet  bool
 	// hosts are the initialized sessions, oldest first.
 	hosts []server.ClientSession
+	// calls are the tools/calls in flight, oldest first: whose host, to
+	// which upstream server.
+	calls   []*hostCall
+	callSeq uint64
+}
+
+// hostCall is a tools/call in flight, as Gateway.calls holds it.
+type hostCall struct {
+	seq    uint64
+	host   server.ClientSession
+	server string
 }
 
 // NewGateway returns a gateway listing no tools until SetTools.
@@ -139,7 +171,8 @@ func NewGateway(opts GatewayOptions) *Gateway {
 // host is sent notifications/tools/list_changed only then. Two lists are
 // the same when they hold the same tools, compared field by field and
 // byte by byte, whatever their order; so a server restart that brings the
-// same tools back sends nothing.
+// same tools back sends nothing. It has one caller at a time (see
+// Gateway).
 func (g *Gateway) SetTools(tools []GatewayTool) (changed bool) {
 	tools = slices.Clone(tools)
 	slices.SortFunc(tools, func(a, b GatewayTool) int {
@@ -206,6 +239,9 @@ func (g *Gateway) handler(name string) server.ToolHandlerFunc {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
+		if done := g.track(ctx, name); done != nil {
+			defer done()
+		}
 		c := GatewayCall{Name: name, Args: args}
 		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
 			token := req.Params.Meta.ProgressToken
@@ -237,6 +273,29 @@ func (g *Gateway) handler(name string) server.ToolHandlerFunc {
 	}
 }
 
+// track records a call of the host of ctx to the tool name as in flight,
+// until done is called; nil when there is nothing to record.
+func (g *Gateway) track(ctx context.Context, name string) (done func()) {
+	host := server.ClientSessionFromContext(ctx)
+	if host == nil || g.opts.ServerOf == nil {
+		return nil
+	}
+	upstream := g.opts.ServerOf(name)
+	if upstream == "" {
+		return nil
+	}
+	g.mu.Lock()
+	g.callSeq++
+	c := &hostCall{seq: g.callSeq, host: host, server: upstream}
+	g.calls = append(g.calls, c)
+	g.mu.Unlock()
+	return func() {
+		g.mu.Lock()
+		g.calls = slices.DeleteFunc(g.calls, func(x *hostCall) bool { return x == c })
+		g.mu.Unlock()
+	}
+}
+
 // rawContent is a content block sent verbatim. It embeds TextContent only
 // to be an mcpgo.Content; MarshalJSON writes raw alone.
 type rawContent struct {
@@ -260,10 +319,140 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 
 // HTTPHandler is the streamable HTTP endpoint (stateful sessions, so that
 // list_changed reaches a host on its standing GET stream), at path; the
-// caller wraps it with its own access checks.
-func (g *Gateway) HTTPHandler(path string) http.Handler {
-	return server.NewStreamableHTTPServer(g.srv, server.WithEndpointPath(path), server.WithStateful(true))
+// caller wraps it with its own access checks, and closes it when it stops
+// serving.
+//
+// A session with no request in flight for GatewayOptions.HTTPSessionIdleTTL
+// is ended, so that a host killed without ending its own is forgotten (and
+// asked nothing). mcp-go's own idle sweeper is not used: it counts a
+// standing GET stream as idle, and would end the session of a host that
+// listens and says nothing.
+func (g *Gateway) HTTPHandler(path string) *GatewayHTTP {
+	ttl := g.opts.HTTPSessionIdleTTL
+	if ttl <= 0 {
+		ttl = DefaultHTTPSessionIdleTTL
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &GatewayHTTP{h: server.NewStreamableHTTPServer(g.srv, server.WithEndpointPath(path), server.WithStateful(true)),
+		path: path, ttl: ttl, sessions: map[string]*httpSession{}, stop: cancel, swept: make(chan struct{}), log: g.opts.Logger}
+	go h.sweep(ctx)
+	return h
 }
+
+// GatewayHTTP is the gateway's streamable HTTP endpoint. Its sweeper
+// goroutine runs until Close.
+type GatewayHTTP struct {
+	h    *server.StreamableHTTPServer
+	path string
+	ttl  time.Duration
+	log  logr.Logger
+
+	mu       sync.Mutex // guards sessions
+	sessions map[string]*httpSession
+
+	stop  context.CancelFunc
+	swept chan struct{} // closed when sweep returns
+}
+
+// httpSession is what GatewayHTTP knows of a host's session: its requests
+// in flight, and when the last one began or ended.
+type httpSession struct {
+	inFlight int
+	last     time.Time
+}
+
+func (h *GatewayHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(server.HeaderKeySessionID)
+	h.touch(id, 1)
+	defer func() {
+		if id != "" {
+			h.touch(id, -1)
+		} else if made := w.Header().Get(server.HeaderKeySessionID); made != "" {
+			// An initialize: the session begins now.
+			h.touch(made, 0)
+		}
+	}()
+	h.h.ServeHTTP(w, r)
+}
+
+// touch records a request of session id beginning (delta 1) or ending
+// (-1), or the session beginning (0).
+func (h *GatewayHTTP) touch(id string, delta int) {
+	if id == "" {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.sessions[id]
+	if s == nil {
+		s = &httpSession{}
+		h.sessions[id] = s
+	}
+	s.inFlight += delta
+	s.last = time.Now()
+}
+
+// idle removes and returns the sessions with no request in flight since
+// before now minus the TTL.
+func (h *GatewayHTTP) idle(now time.Time) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for id, s := range h.sessions {
+		if s.inFlight <= 0 && now.Sub(s.last) > h.ttl {
+			out = append(out, id)
+			delete(h.sessions, id)
+		}
+	}
+	return out
+}
+
+// sweep ends idle sessions until ctx ends: as a host's DELETE would, so
+// that mcp-go forgets them and the gateway's host list loses them.
+func (h *GatewayHTTP) sweep(ctx context.Context) {
+	defer close(h.swept)
+	t := time.NewTicker(max(h.ttl/2, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			for _, id := range h.idle(now) {
+				req, err := http.NewRequestWithContext(ctx, http.MethodDelete, h.path, nil)
+				if err != nil {
+					continue
+				}
+				req.Header.Set(server.HeaderKeySessionID, id)
+				rec := &discardResponse{header: http.Header{}}
+				h.h.ServeHTTP(rec, req)
+				h.log.V(1).Info("ended an idle http session", "idleFor", h.ttl.String(), "status", rec.status)
+			}
+		}
+	}
+}
+
+// Close ends the sweeper and every host's session (a standing GET stream
+// returns); ctx bounds the wait.
+func (h *GatewayHTTP) Close(ctx context.Context) error {
+	h.stop()
+	<-h.swept
+	if err := h.h.Shutdown(ctx); err != nil {
+		return fmt.Errorf("close the http endpoint: %w", err)
+	}
+	return nil
+}
+
+// discardResponse is the response of a DELETE the sweeper makes: its
+// status is kept, its body dropped.
+type discardResponse struct {
+	header http.Header
+	status int
+}
+
+func (d *discardResponse) Header() http.Header         { return d.header }
+func (d *discardResponse) WriteHeader(status int)      { d.status = status }
+func (d *discardResponse) Write(p []byte) (int, error) { return len(p), nil }
 
 // HostQuestion is an elicitation the gateway puts to its host.
 type HostQuestion struct {
@@ -279,27 +468,27 @@ type HostQuestion struct {
 func AskHost(ctx context.Context, q HostQuestion) (ElicitResult, error) {
 	srv := server.ServerFromContext(ctx)
 	s := server.ClientSessionFromContext(ctx)
-	if srv == nil || s == nil || !canElicit(s) {
+	if srv == nil || s == nil || !canElicitForm(s) {
 		return ElicitResult{}, ErrHostCannotElicit
 	}
 	return elicitHost(ctx, srv, q)
 }
 
-// Elicit forwards e, an upstream server's elicitation, to the most recently
-// connected host that declared the elicitation capability, and returns its
-// answer; ErrHostCannotElicit when there is none. The answer is not
-// checked here: the upstream session checks it against e's form.
+// Elicit forwards e, an upstream server's elicitation, to a host and
+// returns its answer: to the host of the latest call in flight to e.Server
+// that can show e's mode (a server asks while a call waits on it) or, when
+// no call to e.Server is in flight, to the most recently connected host
+// that can. ErrHostCannotElicit when there is none: when calls to
+// e.Server are in flight and none of their hosts can show it, no other
+// host is asked. The answer is not checked here: the upstream session
+// checks it against e's form.
 func (g *Gateway) Elicit(ctx context.Context, e *Elicitation) (ElicitResult, error) {
-	g.mu.Lock()
-	var host server.ClientSession
-	for _, h := range slices.Backward(g.hosts) {
-		if canElicit(h) {
-			host = h
-			break
-		}
+	can := canElicitForm
+	if e.Mode == ElicitURL {
+		can = canElicitURL
 	}
-	g.mu.Unlock()
-	if host == nil || e.Mode == ElicitURL && !canElicitURL(host) {
+	host := g.hostFor(e.Server, can)
+	if host == nil {
 		return ElicitResult{}, ErrHostCannotElicit
 	}
 	ctx = g.srv.WithContext(ctx, host)
@@ -315,6 +504,32 @@ func (g *Gateway) Elicit(ctx context.Context, e *Elicitation) (ElicitResult, err
 		q.Schema = e.Form.Schema
 	}
 	return elicitHost(ctx, g.srv, q)
+}
+
+// hostFor is the host a question of upstream goes to (see Elicit), of
+// those can accepts; nil when none.
+func (g *Gateway) hostFor(upstream string, can func(server.ClientSession) bool) server.ClientSession {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	waiting := false
+	for _, c := range slices.Backward(g.calls) {
+		if c.server != upstream {
+			continue
+		}
+		waiting = true
+		if can(c.host) {
+			return c.host
+		}
+	}
+	if waiting {
+		return nil
+	}
+	for _, h := range slices.Backward(g.hosts) {
+		if can(h) {
+			return h
+		}
+	}
+	return nil
 }
 
 func elicitHost(ctx context.Context, srv *server.MCPServer, q HostQuestion) (ElicitResult, error) {
@@ -338,9 +553,15 @@ func elicitHost(ctx context.Context, srv *server.MCPServer, q HostQuestion) (Eli
 	return out, nil
 }
 
-func canElicit(s server.ClientSession) bool {
+// canElicitForm reports whether s declared form-mode elicitation: "form",
+// or the capability with no mode at all (which means form).
+func canElicitForm(s server.ClientSession) bool {
 	ci, ok := s.(server.SessionWithClientInfo)
-	return ok && ci.GetClientCapabilities().Elicitation != nil
+	if !ok {
+		return false
+	}
+	e := ci.GetClientCapabilities().Elicitation
+	return e != nil && (e.Form != nil || e.URL == nil)
 }
 
 func canElicitURL(s server.ClientSession) bool {

@@ -57,44 +57,47 @@ type GatewayMessage struct {
 // SetResources makes rs and ts the listed resources and templates and
 // reports whether they changed; the host is sent
 // notifications/resources/list_changed only then (compared as SetTools
-// compares tools). A template mcp-go cannot parse is left out.
+// compares tools), once for a change of either list, twice when both
+// changed (mcp-go notifies for each). A template mcp-go cannot parse is
+// left out. It has one caller at a time (see Gateway).
 func (g *Gateway) SetResources(rs []GatewayResource, ts []GatewayTemplate) (changed bool) {
 	rs, ts = slices.Clone(rs), slices.Clone(ts)
 	slices.SortFunc(rs, func(a, b GatewayResource) int { return strings.Compare(a.URI, b.URI) })
 	slices.SortFunc(ts, func(a, b GatewayTemplate) int { return strings.Compare(a.URITemplate, b.URITemplate) })
 	g.mu.Lock()
-	same := slices.EqualFunc(g.resources, rs, sameResource) && slices.EqualFunc(g.templates, ts, sameTemplate) && g.featuresSet
-	if !same {
-		g.resources, g.templates, g.featuresSet = rs, ts, true
-	}
+	newResources := !g.featuresSet || !slices.EqualFunc(g.resources, rs, sameResource)
+	newTemplates := !g.featuresSet || !slices.EqualFunc(g.templates, ts, sameTemplate)
+	g.resources, g.templates, g.featuresSet = rs, ts, true
 	g.mu.Unlock()
-	if same {
-		return false
-	}
-	sr := make([]server.ServerResource, 0, len(rs))
-	for _, r := range rs {
-		res := mcpgo.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MimeType, Size: r.Size}
-		res.Annotations = annotations(r.Annotations)
-		sr = append(sr, server.ServerResource{Resource: res, Handler: g.readHandler()})
-	}
-	st := make([]server.ServerResourceTemplate, 0, len(ts))
-	for _, t := range ts {
-		tmpl, ok := resourceTemplate(t)
-		if !ok {
-			g.opts.Logger.Info("left out a resource template that cannot be parsed", "template", t.URITemplate)
-			continue
+	// mcp-go's SetResources and SetResourceTemplates each notify every
+	// session: only the list that changed is set.
+	if newResources {
+		sr := make([]server.ServerResource, 0, len(rs))
+		for _, r := range rs {
+			res := mcpgo.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MimeType, Size: r.Size}
+			res.Annotations = annotations(r.Annotations)
+			sr = append(sr, server.ServerResource{Resource: res, Handler: g.readHandler()})
 		}
-		st = append(st, server.ServerResourceTemplate{Template: tmpl, Handler: server.ResourceTemplateHandlerFunc(g.readHandler())})
+		g.srv.SetResources(sr...)
 	}
-	// SetResources notifies; SetResourceTemplates notifies again, which
-	// a host reads as the same one change.
-	g.srv.SetResources(sr...)
-	g.srv.SetResourceTemplates(st...)
-	return true
+	if newTemplates {
+		st := make([]server.ServerResourceTemplate, 0, len(ts))
+		for _, t := range ts {
+			tmpl, ok := resourceTemplate(t)
+			if !ok {
+				g.opts.Logger.Info("left out a resource template that cannot be parsed", "template", t.URITemplate)
+				continue
+			}
+			st = append(st, server.ServerResourceTemplate{Template: tmpl, Handler: server.ResourceTemplateHandlerFunc(g.readHandler())})
+		}
+		g.srv.SetResourceTemplates(st...)
+	}
+	return newResources || newTemplates
 }
 
 // SetPrompts makes ps the listed prompts and reports whether they changed;
-// the host is sent notifications/prompts/list_changed only then.
+// the host is sent notifications/prompts/list_changed only then. It has
+// one caller at a time (see Gateway).
 func (g *Gateway) SetPrompts(ps []GatewayPrompt) (changed bool) {
 	ps = slices.Clone(ps)
 	slices.SortFunc(ps, func(a, b GatewayPrompt) int { return strings.Compare(a.Name, b.Name) })

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestGatewaySetToolsOnlyOnChange: SetTools reports a change only when the
@@ -35,4 +37,56 @@ func TestGatewayLeavesOutWhatMCPGoRefuses(t *testing.T) {
 	tools := g.srv.ListTools()
 	assert.Contains(t, tools, "s__good")
 	assert.NotContains(t, tools, "s__bad")
+}
+
+// countingSession is an initialized host session that keeps the
+// notifications it is sent.
+type countingSession struct {
+	ch chan mcpgo.JSONRPCNotification
+}
+
+func (s countingSession) Initialize()                                           {}
+func (s countingSession) Initialized() bool                                     { return true }
+func (s countingSession) NotificationChannel() chan<- mcpgo.JSONRPCNotification { return s.ch }
+func (s countingSession) SessionID() string                                     { return "counting" }
+
+// drain returns how many notifications of method were sent so far
+// (delivery is synchronous), and forgets them.
+func (s countingSession) drain(method string) int {
+	n := 0
+	for {
+		select {
+		case m := <-s.ch:
+			if m.Method == method {
+				n++
+			}
+		default:
+			return n
+		}
+	}
+}
+
+// TestGatewayResourceChangeNotifiesOnce: a change of the resources, or of
+// the templates, sends the host one resources/list_changed; setting the
+// same lists again sends none.
+func TestGatewayResourceChangeNotifiesOnce(t *testing.T) {
+	g := NewGateway(GatewayOptions{Name: "t", Version: "0", Logger: logr.Discard(),
+		Call: func(context.Context, GatewayCall) (GatewayResult, error) { return GatewayResult{}, nil }})
+	s := countingSession{ch: make(chan mcpgo.JSONRPCNotification, 16)}
+	require.NoError(t, g.srv.RegisterSession(t.Context(), s))
+	const changed = string(mcpgo.MethodNotificationResourcesListChanged)
+	rs := []GatewayResource{{URI: "freecode://a/test://x", Name: "a__x"}}
+	ts := []GatewayTemplate{{URITemplate: "freecode://a/test://items/{id}", Name: "a__items"}}
+	g.SetResources(rs, ts)
+	s.drain(changed)
+
+	rs = append(rs, GatewayResource{URI: "freecode://a/test://y", Name: "a__y"})
+	assert.True(t, g.SetResources(rs, ts))
+	assert.Equal(t, 1, s.drain(changed), "a new resource")
+	ts[0].Description = "now described"
+	assert.True(t, g.SetResources(rs, ts))
+	assert.Equal(t, 1, s.drain(changed), "a changed template")
+	assert.False(t, g.SetResources(rs, ts))
+	assert.Zero(t, s.drain(changed), "the same lists")
+	assert.Len(t, g.srv.ListResources(), 2)
 }
