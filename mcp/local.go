@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
-	"golang.org/x/sys/unix"
 )
 
 // localLink is a local server: a child process the session starts and owns,
@@ -91,29 +90,22 @@ func (l *localLink) run(cctx context.Context, o opener, neg negotiation) error {
 		c:    newFrameCounter(limit, endAtNewline),
 		over: func() error { return l.env.over(limitMessageBytes, limit) },
 	}
-	l.stdin = &writeWatcher{f: proc.stdin, close: proc.stdin.Close}
+	l.stdin = &writeWatcher{f: proc.stdin, close: func() error { proc.closeStdin(); return nil }}
 	return o.handshake(cctx, l.env.newClient(transport.NewIO(stdout, l.stdin, nil), nil), neg)
 }
 
 // drained reports whether the server has read everything written to its
-// stdin: something was written, and the pipe holds nothing unread.
+// stdin: something was written, and the pipe holds nothing unread — or,
+// once stdin is closed (the server exited and the transport closed it), it
+// held nothing unread when it was closed.
 func (l *localLink) drained() bool {
 	if l.stdin == nil || !l.stdin.wrote.Load() {
 		return false
 	}
-	raw, err := l.proc.stdin.SyscallConn()
-	if err != nil {
-		return false
+	if n := l.proc.unread(); n >= 0 {
+		return n == 0
 	}
-	unread := -1
-	if err := raw.Control(func(fd uintptr) {
-		if n, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ); err == nil {
-			unread = n
-		}
-	}); err != nil {
-		return false
-	}
-	return unread == 0
+	return l.proc.unreadAtClose.Load() == 0
 }
 
 func (l *localLink) exited() <-chan struct{} {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -121,7 +122,7 @@ type process struct {
 	log    logr.Logger
 	ring   *lineRing
 
-	stdin  *os.File // write end of the child's stdin
+	stdin  *os.File // write end of the child's stdin: close it with closeStdin
 	stdout *os.File // read end of the child's stdout
 	stderr *os.File // read end of the child's stderr
 
@@ -137,6 +138,10 @@ type process struct {
 	waitErr    error // set before exited is closed
 
 	closeOnce sync.Once
+	// stdinOnce closes stdin; unreadAtClose is what the pipe held unread
+	// just before (-1: unknown), for drained once stdin is closed.
+	stdinOnce     sync.Once
+	unreadAtClose atomic.Int64
 }
 
 // startProcess starts argv in a new process group with an explicit
@@ -229,6 +234,8 @@ func startProcess(argv []string, env map[string]string, launcher Launcher, ring 
 		stderrDone: make(chan struct{}),
 		exited:     make(chan struct{}),
 	}
+	p.unreadAtClose.Store(-1)
+
 	go p.readStderr()
 	go p.wait()
 	if onStart != nil {
@@ -299,7 +306,7 @@ func (p *process) wait() {
 // A server that never got going (graceful false) gets SIGTERM at once.
 // It reports an error only if even SIGKILL did not end the process in time.
 func (p *process) stop(graceful bool) error {
-	p.stdin.Close()
+	p.closeStdin()
 	if graceful {
 		if p.waitFor(stdinGrace) {
 			return p.release()
@@ -334,10 +341,37 @@ func (p *process) waitFor(d time.Duration) bool {
 // left the group still hold it.
 func (p *process) release() error {
 	p.closeOnce.Do(func() {
-		p.stdin.Close()
+		p.closeStdin()
 		p.stdout.Close()
 	})
 	return nil
+}
+
+// closeStdin closes the write end of the server's stdin, noting first how
+// much of what was written it had not read (unreadAtClose).
+func (p *process) closeStdin() {
+	p.stdinOnce.Do(func() {
+		p.unreadAtClose.Store(int64(p.unread()))
+		p.stdin.Close()
+	})
+}
+
+// unread is how many bytes written to the server's stdin it has not read,
+// -1 when that cannot be told (stdin is closed).
+func (p *process) unread() int {
+	raw, err := p.stdin.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	n := -1
+	if err := raw.Control(func(fd uintptr) {
+		if v, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ); err == nil {
+			n = v
+		}
+	}); err != nil {
+		return -1
+	}
+	return n
 }
 
 // leader is the process FreeCode started for a server: the server itself,

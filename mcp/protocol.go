@@ -236,6 +236,11 @@ func (s *Session) discover(ctx context.Context, tr transport.Interface, read fun
 			return ProtocolVersion, false
 		case <-ctx.Done():
 			stop()
+			// The process may end before its transport says so: the
+			// handshake's context ends with errProcessExited first.
+			if read != nil && errors.Is(context.Cause(ctx), errProcessExited) && (wasRead || read()) {
+				return ProtocolVersion, true
+			}
 			return ProtocolVersion, false
 		}
 	}
