@@ -91,7 +91,19 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 				// Its elicitation_answered may still be on its way.
 				fmt.Fprintln(a.stderr, "\nThe call ended; the question is withdrawn.")
 			case approving:
-				fmt.Fprintln(a.stderr)
+				// The call's answer came before its approval_answered:
+				// what it is says how the approval was answered.
+				var apiErr *api.Error
+				switch {
+				case res.err == nil:
+					fmt.Fprintln(a.stderr, "\nAnswered from elsewhere: approved.")
+				case errors.As(res.err, &apiErr) && apiErr.Call != nil && apiErr.Call.Kind == "not_approved":
+					fmt.Fprintln(a.stderr, "\nAnswered from elsewhere: not approved.")
+				case errors.As(res.err, &apiErr) && apiErr.Call != nil:
+					fmt.Fprintln(a.stderr, "\nAnswered from elsewhere: approved.")
+				default:
+					fmt.Fprintln(a.stderr)
+				}
 			}
 			return a.serveOutcome(ctx, r, id, res.resp, res.err, o.asJSON)
 		case line, ok := <-lines:
