@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/internal/servetest"
 	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/schema"
@@ -163,17 +164,31 @@ func TestAttachRestartWithSameToolsSendsNothing(t *testing.T) {
 	assert.Equal(t, before+1, changes(), "the gateway's list changed other than by the edit:\n%s", h.stderr.String())
 }
 
-// TestAttachElicitationDeclinedForAHostThatCannotShowIt: the elicitation
-// of a server a call through an attached gateway waits on, from a host
-// that declared no elicitation capability, is declined through serve at
-// once, not left pending until serve's elicitation timeout.
-func TestAttachElicitationDeclinedForAHostThatCannotShowIt(t *testing.T) {
+// TestAttachElicitationLeftToServesOtherClients: the elicitation of a
+// server a call through an attached gateway waits on, when the gateway's
+// host declared no elicitation capability, is not declined by the gateway
+// (serve cannot tell whose call it belongs to): another of serve's clients
+// answers it, and the host's call gets that answer.
+func TestAttachElicitationLeftToServesOtherClients(t *testing.T) {
 	home := servetest.ShortHome(t)
 	writeConfig(t, home, servetest.Config(testServer("t", "--ask")))
-	startServe(t, home, "t")
+	s := startServe(t, home, "t")
 	h := startHost(t, home, hostOptions{env: []string{childAttach + "=1"}})
 	require.Contains(t, h.tools(), "t__ask")
-	res := h.call("t__ask", map[string]any{"message": "Name?"}, false)
-	assert.Contains(t, text(res), `"action":"decline"`)
-	h.waitLog("declined an elicitation")
+	h.send(map[string]any{"op": "call", "name": "t__ask", "args": map[string]any{"message": "Name?"}})
+	var id string
+	require.Eventually(t, func() bool {
+		es, err := s.Client.Elicitations(t.Context())
+		if err != nil || len(es) == 0 {
+			return false
+		}
+		id = es[0].ID
+		return true
+	}, waitFor, 10*time.Millisecond, "the elicitation does not wait in serve")
+	h.waitLog("left an elicitation to serve's other clients")
+	_, err := s.Client.AnswerElicitation(t.Context(), id, wire.ElicitationAnswer{Action: "accept", Content: map[string]any{"name": "Ann"}})
+	require.NoError(t, err, "the gateway did not take the answer first")
+	res := h.answer("call")["result"].(map[string]any)
+	assert.Contains(t, text(res), `"action":"accept"`)
+	assert.Contains(t, text(res), `Ann`)
 }

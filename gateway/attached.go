@@ -248,8 +248,11 @@ func (b *attached) callsTo(server string) []*attachedCall {
 
 // elicit puts e, an elicitation of a server this gateway's calls acs
 // (the latest first) are waiting for, to the host of the latest of them
-// that can show it, and answers serve. When none can, it declines at once
-// rather than leave the server waiting for serve's timeout.
+// that can show it, and answers serve. When none can, it leaves e to
+// serve's other clients (the command line, another host's gateway): serve
+// cannot tell whose call the question belongs to, so declining here could
+// take the answer from a user who can give it; serve's timeout ends it
+// otherwise.
 func (b *attached) elicit(ctx context.Context, acs []*attachedCall, e wire.Elicitation) {
 	a := wire.ElicitationAnswer{Action: string(mcp.ElicitDecline)}
 	asked := false
@@ -270,7 +273,8 @@ func (b *attached) elicit(ctx context.Context, acs []*attachedCall, e wire.Elici
 		break
 	}
 	if !asked {
-		b.opts.Logger.Info("declined an elicitation: the host declared no form elicitation capability", "server", e.Server)
+		b.opts.Logger.Info("left an elicitation to serve's other clients: the host declared no form elicitation capability", "server", e.Server)
+		return
 	}
 	if _, err := b.c.AnswerElicitation(ctx, e.ID, a); err != nil {
 		b.opts.Logger.Info("could not answer an elicitation", "server", e.Server, "error", err.Error())

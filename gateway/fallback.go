@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 
@@ -21,8 +22,10 @@ import (
 // if it differs.
 type fallback struct {
 	// start runs the servers in this process until ctx ends (the
-	// gateway's) and returns that backend. Set before use, then only read.
+	// gateway's) and returns that backend; gone reports whether no serve
+	// runs for the home any more. Set before use, then only read.
 	start func(ctx context.Context) (backend, error)
+	gone  func() bool
 	log   logr.Logger
 
 	mu  sync.Mutex // guards cur and own
@@ -56,13 +59,23 @@ func (f *fallback) getPrompt(ctx context.Context, server, name string, args map[
 
 func (f *fallback) settle(ctx context.Context) { f.get().settle(ctx) }
 
-// watch watches the current backend; when the attached serve goes away it
+// Resubscribing to a serve that still runs: first after
+// fallbackRetry, doubling up to maxFallbackRetry.
+const (
+	fallbackRetry    = 100 * time.Millisecond
+	maxFallbackRetry = 5 * time.Second
+)
+
+// watch watches the current backend. When serve's event stream ends and
+// serve still runs (it restarted, or its connections were full), it
+// subscribes again, after a growing delay; when no serve runs any more it
 // starts the servers here, waits for their first starts (StartupWait at
-// most), pokes, and watches them instead.
+// most), and only then makes them the backend, pokes, and watches them:
+// a list read meanwhile is never that of servers not yet started.
 func (f *fallback) watch(ctx context.Context, changed func()) error {
+	delay := fallbackRetry
 	for {
-		be := f.get()
-		err := be.watch(ctx, changed)
+		err := f.get().watch(ctx, changed)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -72,17 +85,30 @@ func (f *fallback) watch(ctx context.Context, changed func()) error {
 		if own || err == nil {
 			return err
 		}
+		if !f.gone() {
+			f.log.V(1).Info("freecode serve's event stream ended; subscribing again", "reason", err.Error(), "in", delay)
+			t := time.NewTimer(delay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+			delay = min(2*delay, maxFallbackRetry)
+			changed() // what changed meanwhile is read again
+			continue
+		}
 		f.log.Info("freecode serve went away; running the servers in this process", "reason", err.Error())
 		nb, serr := f.start(ctx)
 		if serr != nil {
 			return fmt.Errorf("%w; and the servers could not be started here: %w", err, serr)
 		}
-		f.mu.Lock()
-		f.cur, f.own = nb, true
-		f.mu.Unlock()
 		sctx, cancel := context.WithTimeout(ctx, StartupWait)
 		nb.settle(sctx)
 		cancel()
+		f.mu.Lock()
+		f.cur, f.own = nb, true
+		f.mu.Unlock()
 		changed()
 	}
 }

@@ -2,12 +2,14 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -107,4 +109,57 @@ func TestAttachedGatewayOutlivesServe(t *testing.T) {
 	}
 	assert.True(t, own, "the gateway runs the server itself now")
 	assert.Contains(t, h.tools(), "t__echo")
+}
+
+// fakeBackend is a backend whose watch ends with err at once, and counts
+// its watches; the other methods are not called by fallback.watch.
+type fakeBackend struct {
+	backend
+	err     error
+	watches atomic.Int32
+	// block makes every watch wait for ctx; else the fourth does.
+	block bool
+}
+
+func (b *fakeBackend) watch(ctx context.Context, changed func()) error {
+	if b.watches.Add(1) > 3 || b.block {
+		<-ctx.Done()
+		return nil
+	}
+	return b.err
+}
+
+func (b *fakeBackend) settle(context.Context) {}
+
+// A broken event stream from a serve that still runs is subscribed again
+// (a restart, a full connection table), never a reason to start a second
+// set of servers; only a serve that is gone is.
+func TestFallbackOnlyWhenServeIsGone(t *testing.T) {
+	attached := &fakeBackend{err: errors.New("stream broke")}
+	own := &fakeBackend{block: true}
+	var gone atomic.Bool
+	starts := atomic.Int32{}
+	f := &fallback{cur: attached, log: logr.Discard(), gone: gone.Load,
+		start: func(context.Context) (backend, error) { starts.Add(1); return own, nil }}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	pokes := atomic.Int32{}
+	go func() { done <- f.watch(ctx, func() { pokes.Add(1) }) }()
+	require.Eventually(t, func() bool { return attached.watches.Load() == 4 }, waitFor, time.Millisecond)
+	assert.Zero(t, starts.Load(), "serve still runs: subscribed again, nothing started")
+	assert.Equal(t, int32(3), pokes.Load(), "each new subscription reads the list again")
+	cancel()
+	require.NoError(t, <-done)
+
+	gone.Store(true)
+	attached.watches.Store(0)
+	f.cur = attached
+	ctx, cancel = context.WithCancel(t.Context())
+	defer cancel()
+	go func() { done <- f.watch(ctx, func() {}) }()
+	require.Eventually(t, func() bool { return own.watches.Load() == 1 }, waitFor, time.Millisecond)
+	assert.Equal(t, int32(1), starts.Load(), "serve gone: the servers are started here, once")
+	assert.Equal(t, own, f.get())
+	cancel()
+	require.NoError(t, <-done)
 }

@@ -33,8 +33,9 @@ type Launch struct {
 	Env map[string]string
 	// URL and TokenFile: an HTTP gateway; Command is then unused.
 	URL, TokenFile string
-	// CallTimeout is how long a call may run (mcp.callTimeout): a host
-	// with a shorter wait of its own (Codex) is told to wait that long.
+	// CallTimeout is the longest a call may run (the largest of
+	// mcp.callTimeout and the servers' callTimeout): a host with a shorter
+	// wait of its own (Codex) is told to wait longer (codexToolTimeout).
 	CallTimeout time.Duration
 }
 
@@ -42,6 +43,17 @@ type Launch struct {
 // answer to initialize: StartupWait, which the gateway may take, and
 // some; Codex's own default (10 s) is shorter.
 const codexStartupTimeout = StartupWait + 10*time.Second
+
+// codexToolTimeout is what a Codex snippet waits for a call that may run
+// callTimeout: twice that (a read-only call is retried once after a
+// transport failure) and a minute for an approval question and the round
+// trips, and never less than Codex's own default of a minute.
+func codexToolTimeout(callTimeout time.Duration) int {
+	return int(max(2*callTimeout+time.Minute, time.Minute).Round(time.Second) / time.Second)
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // HostConfig is the config snippet host needs to reach the gateway as l
 // says, and where it goes:
@@ -57,7 +69,7 @@ const codexStartupTimeout = StartupWait + 10*time.Second
 // how to set it.
 func HostConfig(host string, l Launch) (snippet, where string, err error) {
 	entry := map[string]any{}
-	token := fmt.Sprintf("export %s=\"$(cat '%s')\" before starting the host", TokenEnvVar, l.TokenFile)
+	token := fmt.Sprintf("export %s=\"$(cat %s)\" before starting the host", TokenEnvVar, shellQuote(l.TokenFile))
 	if l.URL != "" {
 		entry["url"] = l.URL
 	} else {
@@ -104,7 +116,7 @@ func HostConfig(host string, l Launch) (snippet, where string, err error) {
 		}
 		entry["startup_timeout_sec"] = int(codexStartupTimeout / time.Second)
 		if l.CallTimeout > 0 {
-			entry["tool_timeout_sec"] = int(l.CallTimeout.Round(time.Second) / time.Second)
+			entry["tool_timeout_sec"] = codexToolTimeout(l.CallTimeout)
 		}
 		b, err := toml.Marshal(map[string]any{"mcp_servers": map[string]any{l.Name: entry}})
 		if err != nil {

@@ -77,7 +77,12 @@ func TestHostConfig(t *testing.T) {
 	s, _, err = HostConfig("codex", stdio)
 	require.NoError(t, err)
 	require.NoError(t, toml.Unmarshal([]byte(s), &c), s)
-	assert.Equal(t, 300, c.Servers["freecode"].Tool, "Codex waits as long as mcp.callTimeout")
+	assert.Equal(t, 660, c.Servers["freecode"].Tool, "Codex waits out a retried call of callTimeout, and a minute")
+	stdio.CallTimeout = time.Millisecond
+	s, _, err = HostConfig("codex", stdio)
+	require.NoError(t, err)
+	require.NoError(t, toml.Unmarshal([]byte(s), &c), s)
+	assert.Equal(t, 60, c.Servers["freecode"].Tool, "never less than Codex's own minute")
 	s, _, err = HostConfig("codex", web)
 	require.NoError(t, err)
 	assert.NotContains(t, s, "Bearer", "Codex reads the token from the environment")

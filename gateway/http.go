@@ -88,7 +88,9 @@ func readToken(path string) (string, error) {
 
 // writeNew makes path hold data, whole, unless path exists: an error
 // wrapping os.ErrExist then. The data goes to a 0600 temporary file in
-// path's directory, which is then hard-linked as path.
+// path's directory, which is then hard-linked as path; on a file system
+// without hard links, path is created exclusively and written (a reader
+// could then see it before it is whole, and says it holds no token).
 func writeNew(path, data string) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
@@ -107,8 +109,24 @@ func writeNew(path, data string) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", tmp, err)
 	}
-	if err := os.Link(tmp, path); err != nil {
+	err = os.Link(tmp, path)
+	if err == nil || errors.Is(err, os.ErrExist) {
+		if err != nil {
+			return fmt.Errorf("create %s: %w", path, err)
+		}
+		return nil
+	}
+	// No hard links here (some FUSE and network file systems).
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
+	}
+	if _, err := out.WriteString(data); err != nil {
+		out.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := out.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }
@@ -123,7 +141,7 @@ func requireToken(token string, next http.Handler) http.Handler {
 		if token == "" || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="freecode mcp serve"`)
 			http.Error(w, "a bearer token is required: the token of `freecode mcp serve --http` is in "+
-				"$FREECODE_HOME/gateway/token (see `freecode mcp serve --print-config`)", http.StatusUnauthorized)
+				"$FREECODE_HOME/gateway/token (`freecode mcp serve --http ADDR --print-config HOST` says how a host reads it)", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/freecode/freecode/api"
@@ -30,29 +31,40 @@ func Run(ctx context.Context, opts Options, so serve.Options, attach *api.Client
 		}
 		return res, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	if attach != nil {
-		// The servers of a fallback run until the gateway ends; Run
-		// waits for them to stop.
+		// The servers of a fallback run until the gateway ends, which
+		// their failure ends too (as without attach); Run waits for
+		// them to stop. g.serve returns only once watch has, so wg.Go
+		// always comes before wg.Wait.
+		ctx, fail := context.WithCancelCause(ctx)
 		var wg sync.WaitGroup
 		defer wg.Wait()
-		defer cancel()
-		g.be = &fallback{cur: newAttached(attach, opts), log: opts.Logger, start: func(ctx context.Context) (backend, error) {
-			core, err := serve.NewCore(so)
-			if err != nil {
-				return nil, err
-			}
-			wg.Go(func() {
-				defer core.Close()
-				if err := core.Run(ctx); err != nil {
-					opts.Logger.Error(err, "the servers run in this process stopped")
+		defer fail(nil)
+		g.be = &fallback{cur: newAttached(attach, opts), log: opts.Logger,
+			gone: func() bool {
+				c, err := api.Dial(api.SocketPath(so.Home))
+				if err == nil {
+					c.Close()
 				}
-			})
-			return inProcess{core: core}, nil
-		}}
+				return errors.Is(err, api.ErrNotRunning)
+			},
+			start: func(ctx context.Context) (backend, error) {
+				core, err := serve.NewCore(so)
+				if err != nil {
+					return nil, err
+				}
+				wg.Go(func() {
+					defer core.Close()
+					if err := core.Run(ctx); err != nil && ctx.Err() == nil {
+						fail(fmt.Errorf("the servers run in this process stopped: %w", err))
+					}
+				})
+				return inProcess{core: core}, nil
+			}}
 		return g.serve(ctx)
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	core, err := serve.NewCore(so)
 	if err != nil {
 		return err

@@ -96,7 +96,10 @@ func TestGatewayHostForRoutesByCall(t *testing.T) {
 // in flight for the idle TTL is ended and asked nothing more; one with a
 // standing GET stream, idle longer, is kept.
 func TestGatewayHTTPEndsIdleSessions(t *testing.T) {
-	g := testGateway(GatewayOptions{HTTPSessionIdleTTL: 100 * time.Millisecond})
+	// Long enough that a loaded machine opens the GET stream, and looks at
+	// the new session, well within it; the wait for the end is bounded by
+	// the Eventually below, not by the TTL.
+	g := testGateway(GatewayOptions{HTTPSessionIdleTTL: 2 * time.Second})
 	h := g.HTTPHandler("/mcp")
 	srv := httptest.NewServer(h)
 	defer srv.Close()

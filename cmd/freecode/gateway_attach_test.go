@@ -2,9 +2,12 @@ package main
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/schema"
@@ -36,4 +39,15 @@ func TestUnlikeGateway(t *testing.T) {
 	none := st
 	none.Project = ""
 	assert.Equal(t, "freecode serve (pid 7) reads no project settings, this directory's are /p/.freecode/settings.json", unlikeGateway(none, src, false, in("/p")))
+}
+
+// A directory reached through a symlink is the same directory.
+func TestUnlikeGatewayFollowsSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(dir, link))
+	st := api.Status{ConfigPath: "/h/config.json", Root: dir}
+	src := schema.Sources{User: "/h/config.json"}
+	assert.Empty(t, unlikeGateway(st, src, true, func() (string, error) { return link, nil }))
+	assert.NotEmpty(t, unlikeGateway(st, src, true, func() (string, error) { return t.TempDir(), nil }))
 }

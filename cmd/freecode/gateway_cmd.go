@@ -38,12 +38,13 @@ offer every configured server's tools behind it: github's create_issue is
 listed as github__create_issue. Point a host (Claude Code, Cursor, VS Code,
 Codex) at it instead of configuring each server in each host.
 
-When freecode serve runs for the home, the gateway goes through it, so every
-host shares one set of running servers; otherwise it runs the servers itself
-until its host disconnects. Calls go through the permission rules: a call
-that asks is put to the host as an elicitation when the host can show one,
-and is refused otherwise, naming the permission.allow rule that would let
-it through.
+When freecode serve runs for the home with the same config file and project
+(and, with --builtins, in the same directory), the gateway goes through it,
+so every host shares one set of running servers, and runs them itself should
+serve stop; otherwise it runs the servers itself until its host disconnects.
+Calls go through the permission rules: a call that asks is put to the host as
+an elicitation when the host can show one, and is refused otherwise, naming
+what would let it through.
 
 --print-config HOST prints what HOST (claude, cursor, vscode, codex) needs
 in its config to start the gateway.`,
@@ -167,9 +168,9 @@ func (a *app) attachTarget(ctx context.Context, src schema.Sources, builtins boo
 // gateway for src would ("" when it does); wd is the working directory.
 func unlikeGateway(st api.Status, src schema.Sources, builtins bool, wd func() (string, error)) string {
 	switch {
-	case filepath.Clean(st.ConfigPath) != filepath.Clean(src.User):
+	case !samePath(st.ConfigPath, src.User):
 		return fmt.Sprintf("freecode serve (pid %d) watches another config file, %s", st.ServePID, st.ConfigPath)
-	case st.Project != src.Project:
+	case (st.Project == "") != (src.Project == "") || (st.Project != "" && !samePath(st.Project, src.Project)):
 		if st.Project == "" {
 			return fmt.Sprintf("freecode serve (pid %d) reads no project settings, this directory's are %s", st.ServePID, src.Project)
 		}
@@ -177,11 +178,23 @@ func unlikeGateway(st api.Status, src schema.Sources, builtins bool, wd func() (
 	}
 	if builtins {
 		dir, err := wd()
-		if err != nil || filepath.Clean(dir) != filepath.Clean(st.Root) {
+		if err != nil || !samePath(dir, st.Root) {
 			return fmt.Sprintf("freecode serve (pid %d) runs the built-in tools in %s", st.ServePID, st.Root)
 		}
 	}
 	return ""
+}
+
+// samePath reports whether a and b name one file: the same file once both
+// are found (through symlinks, /tmp and /private/tmp alike), else the same
+// clean path.
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // listenGateway listens on addr, which must be a loopback address unless
@@ -214,8 +227,11 @@ func (a *app) printGatewayConfig(f gatewayFlags) error {
 		return usageError{fmt.Errorf("--print-config %q: want one of %s", f.printConfig, strings.Join(gateway.HostNames(), ", "))}
 	}
 	l := gateway.Launch{Name: "freecode", CallTimeout: schema.DefaultCallTimeout}
-	if cfg, err := a.load(false); err == nil && cfg.MCP.CallTimeout > 0 {
-		l.CallTimeout = cfg.MCP.CallTimeout
+	if cfg, err := a.load(false); err == nil {
+		l.CallTimeout = cfg.MCP.CallTimeoutOf(schema.Server{})
+		for _, s := range cfg.MCP.Servers {
+			l.CallTimeout = max(l.CallTimeout, cfg.MCP.CallTimeoutOf(s))
+		}
 	}
 	if f.http != "" {
 		host, port, err := net.SplitHostPort(f.http)
