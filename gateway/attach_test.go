@@ -45,6 +45,16 @@ func startServe(t *testing.T, home, name string) servetest.API {
 			t.Logf("serve log:\n%s", log.String())
 		}
 	})
+	a.Client = dialServe(t, home, log)
+	a.WaitPhase(name, "ready")
+	return a
+}
+
+// dialServe waits until the serve of home answers and returns its client;
+// log is serve's, for the failure.
+func dialServe(t *testing.T, home string, log *servetest.SyncBuffer) *api.Client {
+	t.Helper()
+	var client *api.Client
 	require.Eventually(t, func() bool {
 		c, err := api.Dial(api.SocketPath(home))
 		if err != nil {
@@ -54,11 +64,10 @@ func startServe(t *testing.T, home, name string) servetest.API {
 			c.Close()
 			return false
 		}
-		a.Client = c
+		client = c
 		return true
 	}, waitFor, 10*time.Millisecond, "serve does not answer:\n%s", log.String())
-	a.WaitPhase(name, "ready")
-	return a
+	return client
 }
 
 // TestAttachGoesThroughServe: with freecode serve running for the home,

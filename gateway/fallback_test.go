@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/internal/procguard"
 	"github.com/freecode/freecode/internal/servetest"
 	"github.com/freecode/freecode/internal/testutil"
@@ -74,19 +73,7 @@ func TestAttachedGatewayOutlivesServe(t *testing.T) {
 			t.Logf("serve log:\n%s", log.String())
 		}
 	})
-	s := servetest.API{T: t}
-	require.Eventually(t, func() bool {
-		c, err := api.Dial(api.SocketPath(home))
-		if err != nil {
-			return false
-		}
-		if _, err := c.Status(t.Context()); err != nil {
-			c.Close()
-			return false
-		}
-		s.Client = c
-		return true
-	}, waitFor, 10*time.Millisecond, "serve does not answer:\n%s", log.String())
+	s := servetest.API{T: t, Client: dialServe(t, home, log)}
 	s.WaitPhase("t", "ready")
 	s.Client.Close()
 
