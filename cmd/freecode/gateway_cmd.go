@@ -15,7 +15,6 @@ import (
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/gateway"
 	"github.com/freecode/freecode/schema"
-	"github.com/freecode/freecode/serve"
 )
 
 // gatewayFlags are `mcp serve`'s options.
@@ -73,19 +72,12 @@ in its config to start the gateway.`,
 
 // gateway runs `mcp serve` until the host is gone or ctx ends.
 func (a *app) gateway(ctx context.Context, f gatewayFlags) error {
-	home, err := schema.Home(a.getenv)
-	if err != nil {
-		return err
-	}
-	src, err := a.sources()
-	if err != nil {
-		return err
-	}
-	v, err := a.schema()
-	if err != nil {
-		return err
-	}
 	log := newLogger(a.stderr, f.serveFlags)
+	so, err := a.serveOptions(log)
+	if err != nil {
+		return err
+	}
+	home, src := so.Home, so.Sources
 	opts := gateway.Options{Builtins: f.builtins, Version: buildVersion(), Stdin: a.stdin, Stdout: a.stdout,
 		ConfigPath: src.User, Logger: log.WithName("gateway")}
 	if f.http != "" {
@@ -126,18 +118,7 @@ func (a *app) gateway(ctx context.Context, f gatewayFlags) error {
 	} else {
 		log.Info("running the servers in this process", "home", home, "config", src.User, "project", src.Project, "why", why)
 	}
-	return gateway.Run(ctx, opts, serve.Options{
-		Home:         home,
-		Sources:      src,
-		Validator:    v,
-		LookupEnv:    a.lookupEnv,
-		ProjectError: projectError,
-		HoldReason:   holdReason,
-		LoginReason:  loginRemedy,
-		Remedy:       a.remedy,
-		Logger:       log,
-		Stderr:       a.stderr,
-	}, attach)
+	return gateway.Run(ctx, opts, so, attach)
 }
 
 // attachTarget is the serve of the home to go through, or nil and why

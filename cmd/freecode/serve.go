@@ -54,19 +54,30 @@ stopped before serve exits.`,
 // (another serve, an unusable home) return an error before anything is
 // started.
 func (a *app) serve(ctx context.Context, f serveFlags) error {
-	home, err := schema.Home(a.getenv)
+	so, err := a.serveOptions(newLogger(a.stderr, f))
 	if err != nil {
 		return err
+	}
+	return serve.Run(ctx, so)
+}
+
+// serveOptions are what serve.Run (and the gateway's own servers) run
+// with: this invocation's home, config sources and validator, the words of
+// the remedies, and log.
+func (a *app) serveOptions(log logr.Logger) (serve.Options, error) {
+	home, err := schema.Home(a.getenv)
+	if err != nil {
+		return serve.Options{}, err
 	}
 	src, err := a.sources()
 	if err != nil {
-		return err
+		return serve.Options{}, err
 	}
 	v, err := a.schema()
 	if err != nil {
-		return err
+		return serve.Options{}, err
 	}
-	return serve.Run(ctx, serve.Options{
+	return serve.Options{
 		Home:         home,
 		Sources:      src,
 		Validator:    v,
@@ -75,9 +86,9 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		HoldReason:   holdReason,
 		LoginReason:  loginRemedy,
 		Remedy:       a.remedy,
-		Logger:       newLogger(a.stderr, f),
+		Logger:       log,
 		Stderr:       a.stderr,
-	})
+	}, nil
 }
 
 func newLogger(w io.Writer, f serveFlags) logr.Logger {

@@ -35,6 +35,15 @@ type InterleavedOptions struct {
 func rawSession(ctx context.Context, argv []string) (*client.Client, func(), error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return stdioClient(ctx, cmd, 0, nil)
+}
+
+// stdioClient starts cmd (in a process group of its own) and returns an
+// initialized plain mcp-go client over its stdio, with onNotification
+// (nil: none) getting the notifications, and a function that stops it:
+// the client closes (stdin), then, after grace (0: at once), the group
+// is killed; it returns once cmd was reaped.
+func stdioClient(ctx context.Context, cmd *exec.Cmd, grace time.Duration, onNotification func(mcpgo.JSONRPCNotification)) (*client.Client, func(), error) {
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, nil, err
@@ -44,13 +53,24 @@ func rawSession(ctx context.Context, argv []string) (*client.Client, func(), err
 		return nil, nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
 	c := client.NewClient(transport.NewIO(stdout, stdin, nil), client.WithProtocolVersion(mcp.ProtocolVersion))
 	stop := func() {
 		_ = c.Close()
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-exited:
+		case <-t.C:
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+	}
+	if onNotification != nil {
+		c.OnNotification(onNotification)
 	}
 	if err := c.Start(ctx); err != nil {
 		stop()
@@ -61,7 +81,7 @@ func rawSession(ctx context.Context, argv []string) (*client.Client, func(), err
 	req.Params.ClientInfo = mcpgo.Implementation{Name: "bench", Version: "0"}
 	if _, err := c.Initialize(ctx, req); err != nil {
 		stop()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("initialize %s: %w", cmd.Path, err)
 	}
 	return c, stop, nil
 }

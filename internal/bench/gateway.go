@@ -12,11 +12,9 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/freecode/freecode/controller"
-	"github.com/freecode/freecode/mcp"
 )
 
 // GatewayOptions configure Gateway.
@@ -39,30 +37,8 @@ func gatewayHost(ctx context.Context, cfg Config, home string, notices chan<- st
 	cmd.Env = append(os.Environ(), "FREECODE_HOME="+home)
 	cmd.Dir = home
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, nil, fmt.Errorf("start %s mcp serve: %w", cfg.Freecode, err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	c := client.NewClient(transport.NewIO(stdout, stdin, nil), client.WithProtocolVersion(mcp.ProtocolVersion))
-	stop := func() {
-		_ = c.Close() // closes stdin: the gateway stops its servers and exits
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
-	}
-	c.OnNotification(func(n mcpgo.JSONRPCNotification) {
+	// Closing stdin ends the gateway, which stops its servers first.
+	return stdioClient(ctx, cmd, 30*time.Second, func(n mcpgo.JSONRPCNotification) {
 		if n.Method == string(mcpgo.MethodNotificationToolsListChanged) {
 			select {
 			case notices <- struct{}{}:
@@ -70,18 +46,6 @@ func gatewayHost(ctx context.Context, cfg Config, home string, notices chan<- st
 			}
 		}
 	})
-	if err := c.Start(ctx); err != nil {
-		stop()
-		return nil, nil, err
-	}
-	req := mcpgo.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.ProtocolVersion
-	req.Params.ClientInfo = mcpgo.Implementation{Name: "bench", Version: "0"}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		stop()
-		return nil, nil, fmt.Errorf("initialize the gateway: %w", err)
-	}
-	return c, stop, nil
 }
 
 // writeGatewayConfig writes home's config.json with the test servers
