@@ -312,17 +312,7 @@ func TestCallThroughServeAsksElicitationsOnItsTerminal(t *testing.T) {
 
 	call := func(tty *pty) (*exec.Cmd, *syncBuffer) {
 		cmd := freecodeCmd(home, "mcp", "call", "mcp__ts__ask", `{"message":"Who are you?"}`)
-		out := &syncBuffer{}
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty.tty, out, tty.tty
-		require.NoError(t, cmd.Start())
-		// A failed test does not wait for the elicitation timeout.
-		t.Cleanup(func() {
-			if cmd.ProcessState == nil {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-			}
-		})
-		return cmd, out
+		return cmd, startOnTerminal(t, tty, cmd)
 	}
 
 	tty := openPTY(t)
@@ -372,16 +362,7 @@ func TestOneShotCallAsksElicitationsOnItsTerminal(t *testing.T) {
 	run := func(args string) (*pty, *exec.Cmd, *syncBuffer) {
 		tty := openPTY(t)
 		cmd := freecodeCmd(home, "mcp", "call", "mcp__ts__ask", args)
-		out := &syncBuffer{}
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty.tty, out, tty.tty
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() {
-			if cmd.ProcessState == nil {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-			}
-		})
-		return tty, cmd, out
+		return tty, cmd, startOnTerminal(t, tty, cmd)
 	}
 
 	tty, cmd, out := run(`{"message":"Who are you?"}`)
@@ -438,4 +419,21 @@ func TestCallShowsProgressOnATerminal(t *testing.T) {
 	p := startServe(t, home)
 	p.waitPhase("ts", "ready")
 	t.Run("through serve", call)
+}
+
+// startOnTerminal starts cmd with tty as its stdin and stderr and returns
+// its stdout. A failed test does not wait for cmd (an elicitation's or an
+// approval's timeout): cleanup kills it if it still runs.
+func startOnTerminal(t *testing.T, tty *pty, cmd *exec.Cmd) *syncBuffer {
+	t.Helper()
+	out := &syncBuffer{}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty.tty, out, tty.tty
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return out
 }
