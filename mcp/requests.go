@@ -93,19 +93,27 @@ func (s *Session) newClient(tr transport.Interface, hc *http.Client) *client.Cli
 	default:
 		bidirectional = false
 	}
-	if s.opts.Elicit != nil && bidirectional {
-		opts = append(opts,
-			// Declared in initialize, for the revisions up to 2025-11-25,
-			// whose elicitation/create requests s.in serves; the 2026-07-28
-			// revision's _meta leaves it out (see requestMeta).
-			client.WithClientCapabilities(mcpgo.ClientCapabilities{
-				Elicitation: &mcpgo.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}},
-			}),
-		)
-	}
+	// Elicitation is declared by the handshake, once it knows the
+	// revision (see elicitOption).
+	s.canElicit = s.opts.Elicit != nil && bidirectional
 	c := client.NewClient(tr, opts...)
 	c.OnNotification(s.in.onNotification)
 	return c
+}
+
+// elicitOption declares elicitation, form and URL mode, when the session
+// can serve the server's elicitation/create requests (canElicit): only for
+// the revisions up to 2025-11-25, whose requests s.in serves; on 2026-07-28
+// a server would ask through input_required, which the session does not
+// answer yet, and mcp-go would declare it in the _meta of its own requests.
+// nil when there is nothing to declare.
+func (s *Session) elicitOption(version string) client.ClientOption {
+	if !s.canElicit || mcpgo.IsModernProtocol(version) {
+		return nil
+	}
+	return client.WithClientCapabilities(mcpgo.ClientCapabilities{
+		Elicitation: &mcpgo.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}},
+	})
 }
 
 // handle serves one request of the server's: elicitation/create (through

@@ -146,6 +146,11 @@ var errProcessExited = errors.New("server process exited")
 // process's exit, the loss of a remote connection, or Close. Done is closed
 // when it has stopped everything the session started.
 type Session struct {
+	// canElicit says the session can serve the server's elicitation/create
+	// requests (Options.Elicit, a transport that carries them); set by
+	// newClient.
+	canElicit bool
+
 	srv     Spec
 	timeout time.Duration
 	// budget is connecting's budget so far, in nanoseconds: timeout, or
@@ -371,10 +376,6 @@ func (s *Session) spent() time.Duration { return time.Duration(s.budget.Load()) 
 func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiation) error {
 	s.client = c
 	s.step = stepInitialize
-	rootsOpt, rootsCap := s.roots()
-	if rootsOpt != nil {
-		rootsOpt(c)
-	}
 	s.client.OnNotification(s.onNotification)
 	if err := s.client.Start(s.ctx); err != nil {
 		return s.connectError(cctx, stepInitialize, transport.NewError(err))
@@ -386,10 +387,22 @@ func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiat
 			return errProbeExit
 		}
 	}
+	// Roots and elicitation only where the session serves them: up to
+	// 2025-11-25 (see elicitOption). No server request comes before
+	// initialize, so the client takes them before any can arrive.
 	req := mcpgo.InitializeRequest{}
+	if !mcpgo.IsModernProtocol(version) {
+		rootsOpt, rootsCap := s.roots()
+		if rootsOpt != nil {
+			rootsOpt(c)
+		}
+		if opt := s.elicitOption(version); opt != nil {
+			opt(c)
+		}
+		req.Params.Capabilities.Roots = rootsCap
+	}
 	req.Params.ProtocolVersion = version
 	req.Params.ClientInfo = mcpgo.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion}
-	req.Params.Capabilities.Roots = rootsCap
 	res, err := s.client.Initialize(cctx, req)
 	if err != nil {
 		return s.connectError(cctx, stepInitialize, err)
