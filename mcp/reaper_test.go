@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	ossignal "os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -99,19 +100,29 @@ func TestReaperSameErrors(t *testing.T) {
 // A server killed by a signal is reported as without a reaper (for SIGSEGV
 // the Go test server's runtime crashes with status 2 itself).
 func TestReaperSignalDeath(t *testing.T) {
-	kill := func(opts Options, sig syscall.Signal) error {
+	// kill takes the subtest's t: a FailNow on the parent's t from a
+	// subtest's goroutine would end the wrong test.
+	kill := func(t *testing.T, opts Options, sig syscall.Signal) error {
+		t.Helper()
 		s, err := Connect(context.Background(), localServer("sig"), opts)
 		require.NoError(t, err)
 		defer s.Close()
-		require.NoError(t, syscall.Kill(s.PID(), sig))
-		waitClosed(t, s.Done(), "Done after the signal")
+		pid := s.PID()
+		require.NoError(t, syscall.Kill(pid, sig))
+		select {
+		case <-s.Done():
+		case <-time.After(signalWait):
+			st, alive := testutil.ProcStat(pid)
+			t.Fatalf("Done after %s: not signalled within %s (server %d alive: %t, state %q; ignored by this test binary: %t)",
+				unix.SignalName(sig), signalWait, pid, alive, st.State, ossignal.Ignored(sig))
+		}
 		var ee *ExitError
 		require.ErrorAs(t, s.Err(), &ee)
 		return s.Err()
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGSEGV} {
 		t.Run(unix.SignalName(sig), func(t *testing.T) {
-			direct, reaped := kill(Options{Logger: testLogger(t)}, sig), kill(reaperOptions(t), sig)
+			direct, reaped := kill(t, Options{Logger: testLogger(t)}, sig), kill(t, reaperOptions(t), sig)
 			if sig != syscall.SIGSEGV {
 				assert.Contains(t, reaped.Error(), `server "sig" was killed by `+unix.SignalName(sig))
 			}

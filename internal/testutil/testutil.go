@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -44,6 +45,7 @@ func BuildTestServer(dir string) (string, error) {
 // binary is that and nothing else.
 func Main(m *testing.M, bin *string) {
 	procguard.Dispatch()
+	DefaultChildSignals()
 	if os.Getenv("GORACE") == "" {
 		// A race-enabled reaper otherwise sleeps a second before exiting.
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
@@ -62,6 +64,27 @@ func Main(m *testing.M, bin *string) {
 		os.RemoveAll(dir)
 		os.Exit(code)
 	}))
+}
+
+// DefaultChildSignals makes the processes this test binary starts begin
+// with the default actions for SIGHUP and SIGINT, as every process that
+// freecode starts does: freecode catches both (cmd/freecode/app.go), and a
+// caught signal is reset to its default by exec. Go's runtime keeps an
+// inherited SIG_IGN for exactly these two, so a test binary run by nohup, by
+// a non-interactive shell's background job or by a CI runner that ignores
+// them would otherwise hand the ignored disposition to every server it
+// starts, and a test that signals one would wait for an exit that never
+// comes. Catching them here changes nothing else: deliveries to the test
+// binary are dropped, as they were ignored before. Signals that are not
+// ignored are left alone, so Ctrl-C still stops a test run.
+func DefaultChildSignals() {
+	for _, sig := range []os.Signal{unix.SIGHUP, unix.SIGINT} {
+		if signal.Ignored(sig) {
+			// Never read: the signal package drops what a full channel
+			// cannot take.
+			signal.Notify(make(chan os.Signal, 1), sig)
+		}
+	}
 }
 
 // Stat is what /proc/<pid>/stat says of a process.
