@@ -10,7 +10,7 @@ NPM_STAMP   := $(NPM_DIR)/node_modules/.installed
 CUE_VERSION := v0.17.1
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build test deps lint fmt-check vet staticcheck cue-vet go-test conformance demo bench clean FORCE
+.PHONY: all build install uninstall test deps lint fmt-check vet staticcheck cue-vet go-test conformance demo bench clean FORCE
 
 all: build
 
@@ -22,6 +22,24 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
 bin/freecode: FORCE
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/freecode
+
+## install: bin/freecode, built as above, into $(PREFIX)/bin (default
+## ~/.local/bin; `make install PREFIX=/usr/local` as root). DESTDIR stages it.
+PREFIX ?= $(HOME)/.local
+BINDIR := $(DESTDIR)$(PREFIX)/bin
+
+install: bin/freecode
+	install -d '$(BINDIR)'
+	install -m 0755 bin/freecode '$(BINDIR)/freecode'
+	@echo "installed $(BINDIR)/freecode: $$('$(BINDIR)/freecode' --version)"
+	@case ":$$PATH:" in \
+	*':$(PREFIX)/bin:'*) ;; \
+	*) echo "$(PREFIX)/bin is not on your PATH; add it, e.g. to ~/.bashrc or ~/.zshrc:"; \
+	   echo '  export PATH="$(PREFIX)/bin:$$PATH"' ;; \
+	esac
+
+uninstall:
+	rm -f '$(BINDIR)/freecode'
 
 bin/mcp-testserver: FORCE
 	$(GO) build -o $@ ./cmd/mcp-testserver
@@ -78,7 +96,7 @@ conformance: $(NPM_STAMP)
 ## (offline once the Go modules are in the module cache); KEEP=1 keeps the home
 KEEP ?=
 demo:
-	KEEP=$(KEEP) GO=$(GO) ./scripts/demo.sh
+	KEEP=$(KEEP) GO=$(GO) VERSION='$(VERSION)' ./scripts/demo.sh
 
 ## bench: whole-system benchmarks against raw mcp-go (a few minutes); prints the
 ## table and rewrites BENCHMARKS.md. Shorter: make bench BENCH_FLAGS='-idle 10s'

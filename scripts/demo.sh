@@ -41,11 +41,15 @@ run() {
 }
 
 step "Building bin/freecode and bin/mcp-testserver"
-if ! "$GO" build -o bin/freecode ./cmd/freecode || ! "$GO" build -o bin/mcp-testserver ./cmd/mcp-testserver; then
+# The version `freecode --version` reports, as `make install` builds it.
+VERSION=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || true)}
+if ! "$GO" build -ldflags "-X main.version=$VERSION" -o bin/freecode ./cmd/freecode || ! "$GO" build -o bin/mcp-testserver ./cmd/mcp-testserver; then
 	echo "The build needs the Go modules of go.mod in the module cache; fetch them once with network (\`go mod download\`), then the demo runs offline." >&2
 	exit 1
 fi
 FC=$PWD/bin/freecode
+show bin/freecode --version
+"$FC" --version
 TS=$PWD/bin/mcp-testserver
 
 FREECODE_HOME=$(mktemp -d "${TMPDIR:-/tmp}/freecode-demo.XXXXXX")
