@@ -320,7 +320,7 @@ func TestErrorStatus(t *testing.T) {
 	assert.True(t, errors.Is(&Error{Status: http.StatusGatewayTimeout}, ErrTimeout))
 }
 
-// Each event goes out as its own JSON: the wire form README documents.
+// Each event goes out as its own JSON: the wire form docs/api.md documents.
 func TestEventsWire(t *testing.T) {
 	f := newFixture(t, orchestrator.Rules{}, time.Minute)
 	events, err := f.client.Events(t.Context())

@@ -2,8 +2,8 @@
 // every server, the events the controller publishes, and a server's stderr
 // as the logs endpoint answers it. The controller produces these types
 // directly and package api serves and decodes them, so each is defined once
-// for both ends of the socket; their JSON is the API's (README, "The local
-// API").
+// for both ends of the socket; their JSON is the API's (docs/api.md, "The
+// local API").
 //
 // It imports nothing of FreeCode's: the controller may use it without
 // reaching the HTTP layer above it.

@@ -26,7 +26,7 @@ func TestPhaseText(t *testing.T) {
 	require.Error(t, json.Unmarshal([]byte(`{"name":"a","phase":"bogus"}`), &st))
 }
 
-// The JSON of the status and of the events is the API's, as README
+// The JSON of the status and of the events is the API's, as docs/api.md
 // documents it: field names, phase names, what is left out when empty.
 func TestWireJSON(t *testing.T) {
 	at := time.Date(2026, 11, 30, 7, 35, 1, 0, time.UTC)

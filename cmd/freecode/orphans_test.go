@@ -228,7 +228,7 @@ func TestOrphans(t *testing.T) {
 	// A guard that dies is replaced and knows the groups: with serve and
 	// every reaper then killed at once, the new guard still kills what was
 	// left in the servers' groups. (What left its group — the session
-	// helper — is beyond a guard; the README says so.)
+	// helper — is beyond a guard; docs/serve.md says so.)
 	t.Run("guard restarted", func(t *testing.T) {
 		p, servers, tree := readyServe(t, ts)
 		old := guardOf(t, p.cmd.Process.Pid, servers)

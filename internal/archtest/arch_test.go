@@ -1,7 +1,7 @@
 // Package archtest checks that the import graph is the architecture: each
 // package of the module imports only the packages of ours that the package
-// map (README.md, Development) allows it, and only package mcp — plus test
-// infrastructure — speaks mcp-go.
+// map (docs/architecture.md, "Package map") allows it, and only package
+// mcp — plus test infrastructure — speaks mcp-go.
 package archtest
 
 import (
@@ -103,7 +103,7 @@ func TestImportGraphIsTheArchitecture(t *testing.T) {
 		name, _ := rel(p.ImportPath)
 		allow, known := allowed[name]
 		if !known {
-			t.Errorf("package %q is not in the package map: add it to README.md (Development) and to this test", name)
+			t.Errorf("package %q is not in the package map: add it to docs/architecture.md (Package map) and to this test", name)
 			continue
 		}
 		for _, imp := range p.Imports {
