@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/go-logr/logr"
@@ -183,8 +184,8 @@ func createsConfig(verb string) bool {
 // would otherwise read as an empty config, or have serve watch a file
 // nothing writes. The default config missing is nothing configured yet.
 func (a *app) checkConfigFlag(c *cobra.Command) error {
-	if a.configFlag == "" || createsConfig(c.Name()) {
-		return nil
+	if a.configFlag == "" || createsConfig(c.Name()) || c.Name() == "help" || strings.HasPrefix(c.Name(), cobra.ShellCompRequestCmd) {
+		return nil // (help and completion read no config)
 	}
 	if _, err := os.Stat(a.configFlag); !errors.Is(err, fs.ErrNotExist) {
 		return nil // it exists, or reading it says what else is wrong
