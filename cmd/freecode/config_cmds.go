@@ -15,7 +15,6 @@ import (
 	"github.com/google/shlex"
 	"github.com/spf13/cobra"
 
-	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/schema"
@@ -155,7 +154,10 @@ For a remote server give its URL:
 // startHint).
 func (a *app) printApplies(names []string, startHint bool) {
 	cfg, err := a.load(true)
-	running := a.serveRunning()
+	running, other := a.serveForConfig()
+	if other != "" {
+		fmt.Fprintf(a.stdout, "%s: it does not apply this change.\n", other)
+	}
 	if err != nil {
 		if running {
 			fmt.Fprintf(a.stdout, "freecode serve is running but will not apply the change: %s\n", termtext.Neutralize(err.Error()))
@@ -184,18 +186,37 @@ func (a *app) printApplies(names []string, startHint bool) {
 	}
 }
 
-// serveRunning reports whether a freecode serve answers for this home.
+// serveRunning reports whether a freecode serve answers for this home and
+// reads this command's config file: one that reads another does not apply
+// what this command changes.
 func (a *app) serveRunning() bool {
-	home, err := schema.Home(a.getenv)
+	running, _ := a.serveForConfig()
+	return running
+}
+
+// serveForConfig reports whether a freecode serve answers for this home
+// and reads this command's config file; other says why not when one
+// answers but reads another file ("" otherwise).
+func (a *app) serveForConfig() (running bool, other string) {
+	client, _, err := a.dialServe()
 	if err != nil {
-		return false
+		return false, ""
 	}
-	c, err := api.Dial(api.SocketPath(home))
+	defer client.Close()
+	// Its callers report after their edit, with no context of their own;
+	// serve answers a status from memory, over the local socket.
+	st, err := client.Status(context.Background())
 	if err != nil {
-		return false
+		return false, ""
 	}
-	c.Close()
-	return true
+	path, err := a.userConfig()
+	if err != nil {
+		return false, ""
+	}
+	if other = otherConfig(st, path); other != "" {
+		return false, other
+	}
+	return true, ""
 }
 
 func keyValues(flag string, kvs []string) (map[string]string, error) {
@@ -621,6 +642,10 @@ func (a *app) liveInstructions(ctx context.Context, name string) string {
 	defer client.Close()
 	st, err := client.Status(ctx)
 	if err != nil {
+		return ""
+	}
+	// A serve of another config file runs another server of that name.
+	if path, err := a.userConfig(); err != nil || otherConfig(st, path) != "" {
 		return ""
 	}
 	for _, ss := range st.Servers {

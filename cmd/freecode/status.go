@@ -109,17 +109,28 @@ enabled server failed to start.`,
 				if watch {
 					return fmt.Errorf("freecode serve is not running for %s; --watch needs it (start it with `freecode serve`)", home)
 				}
-				return a.offlineStatus(ctx, home, asJSON, probe)
+				return a.offlineStatus(ctx, fmt.Sprintf("freecode serve is not running for %s", home), home, asJSON, probe)
 			}
 			if err != nil {
 				return err
 			}
 			defer client.Close()
-			if !watch {
-				st, err := client.Status(ctx)
-				if err != nil {
-					return err
+			st, err := client.Status(ctx)
+			if err != nil {
+				return err
+			}
+			path, err := a.userConfig()
+			if err != nil {
+				return err
+			}
+			if why := otherConfig(st, path); why != "" {
+				// Serve's servers are another file's: show this one's.
+				if watch {
+					return fmt.Errorf("%s; --watch needs a serve of this config (%s)", why, a.otherConfigRemedy(st))
 				}
+				return a.offlineStatus(ctx, why, home, asJSON, probe)
+			}
+			if !watch {
 				out := statusOutput{ServeRunning: true, Home: home, Status: st, Definitions: serveDefinitions(ctx, client)}
 				if err := a.renderStatus(out, asJSON); err != nil {
 					return err
@@ -201,8 +212,15 @@ func writerIsTerminal(w io.Writer) bool {
 
 // offlineStatus shows the configured servers, and with probe connects each
 // enabled one.
-func (a *app) offlineStatus(ctx context.Context, home string, asJSON, probe bool) error {
-	notice := fmt.Sprintf("freecode serve is not running for %s; showing the configured servers", home)
+// why says why serve's status is not shown (it does not run, or reads
+// another config file).
+func (a *app) offlineStatus(ctx context.Context, why, home string, asJSON, probe bool) error {
+	notice := why + "; showing the configured servers"
+	if a.configFlag != "" {
+		if path, err := a.userConfig(); err == nil {
+			notice += " of " + path
+		}
+	}
 	if asJSON {
 		fmt.Fprintln(a.stderr, notice)
 	} else {
@@ -517,9 +535,9 @@ func (a *app) restartCmd() *cobra.Command {
 		Short: "Restart a server now (through freecode serve), skipping any backoff",
 		Args:  exactArgs(1, "<name>"),
 		RunE: func(c *cobra.Command, args []string) error {
-			client, home, err := a.dialServe()
+			client, err := a.dialServeOf(c)
 			if err != nil {
-				return needServe(home, err)
+				return err
 			}
 			defer client.Close()
 			if err := client.Restart(c.Context(), args[0]); err != nil {
@@ -539,9 +557,9 @@ func (a *app) logsCmd() *cobra.Command {
 		Args:  exactArgs(1, "<name>"),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx := c.Context()
-			client, home, err := a.dialServe()
+			client, err := a.dialServeOf(c)
 			if err != nil {
-				return needServe(home, err)
+				return err
 			}
 			defer client.Close()
 			if !follow {
