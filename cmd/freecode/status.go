@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -97,7 +98,9 @@ func (a *app) statusCmd() *cobra.Command {
 		Long: `Show every configured server, desired next to actual, from the running
 freecode serve. Without a serve it shows the configured side only; --probe then
 connects every enabled server now (in parallel, each within its timeout) to
-report whether it would start and how many tools it has.
+report whether it would start and how many tools it has. With serve running,
+--probe connects nothing more: serve's sessions are the actual state, and it
+waits until every server serve is starting is ready or has failed.
 
 Exit status 1 when the config file has errors, and with --probe when an
 enabled server failed to start.`,
@@ -131,7 +134,20 @@ enabled server failed to start.`,
 				return a.offlineStatus(ctx, why, home, asJSON, probe)
 			}
 			if !watch {
-				out := statusOutput{ServeRunning: true, Home: home, Status: st, Definitions: serveDefinitions(ctx, client)}
+				if probe {
+					// Serve's sessions are the servers' actual state; a
+					// second connection would only start second copies.
+					if st, err = settledStatus(ctx, client); err != nil {
+						return err
+					}
+					notice := fmt.Sprintf("Probed through freecode serve (pid %d): the state of the sessions it runs, once every server still starting is ready or failed.", st.ServePID)
+					if asJSON {
+						fmt.Fprintln(a.stderr, notice)
+					} else {
+						fmt.Fprintln(a.stdout, notice)
+					}
+				}
+				out := statusOutput{ServeRunning: true, Probed: probe, Home: home, Status: st, Definitions: serveDefinitions(ctx, client)}
 				if err := a.renderStatus(out, asJSON); err != nil {
 					return err
 				}
@@ -142,8 +158,34 @@ enabled server failed to start.`,
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	c.Flags().BoolVar(&watch, "watch", false, "print the status again on every change until interrupted")
-	c.Flags().BoolVar(&probe, "probe", false, "with no serve running: connect every enabled server now to report its actual state")
+	c.Flags().BoolVar(&probe, "probe", false, "connect every enabled server now to report its actual state; with serve running, wait for the servers it is starting instead")
 	return c
+}
+
+// settledStatus is serve's status once none of its servers is pending or
+// starting: each is ready, has failed, or waits for something else (a
+// retry, a sign-in). It waits on serve's events, not on a clock.
+func settledStatus(ctx context.Context, client *api.Client) (api.Status, error) {
+	events, err := client.Events(ctx)
+	if err != nil {
+		return api.Status{}, fmt.Errorf("freecode serve: %w", err)
+	}
+	defer events.Close()
+	for {
+		st, err := client.Status(ctx)
+		if err != nil {
+			return api.Status{}, fmt.Errorf("freecode serve: %w", err)
+		}
+		if !slices.ContainsFunc(st.Servers, func(s api.ServerStatus) bool { return starting(s.Phase) }) {
+			return st, nil
+		}
+		if _, err := events.Next(); err != nil {
+			if ctx.Err() != nil {
+				return api.Status{}, ctx.Err()
+			}
+			return api.Status{}, fmt.Errorf("freecode serve stopped: %w", err)
+		}
+	}
 }
 
 // watchStatus renders the status, then again after every event, until ctx
@@ -289,13 +331,14 @@ func (a *app) offlineStatus(ctx context.Context, why, home string, asJSON, probe
 
 // statusExit is the exit status of a status that was printed: 1 when the
 // config file has errors (a running serve keeps the last good one applied)
-// or a probed server failed.
+// or a server failed — or, probed through serve, waits to retry after
+// failing.
 func statusExit(out statusOutput) error {
 	if out.ConfigError != "" {
 		return silentError{exitError}
 	}
 	for _, s := range out.Servers {
-		if s.Phase == wire.PhaseFailed {
+		if s.Phase == wire.PhaseFailed || (out.Probed && out.ServeRunning && s.Phase == wire.PhaseBackoff) {
 			return silentError{exitError}
 		}
 	}
