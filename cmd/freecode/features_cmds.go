@@ -35,10 +35,16 @@ var errBinaryToTerminal = errors.New("binary resource not written to a terminal"
 func (a *app) withServer(ctx context.Context, name string, verbose bool, what string,
 	viaServe func(*api.Client) error, oneShot func(*mcp.Session) error) error {
 	cfg, srv, err := a.configuredServer(name)
+	var r route
 	if err != nil {
-		return err
+		// A broken file: serve may still run the server.
+		if r, err = a.lastValidRoute(ctx, name, err); err != nil {
+			return err
+		}
+		srv.Name = name
+	} else {
+		r = a.serveRoute(ctx, cfg, srv)
 	}
-	r := a.serveRoute(ctx, cfg, srv)
 	defer r.close()
 	if verbose {
 		fmt.Fprintf(a.stderr, "%s %q %s.\n", what, srv.Name, r.describe())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/api/wire"
+	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -219,4 +220,54 @@ func unlikeSources(st api.Status, cfg *schema.Config) string {
 		src.Project = cfg.Project.Path
 	}
 	return unlikeGateway(st, src, false, nil)
+}
+
+// lastValid is the running serve of this command's config file when
+// loading it failed with loadErr, errors of that file (a half-saved edit,
+// say): serve keeps the last valid config applied, and the command can
+// answer from it. ok is false, and no client returned, when loadErr is
+// something else or no such serve answers.
+func (a *app) lastValid(ctx context.Context, loadErr error) (client *api.Client, st api.Status, ok bool) {
+	var errs schema.Errors
+	path, err := a.userConfig()
+	if err != nil || !errors.As(loadErr, &errs) || len(errs) == 0 {
+		return nil, api.Status{}, false
+	}
+	for _, e := range errs {
+		if !samePath(e.File, path) {
+			return nil, api.Status{}, false
+		}
+	}
+	client, _, err = a.dialServe()
+	if err != nil {
+		return nil, api.Status{}, false
+	}
+	if st, err = client.Status(ctx); err != nil || otherConfig(st, path) != "" {
+		client.Close()
+		return nil, api.Status{}, false
+	}
+	return client, st, true
+}
+
+// lastValidRoute reaches server name ("" for serve's own tools, such as
+// tool_search) through the serve that keeps the last valid config applied
+// while the file has errors (loadErr, see lastValid), warning that it
+// does. Its error is loadErr when no such serve runs, and says so when
+// serve runs no enabled server of that name.
+func (a *app) lastValidRoute(ctx context.Context, name string, loadErr error) (route, error) {
+	client, st, ok := a.lastValid(ctx, loadErr)
+	if !ok {
+		return route{}, loadErr
+	}
+	r := route{client: client, servePID: st.ServePID}
+	if name != "" {
+		i := slices.IndexFunc(st.Servers, func(s api.ServerStatus) bool { return s.Name == name && s.Desired.Enabled })
+		if i < 0 {
+			client.Close()
+			return route{}, fmt.Errorf("%w\nfreecode serve (pid %d) keeps running the last valid config, which has no enabled server %q; fix the file first (`freecode mcp validate` shows every error)", loadErr, st.ServePID, name)
+		}
+		r.server = st.Servers[i]
+	}
+	fmt.Fprintf(a.stderr, "warning: %s\nfreecode serve (pid %d) keeps running the last valid config: going through it.\n", termtext.Neutralize(loadErr.Error()), st.ServePID)
+	return r, nil
 }
