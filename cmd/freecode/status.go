@@ -133,6 +133,14 @@ enabled server failed to start.`,
 				}
 				return a.offlineStatus(ctx, why, home, asJSON, probe)
 			}
+			if src, err := a.sources(); err == nil {
+				// Serve's status stands, its user config being this
+				// command's; its project servers may not be this
+				// directory's.
+				if why := unlikeGateway(st, src, false, nil); why != "" {
+					a.notice(asJSON, why+"; the status is serve's")
+				}
+			}
 			if !watch {
 				if probe {
 					// Serve's sessions are the servers' actual state; a
@@ -140,12 +148,7 @@ enabled server failed to start.`,
 					if st, err = settledStatus(ctx, client); err != nil {
 						return err
 					}
-					notice := fmt.Sprintf("Probed through freecode serve (pid %d): the state of the sessions it runs, once every server still starting is ready or failed.", st.ServePID)
-					if asJSON {
-						fmt.Fprintln(a.stderr, notice)
-					} else {
-						fmt.Fprintln(a.stdout, notice)
-					}
+					a.notice(asJSON, fmt.Sprintf("Probed through freecode serve (pid %d): the state of the sessions it runs, once every server still starting is ready or failed.", st.ServePID))
 				}
 				out := statusOutput{ServeRunning: true, Probed: probe, Home: home, Status: st, Definitions: serveDefinitions(ctx, client)}
 				if err := a.renderStatus(out, asJSON); err != nil {
@@ -160,6 +163,16 @@ enabled server failed to start.`,
 	c.Flags().BoolVar(&watch, "watch", false, "print the status again on every change until interrupted")
 	c.Flags().BoolVar(&probe, "probe", false, "connect every enabled server now to report its actual state; with serve running, wait for the servers it is starting instead")
 	return c
+}
+
+// notice prints a line about where the status comes from: above the
+// table, or on stderr when stdout is JSON.
+func (a *app) notice(asJSON bool, line string) {
+	if asJSON {
+		fmt.Fprintln(a.stderr, line)
+	} else {
+		fmt.Fprintln(a.stdout, line)
+	}
 }
 
 // settledStatus is serve's status once none of its servers is pending or
