@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/go-logr/logr"
@@ -131,6 +133,9 @@ func (a *app) rootCmd() *cobra.Command {
 	root.SetVersionTemplate("freecode {{.Version}}\n")
 	root.PersistentFlags().StringVar(&a.configFlag, "config", "", "config `FILE` (default $FREECODE_HOME/config.json, $FREECODE_HOME defaults to ~/.freecode)")
 	root.PersistentFlags().StringVar(&a.projectFlag, "project", "", "project `DIR` whose .freecode/settings.json adds servers (default: found from the working directory up to the repository root)")
+	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		return a.checkConfigFlag(c)
+	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage", err, c.CommandPath())}
 	})
@@ -162,6 +167,35 @@ func (a *app) configPath() (string, error) {
 		return "", err
 	}
 	return schema.ConfigPath(home), nil
+}
+
+// createsConfig reports whether verb writes the config file, creating it
+// when it does not exist yet.
+func createsConfig(verb string) bool {
+	switch verb {
+	case "add", "add-json", "import":
+		return true
+	}
+	return false
+}
+
+// checkConfigFlag refuses an explicit --config that names no file, for
+// every verb but those that create it: a mistyped path
+// would otherwise read as an empty config, or have serve watch a file
+// nothing writes. The default config missing is nothing configured yet.
+func (a *app) checkConfigFlag(c *cobra.Command) error {
+	if a.configFlag == "" || createsConfig(c.Name()) || c.Name() == "help" || strings.HasPrefix(c.Name(), cobra.ShellCompRequestCmd) {
+		return nil // (help and completion read no config)
+	}
+	if _, err := os.Stat(a.configFlag); !errors.Is(err, fs.ErrNotExist) {
+		return nil // it exists, or reading it says what else is wrong
+	}
+	def := "$FREECODE_HOME/config.json"
+	if home, err := schema.Home(a.getenv); err == nil {
+		def = schema.ConfigPath(home)
+	}
+	return fmt.Errorf("--config %s: no such file; create it with `freecode --config %s mcp add <name> local \"<command>\"` (or mcp add-json, mcp import), or drop --config to use %s",
+		a.configFlag, a.configFlag, def)
 }
 
 func (a *app) schema() (*schema.Validator, error) {

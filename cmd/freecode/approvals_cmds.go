@@ -26,9 +26,9 @@ calls of ` + "`freecode mcp call`" + ` and of every other client of serve. Answe
 one with ` + "`freecode mcp approve <id>` or `freecode mcp deny <id>`" + `.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, args []string) error {
-			client, home, err := a.dialServe()
+			client, err := a.dialServeOf(c)
 			if err != nil {
-				return needServe(home, err)
+				return err
 			}
 			defer client.Close()
 			pending, err := client.Approvals(c.Context())
@@ -75,9 +75,9 @@ func (a *app) answerCmd(approve bool) *cobra.Command {
 		Args:  exactArgs(1, "<id> (see `freecode mcp approvals`)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			id := args[0]
-			client, home, err := a.dialServe()
+			client, err := a.dialServeOf(c)
 			if err != nil {
-				return needServe(home, err)
+				return err
 			}
 			defer client.Close()
 			// Read first, for the tool's name: the answer itself names

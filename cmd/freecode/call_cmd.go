@@ -75,13 +75,13 @@ unless --yes, or, through serve, waits for an answer from another terminal
 				}
 				callArgs = json.RawMessage(args[1])
 			}
-			cfg, err := a.load(true)
-			if err != nil {
-				return err
-			}
 			o := callOpts{yes: yes, asJSON: asJSON}
 			if c.Flags().Changed("timeout") {
 				o.timeout = timeout
+			}
+			cfg, err := a.load(true)
+			if err != nil {
+				return a.callLastValid(c.Context(), id, callArgs, o, err)
 			}
 			if id == defs.SearchToolID {
 				return a.callSearch(c.Context(), cfg, callArgs, o, verbose, timeout)
@@ -197,6 +197,28 @@ func (a *app) oneShotRegistry(cfg *schema.Config, extra ...registry.Tool) (*regi
 		return nil, "", err
 	}
 	return reg, outputs, nil
+}
+
+// callLastValid makes a call through the serve that keeps the last valid
+// config applied while the file has errors (loadErr): a tool of a server
+// serve runs, or tool_search. A built-in tool runs in this process, under
+// the rules of the file, so it waits for the file to be fixed.
+func (a *app) callLastValid(ctx context.Context, id string, args json.RawMessage, o callOpts, loadErr error) error {
+	name := serverOfTool(id)
+	if name == "" && id != defs.SearchToolID {
+		return fmt.Errorf("%w\n%s is a built-in tool: it runs in this process, under the rules of the file, so fix the file first (`freecode mcp validate` shows every error)", loadErr, id)
+	}
+	r, err := a.lastValidRoute(ctx, name, loadErr)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	if name != "" {
+		if _, err := a.serveReady(ctx, r); err != nil {
+			return err
+		}
+	}
+	return a.callThroughServe(ctx, r, id, args, o)
 }
 
 // oneShotOrchestrator runs a one-shot command's call over reg: cfg's

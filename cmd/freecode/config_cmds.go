@@ -15,7 +15,6 @@ import (
 	"github.com/google/shlex"
 	"github.com/spf13/cobra"
 
-	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/schema"
@@ -155,7 +154,10 @@ For a remote server give its URL:
 // startHint).
 func (a *app) printApplies(names []string, startHint bool) {
 	cfg, err := a.load(true)
-	running := a.serveRunning()
+	running, other := a.serveForConfig()
+	if other != "" {
+		fmt.Fprintf(a.stdout, "%s: it does not apply this change.\n", other)
+	}
 	if err != nil {
 		if running {
 			fmt.Fprintf(a.stdout, "freecode serve is running but will not apply the change: %s\n", termtext.Neutralize(err.Error()))
@@ -184,18 +186,37 @@ func (a *app) printApplies(names []string, startHint bool) {
 	}
 }
 
-// serveRunning reports whether a freecode serve answers for this home.
+// serveRunning reports whether a freecode serve answers for this home and
+// reads this command's config file: one that reads another does not apply
+// what this command changes.
 func (a *app) serveRunning() bool {
-	home, err := schema.Home(a.getenv)
+	running, _ := a.serveForConfig()
+	return running
+}
+
+// serveForConfig reports whether a freecode serve answers for this home
+// and reads this command's config file; other says why not when one
+// answers but reads another file ("" otherwise).
+func (a *app) serveForConfig() (running bool, other string) {
+	client, _, err := a.dialServe()
 	if err != nil {
-		return false
+		return false, ""
 	}
-	c, err := api.Dial(api.SocketPath(home))
+	defer client.Close()
+	// Its callers report after their edit, with no context of their own;
+	// serve answers a status from memory, over the local socket.
+	st, err := client.Status(context.Background())
 	if err != nil {
-		return false
+		return false, ""
 	}
-	c.Close()
-	return true
+	path, err := a.userConfig()
+	if err != nil {
+		return false, ""
+	}
+	if other = otherConfig(st, path); other != "" {
+		return false, other
+	}
+	return true, ""
 }
 
 func keyValues(flag string, kvs []string) (map[string]string, error) {
@@ -426,7 +447,7 @@ func (a *app) listCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, err := a.loadShown()
 			if err != nil {
-				return err
+				return a.listLastValid(c.Context(), err, asJSON)
 			}
 			views := make([]serverView, 0, len(cfg.MCP.Servers))
 			for _, s := range cfg.MCP.Servers {
@@ -471,6 +492,49 @@ func (a *app) listCmd() *cobra.Command {
 	return c
 }
 
+// lastValidServer is a server `mcp list --json` shows from serve while
+// the config file has errors: what serve's status has of its definition.
+type lastValidServer struct {
+	Name    string `json:"name"`
+	Type    string `json:"type,omitempty"`
+	Enabled bool   `json:"enabled"`
+	// Target is the command line or URL as written.
+	Target string `json:"target,omitempty"`
+	Source string `json:"source,omitempty"`
+}
+
+// listLastValid lists the servers of the running serve that keeps the
+// last valid config applied while the file has errors (loadErr, see
+// lastValid), and fails with loadErr and a note that it did: the file
+// needs fixing all the same. Without such a serve it fails with loadErr.
+func (a *app) listLastValid(ctx context.Context, loadErr error, asJSON bool) error {
+	client, st, ok := a.lastValid(ctx, loadErr)
+	if !ok {
+		return loadErr
+	}
+	client.Close()
+	err := fmt.Errorf("%w\nfreecode serve (pid %d) keeps running the last valid config; its servers are listed. Fix the file (`freecode mcp validate` shows every error)", loadErr, st.ServePID)
+	if asJSON {
+		out := make([]lastValidServer, 0, len(st.Servers))
+		for _, s := range st.Servers {
+			out = append(out, lastValidServer{s.Name, s.Desired.Type, s.Desired.Enabled, s.Desired.Target, s.Source})
+		}
+		if perr := a.printJSON(out); perr != nil {
+			return perr
+		}
+		return err
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tTYPE\tSOURCE\tENABLED\tCOMMAND / URL")
+	for _, s := range st.Servers {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cell(s.Name), dash(s.Desired.Type), cell(dash(s.Source)), yesNo(s.Desired.Enabled), cell(s.Desired.Target))
+	}
+	if perr := tw.Flush(); perr != nil {
+		return perr
+	}
+	return err
+}
+
 // printHeld explains, once per reason, why servers do not run, and why
 // the project is ignored even when it names no server.
 func (a *app) printHeld(views []serverView, cfg *schema.Config) {
@@ -512,6 +576,10 @@ func (a *app) getCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, err := a.loadShown()
 			if err != nil {
+				if client, st, ok := a.lastValid(c.Context(), err); ok {
+					client.Close()
+					return fmt.Errorf("%w\nfreecode serve (pid %d) keeps running the last valid config, but `freecode mcp get` shows the file's definition: fix the file first (`freecode mcp validate` shows every error; `freecode mcp list` shows serve's servers meanwhile)", err, st.ServePID)
+				}
 				return err
 			}
 			s, ok := cfg.Server(args[0])
@@ -621,6 +689,10 @@ func (a *app) liveInstructions(ctx context.Context, name string) string {
 	defer client.Close()
 	st, err := client.Status(ctx)
 	if err != nil {
+		return ""
+	}
+	// A serve of another config file runs another server of that name.
+	if path, err := a.userConfig(); err != nil || otherConfig(st, path) != "" {
 		return ""
 	}
 	for _, ss := range st.Servers {

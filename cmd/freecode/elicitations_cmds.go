@@ -37,9 +37,9 @@ does, and so does a host) nobody can learn of one, and serve declines it
 at once.`,
 		Args: exactArgs(0, "no arguments (answer one with `freecode mcp elicitations answer <id> ...`)"),
 		RunE: func(c *cobra.Command, args []string) error {
-			client, home, err := a.dialServe()
+			client, err := a.dialServeOf(c)
 			if err != nil {
-				return needServe(home, err)
+				return err
 			}
 			defer client.Close()
 			pending, err := client.Elicitations(c.Context())
@@ -149,9 +149,9 @@ fields: it tells the server that you will open the page yourself.`,
 			if action != mcp.ElicitAccept && len(fields) > 0 {
 				return usageError{fmt.Errorf("fields go only with accept, not %s", action)}
 			}
-			client, home, err := a.dialServe()
+			client, err := a.dialServeOf(c)
 			if err != nil {
-				return needServe(home, err)
+				return err
 			}
 			defer client.Close()
 			pending, err := client.Elicitations(c.Context())

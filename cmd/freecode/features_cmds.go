@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -36,10 +35,16 @@ var errBinaryToTerminal = errors.New("binary resource not written to a terminal"
 func (a *app) withServer(ctx context.Context, name string, verbose bool, what string,
 	viaServe func(*api.Client) error, oneShot func(*mcp.Session) error) error {
 	cfg, srv, err := a.configuredServer(name)
+	var r route
 	if err != nil {
-		return err
+		// A broken file: serve may still run the server.
+		if r, err = a.lastValidRoute(ctx, name, err); err != nil {
+			return err
+		}
+		srv.Name = name
+	} else {
+		r = a.serveRoute(ctx, cfg, srv)
 	}
-	r := a.serveRoute(ctx, cfg, srv)
 	defer r.close()
 	if verbose {
 		fmt.Fprintf(a.stderr, "%s %q %s.\n", what, srv.Name, r.describe())
@@ -127,15 +132,21 @@ func allServers[T any](a *app, ctx context.Context, verbose bool, fromServe func
 	switch {
 	case err == nil:
 		defer client.Close()
+		// All of serve's servers are listed: those of its config file and
+		// project, which must be this command's.
 		st, err := client.Status(ctx)
-		if err == nil && filepath.Clean(st.ConfigPath) == filepath.Clean(cfg.Path) {
+		why := "cannot reach freecode serve: " + fmt.Sprint(err)
+		if err == nil {
+			why = unlikeSources(st, cfg)
+		}
+		if why == "" {
 			if verbose {
 				fmt.Fprintf(a.stderr, "Listing through freecode serve (pid %d).\n", st.ServePID)
 			}
 			return fromServe(client)
 		}
 		if verbose {
-			fmt.Fprintf(a.stderr, "freecode serve watches another config file; connecting each server for the command.\n")
+			fmt.Fprintf(a.stderr, "%s; connecting each server for the command.\n", why)
 		}
 	case verbose && errors.Is(err, api.ErrNotRunning):
 		fmt.Fprintf(a.stderr, "freecode serve is not running for %s; connecting each server for the command.\n", home)

@@ -126,25 +126,28 @@ func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
 // -stdout REGEXP, its stdout matches: the condition a script waits for on
 // a background serve ("the server is ready", "the approval is pending").
 // Its last run's stdout and stderr are what the next commands check.
+// Negated (! retry), it runs the command until it fails instead: the
+// condition of a command whose exit status says what is awaited ("the
+// config file has errors").
 func cmdRetry(ts *testscript.TestScript, neg bool, args []string) {
 	var re *regexp.Regexp
 	if len(args) > 2 && args[0] == "-stdout" {
 		re = regexp.MustCompile(args[1])
 		args = args[2:]
 	}
-	if neg || len(args) == 0 {
-		ts.Fatalf("usage: retry [-stdout REGEXP] COMMAND [ARGS...]")
+	if len(args) == 0 {
+		ts.Fatalf("usage: [!] retry [-stdout REGEXP] COMMAND [ARGS...]")
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for range tick.C {
 		err := ts.Exec(args[0], args[1:]...)
-		if err == nil && (re == nil || re.MatchString(ts.ReadFile("stdout"))) {
+		if (err == nil) != neg && (re == nil || re.MatchString(ts.ReadFile("stdout"))) {
 			return
 		}
 		if time.Now().After(deadline) {
-			ts.Fatalf("%s did not succeed (with stdout matching %v) within 30s: %v", strings.Join(args, " "), re, err)
+			ts.Fatalf("%s did not %s (with stdout matching %v) within 30s: %v", strings.Join(args, " "), pick(neg, "fail", "succeed"), re, err)
 		}
 	}
 }

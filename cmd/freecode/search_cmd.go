@@ -29,9 +29,14 @@ import (
 // o says otherwise.
 func (a *app) callSearch(ctx context.Context, cfg *schema.Config, args json.RawMessage, o callOpts, verbose bool, timeout time.Duration) error {
 	client, home, err := a.dialServe()
+	why := ""
 	if err == nil {
 		st, serr := client.Status(ctx)
+		// Serve searches all its servers: they must be this command's.
 		if serr == nil {
+			why = unlikeSources(st, cfg)
+		}
+		if serr == nil && why == "" {
 			r := route{client: client, servePID: st.ServePID}
 			defer r.close()
 			if verbose {
@@ -43,9 +48,12 @@ func (a *app) callSearch(ctx context.Context, cfg *schema.Config, args json.RawM
 		err = serr
 	}
 	if verbose {
-		why := "cannot reach freecode serve: " + fmt.Sprint(err)
-		if errors.Is(err, api.ErrNotRunning) {
+		switch {
+		case why != "":
+		case errors.Is(err, api.ErrNotRunning):
 			why = "freecode serve is not running for " + home
+		default:
+			why = "cannot reach freecode serve: " + fmt.Sprint(err)
 		}
 		fmt.Fprintf(a.stderr, "Calling %s in a one-shot session of every enabled server: %s.\n", defs.SearchToolID, why)
 	}

@@ -404,10 +404,16 @@ after the others, each with the rule that hides it.`,
 		Args: exactArgs(1, "<name>"),
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, srv, err := a.configuredServer(args[0])
+			var r route
 			if err != nil {
-				return err
+				// A broken file: serve may still run the server.
+				if r, err = a.lastValidRoute(c.Context(), args[0], err); err != nil {
+					return err
+				}
+				srv.Name = args[0]
+			} else {
+				r = a.serveRoute(c.Context(), cfg, srv)
 			}
-			r := a.serveRoute(c.Context(), cfg, srv)
 			defer r.close()
 			if verbose {
 				fmt.Fprintf(a.stderr, "Listing the tools of %q %s.\n", srv.Name, r.describe())

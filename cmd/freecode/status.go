@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -97,7 +98,9 @@ func (a *app) statusCmd() *cobra.Command {
 		Long: `Show every configured server, desired next to actual, from the running
 freecode serve. Without a serve it shows the configured side only; --probe then
 connects every enabled server now (in parallel, each within its timeout) to
-report whether it would start and how many tools it has.
+report whether it would start and how many tools it has. With serve running,
+--probe connects nothing more: serve's sessions are the actual state, and it
+waits until every server serve is starting is ready or has failed.
 
 Exit status 1 when the config file has errors, and with --probe when an
 enabled server failed to start.`,
@@ -109,18 +112,45 @@ enabled server failed to start.`,
 				if watch {
 					return fmt.Errorf("freecode serve is not running for %s; --watch needs it (start it with `freecode serve`)", home)
 				}
-				return a.offlineStatus(ctx, home, asJSON, probe)
+				return a.offlineStatus(ctx, fmt.Sprintf("freecode serve is not running for %s", home), home, asJSON, probe)
 			}
 			if err != nil {
 				return err
 			}
 			defer client.Close()
-			if !watch {
-				st, err := client.Status(ctx)
-				if err != nil {
-					return err
+			st, err := client.Status(ctx)
+			if err != nil {
+				return err
+			}
+			path, err := a.userConfig()
+			if err != nil {
+				return err
+			}
+			if why := otherConfig(st, path); why != "" {
+				// Serve's servers are another file's: show this one's.
+				if watch {
+					return fmt.Errorf("%s; --watch needs a serve of this config (%s)", why, a.otherConfigRemedy(st))
 				}
-				out := statusOutput{ServeRunning: true, Home: home, Status: st, Definitions: serveDefinitions(ctx, client)}
+				return a.offlineStatus(ctx, why, home, asJSON, probe)
+			}
+			if src, err := a.sources(); err == nil {
+				// Serve's status stands, its user config being this
+				// command's; its project servers may not be this
+				// directory's.
+				if why := unlikeGateway(st, src, false, nil); why != "" {
+					a.notice(asJSON, why+"; the status is serve's")
+				}
+			}
+			if !watch {
+				if probe {
+					// Serve's sessions are the servers' actual state; a
+					// second connection would only start second copies.
+					if st, err = settledStatus(ctx, client); err != nil {
+						return err
+					}
+					a.notice(asJSON, fmt.Sprintf("Probed through freecode serve (pid %d): the state of the sessions it runs, once every server still starting is ready or failed.", st.ServePID))
+				}
+				out := statusOutput{ServeRunning: true, Probed: probe, Home: home, Status: st, Definitions: serveDefinitions(ctx, client)}
 				if err := a.renderStatus(out, asJSON); err != nil {
 					return err
 				}
@@ -131,8 +161,44 @@ enabled server failed to start.`,
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	c.Flags().BoolVar(&watch, "watch", false, "print the status again on every change until interrupted")
-	c.Flags().BoolVar(&probe, "probe", false, "with no serve running: connect every enabled server now to report its actual state")
+	c.Flags().BoolVar(&probe, "probe", false, "connect every enabled server now to report its actual state; with serve running, wait for the servers it is starting instead")
 	return c
+}
+
+// notice prints a line about where the status comes from: above the
+// table, or on stderr when stdout is JSON.
+func (a *app) notice(asJSON bool, line string) {
+	if asJSON {
+		fmt.Fprintln(a.stderr, line)
+	} else {
+		fmt.Fprintln(a.stdout, line)
+	}
+}
+
+// settledStatus is serve's status once none of its servers is pending or
+// starting: each is ready, has failed, or waits for something else (a
+// retry, a sign-in). It waits on serve's events, not on a clock.
+func settledStatus(ctx context.Context, client *api.Client) (api.Status, error) {
+	events, err := client.Events(ctx)
+	if err != nil {
+		return api.Status{}, fmt.Errorf("freecode serve: %w", err)
+	}
+	defer events.Close()
+	for {
+		st, err := client.Status(ctx)
+		if err != nil {
+			return api.Status{}, fmt.Errorf("freecode serve: %w", err)
+		}
+		if !slices.ContainsFunc(st.Servers, func(s api.ServerStatus) bool { return starting(s.Phase) }) {
+			return st, nil
+		}
+		if _, err := events.Next(); err != nil {
+			if ctx.Err() != nil {
+				return api.Status{}, ctx.Err()
+			}
+			return api.Status{}, fmt.Errorf("freecode serve stopped: %w", err)
+		}
+	}
 }
 
 // watchStatus renders the status, then again after every event, until ctx
@@ -201,8 +267,15 @@ func writerIsTerminal(w io.Writer) bool {
 
 // offlineStatus shows the configured servers, and with probe connects each
 // enabled one.
-func (a *app) offlineStatus(ctx context.Context, home string, asJSON, probe bool) error {
-	notice := fmt.Sprintf("freecode serve is not running for %s; showing the configured servers", home)
+// why says why serve's status is not shown (it does not run, or reads
+// another config file).
+func (a *app) offlineStatus(ctx context.Context, why, home string, asJSON, probe bool) error {
+	notice := why + "; showing the configured servers"
+	if a.configFlag != "" {
+		if path, err := a.userConfig(); err == nil {
+			notice += " of " + path
+		}
+	}
 	if asJSON {
 		fmt.Fprintln(a.stderr, notice)
 	} else {
@@ -271,13 +344,14 @@ func (a *app) offlineStatus(ctx context.Context, home string, asJSON, probe bool
 
 // statusExit is the exit status of a status that was printed: 1 when the
 // config file has errors (a running serve keeps the last good one applied)
-// or a probed server failed.
+// or a server failed — or, probed through serve, waits to retry after
+// failing.
 func statusExit(out statusOutput) error {
 	if out.ConfigError != "" {
 		return silentError{exitError}
 	}
 	for _, s := range out.Servers {
-		if s.Phase == wire.PhaseFailed {
+		if s.Phase == wire.PhaseFailed || (out.Probed && out.ServeRunning && s.Phase == wire.PhaseBackoff) {
 			return silentError{exitError}
 		}
 	}
@@ -517,9 +591,9 @@ func (a *app) restartCmd() *cobra.Command {
 		Short: "Restart a server now (through freecode serve), skipping any backoff",
 		Args:  exactArgs(1, "<name>"),
 		RunE: func(c *cobra.Command, args []string) error {
-			client, home, err := a.dialServe()
+			client, err := a.dialServeOf(c)
 			if err != nil {
-				return needServe(home, err)
+				return err
 			}
 			defer client.Close()
 			if err := client.Restart(c.Context(), args[0]); err != nil {
@@ -539,9 +613,9 @@ func (a *app) logsCmd() *cobra.Command {
 		Args:  exactArgs(1, "<name>"),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx := c.Context()
-			client, home, err := a.dialServe()
+			client, err := a.dialServeOf(c)
 			if err != nil {
-				return needServe(home, err)
+				return err
 			}
 			defer client.Close()
 			if !follow {

@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/spf13/cobra"
+
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/api/wire"
+	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/schema"
 )
 
@@ -146,4 +149,125 @@ func (a *app) waitStarted(ctx context.Context, client *api.Client, name string) 
 			return api.ServerStatus{}, fmt.Errorf("freecode serve stopped: %w", err)
 		}
 	}
+}
+
+// userConfig is the config file this command reads, as an absolute path
+// (serve reports its own so).
+func (a *app) userConfig() (string, error) {
+	path, err := a.configPath()
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("config path %s: %w", path, err)
+	}
+	return abs, nil
+}
+
+// otherConfig says why serve, whose status is st, is not this command's:
+// it reads another config file than path ("" when it reads path, however
+// named).
+func otherConfig(st api.Status, path string) string {
+	if samePath(st.ConfigPath, path) {
+		return ""
+	}
+	return fmt.Sprintf("freecode serve (pid %d) reads another config file, %s, not %s", st.ServePID, st.ConfigPath, path)
+}
+
+// otherConfigRemedy is what to do when serve reads another config file
+// than this command: drop the --config that names another one, or name
+// serve's.
+func (a *app) otherConfigRemedy(st api.Status) string {
+	if a.configFlag != "" {
+		return "drop --config, or run another serve with its own FREECODE_HOME"
+	}
+	return "pass --config " + st.ConfigPath + ", or restart serve without --config"
+}
+
+// dialServeOf connects to the serve of this home for c, a verb that only
+// works through serve. Its error says that serve is not running, or that
+// it reads another config file than this command: its servers are not the
+// ones the command names.
+func (a *app) dialServeOf(c *cobra.Command) (*api.Client, error) {
+	client, home, err := a.dialServe()
+	if err != nil {
+		return nil, needServe(home, err)
+	}
+	st, err := client.Status(c.Context())
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("freecode serve: %w", err)
+	}
+	path, err := a.userConfig()
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	if why := otherConfig(st, path); why != "" {
+		client.Close()
+		return nil, fmt.Errorf("%s; `%s` acts on serve's servers: %s", why, c.CommandPath(), a.otherConfigRemedy(st))
+	}
+	return client, nil
+}
+
+// unlikeSources says why serve, whose status is st, does not run every
+// server of cfg ("" when it does): it reads another config file, or
+// another project's settings (or none, or some where cfg has none).
+func unlikeSources(st api.Status, cfg *schema.Config) string {
+	src := schema.Sources{User: cfg.Path}
+	if cfg.Project != nil {
+		src.Project = cfg.Project.Path
+	}
+	return unlikeGateway(st, src, false, nil)
+}
+
+// lastValid is the running serve of this command's config file when
+// loading it failed with loadErr, errors of that file (a half-saved edit,
+// say): serve keeps the last valid config applied, and the command can
+// answer from it. ok is false, and no client returned, when loadErr is
+// something else or no such serve answers.
+func (a *app) lastValid(ctx context.Context, loadErr error) (client *api.Client, st api.Status, ok bool) {
+	var errs schema.Errors
+	path, err := a.userConfig()
+	if err != nil || !errors.As(loadErr, &errs) || len(errs) == 0 {
+		return nil, api.Status{}, false
+	}
+	for _, e := range errs {
+		if !samePath(e.File, path) {
+			return nil, api.Status{}, false
+		}
+	}
+	client, _, err = a.dialServe()
+	if err != nil {
+		return nil, api.Status{}, false
+	}
+	if st, err = client.Status(ctx); err != nil || otherConfig(st, path) != "" {
+		client.Close()
+		return nil, api.Status{}, false
+	}
+	return client, st, true
+}
+
+// lastValidRoute reaches server name ("" for serve's own tools, such as
+// tool_search) through the serve that keeps the last valid config applied
+// while the file has errors (loadErr, see lastValid), warning that it
+// does. Its error is loadErr when no such serve runs, and says so when
+// serve runs no enabled server of that name.
+func (a *app) lastValidRoute(ctx context.Context, name string, loadErr error) (route, error) {
+	client, st, ok := a.lastValid(ctx, loadErr)
+	if !ok {
+		return route{}, loadErr
+	}
+	r := route{client: client, servePID: st.ServePID}
+	if name != "" {
+		i := slices.IndexFunc(st.Servers, func(s api.ServerStatus) bool { return s.Name == name && s.Desired.Enabled })
+		if i < 0 {
+			client.Close()
+			return route{}, fmt.Errorf("%w\nfreecode serve (pid %d) keeps running the last valid config, which has no enabled server %q; fix the file first (`freecode mcp validate` shows every error)", loadErr, st.ServePID, name)
+		}
+		r.server = st.Servers[i]
+	}
+	fmt.Fprintf(a.stderr, "warning: %s\nfreecode serve (pid %d) keeps running the last valid config: going through it.\n", termtext.Neutralize(loadErr.Error()), st.ServePID)
+	return r, nil
 }
