@@ -246,6 +246,10 @@ func (s *Server) finish() {
 	if s.Skip != "" {
 		return
 	}
+	if s.Type == schema.Local && IsGateway(s.Command) {
+		s.Skip = "it is FreeCode's own gateway (freecode mcp serve): importing it would make FreeCode run itself; the servers it serves are FreeCode's already"
+		return
+	}
 	if s.Name == "" {
 		s.Name = s.From
 	}
@@ -272,6 +276,31 @@ func (s *Server) finish() {
 	if len(literal) > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%s: copied as written; to keep a secret out of the file, write ${NAME} and set NAME where freecode runs", strings.Join(literal, ", ")))
 	}
+}
+
+// IsGateway reports whether command runs FreeCode's gateway: a binary
+// named freecode (at any path) with the words "mcp serve" among its
+// arguments, flags before, between or after them.
+func IsGateway(command []string) bool {
+	if len(command) == 0 {
+		return false
+	}
+	base := strings.TrimSuffix(filepath.Base(strings.ReplaceAll(command[0], `\`, "/")), ".exe")
+	if base != "freecode" {
+		return false
+	}
+	var words []string
+	for _, a := range command[1:] {
+		if !strings.HasPrefix(a, "-") {
+			words = append(words, a)
+		}
+	}
+	for i := 0; i+1 < len(words); i++ {
+		if words[i] == "mcp" && words[i+1] == "serve" {
+			return true
+		}
+	}
+	return false
 }
 
 // validName makes name a valid server name: runs of other characters
