@@ -98,6 +98,14 @@ type ServerStatus struct {
 	// connection). The rest of Restarts were asked for: a changed spec, a
 	// restart request, enabling the server again.
 	Crashes int `json:"crashes"`
+	// Reconnects counts the starts, not in Restarts, that tried again to
+	// reach a remote server that could not be reached (nothing listening,
+	// no route): waiting for an endpoint is not a crash.
+	Reconnects int `json:"reconnects,omitempty"`
+	// UnreachableSince is when a remote server waiting in PhaseBackoff was
+	// first found unreachable (its start or session failed with
+	// mcp.ErrUnreachable); zero while it is not.
+	UnreachableSince time.Time `json:"unreachableSince,omitzero"`
 	// StartTimeoutMS is the time budget, in milliseconds, of the current
 	// or next start when it is longer than the configured timeout: a start
 	// that ran out of time while the server was still working (a first
