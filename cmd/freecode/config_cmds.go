@@ -17,6 +17,7 @@ import (
 
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/api/wire"
+	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/schema"
 )
@@ -522,7 +523,7 @@ func (a *app) getCmd() *cobra.Command {
 			// The token store is keyed by the URL as it expands.
 			if exp, err := a.load(true); err == nil {
 				if es, ok := exp.Server(s.Name); ok {
-					v.SignIn = a.signInOf(es)
+					v.SignIn = controller.ShownSignIn(es, "", a.signInOf(es))
 				}
 			}
 			v.Instructions = a.liveInstructions(c.Context(), s.Name)
