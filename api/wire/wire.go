@@ -91,7 +91,7 @@ type ServerStatus struct {
 	InstructionsCut   bool   `json:"instructionsCut,omitempty"`
 	InstructionsBytes int    `json:"instructionsBytes,omitempty"`
 	// Restarts counts starts after the first one (after a crash or failed
-	// start, a changed spec, or a restart request).
+	// start, a changed spec, or a restart request), but not Reconnects.
 	Restarts int `json:"restarts"`
 	// Crashes counts the restarts that followed a failure: a start that
 	// failed or a session that ended on its own (a crash, a lost
@@ -131,7 +131,9 @@ type ServerStatus struct {
 	Reason string `json:"reason,omitempty"`
 	// SignIn is a remote server's OAuth sign-in as stored; nil for a
 	// server FreeCode does not sign in to (a local one, or one with an
-	// Authorization header of its own).
+	// Authorization header of its own) and for one that shows no sign of
+	// using OAuth (no oauth object, nothing stored, never asked for a
+	// sign-in).
 	SignIn *SignIn `json:"signIn,omitempty"`
 	// StderrTail is the end of the stderr of the current session, or of
 	// the last one (or of the last failed start) when none runs.
