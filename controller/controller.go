@@ -269,6 +269,7 @@ type serverState struct {
 	nextRetry        time.Time
 	starts           int
 	crashes          int  // restarts that followed a failure
+	reconnects       int  // starts that tried again to reach an unreachable remote server
 	lastFailed       bool // the last generation ended in a failure
 	// budget is the start timeout of the next attempt when it was grown
 	// after a start that ran out of time while still working (see
@@ -517,6 +518,9 @@ func (c *Controller) apply(root context.Context, a action) {
 		if st := c.servers[a.Name]; st != nil && st.inst == nil {
 			st.failures, st.nextRetry, st.restartRequested = 0, time.Time{}, false
 			st.outage, st.subs = nil, nil
+			if a.Phase == PhaseDisabled {
+				st.lastErr = "" // not the failure it is in: it is off (lastFailure keeps it)
+			}
 			evs = st.setPhase(a.Phase, evs)
 		}
 		c.unlockPublish(evs)
@@ -717,10 +721,22 @@ func (c *Controller) Status() Status {
 	out, signsIn := c.status()
 	for i, s := range signsIn {
 		if s.SignsIn() {
-			out.Servers[i].SignIn = c.signIn(s)
+			out.Servers[i].SignIn = ShownSignIn(s, out.Servers[i].Phase, c.signIn(s))
 		}
 	}
 	return out
+}
+
+// ShownSignIn is si, the stored sign-in of srv (a server FreeCode would
+// sign in to if it asked), unless nothing says the server uses OAuth:
+// nothing is stored, it has no oauth object, and it has not asked for a
+// sign-in (it is not in PhaseNeedsLogin). A remote server that wants no
+// authorization is then not shown as "not signed in".
+func ShownSignIn(srv schema.Server, phase Phase, si *wire.SignIn) *wire.SignIn {
+	if si != nil && si.State == wire.SignInNone && srv.OAuth == nil && phase != PhaseNeedsLogin {
+		return nil
+	}
+	return si
 }
 
 // status is Status without the sign-in, and for each server its desired
@@ -772,7 +788,10 @@ func (c *Controller) status() (Status, []schema.Server) {
 			}
 			ss.Warnings, ss.MoreWarnings = slices.Clone(st.warnings), st.moreWarnings
 			ss.LastFailure, ss.LastFailureAt = st.lastFailure, st.lastFailureAt
-			ss.Restarts, ss.Crashes = max(st.starts-1, 0), st.crashes
+			ss.Restarts, ss.Crashes, ss.Reconnects = max(st.starts-1-st.reconnects, 0), st.crashes, st.reconnects
+			if st.outage != nil && st.phase == PhaseBackoff {
+				ss.UnreachableSince = st.outage.since
+			}
 			if st.inst != nil {
 				ss.SpecHash = st.inst.spec.SpecHash()
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -33,7 +34,12 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 	ctx, cancel := context.WithCancel(root)
 	st.gen++
 	st.starts++
-	if st.starts > 1 && st.lastFailed {
+	switch {
+	case st.starts == 1:
+	case st.outage != nil && st.outage.hash == spec.SpecHash() && !st.restartRequested:
+		// Trying again to reach an endpoint that was not there.
+		st.reconnects++
+	case st.lastFailed:
 		st.crashes++
 	}
 	st.lastFailed = false
@@ -144,7 +150,7 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 			// The server did not come back: drop tools kept from before.
 			c.dropTools(name)
 		}
-		c.ended(name, gen, err, stderrOf(err), time.Time{})
+		c.ended(name, gen, err, withError(stderrOf(err), spec, err), time.Time{})
 		return
 	}
 	if !c.adopt(ctx, name, gen, conn) {
@@ -184,7 +190,7 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 			if c.outageHoldsTools(name, spec, err) {
 				c.holdTools(name)
 			}
-			c.ended(name, gen, err, tailOf(conn), readyAt)
+			c.ended(name, gen, err, withError(tailOf(conn), spec, err), readyAt)
 			return
 		case <-conn.ToolsChanged():
 			c.register(name, gen, conn)
@@ -496,4 +502,20 @@ func stderrOf(err error) *stderrTail {
 		return nil
 	}
 	return &stderrTail{lines: lines, last: int64(len(lines)), stderr: lines}
+}
+
+// withError adds err, why a remote server's start or session failed, to
+// the end of tail as a line of its log: a remote server has no stderr, so
+// without it `freecode mcp logs` of a server that cannot connect would
+// show nothing. A local server's log is left as it is (its stderr, and
+// the status, say why).
+func withError(tail *stderrTail, spec schema.Server, err error) *stderrTail {
+	if err == nil || spec.Type != schema.Remote {
+		return tail
+	}
+	if tail == nil {
+		tail = &stderrTail{}
+	}
+	line := "freecode: " + err.Error()
+	return &stderrTail{lines: append(slices.Clone(tail.lines), line), last: tail.last + 1, stderr: tail.stderr}
 }

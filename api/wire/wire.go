@@ -91,13 +91,21 @@ type ServerStatus struct {
 	InstructionsCut   bool   `json:"instructionsCut,omitempty"`
 	InstructionsBytes int    `json:"instructionsBytes,omitempty"`
 	// Restarts counts starts after the first one (after a crash or failed
-	// start, a changed spec, or a restart request).
+	// start, a changed spec, or a restart request), but not Reconnects.
 	Restarts int `json:"restarts"`
 	// Crashes counts the restarts that followed a failure: a start that
 	// failed or a session that ended on its own (a crash, a lost
 	// connection). The rest of Restarts were asked for: a changed spec, a
 	// restart request, enabling the server again.
 	Crashes int `json:"crashes"`
+	// Reconnects counts the starts, not in Restarts, that tried again to
+	// reach a remote server that could not be reached (nothing listening,
+	// no route): waiting for an endpoint is not a crash.
+	Reconnects int `json:"reconnects,omitempty"`
+	// UnreachableSince is when a remote server waiting in PhaseBackoff was
+	// first found unreachable (its start or session failed with
+	// mcp.ErrUnreachable); zero while it is not.
+	UnreachableSince time.Time `json:"unreachableSince,omitzero"`
 	// StartTimeoutMS is the time budget, in milliseconds, of the current
 	// or next start when it is longer than the configured timeout: a start
 	// that ran out of time while the server was still working (a first
@@ -123,7 +131,9 @@ type ServerStatus struct {
 	Reason string `json:"reason,omitempty"`
 	// SignIn is a remote server's OAuth sign-in as stored; nil for a
 	// server FreeCode does not sign in to (a local one, or one with an
-	// Authorization header of its own).
+	// Authorization header of its own) and for one that shows no sign of
+	// using OAuth (no oauth object, nothing stored, never asked for a
+	// sign-in).
 	SignIn *SignIn `json:"signIn,omitempty"`
 	// StderrTail is the end of the stderr of the current session, or of
 	// the last one (or of the last failed start) when none runs.

@@ -92,6 +92,9 @@ unless --yes, or, through serve, waits for an answer from another terminal
 				if err != nil {
 					return a.unknownServer(cfg, id, err)
 				}
+				if !s.Enabled {
+					return a.disabledCall(id, s)
+				}
 				srv = &s
 				r := a.serveRoute(c.Context(), cfg, s)
 				defer r.close()
@@ -104,9 +107,10 @@ unless --yes, or, through serve, waits for an answer from another terminal
 						if err != nil {
 							return err
 						}
-						if st.Phase != wire.PhaseReady {
-							return notReady(st)
-						}
+						r.server = st
+					}
+					if r.server.Phase != wire.PhaseReady {
+						return a.notRunningCall(id, s, r.server, time.Now())
 					}
 					return a.callThroughServe(c.Context(), r, id, callArgs, o)
 				}
@@ -155,7 +159,7 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 		}
 		sess, err := a.connectWith(ctx, *srv, nil, elicit)
 		if err != nil {
-			return a.withRemedy(*srv, err)
+			return a.oneShotStartFailed(id, *srv, err)
 		}
 		defer sess.Close()
 		var tools []mcp.Tool

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/api/wire"
+	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/schema"
 )
@@ -590,7 +591,7 @@ func (a *app) getCmd() *cobra.Command {
 			// The token store is keyed by the URL as it expands.
 			if exp, err := a.load(true); err == nil {
 				if es, ok := exp.Server(s.Name); ok {
-					v.SignIn = a.signInOf(es)
+					v.SignIn = controller.ShownSignIn(es, "", a.signInOf(es))
 				}
 			}
 			v.Instructions = a.liveInstructions(c.Context(), s.Name)

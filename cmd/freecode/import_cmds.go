@@ -18,9 +18,10 @@ import (
 
 func (a *app) importCmd() *cobra.Command {
 	var (
-		from   string
-		dryRun bool
-		skip   []string
+		from      string
+		dryRun    bool
+		toProject bool
+		skip      []string
 	)
 	c := &cobra.Command{
 		Use:   "import [--from HOST|FILE] [--dry-run]",
@@ -31,6 +32,15 @@ Code ${input:id} becomes a variable named after it, Codex's env_vars and
 bearer_token_env_var become env and header references. It shows what it
 adds, and what it skips and why (a name configured already, a field FreeCode
 has no equivalent for). All servers are added in one edit, or none.
+
+Servers go to your user config, except those a host keeps for one project
+(Claude Code's entries of ~/.claude.json under "projects"): those are
+skipped, naming the project, unless --to-project is given in that project's
+directory. With --to-project only the project's servers — those and the
+ones of its own files (.mcp.json, .cursor/mcp.json...) — are imported, into
+the project's .freecode/settings.json, where they run once you trust the
+project (freecode mcp trust). A project's file never replaces a server of
+your own of the same name.
 
 --from takes a host (` + strings.Join(hosts.IDs(), ", ") + `), which reads
 that host's user and project files, or a FILE in any of their formats.
@@ -48,12 +58,13 @@ Without --from it lists what it finds and writes nothing.`,
 			if err != nil {
 				return err
 			}
-			return a.importServers(c, servers, skip, dryRun)
+			return a.importServers(c, env, servers, importOpts{skip: skip, dryRun: dryRun, toProject: toProject})
 		},
 	}
 	c.Flags().StringVar(&from, "from", "", "`HOST` ("+strings.Join(hosts.IDs(), ", ")+") or FILE to import from")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be added; write nothing")
 	c.Flags().StringArrayVar(&skip, "skip", nil, "leave out the server `NAME` (repeatable)")
+	c.Flags().BoolVar(&toProject, "to-project", false, "import only this project's servers, into its .freecode/settings.json (they run once it is trusted)")
 	return c
 }
 
@@ -92,9 +103,9 @@ func (a *app) hostEnv() (hosts.Env, error) {
 	return env, nil
 }
 
-// readHost reads the servers of from, a host's ID or a file. Of several
-// files of one host, a later one (the project's) replaces a server of the
-// same name of an earlier one (the user's), which is then skipped.
+// readHost reads the servers of from, a host's ID or a file, in the
+// order of the host's files (see dedupeServers for which of a name given
+// twice is imported).
 func (a *app) readHost(from string, env hosts.Env) ([]hosts.Server, error) {
 	var locs []hosts.Location
 	if h := hosts.Lookup(from); h != nil {
@@ -124,7 +135,6 @@ func (a *app) readHost(from string, env hosts.Env) ([]hosts.Server, error) {
 		locs = []hosts.Location{{Host: h, Path: from, Scope: "file"}}
 	}
 	var out []hosts.Server
-	byName := map[string]int{}
 	for _, loc := range locs {
 		data, err := os.ReadFile(loc.Path)
 		if err != nil {
@@ -134,17 +144,70 @@ func (a *app) readHost(from string, env hosts.Env) ([]hosts.Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, s := range servers {
-			if i, ok := byName[s.Name]; ok && s.Skip == "" && out[i].Skip == "" {
-				out[i].Skip = fmt.Sprintf("defined again in %s, which is imported instead", s.Location.Path)
-			}
-			if s.Skip == "" {
-				byName[s.Name] = len(out)
-			}
-			out = append(out, s)
-		}
+		out = append(out, servers...)
 	}
 	return out, nil
+}
+
+// importOpts are what `mcp import` was asked for.
+type importOpts struct {
+	skip      []string
+	dryRun    bool
+	toProject bool
+}
+
+// ownProject says whether s belongs to one project rather than to the
+// user: a server of a project's file, or one a host keeps for a project.
+func ownProject(s hosts.Server) bool {
+	return s.Project != "" || s.Location.Scope == "project"
+}
+
+// skipByTarget skips the servers that do not go where this import writes.
+// Without --to-project that is the user config: a server a host keeps for
+// one project is skipped, naming it. With it, the project's settings file
+// in dir: only the project's own servers go there.
+func skipByTarget(servers []hosts.Server, dir string, toProject bool) {
+	for i := range servers {
+		s := &servers[i]
+		if s.Skip != "" {
+			continue
+		}
+		switch {
+		case s.Project != "" && s.Project != dir:
+			s.Skip = fmt.Sprintf("%s runs it only in project %s; to import it into that project's %s, run `freecode mcp import --from %s --to-project` there",
+				s.Location.Host.Name, s.Project, schema.ProjectFile, s.Location.Host.ID)
+		case s.Project != "" && !toProject:
+			s.Skip = fmt.Sprintf("%s runs it only in this project (%s), not everywhere as your user config would; import it into %s with --to-project",
+				s.Location.Host.Name, s.Project, filepath.Join(dir, schema.ProjectFile))
+		case toProject && !ownProject(*s):
+			s.Skip = "it is one of your own servers, not the project's; import it without --to-project"
+		}
+	}
+}
+
+// dedupeServers skips all but one of the servers to be imported that have
+// the same name. A later file of a host (a project's) takes precedence,
+// as in the host itself, except over a server of the user's own: a
+// project's file, which comes with a repository, never replaces one.
+func dedupeServers(servers []hosts.Server) {
+	byName := map[string]int{}
+	for i := range servers {
+		s := &servers[i]
+		if s.Skip != "" {
+			continue
+		}
+		j, ok := byName[s.Name]
+		if !ok {
+			byName[s.Name] = i
+			continue
+		}
+		if prev := &servers[j]; !ownProject(*prev) && ownProject(*s) {
+			s.Skip = fmt.Sprintf("your own server of the same name in %s is imported; a project's file never replaces it", prev.Location.Path)
+			continue
+		}
+		servers[j].Skip = fmt.Sprintf("defined again in %s, which is imported instead", s.Location.Path)
+		byName[s.Name] = i
+	}
 }
 
 func dedupe(paths []string) []string {
@@ -192,20 +255,25 @@ func (a *app) surveyHosts(env hosts.Env) error {
 }
 
 // importServers adds the servers that can be imported to the user config
-// in one edit (or, with dryRun, checks that it would work), and shows
-// what it added and skipped.
-func (a *app) importServers(c *cobra.Command, servers []hosts.Server, skip []string, dryRun bool) error {
+// (with toProject: to the project's settings file in env.Dir) in one edit
+// (or, with dryRun, checks that it would work), and shows what it added
+// and skipped.
+func (a *app) importServers(c *cobra.Command, env hosts.Env, servers []hosts.Server, o importOpts) error {
 	v, err := a.schema()
 	if err != nil {
 		return err
 	}
 	for i := range servers {
-		s := &servers[i]
-		for _, name := range skip {
-			if s.Skip == "" && (s.Name == name || s.From == name) {
+		for _, name := range o.skip {
+			if s := &servers[i]; s.Skip == "" && (s.Name == name || s.From == name) {
 				s.Skip = "left out (--skip)"
 			}
 		}
+	}
+	skipByTarget(servers, env.Dir, o.toProject)
+	dedupeServers(servers)
+	for i := range servers {
+		s := &servers[i]
 		if s.Skip != "" {
 			continue
 		}
@@ -224,6 +292,15 @@ func (a *app) importServers(c *cobra.Command, servers []hosts.Server, skip []str
 	path, err := a.configPath()
 	if err != nil {
 		return err
+	}
+	if o.toProject {
+		userPath := path
+		if path, err = a.importProjectFile(env.Dir); err != nil {
+			return err
+		}
+		if err := skipUserNames(v, userPath, servers); err != nil {
+			return err
+		}
 	}
 	var added []string
 	exists := map[string]bool{}
@@ -244,9 +321,12 @@ func (a *app) importServers(c *cobra.Command, servers []hosts.Server, skip []str
 		}
 		return nil
 	}
-	if dryRun {
+	switch {
+	case o.dryRun:
 		err = v.TryEdit(path, fn)
-	} else {
+	case o.toProject:
+		err = v.Edit(c.Context(), path, fn)
+	default:
 		path, err = a.edit(c, "", fn)
 	}
 	for i := range servers {
@@ -254,15 +334,19 @@ func (a *app) importServers(c *cobra.Command, servers []hosts.Server, skip []str
 			servers[i].Skip = fmt.Sprintf("a server named %q is configured already in %s (remove it first to import this one)", servers[i].Name, path)
 		}
 	}
-	a.printImport(servers)
+	a.printImport(servers, env.Dir)
 	if err != nil {
 		return fmt.Errorf("nothing was imported: %w", err)
 	}
 	switch {
 	case len(added) == 0:
 		fmt.Fprintln(a.stdout, "Nothing to import.")
-	case dryRun:
+	case o.dryRun:
 		fmt.Fprintf(a.stdout, "Would add %d server%s to %s (--dry-run: nothing written).\n", len(added), plural(len(added)), path)
+	case o.toProject:
+		fmt.Fprintf(a.stdout, "Added %d server%s to %s.\n", len(added), plural(len(added)), path)
+		fmt.Fprintf(a.stdout, "Project servers run once you trust the project (again, after this change): review it with `freecode mcp trust %s`.\n",
+			cell(schema.ProjectDir(path)))
 	default:
 		fmt.Fprintf(a.stdout, "Added %d server%s to %s.\n", len(added), plural(len(added)), path)
 		a.printApplies(added, true)
@@ -270,26 +354,59 @@ func (a *app) importServers(c *cobra.Command, servers []hosts.Server, skip []str
 	return nil
 }
 
+// importProjectFile is the project settings file --to-project writes: the
+// one of the project dir is in, else a new one in dir.
+func (a *app) importProjectFile(dir string) (string, error) {
+	home, err := schema.Home(a.getenv)
+	if err != nil {
+		return "", err
+	}
+	path, ok := schema.FindProject(dir)
+	if !ok {
+		path = filepath.Join(dir, schema.ProjectFile)
+	}
+	if filepath.Dir(path) == filepath.Clean(home) {
+		return "", fmt.Errorf("--to-project: %s is FreeCode's home, not a project; run the import in the project's directory", dir)
+	}
+	return path, nil
+}
+
+// skipUserNames skips the servers whose names the user config at path
+// has: a name defined in both files runs neither copy.
+func skipUserNames(v *schema.Validator, path string, servers []hosts.Server) error {
+	return v.TryEdit(path, func(d *schema.Doc) error {
+		for i := range servers {
+			if s := &servers[i]; s.Skip == "" && d.HasServer(s.Name) {
+				s.Skip = fmt.Sprintf("your user config %s has a server named %q; a name in both files runs neither (rename or remove one first)", path, s.Name)
+			}
+		}
+		return nil
+	})
+}
+
 // printImport shows each server under the file it came from: "+" with
 // its type and command line or URL and notes, or "-" with why it is
-// skipped.
-func (a *app) printImport(servers []hosts.Server) {
+// skipped. dir is the project directory the import runs for.
+func (a *app) printImport(servers []hosts.Server, dir string) {
 	width := 0
 	for _, s := range servers {
 		width = max(width, len(cell(s.Name)))
 	}
 	var at hosts.Location
-	for _, s := range servers {
-		if s.Location.Path != at.Path || s.Location.Scope != at.Scope {
-			at = s.Location
+	project := ""
+	for i, s := range servers {
+		if i == 0 || s.Location.Path != at.Path || s.Location.Scope != at.Scope || s.Project != project {
+			at, project = s.Location, s.Project
 			what := at.Host.Name + ", " + at.Scope
-			switch at.Scope {
-			case "file":
+			switch {
+			case at.Scope == "file":
 				what = at.Host.Name + " format"
-			case "local":
+			case project == dir:
 				what = at.Host.Name + ", this project's"
+			case project != "":
+				what = at.Host.Name + ", project " + project + "'s"
 			}
-			fmt.Fprintf(a.stdout, "%s (%s):\n", cell(at.Path), what)
+			fmt.Fprintf(a.stdout, "%s (%s):\n", cell(at.Path), cell(what))
 		}
 		name := cell(s.Name)
 		pad := strings.Repeat(" ", width-len(name))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/freecode/freecode/controller"
+	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
 )
@@ -46,6 +47,13 @@ func (a *app) remedy(srv schema.Server, err error) string {
 		advice = append(advice, a.withheldRemedy(srv, exit.Withheld))
 	case errors.As(err, &timeout):
 		advice = append(advice, a.withheldRemedy(srv, timeout.Withheld), a.timeoutRemedy(srv, timeout))
+	case srv.Type == schema.Remote && errors.Is(err, mcp.ErrUnreachable):
+		at := "its url"
+		if srv.Shown != "" {
+			at = termtext.Quote(srv.Shown) // as written: no expanded secret
+		}
+		advice = append(advice, fmt.Sprintf("Nothing answers at %s: start the server there, or correct its url in %s; under `freecode serve` FreeCode keeps trying (`freecode mcp logs %s` shows each attempt).",
+			at, a.entryFile(srv), srv.Name))
 	}
 	var out []string
 	for _, s := range advice {

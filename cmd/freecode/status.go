@@ -333,7 +333,7 @@ func (a *app) offlineStatus(ctx context.Context, why, home string, asJSON, probe
 	}
 	// Read after probing: a probe may have renewed a token.
 	for i, s := range cfg.MCP.Servers {
-		out.Servers[i].SignIn = a.signInOf(s)
+		out.Servers[i].SignIn = controller.ShownSignIn(s, out.Servers[i].Phase, a.signInOf(s))
 	}
 	out.ObservedAt = time.Now()
 	if err := a.renderStatus(out, asJSON); err != nil {
@@ -506,6 +506,9 @@ func phaseText(s api.ServerStatus, now time.Time) string {
 		return "-"
 	}
 	p := string(s.Phase)
+	if s.Phase == wire.PhaseBackoff && !s.UnreachableSince.IsZero() {
+		p = "unreachable" // waiting for its endpoint, not crashing
+	}
 	var notes []string
 	if !s.NextRetry.IsZero() && s.Phase == "backoff" {
 		notes = append(notes, "retry in "+roundDur(s.NextRetry.Sub(now)))

@@ -122,7 +122,8 @@ func readMap(obj object, key string, loc Location, t *translator, gem bool) ([]S
 
 // readClaudeCode reads Claude Code's files: ~/.claude.json holds the
 // user's servers in "mcpServers" and, per project directory, the "local"
-// ones in "projects"; a project's .mcp.json its shared ones.
+// ones in "projects" (each with Project set to its directory); a
+// project's .mcp.json its shared ones.
 func readClaudeCode(loc Location, data []byte, env Env) ([]Server, error) {
 	obj, err := parseObject(data)
 	if err != nil {
@@ -139,15 +140,22 @@ func readClaudeCode(loc Location, data []byte, env Env) ([]Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, ok := projects[env.Dir]
-	if !ok {
-		return nil, nil
+	var out []Server
+	for _, dir := range slices.Sorted(maps.Keys(projects)) {
+		var proj object
+		if err := json.Unmarshal(projects[dir], &proj); err != nil {
+			return nil, fmt.Errorf("projects[%q]: %w", dir, err)
+		}
+		servers, err := readMap(proj, "mcpServers", loc, t, false)
+		if err != nil {
+			return nil, fmt.Errorf("projects[%q]: %w", dir, err)
+		}
+		for i := range servers {
+			servers[i].Project = filepath.Clean(dir)
+		}
+		out = append(out, servers...)
 	}
-	var proj object
-	if err := json.Unmarshal(p, &proj); err != nil {
-		return nil, fmt.Errorf("projects[%q]: %w", env.Dir, err)
-	}
-	return readMap(proj, "mcpServers", loc, t, false)
+	return out, nil
 }
 
 // readVSCode reads a VS Code mcp.json: "servers" by name, with "inputs"

@@ -18,6 +18,7 @@
 package hosts
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -86,7 +87,7 @@ type Location struct {
 	Host *Host
 	Path string
 	// Scope is "user", "project", or Claude Code's "local" (the entries
-	// of ~/.claude.json for one project).
+	// of ~/.claude.json kept per project, see Server.Project).
 	Scope string
 }
 
@@ -94,14 +95,17 @@ type Location struct {
 // increasing precedence.
 func (h *Host) Locations(env Env) []Location { return h.locations(env) }
 
-// Read turns data, the contents of loc, into servers (sorted by name). A
+// Read turns data, the contents of loc, into servers (sorted by project,
+// then name). A
 // server that cannot be imported is returned too, with Skip saying why.
 func Read(loc Location, data []byte, env Env) ([]Server, error) {
 	servers, err := loc.Host.read(loc, data, env)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", loc.Path, err)
 	}
-	slices.SortFunc(servers, func(a, b Server) int { return strings.Compare(a.From, b.From) })
+	slices.SortFunc(servers, func(a, b Server) int {
+		return cmp.Or(strings.Compare(a.Project, b.Project), strings.Compare(a.From, b.From))
+	})
 	for i := range servers {
 		servers[i].Location = loc
 		servers[i].finish()
@@ -160,6 +164,10 @@ type Server struct {
 	// From is the host's name for it.
 	From     string
 	Location Location
+	// Project is the directory of the one project the host runs the
+	// server in, for a server kept for a project in a file of the user's
+	// (Claude Code's ~/.claude.json "projects"); "" otherwise.
+	Project string
 
 	Type      schema.ServerType
 	Command   []string
@@ -246,6 +254,10 @@ func (s *Server) finish() {
 	if s.Skip != "" {
 		return
 	}
+	if s.Type == schema.Local && IsGateway(s.Command) {
+		s.Skip = "it is FreeCode's own gateway (freecode mcp serve): importing it would make FreeCode run itself; the servers it serves are FreeCode's already"
+		return
+	}
 	if s.Name == "" {
 		s.Name = s.From
 	}
@@ -272,6 +284,31 @@ func (s *Server) finish() {
 	if len(literal) > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%s: copied as written; to keep a secret out of the file, write ${NAME} and set NAME where freecode runs", strings.Join(literal, ", ")))
 	}
+}
+
+// IsGateway reports whether command runs FreeCode's gateway: a binary
+// named freecode (at any path) with the words "mcp serve" among its
+// arguments, flags before, between or after them.
+func IsGateway(command []string) bool {
+	if len(command) == 0 {
+		return false
+	}
+	base := strings.TrimSuffix(filepath.Base(strings.ReplaceAll(command[0], `\`, "/")), ".exe")
+	if base != "freecode" {
+		return false
+	}
+	var words []string
+	for _, a := range command[1:] {
+		if !strings.HasPrefix(a, "-") {
+			words = append(words, a)
+		}
+	}
+	for i := 0; i+1 < len(words); i++ {
+		if words[i] == "mcp" && words[i+1] == "serve" {
+			return true
+		}
+	}
+	return false
 }
 
 // validName makes name a valid server name: runs of other characters

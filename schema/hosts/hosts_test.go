@@ -110,3 +110,21 @@ func TestFromJSON(t *testing.T) {
 	_, err = FromJSON("x", []byte(`{"command": "a", "cwd": "/src"}`))
 	require.ErrorContains(t, err, "working directory")
 }
+
+func TestIsGateway(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  []string
+		want bool
+	}{
+		{[]string{"freecode", "mcp", "serve"}, true},
+		{[]string{"/usr/local/bin/freecode", "mcp", "serve", "--http", ":8080"}, true},
+		{[]string{"freecode", "--config", "/x.json", "mcp", "serve"}, true},
+		{[]string{`C:\Tools\freecode.exe`, "mcp", "serve"}, true},
+		{[]string{"freecode", "mcp", "list"}, false},
+		{[]string{"freecode-other", "mcp", "serve"}, false},
+		{[]string{"npx", "freecode", "mcp", "serve"}, false},
+		{nil, false},
+	} {
+		require.Equal(t, tc.want, IsGateway(tc.cmd), "%q", tc.cmd)
+	}
+}
