@@ -275,18 +275,16 @@ func (a *app) unknownServer(cfg *schema.Config, id string, err error) error {
 	}
 	name := serverOfTool(id)
 	tool := strings.TrimPrefix(strings.TrimPrefix(id, "mcp__"+name), "__")
-	names := make([]string, 0, len(cfg.MCP.Servers))
-	for _, s := range cfg.MCP.Servers {
-		names = append(names, s.Name)
-	}
 	var ids []string
-	for _, n := range closest(name, names) {
+	for _, n := range closest(name, serverNames(cfg)) {
 		ids = append(ids, "mcp__"+n+"__"+tool)
 	}
+	// The ids, not the bare server names, are what to type instead.
+	base := &noServerError{name: name, file: cfg.Path}
 	if len(ids) == 0 {
-		return err
+		return base
 	}
-	return fmt.Errorf("%w.%s", err, didYouMean(ids))
+	return fmt.Errorf("%w.%s", base, didYouMean(ids))
 }
 
 type outcomeView struct {

@@ -232,6 +232,10 @@ func (a *app) edit(c *cobra.Command, name string, fn func(*schema.Doc) error) (s
 				}
 			}
 		}
+		// A slip of the name: the closest names of the file edited.
+		if cfg, lerr := v.Load(path, schema.LoadOptions{NoExpand: true, HoldInvalid: true}); lerr == nil {
+			return path, noServer(cfg, name)
+		}
 	}
 	return path, err
 }
@@ -516,7 +520,7 @@ func (a *app) getCmd() *cobra.Command {
 			}
 			s, ok := cfg.Server(args[0])
 			if !ok {
-				return fmt.Errorf("server %q: %w in %s (see `freecode mcp list`)", args[0], schema.ErrNoServer, cfg.Path)
+				return noServer(cfg, args[0])
 			}
 			v := view(s, showSecrets)
 			// The token store is keyed by the URL as it expands.

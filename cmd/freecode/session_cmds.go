@@ -44,7 +44,7 @@ func (a *app) configuredServer(name string) (*schema.Config, schema.Server, erro
 func (a *app) serverIn(cfg *schema.Config, name string) (schema.Server, error) {
 	s, ok := cfg.Server(name)
 	if !ok {
-		return schema.Server{}, fmt.Errorf("server %q: %w in %s (see `freecode mcp list`)", name, schema.ErrNoServer, cfg.Path)
+		return schema.Server{}, noServer(cfg, name)
 	}
 	if s.Hold != nil {
 		return schema.Server{}, fmt.Errorf("server %q does not run: %s", name, holdReason(s.Hold))
@@ -360,6 +360,13 @@ func (a *app) stopCmd() *cobra.Command {
 			}
 			data, err := os.ReadFile(path)
 			if errors.Is(err, os.ErrNotExist) {
+				// A name that is not configured is more likely a slip
+				// than a watch that is not running.
+				if cfg, lerr := a.load(false); lerr == nil {
+					if _, ok := cfg.Server(name); !ok {
+						return noServer(cfg, name)
+					}
+				}
 				return fmt.Errorf("server %q is not running under `freecode mcp start --watch` (servers run by `freecode serve` follow the config: use `freecode mcp disable %s`)", name, name)
 			}
 			if err != nil {
