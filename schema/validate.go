@@ -139,7 +139,11 @@ func (v *Validator) checkTree(file string, data []byte, root *node) Errors {
 		return Errors{{File: file, Line: 1, Col: 1, Msg: "the config must be a JSON object"}}
 	}
 	lines := newLineIndex(data)
-	errs := duplicateKeys(file, lines, root, nil)
+	// What CUE says of a key given twice is about the two values unified
+	// ("type must be local or remote, not remote" of "local" and
+	// "remote"): the duplicate is what to fix, and is said instead.
+	dups := duplicateKeys(file, lines, root, root, nil)
+	errs := slices.Clone(dups)
 	errs = append(errs, lookalikeKeys(file, lines, root)...)
 	// CUE reports duplicate names as a conflict in a hidden field; ours name
 	// both entries.
@@ -227,6 +231,9 @@ func (v *Validator) checkTree(file string, data []byte, root *node) Errors {
 			continue // reported by duplicateServers
 		}
 		if slices.ContainsFunc(ctrl, func(e *Error) bool { return hasPrefix(path, e.Path) }) {
+			continue
+		}
+		if slices.ContainsFunc(dups, func(e *Error) bool { return hasPrefix(path, e.Path) }) {
 			continue
 		}
 		if slices.ContainsFunc(foreign, func(p []string) bool { return hasPrefix(path, p) }) {
@@ -656,7 +663,7 @@ func editDistance(a, b string) int {
 // which copy wins, so the file is ambiguous. path is shared between calls
 // (each level appends to it) and copied only into an error, so a deep
 // document costs no more than a flat one.
-func duplicateKeys(file string, lines *lineIndex, n *node, path []string) Errors {
+func duplicateKeys(file string, lines *lineIndex, root, n *node, path []string) Errors {
 	var errs Errors
 	switch n.kind {
 	case '{':
@@ -665,17 +672,21 @@ func duplicateKeys(file string, lines *lineIndex, n *node, path []string) Errors
 			if off, dup := first[m.key]; dup {
 				l, c := lines.lineCol(off)
 				p := append(slices.Clone(path), m.key)
-				e := &Error{File: file, Path: p, Msg: fmt.Sprintf("key %q appears twice (first at line %d, column %d)", m.key, l, c)}
+				e := &Error{File: file, Path: p, Msg: fmt.Sprintf(
+					"duplicate key %q (first at line %d, column %d): JSON readers disagree on which copy counts; keep one and delete the other", m.key, l, c)}
+				locate(e, lines, root)
+				// At this copy: locate finds the last one of a path, which
+				// is another when a key above is given twice too.
 				e.Line, e.Col = lines.lineCol(m.keyStart)
 				errs = append(errs, e)
 				continue
 			}
 			first[m.key] = m.keyStart
-			errs = append(errs, duplicateKeys(file, lines, m.val, append(path, m.key))...)
+			errs = append(errs, duplicateKeys(file, lines, root, m.val, append(path, m.key))...)
 		}
 	case '[':
 		for i, el := range n.elems {
-			errs = append(errs, duplicateKeys(file, lines, el, append(path, strconv.Itoa(i)))...)
+			errs = append(errs, duplicateKeys(file, lines, root, el, append(path, strconv.Itoa(i)))...)
 		}
 	}
 	return errs
