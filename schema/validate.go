@@ -518,7 +518,7 @@ func explain(root *node, path []string, msg string) *Error {
 			// Without a valid type no type-specific field is allowed: the
 			// type is what to fix.
 			if s, _ := lookup(root, path[:3]); s != nil && s.member("type") == nil {
-				e.Path, e.Msg = path[:3], missingType
+				e.Path, e.Msg = path[:3], missingTypeOf(root, path[:3])
 				return e
 			}
 			return nil
@@ -526,6 +526,17 @@ func explain(root *node, path []string, msg string) *Error {
 			e.Msg = fmt.Sprintf("%q is only for remote servers; a local server runs a command", f)
 		case inServer && serverType == "remote" && f == "command":
 			e.Msg = `"command" is only for local servers; a remote server has a url`
+		case inServer && len(e.Path) == 4 && f == "args":
+			// "command" and "args" as other hosts write them.
+			entry, _ := lookup(root, path[:3])
+			if msg, ok := commandShapeMessage(entry, "args"); ok {
+				if msg == "" {
+					return nil
+				}
+				e.Msg = msg
+				return e
+			}
+			e.Msg = `FreeCode has no "args": the command is one list of the program and its arguments, e.g. "command": ["npx", "-y", "pkg"]`
 		default:
 			e.Msg = fmt.Sprintf("unknown field %q", f)
 			if s := suggest(f); s == f && inServer {
@@ -537,11 +548,11 @@ func explain(root *node, path []string, msg string) *Error {
 			}
 		}
 	case inServer && reRequiredType.MatchString(msg):
-		e.Path, e.Msg = path[:3], missingType
+		e.Path, e.Msg = path[:3], missingTypeOf(root, path[:3])
 	case reRequired.MatchString(msg):
 		switch {
 		case field == "type":
-			e.Msg = missingType
+			e.Msg = missingTypeOf(root, path[:min(len(path), 3)])
 		case field == "command":
 			e.Msg = `missing "command": a local server needs the command to run, e.g. ["npx", "-y", "pkg"]`
 		case field == "url":
@@ -591,6 +602,8 @@ func explain(root *node, path []string, msg string) *Error {
 	case inServer && field == "command" && len(path) == 5 && path[4] == "0" && isURL(root, path):
 		n, _ := lookup(root, path)
 		e.Msg = fmt.Sprintf(`the command is a URL: a server reached at a URL is "remote"; did you mean "type": "remote", "url": %s?`, quote(n.str))
+	case inServer && field == "command" && len(path) == 4 && commandShape(root, path[:3]) != "":
+		e.Msg = commandShape(root, path[:3])
 	case inServer && field == "command":
 		if reListLen.MatchString(msg) {
 			e.Msg = "command must name at least the program to run"
@@ -614,6 +627,29 @@ func explain(root *node, path []string, msg string) *Error {
 		e.Msg = msg
 	}
 	return e
+}
+
+// missingTypeOf is the error of the server entry at path without "type":
+// for an entry written as other hosts write a local server (a string
+// command, "args"), with the fields to write instead.
+func missingTypeOf(root *node, path []string) string {
+	entry, _ := lookup(root, path)
+	if words, ok := hostStyleCommand(entry); ok && len(path) == 3 {
+		msg := missingType + `; this entry is written as other hosts write a local server: write "type": "local", "command": ` + RenderCommand(words)
+		if entry.member("args") != nil {
+			msg += `, and delete "args"`
+		}
+		return msg
+	}
+	return missingType
+}
+
+// commandShape is the error of the server entry at path whose command is
+// written as other hosts write it (commandShapeMessage), or "".
+func commandShape(root *node, path []string) string {
+	entry, _ := lookup(root, path)
+	msg, _ := commandShapeMessage(entry, "command")
+	return msg
 }
 
 // isURL reports whether the value at path is a string that starts with
