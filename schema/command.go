@@ -106,8 +106,10 @@ func commandShapeMessage(entry *node, field string) (msg string, ok bool) {
 // (command[0]) holds whitespace and names no file that exists: most likely
 // the whole command line written as one item, ["npx -y pkg"], which passes
 // the schema and then fails to start. It is a warning, not an error: a
-// program's path may hold a space. lookPath finds a program without a "/"
-// as the server's start would ($PATH); "" when there is nothing to say.
+// program's path may hold a space. A path whose first word is no file
+// either is only a missing path (the start says so). lookPath finds a
+// program without a "/" as the server's start would ($PATH); "" when
+// there is nothing to say.
 func CommandWarning(command []string, lookPath func(string) bool) string {
 	if len(command) == 0 || !strings.ContainsFunc(command[0], unicode.IsSpace) {
 		return ""
@@ -123,6 +125,13 @@ func CommandWarning(command []string, lookPath func(string) bool) string {
 	words, ok := SplitCommand(prog)
 	if !ok || len(words) < 2 {
 		return ""
+	}
+	if strings.ContainsRune(words[0], '/') {
+		// "/opt/my tools/server" that is missing is a missing path, not
+		// a command line: only split when the first word is a program.
+		if _, err := os.Stat(words[0]); err != nil {
+			return ""
+		}
 	}
 	words = append(words, command[1:]...)
 	return fmt.Sprintf("the program %s holds spaces and no such file exists: the whole command line seems to be one item; write each word as its own item, %s",

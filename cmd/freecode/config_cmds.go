@@ -162,6 +162,7 @@ func (a *app) printApplies(names []string, startHint bool) {
 		}
 		return
 	}
+	a.printWarnings(cfg, names...)
 	var blocked []string
 	for _, name := range names {
 		if s, ok := cfg.Server(name); ok && s.Hold != nil {
@@ -181,6 +182,23 @@ func (a *app) printApplies(names []string, startHint bool) {
 	}
 	for _, b := range blocked {
 		fmt.Fprintln(a.stdout, termtext.Neutralize(b))
+	}
+}
+
+// printWarnings shows on stderr the warnings of cfg's servers named names
+// (of every server when none is named): what is likely wrong with an
+// entry that is nonetheless valid.
+func (a *app) printWarnings(cfg *schema.Config, names ...string) {
+	if cfg == nil {
+		return
+	}
+	for _, s := range cfg.MCP.Servers {
+		if len(names) > 0 && !slices.Contains(names, s.Name) {
+			continue
+		}
+		for _, w := range s.Warnings {
+			fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(w.Error()))
+		}
 	}
 }
 
@@ -436,6 +454,7 @@ func (a *app) listCmd() *cobra.Command {
 			for _, s := range cfg.MCP.Servers {
 				views = append(views, view(s, showSecrets))
 			}
+			a.printWarnings(cfg)
 			if asJSON {
 				if msg := projectError(cfg); msg != "" {
 					fmt.Fprintln(a.stderr, msg)
@@ -689,7 +708,7 @@ func (a *app) validateCmd() *cobra.Command {
 				// As for list and serve: no user config is nothing
 				// configured yet.
 				if asJSON {
-					return a.printJSON(validateOutput{File: path, Valid: true, Missing: true, Errors: []errorView{}, InvalidServers: []string{}})
+					return a.printJSON(validateOutput{File: path, Valid: true, Missing: true, Errors: []errorView{}, InvalidServers: []string{}, Warnings: []errorView{}})
 				}
 				fmt.Fprintf(a.stdout, "%s does not exist yet: no servers are configured.\nAdd one with `freecode mcp add <name> local \"<command>\"`.\n", path)
 				return nil
@@ -703,8 +722,10 @@ func (a *app) validateCmd() *cobra.Command {
 				return err
 			}
 			var invalid []string
+			var warnings schema.Errors
 			if cfg != nil {
 				errs = cfg.ServerErrors()
+				warnings = cfg.Warnings()
 				for _, s := range cfg.MCP.Servers {
 					if s.Hold != nil && s.Hold.Kind == schema.HoldInvalid && !slices.Contains(invalid, s.Name) {
 						invalid = append(invalid, s.Name)
@@ -712,13 +733,16 @@ func (a *app) validateCmd() *cobra.Command {
 				}
 			}
 			if asJSON {
-				out := validateOutput{File: path, Valid: len(errs) == 0, Errors: []errorView{}, InvalidServers: []string{}}
+				out := validateOutput{File: path, Valid: len(errs) == 0, Errors: []errorView{}, InvalidServers: []string{}, Warnings: []errorView{}}
 				if cfg != nil {
 					out.Servers = len(cfg.MCP.Servers)
 					out.InvalidServers = append(out.InvalidServers, invalid...)
 				}
 				for _, e := range errs {
 					out.Errors = append(out.Errors, errorView{e.File, e.Line, e.Col, schema.FormatPath(e.Path), e.Server, e.Msg})
+				}
+				for _, e := range warnings {
+					out.Warnings = append(out.Warnings, errorView{e.File, e.Line, e.Col, schema.FormatPath(e.Path), e.Server, e.Msg})
 				}
 				if err := a.printJSON(out); err != nil {
 					return err
@@ -742,8 +766,10 @@ func (a *app) validateCmd() *cobra.Command {
 					summary += ")"
 				}
 				fmt.Fprintln(a.stderr, termtext.Neutralize(summary))
+				a.printWarnings(cfg)
 			} else {
 				fmt.Fprintf(a.stdout, "%s: valid (%d server%s)\n", path, len(cfg.MCP.Servers), plural(len(cfg.MCP.Servers)))
+				a.printWarnings(cfg)
 			}
 			if len(errs) > 0 {
 				return silentError{exitError}
@@ -776,6 +802,10 @@ type validateOutput struct {
 	// InvalidServers are the servers held for errors of their own entry
 	// (named, or mcp.servers[i] without a valid name); the others can run.
 	InvalidServers []string `json:"invalidServers"`
+	// Warnings are what is likely wrong in entries that are valid (a
+	// whole command line as the program); they do not make the file
+	// invalid.
+	Warnings []errorView `json:"warnings"`
 }
 
 // quotedNames is `server "a"` or `servers "a", "b"`; an entry without a

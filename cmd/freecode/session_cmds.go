@@ -109,6 +109,7 @@ Watching with stdin on a terminal, it answers the server's questions
 			if !srv.Enabled {
 				fmt.Fprintf(a.stderr, "note: server %q is disabled in %s; starting it anyway for this test\n", srv.Name, cfg.Path)
 			}
+			a.printWarnings(cfg, srv.Name)
 			var ready func() error
 			if watch {
 				var unlock func()
