@@ -51,7 +51,11 @@ For a remote server give its URL:
 				command = args[2:]
 				args = args[:2]
 			} else if len(args) != 3 {
-				return usageError{fmt.Errorf("add needs <name> <local|remote> <command-or-url> (got %d argument(s))", len(args))}
+				err := fmt.Errorf("add needs <name> <local|remote> <command-or-url> (got %d argument(s))", len(args))
+				if hint := addCommandHint(c, a.args); hint != "" {
+					err = fmt.Errorf("%w: %s", err, hint)
+				}
+				return usageError{err}
 			}
 			name, typ := args[0], schema.ServerType(args[1])
 			fields := []schema.Field{{Key: "name", Value: name}, {Key: "type", Value: string(typ)}}
@@ -137,6 +141,13 @@ For a remote server give its URL:
 			return nil
 		},
 	}
+	c.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// An unknown flag after "local" is most likely the server's.
+		if hint := addCommandHint(c, a.args); hint != "" {
+			return usageError{fmt.Errorf("%w: %s", err, hint)}
+		}
+		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage", err, c.CommandPath())}
+	})
 	c.Flags().StringArrayVar(&envs, "env", nil, "environment variable `K=V` for a local server (repeatable; ${VAR} allowed)")
 	c.Flags().StringArrayVar(&headers, "header", nil, "HTTP header `K=V` for a remote server (repeatable; ${VAR} allowed)")
 	durationVar(c.Flags(), &timeout, "timeout", schema.DefaultTimeout, "time to connect, initialize and list tools: a duration (5s, 1m) or milliseconds")
