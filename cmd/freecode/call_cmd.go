@@ -45,7 +45,7 @@ func (a *app) callCmd() *cobra.Command {
 		timeout time.Duration
 	)
 	c := &cobra.Command{
-		Use:   "call <tool-id> [JSON-args]",
+		Use:   "call <tool-id> [JSON-args | key=value ...]",
 		Short: "Call one tool through the permission checks and the orchestrator",
 		Long: `Call one tool exactly as the model's calls go: permission rules, argument
 validation against the tool's schema, then the call.
@@ -57,23 +57,26 @@ connected for the duration of the command.
 
 A call that needs approval prompts on a terminal; without one it is refused
 unless --yes, or, through serve, waits for an answer from another terminal
-(` + "`freecode mcp approve <id>`" + `).`,
+(` + "`freecode mcp approve <id>`" + `).
+
+The arguments are one JSON object, or key=value words: each value is
+taken as the type the tool's input schema gives its key (a string, an
+integer, a number, true or false; an array or object written as JSON),
+and as a string when the schema does not say.`,
 		Example: `  freecode mcp call mcp__everything__echo '{"message": "hi"}'
-  freecode mcp call read '{"path": "README.md", "limit": 5}'`,
+  freecode mcp call mcp__everything__echo message=hi
+  freecode mcp call read path=README.md limit=5`,
 		Args: func(c *cobra.Command, args []string) error {
-			if len(args) < 1 || len(args) > 2 {
-				return usageError{fmt.Errorf("call needs <tool-id> [JSON-args] (got %d argument(s))", len(args))}
+			if len(args) < 1 {
+				return usageError{errors.New("call needs <tool-id> [JSON-args | key=value ...]")}
 			}
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			id := args[0]
-			callArgs := json.RawMessage("{}")
-			if len(args) == 2 {
-				if !json.Valid([]byte(args[1])) {
-					return usageError{fmt.Errorf("arguments are not valid JSON: %s", args[1])}
-				}
-				callArgs = json.RawMessage(args[1])
+			in, err := parseCallInput(args[1:])
+			if err != nil {
+				return err
 			}
 			cfg, err := a.load(true)
 			if err != nil {
@@ -84,6 +87,10 @@ unless --yes, or, through serve, waits for an answer from another terminal
 				o.timeout = timeout
 			}
 			if id == defs.SearchToolID {
+				callArgs, err := in.resolve(defs.SearchSchema())
+				if err != nil {
+					return err
+				}
 				return a.callSearch(c.Context(), cfg, callArgs, o, verbose, timeout)
 			}
 			var srv *schema.Server
@@ -108,6 +115,10 @@ unless --yes, or, through serve, waits for an answer from another terminal
 							return notReady(st)
 						}
 					}
+					callArgs, err := in.resolve(a.serveInputSchema(c.Context(), r, id))
+					if err != nil {
+						return err
+					}
 					return a.callThroughServe(c.Context(), r, id, callArgs, o)
 				}
 			} else if verbose {
@@ -116,7 +127,7 @@ unless --yes, or, through serve, waits for an answer from another terminal
 			if !o.timeoutSet() {
 				o.timeout = timeout
 			}
-			return a.callOneShot(c.Context(), cfg, srv, id, callArgs, o)
+			return a.callOneShot(c.Context(), cfg, srv, id, in, o)
 		},
 	}
 	c.Flags().BoolVarP(&yes, "yes", "y", false, `approve calls that a rule says to "ask" about`)
@@ -124,6 +135,21 @@ unless --yes, or, through serve, waits for an answer from another terminal
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "say how the call reaches the tool: through freecode serve or in a one-shot session")
 	durationVar(c.Flags(), &timeout, "timeout", 60*time.Second, "per-call timeout: a duration (60s, 2m) or milliseconds")
 	return c
+}
+
+// serveInputSchema is the input schema of tool id as the serve r reaches
+// lists it, or nil when it is not listed there (the call then says why).
+func (a *app) serveInputSchema(ctx context.Context, r route, id string) json.RawMessage {
+	st, err := r.client.ServerTools(ctx, serverOfTool(id))
+	if err != nil {
+		return nil
+	}
+	for _, t := range st.Tools {
+		if t.ID == id {
+			return t.InputSchema
+		}
+	}
+	return nil
 }
 
 // callOpts are what `mcp call` was asked for.
@@ -138,7 +164,7 @@ func (o callOpts) timeoutSet() bool { return o.timeout > 0 }
 
 // callOneShot runs the call in this process: built-ins on the working
 // directory, an MCP tool (srv non-nil) over a session of its own.
-func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.Server, id string, callArgs json.RawMessage, o callOpts) error {
+func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.Server, id string, in callInput, o callOpts) error {
 	reg, outputs, err := a.oneShotRegistry(cfg)
 	if err != nil {
 		return err
@@ -163,6 +189,15 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 		if _, err := reg.ReplaceSource(srv.Name, bridge.Tools(sess, tools)); err != nil {
 			return err
 		}
+	}
+	var inputSchema json.RawMessage
+	if t, ok := reg.Get(id); ok {
+		inputSchema = t.InputSchema
+	}
+	callArgs, err := in.resolve(inputSchema)
+	if err != nil {
+		progress.end()
+		return err
 	}
 	out := a.oneShotOrchestrator(reg, cfg, outputs, o).Run(registry.WithProgress(ctx, progress.show), []orchestrator.Call{{ID: "cli", Tool: id, Args: callArgs}})[0]
 	progress.end()
