@@ -402,15 +402,27 @@ func (a *app) stopCmd() *cobra.Command {
 func (a *app) toolsCmd() *cobra.Command {
 	var asJSON, verbose, all bool
 	c := &cobra.Command{
-		Use:   "tools <name>",
-		Short: "Show a server's converted tools with ids, flags and resolved schemas",
+		Use:   "tools [name]",
+		Short: "Show a server's converted tools with ids, flags and resolved schemas; without a name, every tool",
 		Long: `Show the converted tools of one server: ids, flags and resolved schemas.
 When freecode serve runs this server (the same definition), the tools are
 those of its session; otherwise the server is connected for the command.
 Tools the server's "tools" filter hides are not shown; --all lists them
-after the others, each with the rule that hides it.`,
-		Args: exactArgs(1, "<name>"),
+after the others, each with the rule that hides it.
+
+Without a name, list the tools of every server, one line each: id, server
+and flags (read-only or mutating; ask or denied by the permission rules;
+deferred when serve leaves the definition out for mcp.toolBudget). They
+come from freecode serve when it runs for this config, else each enabled
+server is connected for the command.`,
+		Args: rangeArgs(0, 1, "[name]"),
 		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				if all {
+					return usageError{errors.New("--all lists the tools a server's filter hides: give the server's name")}
+				}
+				return a.allTools(c.Context(), asJSON, verbose)
+			}
 			cfg, srv, err := a.configuredServer(args[0])
 			if err != nil {
 				return err
@@ -484,11 +496,7 @@ func (a *app) oneShotTools(ctx context.Context, srv schema.Server) (wire.ServerT
 	if err := sess.Close(); err != nil {
 		return wire.ServerTools{}, err
 	}
-	out := make([]wire.Tool, len(tools))
-	for i, t := range tools {
-		out[i] = wire.Tool{ID: t.ID, Name: t.Name, Title: t.Title, Description: t.Description, ReadOnly: t.ReadOnly,
-			Annotations: t.Annotations, InputSchema: t.InputSchema}
-	}
+	out := wireTools(tools)
 	var warnings []string
 	for _, err := range convErrs {
 		warnings = append(warnings, err.Error())
