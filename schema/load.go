@@ -274,6 +274,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 			cfg.MCP.Servers = append(cfg.MCP.Servers, heldEntry(key, el, source))
 			continue
 		}
+		s.Warnings = x.commandWarnings(i, s, !opts.NoExpand && s.Enabled)
 		cfg.MCP.Servers = append(cfg.MCP.Servers, s)
 	}
 	if len(errs) > 0 && !opts.HoldInvalid {
@@ -487,6 +488,22 @@ func (x *expander) server(i int, s *Server) {
 		s.OAuth.ClientID = x.expand(s.OAuth.ClientID, path("oauth", "clientId"))
 		s.OAuth.ClientSecret = x.expand(s.OAuth.ClientSecret, path("oauth", "clientSecret"))
 	}
+}
+
+// commandWarnings are the warnings of server s, entry i (CommandWarning);
+// expanded says whether its ${VAR} references were expanded. A program
+// still holding one is not looked for: what it names is not known yet.
+func (x *expander) commandWarnings(i int, s Server, expanded bool) Errors {
+	if s.Type != Local || len(s.Command) == 0 || (!expanded && strings.Contains(s.Command[0], "$")) {
+		return nil
+	}
+	msg := CommandWarning(s.Command, pathLookup(x.lookup))
+	if msg == "" {
+		return nil
+	}
+	w := &Error{File: x.file, Path: []string{"mcp", "servers", strconv.Itoa(i), "command", "0"}, Msg: msg}
+	locate(w, x.lines, x.root)
+	return Errors{w}
 }
 
 func (x *expander) expand(s string, path []string) string {

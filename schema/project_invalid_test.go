@@ -29,7 +29,7 @@ func TestInvalidProjectChangesNothing(t *testing.T) {
 			[]string{"docs"}, `key "MCP" is too close to "mcp"`},
 		{"duplicate key",
 			`{"mcp": {"servers": [{"name": "docs", "type": "local", "command": ["x"], "command": ["y"]}]}}`,
-			[]string{"docs"}, `key "command" appears twice`},
+			[]string{"docs"}, `duplicate key "command"`},
 		{"syntax error",
 			`{"mcp": {"servers": [{"name": "docs", "type": "local", "command": ["x"]}]}, "permission": {"deny": ["mcp__mine"]}`,
 			nil, "invalid JSON"},

@@ -122,6 +122,10 @@ type Server struct {
 	// passed through a variable is not printed. A word that does not print
 	// as it reads (a zero-width space, say) is quoted with escapes.
 	Shown string `json:"-"`
+	// Warnings are what is likely wrong with the entry although it is
+	// valid (CommandWarning), positioned in its file. They hold nothing
+	// back: the server runs as written.
+	Warnings Errors `json:"-"`
 }
 
 // SpecHash identifies what would run: the resolved command, env, url,
@@ -234,6 +238,15 @@ type Config struct {
 	// Project is set by Validator.Desired when a project settings file is
 	// part of the configuration.
 	Project *ProjectStatus
+}
+
+// Warnings are the warnings of c's servers, in order.
+func (c *Config) Warnings() Errors {
+	var out Errors
+	for _, s := range c.MCP.Servers {
+		out = append(out, s.Warnings...)
+	}
+	return out
 }
 
 // Server returns the server with the given name.

@@ -139,7 +139,11 @@ func (v *Validator) checkTree(file string, data []byte, root *node) Errors {
 		return Errors{{File: file, Line: 1, Col: 1, Msg: "the config must be a JSON object"}}
 	}
 	lines := newLineIndex(data)
-	errs := duplicateKeys(file, lines, root, nil)
+	// What CUE says of a key given twice is about the two values unified
+	// ("type must be local or remote, not remote" of "local" and
+	// "remote"): the duplicate is what to fix, and is said instead.
+	dups := duplicateKeys(file, lines, root, root, nil)
+	errs := slices.Clone(dups)
 	errs = append(errs, lookalikeKeys(file, lines, root)...)
 	// CUE reports duplicate names as a conflict in a hidden field; ours name
 	// both entries.
@@ -227,6 +231,9 @@ func (v *Validator) checkTree(file string, data []byte, root *node) Errors {
 			continue // reported by duplicateServers
 		}
 		if slices.ContainsFunc(ctrl, func(e *Error) bool { return hasPrefix(path, e.Path) }) {
+			continue
+		}
+		if slices.ContainsFunc(dups, func(e *Error) bool { return hasPrefix(path, e.Path) }) {
 			continue
 		}
 		if slices.ContainsFunc(foreign, func(p []string) bool { return hasPrefix(path, p) }) {
@@ -511,7 +518,7 @@ func explain(root *node, path []string, msg string) *Error {
 			// Without a valid type no type-specific field is allowed: the
 			// type is what to fix.
 			if s, _ := lookup(root, path[:3]); s != nil && s.member("type") == nil {
-				e.Path, e.Msg = path[:3], missingType
+				e.Path, e.Msg = path[:3], missingTypeOf(root, path[:3])
 				return e
 			}
 			return nil
@@ -519,6 +526,17 @@ func explain(root *node, path []string, msg string) *Error {
 			e.Msg = fmt.Sprintf("%q is only for remote servers; a local server runs a command", f)
 		case inServer && serverType == "remote" && f == "command":
 			e.Msg = `"command" is only for local servers; a remote server has a url`
+		case inServer && len(e.Path) == 4 && f == "args":
+			// "command" and "args" as other hosts write them.
+			entry, _ := lookup(root, path[:3])
+			if msg, ok := commandShapeMessage(entry, "args"); ok {
+				if msg == "" {
+					return nil
+				}
+				e.Msg = msg
+				return e
+			}
+			e.Msg = `FreeCode has no "args": the command is one list of the program and its arguments, e.g. "command": ["npx", "-y", "pkg"]`
 		default:
 			e.Msg = fmt.Sprintf("unknown field %q", f)
 			if s := suggest(f); s == f && inServer {
@@ -530,11 +548,11 @@ func explain(root *node, path []string, msg string) *Error {
 			}
 		}
 	case inServer && reRequiredType.MatchString(msg):
-		e.Path, e.Msg = path[:3], missingType
+		e.Path, e.Msg = path[:3], missingTypeOf(root, path[:3])
 	case reRequired.MatchString(msg):
 		switch {
 		case field == "type":
-			e.Msg = missingType
+			e.Msg = missingTypeOf(root, path[:min(len(path), 3)])
 		case field == "command":
 			e.Msg = `missing "command": a local server needs the command to run, e.g. ["npx", "-y", "pkg"]`
 		case field == "url":
@@ -584,6 +602,8 @@ func explain(root *node, path []string, msg string) *Error {
 	case inServer && field == "command" && len(path) == 5 && path[4] == "0" && isURL(root, path):
 		n, _ := lookup(root, path)
 		e.Msg = fmt.Sprintf(`the command is a URL: a server reached at a URL is "remote"; did you mean "type": "remote", "url": %s?`, quote(n.str))
+	case inServer && field == "command" && len(path) == 4 && commandShape(root, path[:3]) != "":
+		e.Msg = commandShape(root, path[:3])
 	case inServer && field == "command":
 		if reListLen.MatchString(msg) {
 			e.Msg = "command must name at least the program to run"
@@ -607,6 +627,29 @@ func explain(root *node, path []string, msg string) *Error {
 		e.Msg = msg
 	}
 	return e
+}
+
+// missingTypeOf is the error of the server entry at path without "type":
+// for an entry written as other hosts write a local server (a string
+// command, "args"), with the fields to write instead.
+func missingTypeOf(root *node, path []string) string {
+	entry, _ := lookup(root, path)
+	if words, ok := hostStyleCommand(entry); ok && len(path) == 3 {
+		msg := missingType + `; this entry is written as other hosts write a local server: write "type": "local", "command": ` + RenderCommand(words)
+		if entry.member("args") != nil {
+			msg += `, and delete "args"`
+		}
+		return msg
+	}
+	return missingType
+}
+
+// commandShape is the error of the server entry at path whose command is
+// written as other hosts write it (commandShapeMessage), or "".
+func commandShape(root *node, path []string) string {
+	entry, _ := lookup(root, path)
+	msg, _ := commandShapeMessage(entry, "command")
+	return msg
 }
 
 // isURL reports whether the value at path is a string that starts with
@@ -656,7 +699,7 @@ func editDistance(a, b string) int {
 // which copy wins, so the file is ambiguous. path is shared between calls
 // (each level appends to it) and copied only into an error, so a deep
 // document costs no more than a flat one.
-func duplicateKeys(file string, lines *lineIndex, n *node, path []string) Errors {
+func duplicateKeys(file string, lines *lineIndex, root, n *node, path []string) Errors {
 	var errs Errors
 	switch n.kind {
 	case '{':
@@ -665,17 +708,21 @@ func duplicateKeys(file string, lines *lineIndex, n *node, path []string) Errors
 			if off, dup := first[m.key]; dup {
 				l, c := lines.lineCol(off)
 				p := append(slices.Clone(path), m.key)
-				e := &Error{File: file, Path: p, Msg: fmt.Sprintf("key %q appears twice (first at line %d, column %d)", m.key, l, c)}
+				e := &Error{File: file, Path: p, Msg: fmt.Sprintf(
+					"duplicate key %q (first at line %d, column %d): JSON readers disagree on which copy counts; keep one and delete the other", m.key, l, c)}
+				locate(e, lines, root)
+				// At this copy: locate finds the last one of a path, which
+				// is another when a key above is given twice too.
 				e.Line, e.Col = lines.lineCol(m.keyStart)
 				errs = append(errs, e)
 				continue
 			}
 			first[m.key] = m.keyStart
-			errs = append(errs, duplicateKeys(file, lines, m.val, append(path, m.key))...)
+			errs = append(errs, duplicateKeys(file, lines, root, m.val, append(path, m.key))...)
 		}
 	case '[':
 		for i, el := range n.elems {
-			errs = append(errs, duplicateKeys(file, lines, el, append(path, strconv.Itoa(i)))...)
+			errs = append(errs, duplicateKeys(file, lines, root, el, append(path, strconv.Itoa(i)))...)
 		}
 	}
 	return errs

@@ -35,9 +35,12 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	lookupEnv      func(string) (string, bool)
-	configFlag     string
-	projectFlag    string
-	validator      *schema.Validator
+	// args is the command line as given (without the program name), for
+	// an error that shows it corrected.
+	args        []string
+	configFlag  string
+	projectFlag string
+	validator   *schema.Validator
 
 	// reaper runs the local servers this invocation starts; set up by
 	// processes. stopSweep ends the subreaper's sweeping (nil when none
@@ -55,7 +58,7 @@ type silentError struct{ code int }
 func (e silentError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: lookupEnv}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: lookupEnv, args: args}
 	defer a.stopProcesses()
 	root := a.rootCmd()
 	root.SetArgs(args)

@@ -45,7 +45,7 @@ func (a *app) callCmd() *cobra.Command {
 		timeout time.Duration
 	)
 	c := &cobra.Command{
-		Use:   "call <tool-id> [JSON-args]",
+		Use:   "call <tool-id> [JSON-args | key=value ...]",
 		Short: "Call one tool through the permission checks and the orchestrator",
 		Long: `Call one tool exactly as the model's calls go: permission rules, argument
 validation against the tool's schema, then the call.
@@ -57,23 +57,26 @@ connected for the duration of the command.
 
 A call that needs approval prompts on a terminal; without one it is refused
 unless --yes, or, through serve, waits for an answer from another terminal
-(` + "`freecode mcp approve <id>`" + `).`,
+(` + "`freecode mcp approve <id>`" + `).
+
+The arguments are one JSON object, or key=value words: each value is
+taken as the type the tool's input schema gives its key (a string, an
+integer, a number, true or false; an array or object written as JSON),
+and as a string when the schema does not say.`,
 		Example: `  freecode mcp call mcp__everything__echo '{"message": "hi"}'
-  freecode mcp call read '{"path": "README.md", "limit": 5}'`,
+  freecode mcp call mcp__everything__echo message=hi
+  freecode mcp call read path=README.md limit=5`,
 		Args: func(c *cobra.Command, args []string) error {
-			if len(args) < 1 || len(args) > 2 {
-				return usageError{fmt.Errorf("call needs <tool-id> [JSON-args] (got %d argument(s))", len(args))}
+			if len(args) < 1 {
+				return usageError{errors.New("call needs <tool-id> [JSON-args | key=value ...]")}
 			}
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			id := args[0]
-			callArgs := json.RawMessage("{}")
-			if len(args) == 2 {
-				if !json.Valid([]byte(args[1])) {
-					return usageError{fmt.Errorf("arguments are not valid JSON: %s", args[1])}
-				}
-				callArgs = json.RawMessage(args[1])
+			in, err := parseCallInput(args[1:])
+			if err != nil {
+				return err
 			}
 			o := callOpts{yes: yes, asJSON: asJSON}
 			if c.Flags().Changed("timeout") {
@@ -81,9 +84,13 @@ unless --yes, or, through serve, waits for an answer from another terminal
 			}
 			cfg, err := a.load(true)
 			if err != nil {
-				return a.callLastValid(c.Context(), id, callArgs, o, err)
+				return a.callLastValid(c.Context(), id, in, o, err)
 			}
 			if id == defs.SearchToolID {
+				callArgs, err := in.resolve(defs.SearchSchema())
+				if err != nil {
+					return err
+				}
 				return a.callSearch(c.Context(), cfg, callArgs, o, verbose, timeout)
 			}
 			var srv *schema.Server
@@ -112,6 +119,10 @@ unless --yes, or, through serve, waits for an answer from another terminal
 					if r.server.Phase != wire.PhaseReady {
 						return a.notRunningCall(id, s, r.server, time.Now())
 					}
+					callArgs, err := in.resolve(a.serveInputSchema(c.Context(), r, id))
+					if err != nil {
+						return err
+					}
 					return a.callThroughServe(c.Context(), r, id, callArgs, o)
 				}
 			} else if verbose {
@@ -120,7 +131,7 @@ unless --yes, or, through serve, waits for an answer from another terminal
 			if !o.timeoutSet() {
 				o.timeout = timeout
 			}
-			return a.callOneShot(c.Context(), cfg, srv, id, callArgs, o)
+			return a.callOneShot(c.Context(), cfg, srv, id, in, o)
 		},
 	}
 	c.Flags().BoolVarP(&yes, "yes", "y", false, `approve calls that a rule says to "ask" about`)
@@ -128,6 +139,21 @@ unless --yes, or, through serve, waits for an answer from another terminal
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "say how the call reaches the tool: through freecode serve or in a one-shot session")
 	durationVar(c.Flags(), &timeout, "timeout", 60*time.Second, "per-call timeout: a duration (60s, 2m) or milliseconds")
 	return c
+}
+
+// serveInputSchema is the input schema of tool id as the serve r reaches
+// lists it, or nil when it is not listed there (the call then says why).
+func (a *app) serveInputSchema(ctx context.Context, r route, id string) json.RawMessage {
+	st, err := r.client.ServerTools(ctx, serverOfTool(id))
+	if err != nil {
+		return nil
+	}
+	for _, t := range st.Tools {
+		if t.ID == id {
+			return t.InputSchema
+		}
+	}
+	return nil
 }
 
 // callOpts are what `mcp call` was asked for.
@@ -142,7 +168,7 @@ func (o callOpts) timeoutSet() bool { return o.timeout > 0 }
 
 // callOneShot runs the call in this process: built-ins on the working
 // directory, an MCP tool (srv non-nil) over a session of its own.
-func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.Server, id string, callArgs json.RawMessage, o callOpts) error {
+func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.Server, id string, in callInput, o callOpts) error {
 	reg, outputs, err := a.oneShotRegistry(cfg)
 	if err != nil {
 		return err
@@ -167,6 +193,15 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 		if _, err := reg.ReplaceSource(srv.Name, bridge.Tools(sess, tools)); err != nil {
 			return err
 		}
+	}
+	var inputSchema json.RawMessage
+	if t, ok := reg.Get(id); ok {
+		inputSchema = t.InputSchema
+	}
+	callArgs, err := in.resolve(inputSchema)
+	if err != nil {
+		progress.end()
+		return err
 	}
 	out := a.oneShotOrchestrator(reg, cfg, outputs, o).Run(registry.WithProgress(ctx, progress.show), []orchestrator.Call{{ID: "cli", Tool: id, Args: callArgs}})[0]
 	progress.end()
@@ -207,7 +242,7 @@ func (a *app) oneShotRegistry(cfg *schema.Config, extra ...registry.Tool) (*regi
 // config applied while the file has errors (loadErr): a tool of a server
 // serve runs, or tool_search. A built-in tool runs in this process, under
 // the rules of the file, so it waits for the file to be fixed.
-func (a *app) callLastValid(ctx context.Context, id string, args json.RawMessage, o callOpts, loadErr error) error {
+func (a *app) callLastValid(ctx context.Context, id string, in callInput, o callOpts, loadErr error) error {
 	name := serverOfTool(id)
 	if name == "" && id != defs.SearchToolID {
 		return fmt.Errorf("%w\n%s is a built-in tool: it runs in this process, under the rules of the file, so fix the file first (`freecode mcp validate` shows every error)", loadErr, id)
@@ -217,10 +252,16 @@ func (a *app) callLastValid(ctx context.Context, id string, args json.RawMessage
 		return err
 	}
 	defer r.close()
+	inputSchema := defs.SearchSchema()
 	if name != "" {
 		if _, err := a.serveReady(ctx, r); err != nil {
 			return err
 		}
+		inputSchema = a.serveInputSchema(ctx, r, id)
+	}
+	args, err := in.resolve(inputSchema)
+	if err != nil {
+		return err
 	}
 	return a.callThroughServe(ctx, r, id, args, o)
 }
@@ -301,18 +342,16 @@ func (a *app) unknownServer(cfg *schema.Config, id string, err error) error {
 	}
 	name := serverOfTool(id)
 	tool := strings.TrimPrefix(strings.TrimPrefix(id, "mcp__"+name), "__")
-	names := make([]string, 0, len(cfg.MCP.Servers))
-	for _, s := range cfg.MCP.Servers {
-		names = append(names, s.Name)
-	}
 	var ids []string
-	for _, n := range closest(name, names) {
+	for _, n := range closest(name, serverNames(cfg)) {
 		ids = append(ids, "mcp__"+n+"__"+tool)
 	}
+	// The ids, not the bare server names, are what to type instead.
+	base := &noServerError{name: name, file: cfg.Path}
 	if len(ids) == 0 {
-		return err
+		return base
 	}
-	return fmt.Errorf("%w.%s", err, didYouMean(ids))
+	return fmt.Errorf("%w.%s", base, didYouMean(ids))
 }
 
 type outcomeView struct {

@@ -51,7 +51,11 @@ For a remote server give its URL:
 				command = args[2:]
 				args = args[:2]
 			} else if len(args) != 3 {
-				return usageError{fmt.Errorf("add needs <name> <local|remote> <command-or-url> (got %d argument(s))", len(args))}
+				err := fmt.Errorf("add needs <name> <local|remote> <command-or-url> (got %d argument(s))", len(args))
+				if hint := addCommandHint(c, a.args); hint != "" {
+					err = fmt.Errorf("%w: %s", err, hint)
+				}
+				return usageError{err}
 			}
 			name, typ := args[0], schema.ServerType(args[1])
 			fields := []schema.Field{{Key: "name", Value: name}, {Key: "type", Value: string(typ)}}
@@ -137,6 +141,13 @@ For a remote server give its URL:
 			return nil
 		},
 	}
+	c.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// An unknown flag after "local" is most likely the server's.
+		if hint := addCommandHint(c, a.args); hint != "" {
+			return usageError{fmt.Errorf("%w: %s", err, hint)}
+		}
+		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage", err, c.CommandPath())}
+	})
 	c.Flags().StringArrayVar(&envs, "env", nil, "environment variable `K=V` for a local server (repeatable; ${VAR} allowed)")
 	c.Flags().StringArrayVar(&headers, "header", nil, "HTTP header `K=V` for a remote server (repeatable; ${VAR} allowed)")
 	durationVar(c.Flags(), &timeout, "timeout", schema.DefaultTimeout, "time to connect, initialize and list tools: a duration (5s, 1m) or milliseconds")
@@ -165,6 +176,7 @@ func (a *app) printApplies(names []string, startHint bool) {
 		}
 		return
 	}
+	a.printWarnings(cfg, names...)
 	var blocked []string
 	for _, name := range names {
 		if s, ok := cfg.Server(name); ok && s.Hold != nil {
@@ -184,6 +196,23 @@ func (a *app) printApplies(names []string, startHint bool) {
 	}
 	for _, b := range blocked {
 		fmt.Fprintln(a.stdout, termtext.Neutralize(b))
+	}
+}
+
+// printWarnings shows on stderr the warnings of cfg's servers named names
+// (of every server when none is named): what is likely wrong with an
+// entry that is nonetheless valid.
+func (a *app) printWarnings(cfg *schema.Config, names ...string) {
+	if cfg == nil {
+		return
+	}
+	for _, s := range cfg.MCP.Servers {
+		if len(names) > 0 && !slices.Contains(names, s.Name) {
+			continue
+		}
+		for _, w := range s.Warnings {
+			fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(w.Error()))
+		}
 	}
 }
 
@@ -253,6 +282,10 @@ func (a *app) edit(c *cobra.Command, name string, fn func(*schema.Doc) error) (s
 					return path, fmt.Errorf("server %q is defined by the project in %s; edit that file (commands change only %s)", name, src.Project, path)
 				}
 			}
+		}
+		// A slip of the name: the closest names of the file edited.
+		if cfg, lerr := v.Load(path, schema.LoadOptions{NoExpand: true, HoldInvalid: true}); lerr == nil {
+			return path, noServer(cfg, name)
 		}
 	}
 	return path, err
@@ -454,6 +487,7 @@ func (a *app) listCmd() *cobra.Command {
 			for _, s := range cfg.MCP.Servers {
 				views = append(views, view(s, showSecrets))
 			}
+			a.printWarnings(cfg)
 			if asJSON {
 				if msg := projectError(cfg); msg != "" {
 					fmt.Fprintln(a.stderr, msg)
@@ -585,7 +619,7 @@ func (a *app) getCmd() *cobra.Command {
 			}
 			s, ok := cfg.Server(args[0])
 			if !ok {
-				return fmt.Errorf("server %q: %w in %s (see `freecode mcp list`)", args[0], schema.ErrNoServer, cfg.Path)
+				return noServer(cfg, args[0])
 			}
 			v := view(s, showSecrets)
 			// The token store is keyed by the URL as it expands.
@@ -758,7 +792,7 @@ func (a *app) validateCmd() *cobra.Command {
 				// As for list and serve: no user config is nothing
 				// configured yet.
 				if asJSON {
-					return a.printJSON(validateOutput{File: path, Valid: true, Missing: true, Errors: []errorView{}, InvalidServers: []string{}})
+					return a.printJSON(validateOutput{File: path, Valid: true, Missing: true, Errors: []errorView{}, InvalidServers: []string{}, Warnings: []errorView{}})
 				}
 				fmt.Fprintf(a.stdout, "%s does not exist yet: no servers are configured.\nAdd one with `freecode mcp add <name> local \"<command>\"`.\n", path)
 				return nil
@@ -772,8 +806,10 @@ func (a *app) validateCmd() *cobra.Command {
 				return err
 			}
 			var invalid []string
+			var warnings schema.Errors
 			if cfg != nil {
 				errs = cfg.ServerErrors()
+				warnings = cfg.Warnings()
 				for _, s := range cfg.MCP.Servers {
 					if s.Hold != nil && s.Hold.Kind == schema.HoldInvalid && !slices.Contains(invalid, s.Name) {
 						invalid = append(invalid, s.Name)
@@ -781,13 +817,16 @@ func (a *app) validateCmd() *cobra.Command {
 				}
 			}
 			if asJSON {
-				out := validateOutput{File: path, Valid: len(errs) == 0, Errors: []errorView{}, InvalidServers: []string{}}
+				out := validateOutput{File: path, Valid: len(errs) == 0, Errors: []errorView{}, InvalidServers: []string{}, Warnings: []errorView{}}
 				if cfg != nil {
 					out.Servers = len(cfg.MCP.Servers)
 					out.InvalidServers = append(out.InvalidServers, invalid...)
 				}
 				for _, e := range errs {
 					out.Errors = append(out.Errors, errorView{e.File, e.Line, e.Col, schema.FormatPath(e.Path), e.Server, e.Msg})
+				}
+				for _, e := range warnings {
+					out.Warnings = append(out.Warnings, errorView{e.File, e.Line, e.Col, schema.FormatPath(e.Path), e.Server, e.Msg})
 				}
 				if err := a.printJSON(out); err != nil {
 					return err
@@ -811,8 +850,10 @@ func (a *app) validateCmd() *cobra.Command {
 					summary += ")"
 				}
 				fmt.Fprintln(a.stderr, termtext.Neutralize(summary))
+				a.printWarnings(cfg)
 			} else {
 				fmt.Fprintf(a.stdout, "%s: valid (%d server%s)\n", path, len(cfg.MCP.Servers), plural(len(cfg.MCP.Servers)))
+				a.printWarnings(cfg)
 			}
 			if len(errs) > 0 {
 				return silentError{exitError}
@@ -845,6 +886,10 @@ type validateOutput struct {
 	// InvalidServers are the servers held for errors of their own entry
 	// (named, or mcp.servers[i] without a valid name); the others can run.
 	InvalidServers []string `json:"invalidServers"`
+	// Warnings are what is likely wrong in entries that are valid (a
+	// whole command line as the program); they do not make the file
+	// invalid.
+	Warnings []errorView `json:"warnings"`
 }
 
 // quotedNames is `server "a"` or `servers "a", "b"`; an entry without a

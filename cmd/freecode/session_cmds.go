@@ -44,7 +44,7 @@ func (a *app) configuredServer(name string) (*schema.Config, schema.Server, erro
 func (a *app) serverIn(cfg *schema.Config, name string) (schema.Server, error) {
 	s, ok := cfg.Server(name)
 	if !ok {
-		return schema.Server{}, fmt.Errorf("server %q: %w in %s (see `freecode mcp list`)", name, schema.ErrNoServer, cfg.Path)
+		return schema.Server{}, noServer(cfg, name)
 	}
 	if s.Hold != nil {
 		return schema.Server{}, fmt.Errorf("server %q does not run: %s", name, holdReason(s.Hold))
@@ -109,6 +109,7 @@ Watching with stdin on a terminal, it answers the server's questions
 			if !srv.Enabled {
 				fmt.Fprintf(a.stderr, "note: server %q is disabled in %s; starting it anyway for this test\n", srv.Name, cfg.Path)
 			}
+			a.printWarnings(cfg, srv.Name)
 			var ready func() error
 			if watch {
 				var unlock func()
@@ -360,6 +361,13 @@ func (a *app) stopCmd() *cobra.Command {
 			}
 			data, err := os.ReadFile(path)
 			if errors.Is(err, os.ErrNotExist) {
+				// A name that is not configured is more likely a slip
+				// than a watch that is not running.
+				if cfg, lerr := a.load(false); lerr == nil {
+					if _, ok := cfg.Server(name); !ok {
+						return noServer(cfg, name)
+					}
+				}
 				return fmt.Errorf("server %q is not running under `freecode mcp start --watch` (servers run by `freecode serve` follow the config: use `freecode mcp disable %s`)", name, name)
 			}
 			if err != nil {
@@ -394,15 +402,27 @@ func (a *app) stopCmd() *cobra.Command {
 func (a *app) toolsCmd() *cobra.Command {
 	var asJSON, verbose, all bool
 	c := &cobra.Command{
-		Use:   "tools <name>",
-		Short: "Show a server's converted tools with ids, flags and resolved schemas",
+		Use:   "tools [name]",
+		Short: "Show a server's converted tools with ids, flags and resolved schemas; without a name, every tool",
 		Long: `Show the converted tools of one server: ids, flags and resolved schemas.
 When freecode serve runs this server (the same definition), the tools are
 those of its session; otherwise the server is connected for the command.
 Tools the server's "tools" filter hides are not shown; --all lists them
-after the others, each with the rule that hides it.`,
-		Args: exactArgs(1, "<name>"),
+after the others, each with the rule that hides it.
+
+Without a name, list the tools of every server, one line each: id, server
+and flags (read-only or mutating; ask or denied by the permission rules;
+deferred when serve leaves the definition out for mcp.toolBudget). They
+come from freecode serve when it runs for this config, else each enabled
+server is connected for the command.`,
+		Args: rangeArgs(0, 1, "[name]"),
 		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				if all {
+					return usageError{errors.New("--all lists the tools a server's filter hides: give the server's name")}
+				}
+				return a.allTools(c.Context(), asJSON, verbose)
+			}
 			cfg, srv, err := a.configuredServer(args[0])
 			var r route
 			if err != nil {
@@ -482,11 +502,7 @@ func (a *app) oneShotTools(ctx context.Context, srv schema.Server) (wire.ServerT
 	if err := sess.Close(); err != nil {
 		return wire.ServerTools{}, err
 	}
-	out := make([]wire.Tool, len(tools))
-	for i, t := range tools {
-		out[i] = wire.Tool{ID: t.ID, Name: t.Name, Title: t.Title, Description: t.Description, ReadOnly: t.ReadOnly,
-			Annotations: t.Annotations, InputSchema: t.InputSchema}
-	}
+	out := wireTools(tools)
 	var warnings []string
 	for _, err := range convErrs {
 		warnings = append(warnings, err.Error())

@@ -588,6 +588,28 @@ func cell(s string) string {
 	return strings.ReplaceAll(termtext.Neutralize(s), "\t", " ")
 }
 
+// serveNameError adds to err, serve's answer to a verb about server name,
+// the names serve knows closest to name when the answer is that it knows
+// no such server.
+func (a *app) serveNameError(ctx context.Context, client *api.Client, name string, err error) error {
+	if !errors.Is(err, api.ErrNotFound) {
+		return err
+	}
+	st, serr := client.Status(ctx)
+	if serr != nil {
+		return err
+	}
+	names := make([]string, 0, len(st.Servers))
+	for _, s := range st.Servers {
+		names = append(names, s.Name)
+	}
+	hint := didYouMean(closest(name, names))
+	if hint == "" {
+		hint = " See the servers with `freecode mcp status`."
+	}
+	return fmt.Errorf("%w.%s", err, hint)
+}
+
 func (a *app) restartCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "restart <name>",
@@ -600,7 +622,7 @@ func (a *app) restartCmd() *cobra.Command {
 			}
 			defer client.Close()
 			if err := client.Restart(c.Context(), args[0]); err != nil {
-				return err
+				return a.serveNameError(c.Context(), client, args[0], err)
 			}
 			fmt.Fprintf(a.stdout, "Restarting server %q; see `freecode mcp status`.\n", args[0])
 			return nil
@@ -624,7 +646,7 @@ func (a *app) logsCmd() *cobra.Command {
 			if !follow {
 				lines, err := client.Logs(ctx, args[0])
 				if err != nil {
-					return err
+					return a.serveNameError(ctx, client, args[0], err)
 				}
 				for _, l := range lines {
 					fmt.Fprintln(a.stdout, termtext.Neutralize(l))
@@ -633,7 +655,7 @@ func (a *app) logsCmd() *cobra.Command {
 			}
 			s, err := client.FollowLogs(ctx, args[0])
 			if err != nil {
-				return err
+				return a.serveNameError(ctx, client, args[0], err)
 			}
 			defer s.Close()
 			started := false

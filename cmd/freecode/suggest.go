@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/freecode/freecode/schema"
 )
 
 // maxSuggestions bounds the names a "did you mean" offers.
@@ -83,4 +85,36 @@ func didYouMean(names []string) string {
 		return fmt.Sprintf(" Did you mean %s?", names[0])
 	}
 	return fmt.Sprintf(" Did you mean %s or %s?", strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+}
+
+// noServerError says that no server of a name is configured, with the
+// configured names closest to it. It wraps schema.ErrNoServer.
+type noServerError struct {
+	name string
+	file string   // the config file looked in
+	near []string // closest(name, configured names)
+}
+
+func (e *noServerError) Error() string {
+	msg := fmt.Sprintf("server %q: %s in %s (see `freecode mcp list`)", e.name, schema.ErrNoServer, e.file)
+	if len(e.near) > 0 {
+		msg += "." + didYouMean(e.near)
+	}
+	return msg
+}
+
+func (e *noServerError) Unwrap() error { return schema.ErrNoServer }
+
+// noServer is the error for name, which cfg does not configure.
+func noServer(cfg *schema.Config, name string) error {
+	return &noServerError{name: name, file: cfg.Path, near: closest(name, serverNames(cfg))}
+}
+
+// serverNames are the names of cfg's servers, in file order.
+func serverNames(cfg *schema.Config) []string {
+	names := make([]string, 0, len(cfg.MCP.Servers))
+	for _, s := range cfg.MCP.Servers {
+		names = append(names, s.Name)
+	}
+	return names
 }

@@ -272,6 +272,9 @@ func (c *DefsCache) searchIndex(p Policy) *Index {
 	return ix
 }
 
+// SearchSchema is tool_search's input schema.
+func SearchSchema() json.RawMessage { return json.RawMessage(searchSchema()) }
+
 // searchSchema is tool_search's input schema.
 func searchSchema() string {
 	return fmt.Sprintf(`{

@@ -57,6 +57,9 @@ func FromJSON(name string, data []byte) (Server, error) {
 // know are refused; values are left for the schema to check.
 func freecodeEntry(name string, obj object, typ schema.ServerType) (Server, error) {
 	s := Server{From: name, Name: name, Type: typ}
+	if err := commandShape(obj, typ); err != nil {
+		return Server{}, err
+	}
 	for k, raw := range obj {
 		var err error
 		switch k {
@@ -98,4 +101,43 @@ func positive(raw json.RawMessage) (int64, error) {
 		return 0, fmt.Errorf("want a whole number of milliseconds above 0, not %s", raw)
 	}
 	return n, nil
+}
+
+// commandShape refuses a FreeCode entry whose command is written as other
+// hosts write it — a string "command", an "args" member — with the one
+// list to write instead.
+func commandShape(obj object, typ schema.ServerType) error {
+	_, isString := obj.str("command")
+	if typ != schema.Local || (!isString && !obj.has("args")) {
+		return nil
+	}
+	fix := "write the program and its arguments as one list"
+	if words, ok := oneList(obj); ok {
+		fix += `, "command": ` + schema.RenderCommand(words)
+	}
+	if obj.has("args") {
+		return fmt.Errorf(`a FreeCode entry ("type": "local") has no "args": %s, and delete "args"`, fix)
+	}
+	return fmt.Errorf(`"command" must be a list, not one string: %s`, fix)
+}
+
+// oneList is the command list an entry means by its "command" and "args",
+// each a string (a command line, split) or a list of strings; ok is false
+// when either is of another shape.
+func oneList(obj object) (words []string, ok bool) {
+	for _, k := range []string{"command", "args"} {
+		if !obj.has(k) {
+			continue
+		}
+		var w []string
+		if line, isString := obj.str(k); isString {
+			if w, ok = schema.SplitCommand(line); !ok {
+				return nil, false
+			}
+		} else if json.Unmarshal(obj[k], &w) != nil {
+			return nil, false
+		}
+		words = append(words, w...)
+	}
+	return words, len(words) > 0
 }

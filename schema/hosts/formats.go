@@ -398,6 +398,15 @@ func claudeStyle(name string, raw json.RawMessage, t *translator, gem bool) Serv
 	case f.has("command"):
 		s.Type = schema.Local
 		s.Command = f.strings("command", t, &s)
+		if line, ok := f.str("args"); ok {
+			// One string would be one argument: "-y pkg" is not two.
+			fix := ""
+			if words, ok := schema.SplitCommand(line); ok {
+				fix = fmt.Sprintf(`; write "args": %s, or FreeCode's own entry: "type": "local", "command": %s`,
+					schema.RenderCommand(words), schema.RenderCommand(append(slices.Clone(s.Command), words...)))
+			}
+			s.skipf(`its "args" is one string, %q, where a list of the arguments is meant%s`, line, fix)
+		}
 		s.Command = append(s.Command, f.strings("args", t, &s)...)
 	case f.has("httpUrl"):
 		s.Type, s.Transport = schema.Remote, schema.TransportStreamableHTTP
