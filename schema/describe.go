@@ -138,8 +138,8 @@ func Summary(cfg *Config) string {
 		b.WriteByte('\n')
 	}
 	p := cfg.Permission
-	if n := len(p.Allow) + len(p.Ask) + len(p.Deny); n > 0 {
-		fmt.Fprintf(&b, "  permission: %d allow, %d ask, %d deny %s\n", len(p.Allow), len(p.Ask), len(p.Deny), plural(n, "rule"))
+	if len(p.Allow)+len(p.Ask)+len(p.Deny) > 0 {
+		fmt.Fprintf(&b, "  permission rules: %d allow, %d ask, %d deny\n", len(p.Allow), len(p.Ask), len(p.Deny))
 	}
 	return b.String()
 }

@@ -52,7 +52,7 @@ func TestSummary(t *testing.T) {
   "many" (disabled) runs `+strings.Repeat("x", 40)+`…(60 more characters) with 0 arguments (100 characters in all); env VAR_00, VAR_01, VAR_02, VAR_03, VAR_04, VAR_05, VAR_06, and 23 more
   "api" connects to api.example.com:8443; headers Authorization
   "blank" runs "\u2800\u2800" with 0 arguments (2 characters in all)
-  permission: 1 allow, 0 ask, 2 deny rules
+  permission rules: 1 allow, 0 ask, 2 deny
 `, Summary(cfg))
 }
 
