@@ -161,7 +161,11 @@ func TestDescribeShowsWhatRuns(t *testing.T) {
 	cfg, err := v.Parse("c.json", []byte(doc), LoadOptions{NoExpand: true})
 	require.NoError(t, err)
 	require.Equal(t, `  server "docs"
-    command:  npx -y "pkg\u200b" 'a b' '"q"'
+    program:  npx
+    arg 1:    -y
+    arg 2:    "pkg\u200b"
+    arg 3:    'a b'
+    arg 4:    '"q"'
     env:      "LANG=C\u00a0LD_PRELOAD=/tmp/x.so"
     env:      "MARK\u200e=x"
     env:      PLAIN=v

@@ -259,7 +259,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 			}
 		}
 		derrs = append(derrs, toolFilterErrors(file, lines, root, i, s.Tools)...)
-		s.Shown = shown(s.Type, s.Command, s.URL)
+		s.Shown = shown(s.Type, s.Command, s.URL, source)
 		// A disabled server is not started, so its unset variables are not an
 		// error yet; they are reported once it is enabled.
 		x.errs = x.errs[:0]
@@ -361,12 +361,25 @@ func decodeMember(data []byte, n *node, into any, skipServers bool) error {
 	return json.Unmarshal(b, into)
 }
 
-// shown is the command line or URL of a server as written, for display.
-func shown(t ServerType, command []string, url string) string {
+// shown is the command line or URL of a server from source as written, for
+// display. Of a project's server every word, or the URL, is cut after
+// ShownValueChars characters: the repository chose it.
+func shown(t ServerType, command []string, url, source string) string {
+	limit := -1
+	if strings.HasPrefix(source, SourceProjectPrefix) {
+		limit = ShownValueChars
+	}
 	if t == Remote {
+		if limit >= 0 {
+			return ShowValue(url)
+		}
 		return termtext.Quote(url)
 	}
-	return strings.Join(quoteArgs(command), " ")
+	words := make([]string, len(command))
+	for i, w := range command {
+		words[i] = displayWord(w, limit)
+	}
+	return strings.Join(words, " ")
 }
 
 // heldEntry is the server entry el, which has errors, as a held server
@@ -395,9 +408,9 @@ func heldEntry(key string, el *node, source string) Server {
 	}
 	switch {
 	case s.Type == Remote || (s.Type == "" && s.URL != "" && s.Command == nil):
-		s.Shown = shown(Remote, nil, s.URL)
+		s.Shown = shown(Remote, nil, s.URL, source)
 	case s.Command != nil:
-		s.Shown = shown(Local, s.Command, "")
+		s.Shown = shown(Local, s.Command, "", source)
 	}
 	return s
 }

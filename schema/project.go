@@ -8,17 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gofrs/flock"
-
-	"github.com/freecode/freecode/internal/termtext"
 )
 
 // ProjectFile is where a repository keeps its FreeCode settings, relative to
@@ -247,96 +241,6 @@ func (s Sources) Files() []string {
 	}
 	if s.Trust != "" {
 		out = append(out, s.Trust)
-	}
-	return out
-}
-
-// Describe lists what a project settings file would run, for a user about to
-// trust it: per server its command or url, its env and headers as written
-// (unexpanded: a "${AWS_SECRET_ACCESS_KEY}" shows that the server would get
-// that variable), and the project's permission rules. cfg must be parsed
-// with NoExpand.
-//
-// Validation refuses control characters in these values; anything else a
-// terminal would not show as it reads (a zero-width space, a no-break
-// space, a left-to-right mark) is shown quoted with escapes
-// (termtext.Quote), so what the user reads is what runs.
-func Describe(cfg *Config) string {
-	var b strings.Builder
-	for _, s := range cfg.MCP.Servers {
-		state := ""
-		if !s.Enabled {
-			state = " (disabled)"
-		}
-		fmt.Fprintf(&b, "  server %q%s\n", s.Name, state)
-		if s.Type == Remote {
-			fmt.Fprintf(&b, "    url:      %s (%s)\n", termtext.Quote(s.URL), s.Transport)
-		} else {
-			fmt.Fprintf(&b, "    command:  %s\n", strings.Join(quoteArgs(s.Command), " "))
-		}
-		// Values as the project wrote them: a ${VAR} in one shows which of
-		// the user's variables the server would receive.
-		for _, kv := range []struct {
-			label string
-			m     map[string]string
-		}{{"env", s.Env}, {"header", s.Headers}} {
-			for _, k := range slices.Sorted(maps.Keys(kv.m)) {
-				fmt.Fprintf(&b, "    %-9s %s\n", kv.label+":", termtext.Quote(k+"="+kv.m[k]))
-			}
-		}
-		if s.OAuth != nil {
-			fmt.Fprintf(&b, "    %-9s %s\n", "oauth:", describeOAuth(s.OAuth))
-		}
-	}
-	for _, r := range []struct {
-		name  string
-		rules []string
-	}{{"allow", cfg.Permission.Allow}, {"ask", cfg.Permission.Ask}, {"deny", cfg.Permission.Deny}} {
-		if len(r.rules) > 0 {
-			rules := make([]string, len(r.rules))
-			for i, rule := range r.rules {
-				rules[i] = termtext.Quote(rule)
-			}
-			fmt.Fprintf(&b, "  permission.%s: %s\n", r.name, strings.Join(rules, ", "))
-		}
-	}
-	return b.String()
-}
-
-// describeOAuth lists an oauth object's fields as written, each quoted
-// like an env entry.
-func describeOAuth(o *OAuth) string {
-	var parts []string
-	add := func(k, v string) {
-		if v != "" {
-			parts = append(parts, termtext.Quote(k+"="+v))
-		}
-	}
-	add("grant", string(o.Grant))
-	add("clientId", o.ClientID)
-	add("clientSecret", o.ClientSecret)
-	add("scopes", strings.Join(o.Scopes, " "))
-	if o.CallbackPort != 0 {
-		add("callbackPort", strconv.Itoa(o.CallbackPort))
-	}
-	add("clientMetadataUrl", o.ClientMetadataURL)
-	return strings.Join(parts, " ")
-}
-
-// quoteArgs renders a command line for display: a word with characters a
-// shell treats specially is single-quoted, one that is not printable as it
-// is (termtext.Printable) is a double-quoted Go string literal with escapes
-// ("a\u200bb"), so every word shows exactly what runs.
-func quoteArgs(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		switch {
-		case !termtext.Printable(a):
-			a = termtext.Quote(a)
-		case a == "" || strings.ContainsAny(a, " \t\n'\"\\$`|&;<>()*?[]#~!{}"):
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		out[i] = a
 	}
 	return out
 }

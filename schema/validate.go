@@ -74,7 +74,7 @@ func FormatPath(path []string) string {
 			continue
 		}
 		if !termtext.Printable(p) {
-			fmt.Fprintf(&b, "[%s]", strconv.Quote(p))
+			fmt.Fprintf(&b, "[%s]", termtext.Quote(p))
 			continue
 		}
 		if b.Len() > 0 {

@@ -632,12 +632,18 @@ func (a *app) getCmd() *cobra.Command {
 			if asJSON {
 				return a.printJSON(v)
 			}
+			// A project's values are the repository's: each is cut as
+			// trust shows it (the command line already is, in v.target).
+			quote := termtext.Quote
+			if strings.HasPrefix(v.Source, schema.SourceProjectPrefix) {
+				quote = schema.ShowValue
+			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "name:\t%s\n", termtext.Quote(v.Name))
+			fmt.Fprintf(tw, "name:\t%s\n", quote(v.Name))
 			fmt.Fprintf(tw, "type:\t%s\n", v.Type)
 			fmt.Fprintf(tw, "enabled:\t%t\n", v.Enabled)
 			if v.Type == schema.Remote {
-				fmt.Fprintf(tw, "url:\t%s\n", termtext.Quote(v.URL))
+				fmt.Fprintf(tw, "url:\t%s\n", quote(v.URL))
 				fmt.Fprintf(tw, "transport:\t%s\n", v.Transport)
 			} else {
 				fmt.Fprintf(tw, "command:\t%s\n", v.target())
@@ -651,7 +657,7 @@ func (a *app) getCmd() *cobra.Command {
 					if i == 0 {
 						label = m.label + ":"
 					}
-					fmt.Fprintf(tw, "%s\t%s\n", label, termtext.Quote(k+"="+m.kv[k]))
+					fmt.Fprintf(tw, "%s\t%s\n", label, quote(k+"="+m.kv[k]))
 				}
 			}
 			if o := v.OAuth; o != nil {
@@ -669,7 +675,7 @@ func (a *app) getCmd() *cobra.Command {
 				if i == 0 {
 					label = "roots:"
 				}
-				fmt.Fprintf(tw, "%s\t%s\n", label, termtext.Quote(r))
+				fmt.Fprintf(tw, "%s\t%s\n", label, quote(r))
 			}
 			if v.Protocol != "" {
 				fmt.Fprintf(tw, "protocol:\t%s\n", v.Protocol)
@@ -683,7 +689,7 @@ func (a *app) getCmd() *cobra.Command {
 			}{{"tools.include:", v.Tools.Include}, {"tools.exclude:", v.Tools.Exclude}} {
 				quoted := make([]string, len(f.pats))
 				for i, p := range f.pats {
-					quoted[i] = termtext.Quote(p)
+					quoted[i] = quote(p)
 				}
 				if len(quoted) > 0 {
 					fmt.Fprintf(tw, "%s\t%s\n", f.key, strings.Join(quoted, " "))

@@ -85,11 +85,19 @@ later change to the definition needs a new trust.`,
 				fmt.Fprintf(a.stdout, "%s is already trusted (since %s).\n", termtext.Neutralize(path), rec.TrustedAt.Format(time.DateTime))
 				return nil
 			}
+			// More than anyone can review is refused, with or without --yes.
+			if err := schema.CheckProjectSize(path, cfg); err != nil {
+				return fmt.Errorf("%w\nIt would run:\n%s", err, strings.TrimSuffix(schema.Summary(cfg), "\n"))
+			}
 			fmt.Fprintf(a.stdout, "Project %s asks to run:\n", termtext.Neutralize(path))
-			// Describe quotes what does not print as it reads.
+			// Describe quotes what does not print as it reads and cuts
+			// long values; Summary repeats, one short line a server, what
+			// runs, so that it is what the question follows.
 			desc := schema.Describe(cfg)
 			if desc == "" {
 				desc = "  (no servers and no permission rules)\n"
+			} else {
+				desc += "In short:\n" + schema.Summary(cfg)
 			}
 			fmt.Fprint(a.stdout, desc)
 			if !yes {
@@ -97,7 +105,7 @@ later change to the definition needs a new trust.`,
 				if !ok || !isTerminal(f) {
 					return fmt.Errorf("not trusted: read the above, then rerun with --yes to trust it (there is no terminal to ask on)")
 				}
-				fmt.Fprint(a.stdout, "Trust this project definition? [y/N] ")
+				fmt.Fprintf(a.stdout, "Trust this project definition (%s)? [y/N] ", trustCounts(cfg))
 				line, _ := bufio.NewReader(f).ReadString('\n')
 				if s := strings.ToLower(strings.TrimSpace(line)); s != "y" && s != "yes" {
 					return fmt.Errorf("not trusted")
@@ -144,4 +152,12 @@ func (a *app) untrustCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// trustCounts says how many servers and permission rules a project
+// definition holds: "2 servers, 1 permission rule".
+func trustCounts(cfg *schema.Config) string {
+	p := cfg.Permission
+	servers, rules := len(cfg.MCP.Servers), len(p.Allow)+len(p.Ask)+len(p.Deny)
+	return fmt.Sprintf("%d server%s, %d permission rule%s", servers, plural(servers), rules, plural(rules))
 }

@@ -9,15 +9,24 @@
 // is asked to judge (a command line they trust) or that a server chose (a
 // tool description, a call result, stderr) must not be able to do that.
 //
-// Two renderings, both using the escapes of Go string literals (\r, \x1b,
-// \u202e; an invalid UTF-8 byte as \xNN):
+// Text can also hide without any control character: some characters that
+// Unicode counts as printable show as a blank or as nothing at all (U+2800
+// BRAILLE PATTERN BLANK, U+3164 HANGUL FILLER, variation selectors), and
+// combining marks without a base character, or stacked by the dozen, draw
+// over their neighbours. A few thousand blanks push what follows off the
+// screen, and aligned with spaces they draw any text the sender likes.
+// [IsHidden] and the rule on combining marks (see [Printable]) name them.
 //
-//   - [Quote] is for one configured value: printable text is shown as is,
-//     anything else as a double-quoted Go string literal, so whatever was
-//     hidden is in plain sight.
+// Two renderings, both using the escapes of Go string literals (\r, \x1b,
+// \u202e, \u2800, \U000e0041; an invalid UTF-8 byte as \xNN):
+//
+//   - [Quote] is for one configured value: text that shows as it reads is
+//     shown as is, anything else as a double-quoted Go string literal, so
+//     whatever was hidden is in plain sight. [QuoteCut] also bounds it.
 //   - [Neutralize] is for multi-line text from a server: newlines and tabs
-//     stay, every [IsControl] character (and each invalid byte) is replaced
-//     by its escape, everything else is shown as is.
+//     stay, every [IsControl] or [IsHidden] character, every combining mark
+//     without a base (or past the fourth on one) and each invalid byte is
+//     replaced by its escape, everything else is shown as is.
 //
 // [EscapeJSON] does the same for JSON output without changing what the JSON
 // means.
@@ -25,6 +34,7 @@ package termtext
 
 import (
 	"strconv"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -72,19 +82,130 @@ func Name(r rune) string {
 	return bidiNames[r]
 }
 
+// blanks are printable characters (letters and symbols to
+// [strconv.IsPrint]) that show as an empty cell: U+2800 BRAILLE PATTERN
+// BLANK, U+16FE4 KHITAN SMALL SCRIPT FILLER, U+1D159 MUSICAL SYMBOL NULL
+// NOTEHEAD. (The Hangul fillers U+115F, U+1160, U+3164 and U+FFA0 are
+// default-ignorable, so listed by Unicode.) Never modified.
+var blanks = &unicode.RangeTable{
+	R16: []unicode.Range16{{Lo: 0x2800, Hi: 0x2800, Stride: 1}},
+	R32: []unicode.Range32{{Lo: 0x16fe4, Hi: 0x16fe4, Stride: 1}, {Lo: 0x1d159, Hi: 0x1d159, Stride: 1}},
+}
+
+// IsHidden reports whether r shows as a blank or as nothing, so that text
+// holding it does not read as what it is: every space but U+0020 (U+00A0,
+// U+2000–U+200A, U+3000, …), the line and paragraph separators, every
+// format character (U+00AD soft hyphen, U+180E, U+200B–U+200F zero-width
+// space, joiners and marks, U+2060–U+2064, U+FEFF, tags U+E0000–U+E007F),
+// every other default-ignorable code point (U+034F, U+115F, U+1160, U+3164,
+// U+FFA0 Hangul fillers, …), the variation selectors (U+180B–U+180F,
+// U+FE00–U+FE0F, U+E0100–U+E01EF) and printable blanks such as U+2800
+// BRAILLE PATTERN BLANK. (The bidirectional controls are format characters
+// too.)
+func IsHidden(r rune) bool {
+	if r < utf8.RuneSelf {
+		return false
+	}
+	return unicode.In(r, unicode.Zs, unicode.Zl, unicode.Zp, unicode.Cf,
+		unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector, blanks)
+}
+
+// maxMarks is how many combining marks one base character may carry and
+// still be shown as is: enough for any language (a Vietnamese or Hebrew
+// letter carries two or three), too few to stack over the lines around.
+const maxMarks = 4
+
+// zwj is U+200D ZERO WIDTH JOINER, which joins pictographs into one emoji.
+const zwj = 0x200d
+
+// shower decides, character by character, what a rendering shows as is. It
+// remembers what the characters shown so far allow next: a combining mark
+// needs a base, one of at most maxMarks; a variation selector U+FE0E or
+// U+FE0F (text or emoji style) may follow a pictograph, and a zero-width
+// joiner may stand between two, so that emoji stay readable.
+type shower struct {
+	// keepUnprintable shows private-use and unassigned code points as is
+	// (Neutralize); Quote escapes every rune strconv.IsPrint refuses.
+	keepUnprintable bool
+	marks           int  // marks on the last base character shown; -1 when there is none
+	pict            bool // the last character shown ends a pictograph: a joiner may follow
+	vsAfter         bool // the last character shown is a pictograph: a variation selector may follow
+}
+
+func newShower(keepUnprintable bool) shower {
+	return shower{keepUnprintable: keepUnprintable, marks: -1}
+}
+
+// isPict reports whether r can start or end an emoji: a symbol (So) or a
+// skin-tone modifier.
+func isPict(r rune) bool {
+	return unicode.Is(unicode.So, r) || (r >= 0x1f3fb && r <= 0x1f3ff)
+}
+
+// show reports whether r, followed by next (-1 at the end), is shown as is,
+// and records it. For any other rune the caller shows an escape.
+func (sh *shower) show(r, next rune) bool {
+	switch {
+	case (r == 0xfe0e || r == 0xfe0f) && sh.vsAfter:
+		sh.vsAfter = false
+		return true
+	case r == zwj && sh.pict && isPict(next):
+		sh.reset()
+		return true
+	case IsControl(r) || IsHidden(r) || !sh.keepUnprintable && !strconv.IsPrint(r):
+		sh.reset()
+		return false
+	case unicode.IsMark(r):
+		if sh.marks < 0 || sh.marks >= maxMarks {
+			sh.reset() // what follows an escape has no base either
+			return false
+		}
+		sh.marks++
+		sh.pict, sh.vsAfter = false, false
+		return true
+	}
+	sh.base(isPict(r))
+	return true
+}
+
+// base records a base character shown; pict says it is a pictograph.
+func (sh *shower) base(pict bool) {
+	sh.marks, sh.pict, sh.vsAfter = 0, pict, pict
+}
+
+// reset records that no base character precedes: the start of a line, or
+// an escape.
+func (sh *shower) reset() {
+	sh.marks, sh.pict, sh.vsAfter = -1, false, false
+}
+
+// nextRune is the rune starting s, or -1 when s is empty.
+func nextRune(s string) rune {
+	if s == "" {
+		return -1
+	}
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
+}
+
 // Printable reports whether s is shown on a terminal exactly as it reads:
 // valid UTF-8 whose every rune is printable by [strconv.IsPrint] — letters,
-// marks, numbers, punctuation, symbols and the ASCII space. Controls, tabs,
-// other spaces (U+00A0, U+2000…), format characters (zero-width space and
-// joiners, U+200E LRM, U+00AD soft hyphen, U+FEFF), separators, private-use
-// and unassigned code points are not.
+// marks, numbers, punctuation, symbols and the ASCII space — and not
+// [IsHidden], and whose every combining mark follows a base character that
+// carries at most four. Controls, tabs, other spaces (U+00A0, U+2000…),
+// format characters (zero-width space and joiners, U+200E LRM, U+00AD soft
+// hyphen, U+FEFF), printable blanks (U+2800, U+3164), variation selectors,
+// separators, private-use and unassigned code points are not; a variation
+// selector U+FE0F after a pictograph and a zero-width joiner between two
+// (emoji such as ❤️ and 👩‍💻) are.
 func Printable(s string) bool {
+	sh := newShower(false)
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			return false
 		}
-		if !strconv.IsPrint(r) {
+		if !sh.show(r, nextRune(s[i+size:])) {
 			return false
 		}
 		i += size
@@ -95,67 +216,137 @@ func Printable(s string) bool {
 // Quote renders one configured value (a command argument, an env or header
 // entry, a url) for display. It returns s itself when s is [Printable] and
 // does not begin with a double quote; otherwise s as a double-quoted Go
-// string literal ([strconv.Quote]: \r, \t, \x1b, \u200b, \xNN for an
-// invalid byte). So a shown value that begins with `"` is always such a
-// literal, strconv.Unquote gives back the exact value, and text a terminal
-// would hide or reorder is visible as escapes: "LANG=C\x1b[8m…".
+// string literal (\r, \t, \x1b, \u200b, \u2800, \U000e0041, \xNN for
+// an invalid byte) in which every character that would not show as it
+// reads is escaped, not only those [strconv.Quote] escapes. So a shown
+// value that begins with `"` is always such a literal, strconv.Unquote
+// gives back the exact value, and text a terminal would hide or reorder is
+// visible as escapes: "LANG=C\x1b[8m…", "\u2800\u2800…".
 func Quote(s string) string {
 	if Printable(s) && (s == "" || s[0] != '"') {
 		return s
 	}
-	return strconv.Quote(s)
+	b, _ := appendQuoted(make([]byte, 0, len(s)+16), s, -1)
+	return string(b)
+}
+
+// QuoteCut is [Quote] bounded: at most limit characters of the rendering
+// are shown (an escape counts as the characters it is written with, the
+// quotes too), and what is left out of s is counted after it:
+// `abc…(2400 more characters)`, `"\u2800\u2800"…(2398 more characters)`. A
+// quoted rendering keeps its closing quote, so it decodes to the part shown.
+func QuoteCut(s string, limit int) string {
+	if Printable(s) && (s == "" || s[0] != '"') {
+		n, i := 0, 0
+		for i < len(s) && n < limit {
+			_, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+			n++
+		}
+		return s[:i] + cutNote(s[i:])
+	}
+	b, rest := appendQuoted(make([]byte, 0, min(len(s), limit)+24), s, limit)
+	return string(b) + cutNote(rest)
+}
+
+// cutNote says how much of a value was left out: "" for nothing.
+func cutNote(rest string) string {
+	if rest == "" {
+		return ""
+	}
+	return "…(" + strconv.Itoa(utf8.RuneCountInString(rest)) + " more characters)"
+}
+
+// appendQuoted appends s as a double-quoted Go string literal with every
+// character escaped that would not show as it reads. With limit >= 0 it
+// stops before the rendering would pass limit characters and returns the
+// part of s left out.
+func appendQuoted(b []byte, s string, limit int) ([]byte, string) {
+	b = append(b, '"')
+	n := 2 // characters of the rendering, with both quotes
+	sh := newShower(false)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		mark, w := len(b), 0 // w: characters r is rendered with
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = appendByteEscape(b, s[i])
+			sh.reset()
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+			sh.reset()
+		case sh.show(r, nextRune(s[i+size:])):
+			b = append(b, s[i:i+size]...)
+			w = 1
+		default:
+			b = appendRuneEscape(b, r)
+		}
+		if w == 0 {
+			w = len(b) - mark // escapes are ASCII
+		}
+		if limit >= 0 && n+w > limit {
+			return append(b[:mark], '"'), s[i:]
+		}
+		n += w
+		i += size
+	}
+	return append(b, '"'), ""
 }
 
 // Neutralize renders text a server chose (a tool title or description, a
 // call result, a stderr line, an error that quotes one) so that no terminal
-// acts on it. Newlines and tabs are kept, and so is the CR of a CRLF line
-// ending (a CR directly before a LF cannot overwrite anything); every other
-// [IsControl] character becomes its Go escape (\r, \x1b, \x7f, \u009b,
-// \u202e) and every invalid UTF-8 byte \xNN. Everything else, including
-// non-ASCII text, is kept as is. The result is for display: a backslash in
-// the text is not escaped, so it does not always decode back.
+// acts on it and nothing in it hides. Newlines and tabs are kept, and so is
+// the CR of a CRLF line ending (a CR directly before a LF cannot overwrite
+// anything); every other [IsControl] character and every [IsHidden] one
+// becomes its Go escape (\r, \x1b, \x7f, \u009b, \u202e, \u2800,
+// \U000e0041), and so does a combining mark with no base character before
+// it or past the fourth on one; every invalid UTF-8 byte becomes \xNN.
+// Everything else, including non-ASCII text, emoji, private-use and
+// unassigned code points, is kept as is. The result is for display: a
+// backslash in the text is not escaped, so it does not always decode back.
 func Neutralize(s string) string {
-	i := firstUnsafe(s)
-	if i < 0 {
-		return s
-	}
-	b := make([]byte, 0, len(s)+16)
-	b = append(b, s[:i]...)
-	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = appendByteEscape(b, s[i])
-		case r == '\r' && i+1 < len(s) && s[i+1] == '\n':
-			// A CRLF line ending: the LF alone ends the line.
-		case r == '\n' || r == '\t' || !IsControl(r):
-			b = append(b, s[i:i+size]...)
-		default:
-			b = appendRuneEscape(b, r)
-		}
-		i += size
-	}
-	return string(b)
-}
-
-// firstUnsafe returns the index of the first byte Neutralize changes, or -1.
-func firstUnsafe(s string) int {
+	var b []byte // nil until something changes
+	last := 0    // s[last:i] is not yet in b
+	sh := newShower(true)
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c < ' ' && c != '\n' && c != '\t' || c == 0x7f {
-				return i
-			}
+		if c := s[i]; c > ' ' && c < 0x7f || c == ' ' {
+			sh.base(false)
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || IsControl(r) {
-			return i
+		invalid := r == utf8.RuneError && size == 1
+		crlf := r == '\r' && i+1 < len(s) && s[i+1] == '\n'
+		switch {
+		case invalid || crlf:
+			sh.reset()
+		case r == '\n' || r == '\t':
+			sh.reset()
+			i += size
+			continue
+		case sh.show(r, nextRune(s[i+size:])):
+			i += size
+			continue
+		}
+		if b == nil {
+			b = make([]byte, 0, len(s)+16)
+		}
+		b = append(b, s[last:i]...)
+		switch {
+		case invalid:
+			b = appendByteEscape(b, s[i])
+		case crlf:
+			// A CRLF line ending: the LF alone ends the line.
+		default:
+			b = appendRuneEscape(b, r)
 		}
 		i += size
+		last = i
 	}
-	return -1
+	if b == nil {
+		return s
+	}
+	return string(append(b, s[last:]...))
 }
 
 // EscapeJSON returns the JSON text b with every DEL, C1 control and
@@ -221,9 +412,16 @@ func appendRuneEscape(b []byte, r rune) []byte {
 		return append(b, `\r`...)
 	case '\v':
 		return append(b, `\v`...)
+	case '\n':
+		return append(b, `\n`...)
+	case '\t':
+		return append(b, `\t`...)
 	}
 	if r < utf8.RuneSelf {
 		return appendByteEscape(b, byte(r))
+	}
+	if r > 0xffff {
+		return appendHex(append(b, `\U`...), uint32(r), 8)
 	}
 	return appendHex(append(b, `\u`...), uint32(r), 4)
 }

@@ -2,6 +2,7 @@ package termtext
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -63,7 +64,7 @@ func TestQuote(t *testing.T) {
 		{"empty", "", ""},
 		{"plain", "LANG=C", "LANG=C"},
 		{"spaces and punctuation", "a b/c-d_e=f:'g'", "a b/c-d_e=f:'g'"},
-		{"non-ASCII letters and symbols", "café ✓ 日本語 €", "café ✓ 日本語 €"},
+		{"non-ASCII letters and symbols", "café ✓ 日本語 € ñ Ελλάδα", "café ✓ 日本語 € ñ Ελλάδα"},
 		{"combining mark", "e\u0301", "e\u0301"},
 		{"backslash alone stays", `C:\tools`, `C:\tools`},
 		{"leading quote is quoted", `"x"`, `"\"x\""`},
@@ -90,6 +91,33 @@ func TestQuote(t *testing.T) {
 		{"line separator", "a\u2028b", `"a\u2028b"`},
 		{"byte order mark", "\ufeffx", `"\ufeffx"`},
 		{"tag character", "a\U000e0041", `"a\U000e0041"`},
+		// Printable to Unicode, but blank or invisible on a terminal.
+		{"braille blank", "\u2800\u2800sh", `"\u2800\u2800sh"`},
+		{"hangul filler", "a\u3164b", `"a\u3164b"`},
+		{"hangul choseong and jungseong fillers", "\u115f\u1160", `"\u115f\u1160"`},
+		{"halfwidth hangul filler", "a\uffa0", `"a\uffa0"`},
+		{"en quad to hair space", "a\u2000\u2005\u200ab", `"a\u2000\u2005\u200ab"`},
+		{"zero-width non-joiner and right-to-left mark", "a\u200c\u200fb", `"a\u200c\u200fb"`},
+		{"word joiner and invisible operators", "a\u2060\u2062\u2064b", `"a\u2060\u2062\u2064b"`},
+		{"mongolian vowel separator", "a\u180eb", `"a\u180eb"`},
+		{"combining grapheme joiner", "a\u034fb", `"a\u034fb"`},
+		{"khmer inherent vowel", "a\u17b4b", `"a\u17b4b"`},
+		{"variation selector", "a\ufe0fb", `"a\ufe0fb"`},
+		{"mongolian variation selector", "a\u180bb", `"a\u180bb"`},
+		{"variation selector supplement", "a\U000e0100b", `"a\U000e0100b"`},
+		{"tag space and cancel", "a\U000e0020\U000e007f", `"a\U000e0020\U000e007f"`},
+		{"lone combining mark", "\u0301sh", `"\u0301sh"`},
+		{"combining mark after a space stays", "a \u0301", "a \u0301"},
+		{"four marks stay", "e\u0301\u0302\u0303\u0304", "e\u0301\u0302\u0303\u0304"},
+		{"zalgo", "e" + strings.Repeat("\u0301", 30), `"e` + strings.Repeat("\u0301", 4) + strings.Repeat(`\u0301`, 26) + `"`},
+		{"mark after an escape", "a\u2800\u0301", `"a\u2800\u0301"`},
+		{"mark on a quote that is escaped", "\"\u0301x", `"\"\u0301x"`},
+		{"mark on a quote that is not", "a\"\u0301", "a\"\u0301"},
+		{"emoji", "😀 👍🏽", "😀 👍🏽"},
+		{"emoji with variation selector", "❤\ufe0f ☺\ufe0e", "❤\ufe0f ☺\ufe0e"},
+		{"emoji zero-width joiner sequence", "👩\u200d💻 👩🏽\u200d💻 ❤\ufe0f\u200d🔥", "👩\u200d💻 👩🏽\u200d💻 ❤\ufe0f\u200d🔥"},
+		{"two variation selectors", "❤\ufe0f\ufe0f", `"❤` + "\ufe0f" + `\ufe0f"`},
+		{"joiner at the end", "👩\u200d", `"👩\u200d"`},
 		{"private use", "a\ue000", `"a\ue000"`},
 		{"unassigned", "a\U0010fffd", `"a\U0010fffd"`},
 		{"invalid UTF-8", "a\xff\x9bb", `"a\xff\x9bb"`},
@@ -132,7 +160,19 @@ func TestNeutralize(t *testing.T) {
 		{"bidi override", "access\u202e\u2066 if admin\u2069\u2066", `access\u202e\u2066 if admin\u2069\u2066`},
 		{"invalid UTF-8 (a raw 8-bit CSI)", "a\x9b2Jb\xff", `a\x9b2Jb\xff`},
 		{"truncated rune", "a\xe2\x80", `a\xe2\x80`},
-		{"non-ASCII text stays", "日本語 ✓ café \u200b \u00a0 \u200e", "日本語 ✓ café \u200b \u00a0 \u200e"},
+		{"non-ASCII text stays", "日本語 ✓ café e\u0301 \ue000 \U0010fffd", "日本語 ✓ café e\u0301 \ue000 \U0010fffd"},
+		{"emoji stay", "😀 ❤\ufe0f 👩\u200d💻 👍🏽 ☺\ufe0e", "😀 ❤\ufe0f 👩\u200d💻 👍🏽 ☺\ufe0e"},
+		// Printable to Unicode, but blank or invisible on a terminal.
+		{"braille blank", "a\u2800\u2800b", `a\u2800\u2800b`},
+		{"hangul fillers", "\u3164\u115f\u1160\uffa0", `\u3164\u115f\u1160\uffa0`},
+		{"spaces other than U+0020", "a\u00a0\u2000\u200a\u3000b", `a\u00a0\u2000\u200a\u3000b`},
+		{"zero-width and format", "a\u200b\u200d\u200e\u2060\u2064\ufeff\u180e\u00adb", `a\u200b\u200d\u200e\u2060\u2064\ufeff\u180e\u00adb`},
+		{"variation selectors", "a\ufe00\ufe0f\U000e0100 ☺\ufe0f\ufe0f", `a\ufe00\ufe0f\U000e0100 ☺` + "\ufe0f" + `\ufe0f`},
+		{"tag characters", "a\U000e0001\U000e0041\U000e007f", `a\U000e0001\U000e0041\U000e007f`},
+		{"lone combining mark", "\u0301x\n\u20dd", `\u0301x` + "\n" + `\u20dd`},
+		{"stacked combining marks", "e" + strings.Repeat("\u0301", 6) + "f", "e" + strings.Repeat("\u0301", 4) + `\u0301\u0301f`},
+		{"mark after an escape", "\u2800\u0301", `\u2800\u0301`},
+		{"joiner not between pictographs", "👩\u200dx", `👩\u200dx`},
 		{"replacement character stays", "a\ufffdb", "a\ufffdb"},
 		{"backslash stays", `C:\x1b`, `C:\x1b`},
 	} {
@@ -140,6 +180,7 @@ func TestNeutralize(t *testing.T) {
 			got := Neutralize(tc.in)
 			require.Equal(t, tc.want, got)
 			requireSafe(t, got)
+			requireShown(t, got)
 			require.Equal(t, got, Neutralize(got), "idempotent")
 		})
 	}
@@ -156,6 +197,17 @@ func requireSafe(t *testing.T, s string) {
 	}
 }
 
+// requireShown fails if s holds a character that shows blank or not at all
+// (but in an emoji).
+func requireShown(t *testing.T, s string) {
+	t.Helper()
+	for i, r := range s {
+		if r != 0x200d && r != 0xfe0e && r != 0xfe0f {
+			require.False(t, IsHidden(r), "%U at byte %d of %q", r, i, s)
+		}
+	}
+}
+
 func TestNeutralizeEveryRune(t *testing.T) {
 	for r := rune(0); r <= utf8.MaxRune; r++ {
 		if r >= 0xd800 && r <= 0xdfff {
@@ -163,9 +215,19 @@ func TestNeutralizeEveryRune(t *testing.T) {
 		}
 		s := "a" + string(r) + "b"
 		got := Neutralize(s)
-		if r == '\n' || r == '\t' || !IsControl(r) {
+		if r == '\n' || r == '\t' || !IsControl(r) && !IsHidden(r) {
 			if got != s {
 				t.Fatalf("Neutralize(%q) = %q, want it unchanged", s, got)
+			}
+			continue
+		}
+		if !IsControl(r) { // hidden
+			want := fmt.Sprintf(`a\u%04xb`, r)
+			if r > 0xffff {
+				want = fmt.Sprintf(`a\U%08xb`, r)
+			}
+			if got != want {
+				t.Fatalf("Neutralize(%q) = %q, want %s", s, got, want)
 			}
 			continue
 		}
@@ -254,4 +316,93 @@ func FuzzNeutralize(f *testing.F) {
 			t.Fatalf("EscapeJSON(%s) = %s changed the value (%v)", js, out, err)
 		}
 	})
+}
+
+func TestIsHidden(t *testing.T) {
+	for _, tc := range []struct {
+		class string
+		runes []rune
+		want  bool
+	}{
+		{"ASCII", []rune{' ', 'a', '~', '\t'}, false},
+		{"letters, symbols, marks", []rune{'é', '日', '✓', '€', 0x0301, 0x1f600, 0x2801}, false},
+		{"braille pattern blank", []rune{0x2800}, true},
+		{"hangul fillers", []rune{0x115f, 0x1160, 0x3164, 0xffa0}, true},
+		{"other blanks", []rune{0x16fe4, 0x1d159}, true},
+		{"spaces but U+0020", []rune{0xa0, 0x1680, 0x2000, 0x2005, 0x200a, 0x202f, 0x205f, 0x3000}, true},
+		{"line and paragraph separators", []rune{0x2028, 0x2029}, true},
+		{"zero-width and marks", []rune{0x200b, 0x200c, 0x200d, 0x200e, 0x200f}, true},
+		{"word joiner and invisible operators", []rune{0x2060, 0x2061, 0x2062, 0x2063, 0x2064}, true},
+		{"byte order mark, soft hyphen, arabic letter mark", []rune{0xfeff, 0xad, 0x61c}, true},
+		{"mongolian vowel separator", []rune{0x180e}, true},
+		{"default ignorable marks", []rune{0x034f, 0x17b4, 0x17b5}, true},
+		{"variation selectors", []rune{0x180b, 0x180f, 0xfe00, 0xfe0f, 0xe0100, 0xe01ef}, true},
+		{"tag characters", []rune{0xe0001, 0xe0020, 0xe0041, 0xe007f}, true},
+		{"bidi controls", []rune{0x202e, 0x2066}, true},
+	} {
+		for _, r := range tc.runes {
+			require.Equal(t, tc.want, IsHidden(r), "%s: IsHidden(%U)", tc.class, r)
+			if tc.want {
+				require.False(t, Printable(string(r)), "%s: Printable(%U)", tc.class, r)
+				require.False(t, Printable("a"+string(r)), "%s: Printable(a%U)", tc.class, r)
+			}
+		}
+	}
+}
+
+// TestPrintableMarks: a combining mark shows as it reads only on a base
+// character, and only the first four on one.
+func TestPrintableMarks(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{"e\u0301", true},
+		{"\u0301", false},
+		{"\u0301e", false},
+		{"a\u20dd", true},
+		{"e\u0301\u0302\u0303\u0304", true},
+		{"e\u0301\u0302\u0303\u0304\u0305", false},
+		{"e\u0301 e\u0301\u0302\u0303\u0304", true},
+		{"क्षि", true},    // Devanagari: virama and vowel sign on their consonants
+		{"שָׁלוֹם", true}, // Hebrew points
+		{"Tiếng Việt", true},
+	} {
+		require.Equal(t, tc.want, Printable(tc.in), "Printable(%q)", tc.in)
+	}
+}
+
+// TestQuoteCut: what the user reads of one value is bounded, whatever it
+// holds, and says how much was left out.
+func TestQuoteCut(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		limit    int
+		want     string
+	}{
+		{"short stays", "npx", 10, "npx"},
+		{"exactly the limit", "abcde", 5, "abcde"},
+		{"printable cut", "abcdefgh", 5, "abcde…(3 more characters)"},
+		{"counts characters, not bytes", "日本語日本語", 2, "日本…(4 more characters)"},
+		{"braille blanks", strings.Repeat("\u2800", 2400), 20, `"\u2800\u2800\u2800"…(2397 more characters)`},
+		{"escape not split", "\u2800\u2800", 9, `"\u2800"…(1 more characters)`},
+		{"quoted and short", "a\u200bb", 20, `"a\u200bb"`},
+		{"quote counts", `"x"`, 20, `"\"x\""`},
+		{"tiny limit", "\u2800", 1, `""…(1 more characters)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := QuoteCut(tc.in, tc.limit)
+			require.Equal(t, tc.want, got)
+			shown, _, _ := strings.Cut(got, "…(")
+			require.LessOrEqual(t, utf8.RuneCountInString(shown), max(tc.limit, 2))
+			if strings.HasPrefix(shown, `"`) {
+				back, err := strconv.Unquote(shown)
+				require.NoError(t, err)
+				require.True(t, strings.HasPrefix(tc.in, back))
+			}
+		})
+	}
+	long := strings.Repeat("x", 5000)
+	require.Equal(t, Quote(long), long)
+	require.Equal(t, strings.Repeat("x", 200)+"…(4800 more characters)", QuoteCut(long, 200))
 }
