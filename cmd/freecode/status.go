@@ -96,8 +96,9 @@ func (a *app) statusCmd() *cobra.Command {
 		Short: "Show every server: configured (desired) next to running (actual)",
 		Long: `Show every configured server, desired next to actual, from the running
 freecode serve. Without a serve it shows the configured side only; --probe then
-connects every enabled server now (in parallel, each within its timeout) to
-report whether it would start and how many tools it has.
+connects every enabled server now (in parallel, each within its timeout, or
+longer while it is still working, as under serve) to report whether it would
+start and how many tools it has.
 
 Exit status 1 when the config file has errors, and with --probe when an
 enabled server failed to start.`,
@@ -290,6 +291,7 @@ func statusExit(out statusOutput) error {
 // is in that phase, not failed.
 func (a *app) probeServer(ctx context.Context, s schema.Server, launcher mcp.Launcher, store *auth.Store, ss *api.ServerStatus) {
 	opts := mcp.Options{Launcher: launcher}
+	a.keepWaiting(&opts, s, nil)
 	if s.SignsIn() {
 		opts.Tokens = store
 	}
