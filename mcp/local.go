@@ -59,7 +59,7 @@ func (l *localLink) run(cctx context.Context, o opener, neg negotiation) error {
 	l.procMu.Lock()
 	l.proc = proc
 	l.procMu.Unlock()
-	meter := newStartMeter(proc.pid, l.ring, l.env.timeout)
+	meter := newStartMeter(proc.pid, l.ring, l.env.began, l.env.timeout)
 	defer meter.stop()
 	l.meterMu.Lock()
 	l.meter = meter

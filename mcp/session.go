@@ -160,6 +160,10 @@ type Session struct {
 
 	srv     Spec
 	timeout time.Duration
+	// began is when Connect began: the budget counts from then, for the
+	// deadline and for the start meter's window alike (starting the
+	// process can take a while on a loaded machine).
+	began time.Time
 	// budget is connecting's budget so far, in nanoseconds: timeout, or
 	// longer while the server keeps working (Options.WorkingTimeout).
 	budget atomic.Int64
@@ -275,6 +279,7 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	s := &Session{
 		srv:          srv,
 		timeout:      timeout,
+		began:        time.Now(),
 		opts:         opts,
 		log:          opts.Logger.WithValues("server", srv.Name),
 		limits:       newLimitTrip(),
@@ -299,7 +304,7 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	if srv.Type == Local && opts.WorkingTimeout > timeout {
 		cctx, cancel = s.workingDeadline(ctx)
 	} else {
-		cctx, cancel = context.WithTimeoutCause(ctx, timeout, errConnectTimeout)
+		cctx, cancel = context.WithDeadlineCause(ctx, s.began.Add(timeout), errConnectTimeout)
 	}
 	defer cancel()
 	// A limit the server goes over ends connecting at once.
@@ -351,7 +356,7 @@ func (s *Session) workingDeadline(ctx context.Context) (context.Context, func())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		timer := time.NewTimer(budget)
+		timer := time.NewTimer(time.Until(s.began.Add(budget)))
 		defer timer.Stop()
 		for {
 			select {
