@@ -158,6 +158,14 @@ func MCPDialer(opts mcp.Options) Dialer {
 // timeout. A configured timeout above the bound stays as it is.
 const MaxStartTimeout = 2 * time.Minute
 
+// WorkingTimeout is how long a start whose budget is timeout may go on
+// while the server is still working (Attempt.WorkingTimeout,
+// mcp.Options.WorkingTimeout): MaxStartTimeout, or timeout when that is
+// longer. serve's starts and the one-shot commands' wait alike.
+func WorkingTimeout(timeout time.Duration) time.Duration {
+	return max(MaxStartTimeout, timeout)
+}
+
 // DefaultMaxParallelStarts is used when Options.MaxParallelStarts is below 1.
 // Starting is mostly waiting for a child to initialize, so the bound is wide:
 // at 8, fifty servers whose initialize takes 200 ms needed 7.3 times as long

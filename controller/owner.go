@@ -132,7 +132,7 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 	dialSpec.Timeout = timeout
 	dctx := withAttempt(ctx, Attempt{
 		OnProcess:      func(pid int) { c.processStarted(name, gen, pid) },
-		WorkingTimeout: max(MaxStartTimeout, timeout),
+		WorkingTimeout: WorkingTimeout(timeout),
 	})
 	conn, err := c.dial(dctx, dialSpec)
 	<-c.slots

@@ -5,7 +5,6 @@ import (
 	"context"
 	"net"
 	"net/url"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -15,16 +14,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/schema"
 )
 
 // startHTTPTestServer runs the test server serving HTTP on addr (a fixed
 // port, or 127.0.0.1:0) with flags, in its own process group, and returns
-// its URL and a function that kills it (also run at cleanup).
+// its URL and a function that kills it (also run at cleanup). Its stderr
+// goes to t's log.
 func startHTTPTestServer(t *testing.T, addr string, flags ...string) (string, func()) {
 	t.Helper()
 	cmd := exec.Command(testServerBin, append([]string{"--http", addr}, flags...)...)
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = testutil.LogWriter(t)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)

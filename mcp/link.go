@@ -96,6 +96,7 @@ type linkEnv struct {
 	srv     Spec
 	opts    Options
 	timeout time.Duration // connecting's, with the default applied
+	began   time.Time     // when connecting began: timeout counts from then
 	log     logr.Logger   // the session's (masked for a remote server)
 	mask    *urlMask      // nil for a local server
 	// over records that the server went over limit, which ends the
@@ -125,6 +126,6 @@ func (s *Session) newLink() (link, error) {
 }
 
 func (s *Session) linkEnv() linkEnv {
-	return linkEnv{srv: s.srv, opts: s.opts, timeout: s.timeout, log: s.log, mask: s.mask, over: s.overLimit, lostConn: s.reportLost,
+	return linkEnv{srv: s.srv, opts: s.opts, timeout: s.timeout, began: s.began, log: s.log, mask: s.mask, over: s.overLimit, lostConn: s.reportLost,
 		newClient: s.newClient}
 }

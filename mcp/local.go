@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/mark3labs/mcp-go/client/transport"
 )
 
@@ -57,7 +59,7 @@ func (l *localLink) run(cctx context.Context, o opener, neg negotiation) error {
 	l.procMu.Lock()
 	l.proc = proc
 	l.procMu.Unlock()
-	meter := newStartMeter(proc.pid, l.ring, l.env.timeout)
+	meter := newStartMeter(proc.pid, l.ring, l.env.began, l.env.timeout)
 	defer meter.stop()
 	l.meterMu.Lock()
 	l.meter = meter
@@ -91,7 +93,14 @@ func (l *localLink) run(cctx context.Context, o opener, neg negotiation) error {
 		over: func() error { return l.env.over(limitMessageBytes, limit) },
 	}
 	l.stdin = &writeWatcher{f: proc.stdin, close: func() error { proc.closeStdin(); return nil }}
-	return o.handshake(cctx, l.env.newClient(transport.NewIO(stdout, l.stdin, nil), nil), neg)
+	tr := transport.NewIO(stdout, l.stdin, nil)
+	// NewIO logs to slog.Default (which prints on stderr) and takes no
+	// options: route what it logs, as a remote link's transports do, into
+	// the session's logger. Its errors (a read that failed: a message over
+	// the limit, which the session reports itself) still reach that
+	// logger at any verbosity.
+	transport.WithCommandLogger(slog.New(logr.ToSlogHandler(l.env.log.V(1))))(tr)
+	return o.handshake(cctx, l.env.newClient(tr, nil), neg)
 }
 
 // drained reports whether the server has read everything written to its

@@ -3,7 +3,6 @@ package mcp
 import (
 	"bufio"
 	"context"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -104,13 +103,14 @@ func requireGroupGone(t *testing.T, pgid int) {
 		"processes of group %d still running: %v", pgid, testutil.GroupMembers(pgid))
 }
 
-// startHTTPChild starts argv (a server listening on HTTP) in its own
-// process group, killed at cleanup.
+// startHTTPChild makes the command for argv (a server listening on HTTP)
+// in its own process group; the caller starts it and kills it at cleanup
+// (killGroup). Its stderr goes to t's log.
 func startHTTPChild(t *testing.T, argv []string, env []string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = testutil.LogWriter(t)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	return cmd
 }

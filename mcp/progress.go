@@ -32,30 +32,33 @@ const clockTicks = 100
 
 // startMeter watches a local server while it starts, so that a timeout can
 // say whether the server was still working (progressed). It samples the
-// server's CPU time and stderr line count once, at the start of the last
-// window of the budget, and again when asked.
+// server's CPU time once, at the start of the last window of the budget,
+// and again when asked; a stderr line counts by when it came, which needs
+// no sample (on a loaded machine the sample at the start of the window can
+// come late: reading /proc takes a while, and the timer's goroutine may
+// wait for a CPU).
 type startMeter struct {
 	pgid  int
 	ring  *lineRing
 	start time.Time
 
-	mu    sync.Mutex  // guards mark, timer and stopped
-	mark  *usage      // the sample at the start of the window; nil before it
-	timer *time.Timer // takes mark
+	mu sync.Mutex // guards mark, window, timer and stopped
+	// mark is the CPU time of the server's process group at the start of
+	// the window; nil before it, and while it is being taken.
+	mark *time.Duration
+	// window is when the last window of the budget begins.
+	window time.Time
+	timer  *time.Timer // takes mark
 	// stopped: stop was called; expect arms nothing.
 	stopped bool
 }
 
-// usage is a sample of a server's signs of work.
-type usage struct {
-	cpu   time.Duration // CPU time of its process group, reaped children included
-	lines int64         // stderr lines written so far
-}
-
 // newStartMeter starts watching the process group pgid, whose stderr goes
-// to ring, for a start that may take budget from now. stop ends it.
-func newStartMeter(pgid int, ring *lineRing, budget time.Duration) *startMeter {
-	m := &startMeter{pgid: pgid, ring: ring, start: time.Now()}
+// to ring, for a start that began at start (before the process was
+// started: the connect's deadline counts from then) and may take budget.
+// stop ends it.
+func newStartMeter(pgid int, ring *lineRing, start time.Time, budget time.Duration) *startMeter {
+	m := &startMeter{pgid: pgid, ring: ring, start: start}
 	m.expect(budget)
 	return m
 }
@@ -71,11 +74,11 @@ func (m *startMeter) expect(budget time.Duration) {
 	if m.timer != nil {
 		m.timer.Stop()
 	}
-	window := min(progressWindow, budget/4)
-	m.timer = time.AfterFunc(time.Until(m.start.Add(budget-window)), func() {
-		u := m.sample()
+	m.window = m.start.Add(budget - min(progressWindow, budget/4))
+	m.timer = time.AfterFunc(time.Until(m.window), func() {
+		cpu := groupCPU(m.pgid)
 		m.mu.Lock()
-		m.mark = &u
+		m.mark = &cpu
 		m.mu.Unlock()
 	})
 }
@@ -94,26 +97,18 @@ func (m *startMeter) stop() {
 // not, or if the window has not begun.
 func (m *startMeter) progressed() string {
 	m.mu.Lock()
-	mark := m.mark
+	mark, window := m.mark, m.window
 	m.mu.Unlock()
-	if mark == nil {
-		return ""
-	}
-	now := m.sample()
 	// Lines first: they are what the user can look at (freecode mcp logs),
 	// and a process that writes also uses some CPU, more of it on a busy
 	// machine.
-	switch {
-	case now.lines > mark.lines:
+	if now := time.Now(); now.After(window) && !m.ring.lastLine().Before(window) {
 		return "writing to stderr"
-	case now.cpu-mark.cpu >= progressMinCPU:
+	}
+	if mark != nil && groupCPU(m.pgid)-*mark >= progressMinCPU {
 		return "using CPU"
 	}
 	return ""
-}
-
-func (m *startMeter) sample() usage {
-	return usage{cpu: groupCPU(m.pgid), lines: m.ring.count()}
 }
 
 // groupCPU is the CPU time (user and system, with that of reaped children)

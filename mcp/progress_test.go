@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -146,8 +147,15 @@ func TestWorkingTimeoutExtendsAStartThatIsStillWorking(t *testing.T) {
 		t.Parallel()
 		srv := localServer("slow", "--init-delay", "3s", "--init-stderr-every", "50ms")
 		srv.Timeout = time.Second
-		s, err := Connect(context.Background(), srv, Options{Logger: testLogger(t), WorkingTimeout: 30 * time.Second})
+		// OnStillWorking is told each time, and never after Connect
+		// returned: no lock needed to read what it recorded.
+		var told []string
+		s, err := Connect(context.Background(), srv, Options{Logger: testLogger(t), WorkingTimeout: 30 * time.Second,
+			OnStillWorking: func(how string, spent, budget time.Duration) {
+				told = append(told, fmt.Sprintf("%s %s→%s", how, spent, budget))
+			}})
 		require.NoError(t, err, "1s, then 2s, then 4s")
+		require.Equal(t, []string{"writing to stderr 1s→2s", "writing to stderr 2s→4s"}, told)
 		require.NoError(t, s.Close())
 	})
 	t.Run("hangs", func(t *testing.T) {

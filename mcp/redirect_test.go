@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/freecode/freecode/internal/testutil"
 )
 
 // The configured headers a redirect must not carry to another origin.
@@ -62,6 +64,7 @@ func proxyTo(t *testing.T, target string) *httputil.ReverseProxy {
 	require.NoError(t, err)
 	p := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
 	p.FlushInterval = -1
+	p.ErrorLog = testutil.Log(t) // a request canceled mid-stream is logged
 	return p
 }
 

@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"sync"
+	"time"
 )
 
 // maxLineBytes bounds one stored line, of stderr or a log message; the
@@ -41,14 +42,14 @@ type LogMessage struct {
 // (after) gets each line once, however often the same text repeats. It is
 // safe for concurrent use.
 type lineRing struct {
-	mu    sync.Mutex // guards lines, next, total, stderr and wake
+	mu    sync.Mutex // guards lines, next, total, lastStderr and wake
 	lines []LogLine  // circular, len == capacity once full
 	cap   int
 	next  int   // index the next line goes to once full
 	total int64 // lines ever added: the number of the newest line
-	// stderr counts the stderr lines ever added (total less the
-	// messages).
-	stderr int64
+	// lastStderr is when the last stderr line was added (not a message):
+	// the start meter's sign that the server writes.
+	lastStderr time.Time
 	// wake is closed by the next add; nil until after hands one out.
 	wake chan struct{}
 }
@@ -84,7 +85,7 @@ func (r *lineRing) put(l LogLine) {
 	defer r.mu.Unlock()
 	r.total++
 	if l.Message == nil {
-		r.stderr++
+		r.lastStderr = time.Now()
 	}
 	if r.wake != nil {
 		close(r.wake)
@@ -98,11 +99,11 @@ func (r *lineRing) put(l LogLine) {
 	r.next = (r.next + 1) % r.cap
 }
 
-// count is the number of stderr lines ever added.
-func (r *lineRing) count() int64 {
+// lastLine is when the last stderr line was added (zero: none yet).
+func (r *lineRing) lastLine() time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.stderr
+	return r.lastStderr
 }
 
 // tail returns the stored stderr lines, oldest first: what errors and the

@@ -79,6 +79,13 @@ type Options struct {
 	// it to go stale) or a half-installed package (which then fails to
 	// load) behind. Zero: Timeout is the whole budget.
 	WorkingTimeout time.Duration
+	// OnStillWorking, if set, is told each time connecting goes on past
+	// its budget because the server is still working (see WorkingTimeout):
+	// how it showed that ("using CPU", "writing to stderr"), the time spent
+	// so far and the new budget, so that a command can say why it still
+	// waits. It is called from the goroutine that keeps the time, never
+	// after Connect returned, and must not block.
+	OnStillWorking func(how string, spent, budget time.Duration)
 	// OnStderr, if set, gets each line a local server writes to stderr as
 	// it arrives (cut to 4 KiB, as kept), from the goroutine that reads
 	// stderr, from the start of the process on: `freecode mcp start` shows
@@ -153,6 +160,10 @@ type Session struct {
 
 	srv     Spec
 	timeout time.Duration
+	// began is when Connect began: the budget counts from then, for the
+	// deadline and for the start meter's window alike (starting the
+	// process can take a while on a loaded machine).
+	began time.Time
 	// budget is connecting's budget so far, in nanoseconds: timeout, or
 	// longer while the server keeps working (Options.WorkingTimeout).
 	budget atomic.Int64
@@ -268,6 +279,7 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	s := &Session{
 		srv:          srv,
 		timeout:      timeout,
+		began:        time.Now(),
 		opts:         opts,
 		log:          opts.Logger.WithValues("server", srv.Name),
 		limits:       newLimitTrip(),
@@ -292,7 +304,7 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	if srv.Type == Local && opts.WorkingTimeout > timeout {
 		cctx, cancel = s.workingDeadline(ctx)
 	} else {
-		cctx, cancel = context.WithTimeoutCause(ctx, timeout, errConnectTimeout)
+		cctx, cancel = context.WithDeadlineCause(ctx, s.began.Add(timeout), errConnectTimeout)
 	}
 	defer cancel()
 	// A limit the server goes over ends connecting at once.
@@ -335,13 +347,16 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 // workingDeadline returns a context for connecting that ends with the
 // cause errConnectTimeout once the budget has run out: the timeout, and,
 // each time it runs out while the server is still working, twice the time
-// so far up to Options.WorkingTimeout. cancel ends it, and the goroutine
-// that keeps the time.
+// so far up to Options.WorkingTimeout. cancel ends it, and returns once
+// the goroutine that keeps the time has ended: Options.OnStillWorking is
+// not called after Connect returned.
 func (s *Session) workingDeadline(ctx context.Context) (context.Context, func()) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	budget, most := s.timeout, s.opts.WorkingTimeout
+	done := make(chan struct{})
 	go func() {
-		timer := time.NewTimer(budget)
+		defer close(done)
+		timer := time.NewTimer(time.Until(s.began.Add(budget)))
 		defer timer.Stop()
 		for {
 			select {
@@ -357,12 +372,18 @@ func (s *Session) workingDeadline(ctx context.Context) (context.Context, func())
 			next := min(2*budget, most)
 			s.link.expect(next)
 			s.log.Info("still working when its timeout ran out; waiting longer", "working", how, "timeout", next)
+			if s.opts.OnStillWorking != nil {
+				s.opts.OnStillWorking(how, budget, next)
+			}
 			timer.Reset(next - budget)
 			budget = next
 			s.budget.Store(int64(budget))
 		}
 	}()
-	return cctx, func() { cancel(nil) }
+	return cctx, func() {
+		cancel(nil)
+		<-done
+	}
 }
 
 // spent is connecting's budget: the timeout, or longer (workingDeadline).

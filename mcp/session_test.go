@@ -455,6 +455,7 @@ func TestRemoteCancelSendsNotification(t *testing.T) {
 	var posted []string
 	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
 	proxy.FlushInterval = -1
+	proxy.ErrorLog = testutil.Log(t)
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, err := io.ReadAll(r.Body)

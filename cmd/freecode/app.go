@@ -12,7 +12,9 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -47,6 +49,15 @@ type app struct {
 	// runs).
 	reaper    *procguard.Reaper
 	stopSweep func()
+
+	// startBound, if set, replaces controller.MaxStartTimeout as the bound
+	// of a one-shot start that is still working (see keepWaiting): the
+	// command tests set it to see such a start run out of time without
+	// waiting minutes. serve keeps controller.MaxStartTimeout.
+	startBound time.Duration
+	// noticeMu serializes the start notices that connects running in
+	// parallel write to stderr.
+	noticeMu sync.Mutex
 }
 
 // usageError marks an error caused by how the command was invoked.
@@ -58,8 +69,13 @@ type silentError struct{ code int }
 func (e silentError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: lookupEnv, args: args}
+	return (&app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: lookupEnv, args: args}).run(args)
+}
+
+// run runs the command args and returns its exit code.
+func (a *app) run(args []string) int {
 	defer a.stopProcesses()
+	stdin, stdout, stderr := a.stdin, a.stdout, a.stderr
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetIn(stdin)

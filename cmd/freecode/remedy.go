@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
@@ -92,17 +91,19 @@ func (a *app) timeoutRemedy(srv schema.Server, e *mcp.StartTimeoutError) string 
 		return fmt.Sprintf(`raise the server's timeout: "timeout": %d (milliseconds) in its entry in %s%s`,
 			to.Milliseconds(), a.entryFile(srv), a.retrustNote(srv))
 	}
-	retries := fmt.Sprintf("under `freecode serve` a start that is still working goes on, up to %s", controller.MaxStartTimeout)
+	// A start that was still working has already been waited for past its
+	// timeout, up to controller.MaxStartTimeout (see keepWaiting and the
+	// controller): e.Timeout is what it had.
 	runner := packageRunner(srv.Command)
 	switch {
 	case runner != "" && e.Progress != "":
-		return fmt.Sprintf("A first run of %s downloads the package, which can take a minute: to start it in one go, %s, or run the command once by hand; %s.",
-			runner, raise(max(time.Minute, 2*e.Timeout)), retries)
+		return fmt.Sprintf("A first run of %s downloads the package, which can take a minute: to start it in one go, %s, or run the command once by hand.",
+			runner, raise(max(time.Minute, 2*e.Timeout)))
 	case runner != "":
 		return fmt.Sprintf("A first run of %s downloads the package, which can take longer than %s: %s, or run the command once by hand.",
 			runner, e.Timeout, raise(max(time.Minute, 2*e.Timeout)))
 	case e.Progress != "":
-		return fmt.Sprintf("If it is only slow to start, %s; %s.", raise(4*e.Timeout), retries)
+		return fmt.Sprintf("If it is only slow to start, %s.", raise(4*e.Timeout))
 	}
 	return fmt.Sprintf("It showed no sign of work at the end (no CPU time, no stderr): it may be waiting for something. If it is only slow to start, %s.",
 		raise(4*e.Timeout))

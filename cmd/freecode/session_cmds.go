@@ -55,17 +55,25 @@ func (a *app) serverIn(cfg *schema.Config, name string) (schema.Server, error) {
 // connect starts one server for the duration of a command. A remote
 // server is signed in to with the home's stored tokens (renewed as
 // needed); one that needs a user to sign in fails with mcp.ErrNeedsLogin.
+// A local server still working when its timeout runs out is waited for
+// (keepWaiting).
 func (a *app) connect(ctx context.Context, srv schema.Server) (*mcp.Session, error) {
 	return a.connectWith(ctx, srv, nil, nil)
 }
 
-// connectWith is connect with onStderr getting the server's stderr lines
-// as they come (mcp.Options.OnStderr; nil: none) and elicit answering the
-// server's elicitations (mcp.Options.Elicit; nil: none, and the session
-// declares no elicitation capability).
-func (a *app) connectWith(ctx context.Context, srv schema.Server, onStderr func(string), elicit mcp.ElicitHandler) (*mcp.Session, error) {
+// connectWith is connect with live, if not nil, showing the server's
+// stderr lines as they come and why the start still waits, and elicit
+// answering the server's elicitations (mcp.Options.Elicit; nil: none, and
+// the session declares no elicitation capability).
+func (a *app) connectWith(ctx context.Context, srv schema.Server, live *startLive, elicit mcp.ElicitHandler) (*mcp.Session, error) {
 	opts := mcp.Options{Logger: logr.Discard(), ClientName: "freecode",
-		Launcher: a.launcher(logr.Discard()), OnStderr: onStderr, Elicit: elicit}
+		Launcher: a.launcher(logr.Discard()), Elicit: elicit}
+	if live != nil {
+		opts.OnStderr = live.line
+		a.keepWaiting(&opts, srv, live.working)
+	} else {
+		a.keepWaiting(&opts, srv, nil)
+	}
 	if srv.SignsIn() {
 		store, err := a.tokenStore(true)
 		if err != nil {
@@ -74,6 +82,38 @@ func (a *app) connectWith(ctx context.Context, srv schema.Server, onStderr func(
 		opts.Tokens = store
 	}
 	return mcp.Connect(ctx, controller.MCPSpec(srv), opts)
+}
+
+// keepWaiting makes a one-shot start of srv wait as serve's starts do:
+// when its timeout runs out while the server is still working (using CPU
+// or writing to stderr, as a first `npx -y` does while it downloads), it
+// goes on, up to controller.WorkingTimeout (a.startBound in the command
+// tests); a server that shows no sign of work still fails at its timeout.
+// notice is told each time the start goes on (mcp.Options.OnStillWorking);
+// nil: a line on stderr, which leaves stdout (and so --json) as it is.
+func (a *app) keepWaiting(opts *mcp.Options, srv schema.Server, notice func(how string, spent, budget time.Duration)) {
+	timeout := srv.Timeout
+	if timeout <= 0 {
+		timeout = schema.DefaultTimeout
+	}
+	opts.WorkingTimeout = controller.WorkingTimeout(timeout)
+	if a.startBound > 0 {
+		opts.WorkingTimeout = max(a.startBound, timeout)
+	}
+	if notice == nil {
+		notice = func(how string, spent, budget time.Duration) {
+			a.noticeMu.Lock()
+			defer a.noticeMu.Unlock()
+			fmt.Fprintf(a.stderr, "%s: %s\n", srv.Name, stillStarting(how, spent, budget))
+		}
+	}
+	opts.OnStillWorking = notice
+}
+
+// stillStarting says why a start still waits: "still starting (using CPU,
+// 5s); waiting up to 10s …".
+func stillStarting(how string, spent, budget time.Duration) string {
+	return fmt.Sprintf("still starting (%s, %s); waiting up to %s …", how, spent, budget)
 }
 
 // toolLine is a tool's id and flag for a listing. The id holds the
@@ -122,10 +162,8 @@ Watching with stdin on a terminal, it answers the server's questions
 			// On a terminal the wait is shown as it happens: the time so
 			// far and what the server writes to stderr.
 			var live *startLive
-			var onStderr func(string)
 			if writerIsTerminal(a.stdout) {
 				live = newStartLive(a.stdout, srv.Name, began)
-				onStderr = live.line
 			}
 			// Watching on a terminal, the server's questions are asked
 			// there, once the watch has begun: the start's status line
@@ -136,7 +174,7 @@ Watching with stdin on a terminal, it answers the server's questions
 			if term := a.stdinTerminal(); watch && term != nil {
 				elicit = a.watchElicit(watching, term)
 			}
-			sess, err := a.connectWith(c.Context(), srv, onStderr, elicit)
+			sess, err := a.connectWith(c.Context(), srv, live, elicit)
 			if live != nil {
 				live.stop()
 			}

@@ -32,8 +32,11 @@ type startLive struct {
 	quit    chan struct{}
 	stopped chan struct{}
 
-	mu      sync.Mutex // guards dropped
+	mu      sync.Mutex // guards dropped and waiting
 	dropped int
+	// waiting, appended to the status line, says why the start goes on
+	// past its timeout (working); "" until it does.
+	waiting string
 }
 
 // newStartLive starts drawing on w for the start of server name that began
@@ -54,6 +57,15 @@ func (l *startLive) line(s string) {
 		l.dropped++
 		l.mu.Unlock()
 	}
+}
+
+// working takes the news that the start goes on past its budget because
+// the server is still working (mcp.Options.OnStillWorking): the status
+// line says so from then on. It never blocks for long.
+func (l *startLive) working(how string, _, budget time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.waiting = fmt.Sprintf(" (still working: %s; waiting up to %s)", how, budget)
 }
 
 // stop shows the lines still queued, erases the status line and returns
@@ -108,5 +120,8 @@ func (l *startLive) print(s string) {
 
 func (l *startLive) status() {
 	elapsed := time.Since(l.began).Truncate(liveTick)
-	fmt.Fprintf(l.w, "\r\033[K… Starting %q: %s", l.name, elapsed)
+	l.mu.Lock()
+	waiting := l.waiting
+	l.mu.Unlock()
+	fmt.Fprintf(l.w, "\r\033[K… Starting %q: %s%s", l.name, elapsed, waiting)
 }

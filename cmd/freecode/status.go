@@ -97,10 +97,11 @@ func (a *app) statusCmd() *cobra.Command {
 		Short: "Show every server: configured (desired) next to running (actual)",
 		Long: `Show every configured server, desired next to actual, from the running
 freecode serve. Without a serve it shows the configured side only; --probe then
-connects every enabled server now (in parallel, each within its timeout) to
-report whether it would start and how many tools it has. With serve running,
---probe connects nothing more: serve's sessions are the actual state, and it
-waits until every server serve is starting is ready or has failed.
+connects every enabled server now (in parallel, each within its timeout, or
+longer while it is still working, as under serve) to report whether it would
+start and how many tools it has. With serve running, --probe connects nothing
+more: serve's sessions are the actual state, and it waits until every server
+serve is starting is ready or has failed.
 
 Exit status 1 when the config file has errors, and with --probe when an
 enabled server failed to start.`,
@@ -364,6 +365,7 @@ func statusExit(out statusOutput) error {
 // is in that phase, not failed.
 func (a *app) probeServer(ctx context.Context, s schema.Server, launcher mcp.Launcher, store *auth.Store, ss *api.ServerStatus) {
 	opts := mcp.Options{Launcher: launcher}
+	a.keepWaiting(&opts, s, nil)
 	if s.SignsIn() {
 		opts.Tokens = store
 	}

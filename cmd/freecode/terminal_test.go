@@ -76,14 +76,18 @@ func freecodeCmd(home string, args ...string) *exec.Cmd {
 }
 
 // On a terminal `mcp start` shows the time so far and the server's stderr
-// while the server starts, erasing its status line before the result.
+// while the server starts, and why it goes on waiting past the timeout,
+// erasing its status line before the result.
 func TestStartShowsProgressOnATerminal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
 	ts := buildTestServer(t)
 	home := shortHome(t)
-	config{t, filepath.Join(home, "config.json")}.write(cfg(local("slow", ts, "--init-delay", "1s", "--init-stderr-every", "100ms")), true)
+	// Writing to stderr when its 1s run out, it is given 2s.
+	slow := local("slow", ts, "--init-delay", "1500ms", "--init-stderr-every", "50ms")
+	slow["timeout"] = 1000
+	config{t, filepath.Join(home, "config.json")}.write(cfg(slow), true)
 	p := openPTY(t)
 	cmd := freecodeCmd(home, "mcp", "start", "slow")
 	cmd.Stdout = p.tty
@@ -95,6 +99,8 @@ func TestStartShowsProgressOnATerminal(t *testing.T) {
 	assert.Contains(t, out, "\r\x1b[K… Starting \"slow\": ")
 	assert.Contains(t, out, "\r\x1b[K  │ still initializing (1)\r\n")
 	assert.Contains(t, out, "\r\x1b[K  │ still initializing (5)\r\n")
+	assert.Regexp(t, "\r\x1b\\[K… Starting \"slow\": [\\d.]+s \\(still working: writing to stderr; waiting up to 2s\\)", out)
+	assert.NotContains(t, stderr.String(), "still starting", "the terminal shows it")
 	// The status line is erased before the result.
 	assert.Regexp(t, "\r\x1b\\[K✓ Server \"slow\" started with 7 tools \\([\\d.]+m?s\\)\r\n", out)
 	assert.Contains(t, out, "Stopped \"slow\" again: `mcp start` only tests a server; `freecode serve` keeps servers running.\r\n")
