@@ -69,11 +69,12 @@ type silentError struct{ code int }
 func (e silentError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
-	return (&app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: lookupEnv, args: args}).run(args)
+	return (&app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: lookupEnv}).run(args)
 }
 
 // run runs the command args and returns its exit code.
 func (a *app) run(args []string) int {
+	a.args = args
 	defer a.stopProcesses()
 	stdin, stdout, stderr := a.stdin, a.stdout, a.stderr
 	root := a.rootCmd()
