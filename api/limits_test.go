@@ -102,7 +102,11 @@ func closedByServer(c net.Conn) (string, error) {
 // the server: it answers a normal client meanwhile and closes every one of
 // them once its read timeout has passed.
 func TestSlowBodiesAreCutOff(t *testing.T) {
-	socket := limitedServer(t, func(o *Options) { o.ReadTimeout = 500 * time.Millisecond })
+	// The read timeout runs from each accept, and the test must have sent
+	// every connection's first bytes before it ends: opening 500 takes well
+	// over half a second on a loaded machine, where 500 ms made the server
+	// close connections the test had not written to yet.
+	socket := limitedServer(t, func(o *Options) { o.ReadTimeout = 3 * time.Second })
 	slow := make([]net.Conn, 500)
 	for i := range slow {
 		slow[i] = slowBody(t, socket)
