@@ -118,7 +118,7 @@ A server with oauth.grant "client_credentials" signs in without a browser.`,
 				if c.Context().Err() != nil {
 					return fmt.Errorf("sign-in to %q interrupted; nothing was stored", name)
 				}
-				if errors.Is(err, context.DeadlineExceeded) {
+				if errors.Is(err, auth.ErrNoBrowserAnswer) && errors.Is(err, context.DeadlineExceeded) {
 					return fmt.Errorf("sign-in to %q: no answer from the browser within %s; nothing was stored (run `freecode mcp login %s` again, or raise --timeout)", name, timeout, name)
 				}
 				return err

@@ -258,7 +258,7 @@ func (c *Client) waitForCallback(ctx context.Context, ln net.Listener, authURL, 
 	case r := <-results:
 		return r, nil
 	case <-ctx.Done():
-		return callbackResult{}, fmt.Errorf("server %q: no answer from the browser: %w", c.name, context.Cause(ctx))
+		return callbackResult{}, fmt.Errorf("server %q: %w: %w", c.name, ErrNoBrowserAnswer, context.Cause(ctx))
 	}
 }
 
