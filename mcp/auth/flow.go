@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/freecode/freecode/internal/termtext"
 	"golang.org/x/oauth2"
 )
 
@@ -88,7 +90,7 @@ func (c *Client) authorizeCode(ctx context.Context, d *discovery, scopes []strin
 		if attempt == 0 && errors.As(err, &oe) && (oe.Code == CodeInvalidClient || oe.Code == CodeUnauthorized) && c.cfg.ClientID == "" {
 			// A stored registration the server no longer knows: register
 			// again and ask once more.
-			fmt.Fprintf(out, "The authorization server refused FreeCode's client registration (%s); registering again.\n", oe.Code)
+			fmt.Fprintf(out, "The authorization server refused FreeCode's client registration (%s); registering again.\n", termtext.Neutralize(oe.Code))
 			fresh = true
 			continue
 		}
@@ -235,7 +237,9 @@ func (c *Client) waitForCallback(ctx context.Context, ln net.Listener, authURL, 
 		_ = srv.Serve(ln) // ends with Shutdown/Close above
 	}()
 
-	fmt.Fprintf(out, "To sign in to %s, open this URL in a browser:\n\n  %s\n\n", c.name, authURL)
+	// The URL is the authorization server's to choose: what a terminal
+	// would act on (bidi overrides, C1 controls) is shown escaped.
+	fmt.Fprintf(out, "To sign in to %s, open this URL in a browser:\n\n  %s\n\n", c.name, termtext.Neutralize(authURL))
 	if in.Open != nil {
 		wg.Add(1)
 		go func() {

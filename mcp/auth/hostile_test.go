@@ -249,6 +249,25 @@ func TestMetadataLinkLocalRefused(t *testing.T) {
 	assert.Contains(t, err.Error(), "http://169.254.169.254/latest is a link-local, metadata or unspecified address")
 }
 
+// TestPrintedURLNeutralized: the authorization URL is the authorization
+// server's to choose; what a terminal would act on in it (a bidi
+// override, a C1 control) is printed escaped.
+func TestPrintedURLNeutralized(t *testing.T) {
+	e := newEnv(t)
+	h := newHostile(t)
+	h.set("as", "/.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSONTest(w, http.StatusOK, h.asMeta("/authorize\u202egnp.exe\u009b2J"))
+	})
+	c := e.hostileClient(h, nil)
+	out := &syncBuffer{}
+	_, err := c.Login(context.Background(), newBrowser(t).interaction(out))
+	require.NoError(t, err)
+	printed := out.String()
+	assert.NotContains(t, printed, "\u202e")
+	assert.NotContains(t, printed, "\u009b")
+	assert.Contains(t, printed, `/authorize\u202egnp.exe\u009b2J?`)
+}
+
 // TestMetadataTimeout: a metadata request that gets no answer is
 // reported as that, naming the URL, not as a wait for the browser.
 func TestMetadataTimeout(t *testing.T) {
