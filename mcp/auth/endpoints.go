@@ -140,7 +140,7 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 func redirectPolicy(req *http.Request, via []*http.Request, loopbackServer bool) error {
 	first := via[0]
 	if first.Method != http.MethodGet && first.Method != http.MethodHead && !isProbe(first.Context()) {
-		return &RedirectError{Method: first.Method, From: redactURL(first.URL), To: redactURL(req.URL)}
+		return &RedirectError{Method: first.Method, From: redactURL(first.URL), To: redactURL(req.URL), WithBody: true}
 	}
 	if len(via) >= maxRedirects {
 		return &RedirectError{Method: first.Method, From: redactURL(first.URL), To: redactURL(req.URL), TooMany: true}
@@ -159,6 +159,9 @@ func redirectPolicy(req *http.Request, via []*http.Request, loopbackServer bool)
 type RedirectError struct {
 	Method   string
 	From, To string // without userinfo, query and fragment
+	// WithBody: a token, registration or revocation request, whose
+	// redirects are never followed.
+	WithBody bool
 	TooMany  bool
 }
 
@@ -166,11 +169,11 @@ func (e *RedirectError) Error() string {
 	if e.TooMany {
 		return fmt.Sprintf("%s %s: stopped after %d redirects (at %s)", e.Method, e.From, maxRedirects, e.To)
 	}
-	if e.Method != http.MethodGet && e.Method != http.MethodHead {
-		return fmt.Sprintf("%s %s: the server redirected to %s; FreeCode does not follow redirects of %s requests to an authorization server (they would send the request's secrets on)",
-			e.Method, e.From, e.To, e.Method)
+	if e.WithBody {
+		return fmt.Sprintf("%s %s was redirected to %s; FreeCode does not follow redirects of POST requests to an authorization server (they would carry the request's code, verifier or secret on)",
+			e.Method, e.From, e.To)
 	}
-	return fmt.Sprintf("%s %s: the server redirected to %s, another origin or an address FreeCode does not contact", e.Method, e.From, e.To)
+	return fmt.Sprintf("%s %s was redirected to %s, another origin or an address FreeCode does not contact", e.Method, e.From, e.To)
 }
 
 func (e *RedirectError) Unwrap() error { return ErrRedirectRefused }

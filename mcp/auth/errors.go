@@ -147,6 +147,12 @@ func wrap(context string, err error, secrets ...string) error {
 		// Already built from scrubbed parts.
 		return fmt.Errorf("%s: %w", context, err)
 	}
+	var re *RedirectError
+	if errors.As(err, &re) {
+		// Built from redacted URLs; net/http's wrapping would only repeat
+		// the target.
+		return fmt.Errorf("%s: %w", context, re)
+	}
 	return &scrubbedError{msg: context + ": " + scrub(err.Error(), secrets...), err: err}
 }
 
