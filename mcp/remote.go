@@ -56,9 +56,10 @@ func (r *remoteLink) open(cctx context.Context, o opener) error {
 		maxMessage: srv.Limits.MaxMessageBytes, over: r.env.over}
 	var outer http.RoundTripper = r.rec
 	if signsIn(srv, r.env.opts) {
-		// The authorization server's requests share the connection pool
-		// (stop closes it) but not the recorder, limits or redirect
-		// policy of the MCP endpoint's.
+		// The authorization server's requests go over a clone of the
+		// session's transport (stop closes its connections through
+		// auth.Close), with the auth client's own redirect policy and
+		// none of the MCP endpoint's recorder or limits.
 		r.auth, err = newAuthClient(srv, r.env.opts, &http.Client{Transport: base, Timeout: auth.DefaultHTTPTimeout}, r.env.log, r.env.mask)
 		if err != nil {
 			return err

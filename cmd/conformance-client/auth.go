@@ -78,9 +78,10 @@ func oauthConfig(sc scenario, raw string) (auth.Config, []string, error) {
 }
 
 // browser is the one test-only piece: where a user's browser would open
-// the authorization URL, sign in and be redirected to FreeCode's loopback
-// callback, it GETs the URL and follows the redirects — the suite's
-// authorization servers approve at once — to the callback.
+// the sign-in's one-shot local address, follow it to the authorization
+// URL, sign in and be redirected to FreeCode's loopback callback, it GETs
+// the address and follows the redirects — the suite's authorization
+// servers approve at once — to the callback.
 type browser struct {
 	hc *http.Client
 }
@@ -89,8 +90,8 @@ func newBrowser() *browser {
 	return &browser{hc: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}}
 }
 
-func (b *browser) open(ctx context.Context, authURL string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+func (b *browser) open(ctx context.Context, browserURL string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, browserURL, nil)
 	if err != nil {
 		return err
 	}

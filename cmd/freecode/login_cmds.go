@@ -118,7 +118,7 @@ A server with oauth.grant "client_credentials" signs in without a browser.`,
 				if c.Context().Err() != nil {
 					return fmt.Errorf("sign-in to %q interrupted; nothing was stored", name)
 				}
-				if errors.Is(err, context.DeadlineExceeded) {
+				if errors.Is(err, auth.ErrNoBrowserAnswer) && errors.Is(err, context.DeadlineExceeded) {
 					return fmt.Errorf("sign-in to %q: no answer from the browser within %s; nothing was stored (run `freecode mcp login %s` again, or raise --timeout)", name, timeout, name)
 				}
 				return err
@@ -195,9 +195,11 @@ func (a *app) logoutCmd() *cobra.Command {
 // `open` on macOS, else `xdg-open` when a display is there. It fails
 // when none is available; the URL is printed anyway. The command runs
 // until it returns or ctx ends (a browser that xdg-open starts outlives
-// it, as it should).
-func browserOpener(getenv func(string) string) func(ctx context.Context, authURL string) error {
-	return func(ctx context.Context, authURL string) error {
+// it, as it should). The URL it gets is login's one-shot local address
+// (see auth.Interaction.Open), never the authorization URL: a command
+// line is readable by every user of the machine.
+func browserOpener(getenv func(string) string) func(ctx context.Context, browserURL string) error {
+	return func(ctx context.Context, browserURL string) error {
 		var cmds [][]string
 		for _, b := range strings.Split(getenv("BROWSER"), ":") {
 			if f := strings.Fields(b); len(f) > 0 {
@@ -215,7 +217,7 @@ func browserOpener(getenv func(string) string) func(ctx context.Context, authURL
 		}
 		var errs []error
 		for _, argv := range cmds {
-			argv = withURL(argv, authURL)
+			argv = withURL(argv, browserURL)
 			cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 			cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 			err := cmd.Run()

@@ -7,10 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -189,34 +191,94 @@ func TestLoginInterrupted(t *testing.T) {
 	assert.False(t, strings.Contains(runFreecode(t, home, "mcp", "get", "remote"), "signed in ("))
 }
 
-// TestLoginOpensBrowser: login opens $BROWSER with the authorization URL
-// (and still prints it); --no-browser never does.
+// TestLoginOpensBrowser: login opens $BROWSER (and still prints the
+// authorization URL); --no-browser never does. The browser's command
+// line, which every user of the machine can read in /proc/<pid>/cmdline,
+// carries neither the state nor the PKCE challenge: it is a one-shot
+// address of login's own that redirects to the printed URL.
 func TestLoginOpensBrowser(t *testing.T) {
 	as := testauth.New(t, testauth.Options{})
 	home := loginHome(t, as)
 	opened := filepath.Join(home, "opened")
 	browser := filepath.Join(home, "browser.sh")
-	require.NoError(t, os.WriteFile(browser, []byte("#!/bin/sh\nprintf '%s\\n' \"$1\" >> "+opened+"\n"), 0o700))
+	// The browser records its whole command line, one argument a line.
+	require.NoError(t, os.WriteFile(browser, []byte("#!/bin/sh\nprintf '%s\\n' \"$0\" \"$@\" >> "+opened+"\n"), 0o700))
 	t.Setenv("BROWSER", browser)
 
 	p := startLogin(t, home, "remote")
 	printed := p.authURL(t)
+	pu, err := url.Parse(printed)
+	require.NoError(t, err)
+	state, challenge := pu.Query().Get("state"), pu.Query().Get("code_challenge")
+	require.NotEmpty(t, state)
+	require.NotEmpty(t, challenge)
+	var argv []string
 	require.Eventually(t, func() bool {
 		b, _ := os.ReadFile(opened)
-		return strings.TrimSpace(string(b)) == printed
-	}, waitFor, 10*time.Millisecond, "the browser was not opened with the printed URL")
+		argv = strings.Fields(string(b))
+		return len(argv) == 2
+	}, waitFor, 10*time.Millisecond, "the browser was not opened")
+	cmdline := strings.Join(argv, " ")
+	assert.NotContains(t, cmdline, state)
+	assert.NotContains(t, cmdline, challenge)
+	handed, err := url.Parse(argv[1])
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1", handed.Hostname())
+	assert.Empty(t, handed.RawQuery)
+
+	// Following it leads to the printed URL, state and challenge included,
+	// and signs in.
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	noFollow := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(argv[1])
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusFound, resp.StatusCode)
+	require.Equal(t, printed, resp.Header.Get("Location"))
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
-	require.NoError(t, testauth.Follow(ctx, printed))
+	require.NoError(t, testauth.Follow(ctx, resp.Header.Get("Location")))
 	require.Equal(t, 0, p.wait(t), "%s", p.out.String())
 	assert.NotContains(t, p.out.String(), "Could not open a browser")
+	assert.Equal(t, 1, as.Counts().CodeExchanges)
 
 	require.NoError(t, os.Remove(opened))
 	p = startLogin(t, home, "remote", "--no-browser")
 	require.NoError(t, testauth.Follow(ctx, p.authURL(t)))
 	require.Equal(t, 0, p.wait(t), "%s", p.out.String())
-	_, err := os.Stat(opened)
+	_, err = os.Stat(opened)
 	require.ErrorIs(t, err, os.ErrNotExist, "--no-browser opened a browser")
+}
+
+// TestLoginMetadataTimeout: a metadata request that gets no answer within
+// --timeout is reported as that, with its URL, not as a wait for the
+// browser.
+func TestLoginMetadataTimeout(t *testing.T) {
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/.well-known/") {
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		// The MCP endpoint asks for authorization, with metadata that
+		// never comes.
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://`+r.Host+`/.well-known/oauth-protected-resource"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	t.Cleanup(hang.Close)
+	t.Cleanup(func() { close(release) })
+	home := shortHome(t)
+	config{t, filepath.Join(home, "config.json")}.write(cfg(map[string]any{"name": "remote", "type": "remote", "url": hang.URL + "/mcp"}), false)
+
+	p := startLogin(t, home, "remote", "--no-browser", "--timeout", "500ms")
+	assert.Equal(t, 1, p.wait(t))
+	out := p.out.String()
+	assert.Regexp(t, `no answer from `+regexp.QuoteMeta(hang.URL)+`/\.well-known/oauth-protected-resource within \d+ms`, out)
+	assert.NotContains(t, out, "browser")
 }
 
 func TestWithURL(t *testing.T) {

@@ -46,10 +46,12 @@ type Options struct {
 	Config Config
 	// Store keeps the tokens. Required.
 	Store *Store
-	// HTTPClient makes the requests to authorization servers and metadata
-	// endpoints; nil means a client of FreeCode's own with
-	// DefaultHTTPTimeout (Close releases its connections). It must not be
-	// one that runs through this Client's Transport.
+	// HTTPClient gives the transport and timeout of the requests to
+	// authorization servers and metadata endpoints; nil means
+	// http.DefaultTransport and DefaultHTTPTimeout. Its redirect policy
+	// is not used: the Client's own applies (see [ErrRedirectRefused]). An
+	// *http.Transport is cloned (Close releases the clone's connections).
+	// It must not be one that runs through this Client's Transport.
 	HTTPClient *http.Client
 	// Logger gets diagnostics at V(1); never a token or secret.
 	Logger logr.Logger
@@ -85,7 +87,7 @@ type Client struct {
 	store       *Store
 	key         string
 	http        *http.Client
-	own         *http.Transport // nil when the caller gave HTTPClient
+	own         *http.Transport // the clone c.http runs over; nil for a transport not an *http.Transport
 	log         logr.Logger
 	interaction *Interaction
 	margin      time.Duration
@@ -148,10 +150,7 @@ func New(opts Options) (*Client, error) {
 		clientName:  opts.ClientName,
 		now:         opts.Now,
 	}
-	if c.http == nil {
-		c.own = http.DefaultTransport.(*http.Transport).Clone()
-		c.http = &http.Client{Transport: c.own, Timeout: DefaultHTTPTimeout}
-	}
+	c.http = c.httpClient(opts.HTTPClient)
 	if c.margin <= 0 {
 		c.margin = DefaultRefreshMargin
 	}
@@ -162,6 +161,28 @@ func New(opts Options) (*Client, error) {
 		c.now = time.Now
 	}
 	return c, nil
+}
+
+// httpClient is the client of the authorization's requests: hc's
+// transport and timeout (nil: http.DefaultTransport, DefaultHTTPTimeout)
+// under the redirect policy ([Client.checkRedirect]). An *http.Transport
+// is cloned, so that its dial can refuse link-local and metadata
+// addresses ([guardDial]); Close releases the clone's connections.
+func (c *Client) httpClient(hc *http.Client) *http.Client {
+	var rt http.RoundTripper = http.DefaultTransport
+	timeout := DefaultHTTPTimeout
+	if hc != nil {
+		rt, timeout = hc.Transport, hc.Timeout
+		if rt == nil {
+			rt = http.DefaultTransport
+		}
+	}
+	if t, ok := rt.(*http.Transport); ok {
+		c.own = t.Clone()
+		c.own.DialContext = guardDial(t.DialContext)
+		rt = c.own
+	}
+	return &http.Client{Transport: rt, Timeout: timeout, CheckRedirect: c.checkRedirect}
 }
 
 // Close releases the idle connections of the Client's own HTTP client.
@@ -674,15 +695,19 @@ func (c *Client) Login(ctx context.Context, in Interaction) (*LoginResult, error
 // probe sends the server an unauthenticated JSON-RPC ping to read its
 // challenge. saw reports a 401 (or 403 insufficient_scope).
 func (c *Client) probe(ctx context.Context) (ch challenge, saw bool, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.rawURL,
+	req, err := http.NewRequestWithContext(withProbe(ctx), http.MethodPost, c.rawURL,
 		strings.NewReader(`{"jsonrpc":"2.0","id":"freecode-sign-in","method":"ping"}`))
 	if err != nil {
 		return challenge{}, false, fmt.Errorf("server %q: %w", c.name, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if na := noAnswer(c.rawURL, start, err); na != nil {
+			return challenge{}, false, fmt.Errorf("server %q: %w", c.name, na)
+		}
 		return challenge{}, false, wrap(fmt.Sprintf("server %q: reach %s", c.name, redactURL(c.resourceURL)), err)
 	}
 	ch = parseChallenge(resp)

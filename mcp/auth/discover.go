@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
@@ -118,7 +118,7 @@ func (c *Client) discover(ctx context.Context, ch challenge, sawChallenge bool) 
 		if perr != nil || !sameOrigin(iu, c.resourceURL) {
 			return nil, fmt.Errorf("authorization server metadata at %s names issuer %q, not on the server's origin", metaURL, asm.Issuer)
 		}
-		if err := checkASMURLs(&asm); err != nil {
+		if err := c.checkASMURLs(&asm); err != nil {
 			return nil, fmt.Errorf("authorization server metadata at %s: %w", metaURL, err)
 		}
 		if len(asm.CodeChallengeMethodsSupported) == 0 {
@@ -165,7 +165,7 @@ func prmURLs(fromChallenge string, server *url.URL) []string {
 
 func (c *Client) findResourceMetadata(ctx context.Context, ch challenge) (*oauthex.ProtectedResourceMetadata, error) {
 	for _, u := range prmURLs(ch.resourceMetadata, c.resourceURL) {
-		if err := checkEndpointURL(u); err != nil {
+		if err := c.checkEndpointURL(u); err != nil {
 			return nil, fmt.Errorf("resource_metadata %s: %w", redactRawURL(u), err)
 		}
 		var prm oauthex.ProtectedResourceMetadata
@@ -185,7 +185,7 @@ func (c *Client) findResourceMetadata(ctx context.Context, ch challenge) (*oauth
 			return nil, fmt.Errorf("server %q: protected resource metadata at %s names no authorization server", c.name, redactRawURL(u))
 		}
 		for i, as := range prm.AuthorizationServers {
-			if err := checkEndpointURL(as); err != nil {
+			if err := c.checkEndpointURL(as); err != nil {
 				return nil, fmt.Errorf("protected resource metadata at %s: authorization_servers[%d]: %w", redactRawURL(u), i, err)
 			}
 		}
@@ -233,7 +233,7 @@ func (c *Client) findAuthServerMeta(ctx context.Context, issuer string) (*oauthe
 		if strings.TrimSuffix(asm.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
 			return nil, fmt.Errorf("authorization server metadata at %s names issuer %q, not %q (RFC 8414 §3.3)", u, asm.Issuer, issuer)
 		}
-		if err := checkASMURLs(&asm); err != nil {
+		if err := c.checkASMURLs(&asm); err != nil {
 			return nil, fmt.Errorf("authorization server metadata at %s: %w", u, err)
 		}
 		c.log.V(1).Info("found authorization server metadata", "url", u, "issuer", asm.Issuer)
@@ -242,7 +242,7 @@ func (c *Client) findAuthServerMeta(ctx context.Context, issuer string) (*oauthe
 	return nil, nil
 }
 
-func checkASMURLs(asm *oauthex.AuthServerMeta) error {
+func (c *Client) checkASMURLs(asm *oauthex.AuthServerMeta) error {
 	if asm.TokenEndpoint == "" {
 		return errors.New("no token_endpoint")
 	}
@@ -255,39 +255,11 @@ func checkASMURLs(asm *oauthex.AuthServerMeta) error {
 		if f.u == "" {
 			continue
 		}
-		if err := checkEndpointURL(f.u); err != nil {
+		if err := c.checkEndpointURL(f.u); err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
 	}
 	return nil
-}
-
-// checkEndpointURL admits https URLs, and http ones on a loopback host
-// (local development and tests).
-func checkEndpointURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return fmt.Errorf("%q is not an absolute URL", redactRawURL(raw))
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-		return nil
-	case "http":
-		if isLoopback(u.Hostname()) {
-			return nil
-		}
-		return fmt.Errorf("%s is not https", redactURL(u))
-	default:
-		return fmt.Errorf("%s: scheme %q is not https", redactURL(u), u.Scheme)
-	}
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // getJSON GETs u into v. found is false for a 4xx answer or a body that is
@@ -298,8 +270,12 @@ func (c *Client) getJSON(ctx context.Context, u string, v any) (found bool, err 
 		return false, fmt.Errorf("fetch %s: %w", redactRawURL(u), err)
 	}
 	req.Header.Set("Accept", "application/json")
+	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if na := noAnswer(u, start, err); na != nil {
+			return false, na
+		}
 		return false, wrap("fetch "+redactRawURL(u), err)
 	}
 	defer func() {

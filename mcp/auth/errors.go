@@ -1,10 +1,13 @@
 package auth
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // Sentinels callers branch on with errors.Is.
@@ -27,6 +30,32 @@ var (
 	// another resource than the configured server URL; FreeCode refuses to
 	// authorize against it (RFC 9728 §3.3).
 	ErrResourceMismatch = errors.New("protected resource metadata is for another resource")
+
+	// ErrEndpointRefused means a URL the server or its authorization
+	// server named (metadata, an endpoint) points where FreeCode sends no
+	// request: not https, on this machine for a server that is not, or a
+	// link-local or cloud metadata address.
+	ErrEndpointRefused = errors.New("endpoint refused")
+
+	// ErrRedirectRefused means an authorization server or metadata
+	// endpoint answered with a redirect FreeCode does not follow: any
+	// redirect of a token, registration or revocation request, or of the
+	// probe to another origin (a *RedirectError says which).
+	ErrRedirectRefused = errors.New("redirect refused")
+
+	// ErrNoAnswer means a request to an authorization server or metadata
+	// endpoint got no answer in time (a *NoAnswerError names the URL).
+	ErrNoAnswer = errors.New("no answer in time")
+
+	// ErrNoBrowserAnswer means the authorization code flow ended (its
+	// context did) before the browser brought the redirect back.
+	ErrNoBrowserAnswer = errors.New("no answer from the browser")
+
+	// ErrBrowserLinkReused means the one-shot address handed to the
+	// browser was requested twice: someone else on this machine may have
+	// read it (from the browser's command line) and with it the flow's
+	// state, so the sign-in is abandoned.
+	ErrBrowserLinkReused = errors.New("the sign-in link for the browser was opened twice")
 )
 
 // OAuth error codes FreeCode acts on (RFC 6749 §5.2, RFC 6750 §3.1).
@@ -118,6 +147,12 @@ func wrap(context string, err error, secrets ...string) error {
 		// Already built from scrubbed parts.
 		return fmt.Errorf("%s: %w", context, err)
 	}
+	var re *RedirectError
+	if errors.As(err, &re) {
+		// Built from redacted URLs; net/http's wrapping would only repeat
+		// the target.
+		return fmt.Errorf("%s: %w", context, re)
+	}
 	return &scrubbedError{msg: context + ": " + scrub(err.Error(), secrets...), err: err}
 }
 
@@ -169,4 +204,39 @@ func flowError(err error) error {
 		return err
 	}
 	return &FlowError{Err: err}
+}
+
+// NoAnswerError is a request to an authorization server or metadata
+// endpoint that timed out (the HTTP client's timeout, or the deadline of
+// the sign-in). It matches ErrNoAnswer and unwraps to the HTTP error
+// (so context.DeadlineExceeded matches too); its text is its own.
+type NoAnswerError struct {
+	URL    string // without userinfo, query and fragment
+	Within time.Duration
+	Err    error
+}
+
+func (e *NoAnswerError) Error() string {
+	return fmt.Sprintf("no answer from %s within %s", e.URL, e.Within)
+}
+
+// Is makes errors.Is(err, ErrNoAnswer) true.
+func (e *NoAnswerError) Is(target error) bool { return target == ErrNoAnswer }
+
+func (e *NoAnswerError) Unwrap() error { return e.Err }
+
+// noAnswer is the *NoAnswerError for err, the failure of a request to
+// rawURL sent at start, if err is a timeout; else nil.
+func noAnswer(rawURL string, start time.Time, err error) error {
+	var ne net.Error
+	if !errors.Is(err, context.DeadlineExceeded) && !(errors.As(err, &ne) && ne.Timeout()) {
+		return nil
+	}
+	within := time.Since(start)
+	if within >= time.Second {
+		within = within.Round(time.Second)
+	} else {
+		within = within.Round(time.Millisecond)
+	}
+	return &NoAnswerError{URL: redactRawURL(rawURL), Within: within, Err: err}
 }

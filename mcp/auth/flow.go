@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/freecode/freecode/internal/termtext"
 	"golang.org/x/oauth2"
 )
 
@@ -26,16 +28,27 @@ import (
 // http://127.0.0.1:<port>/callback.
 const CallbackPath = "/callback"
 
+// BrowserPathPrefix begins the path of the one-shot address handed to the
+// browser, http://127.0.0.1:<port>/signin/<random>, which redirects to the
+// authorization URL (see Interaction.Open).
+const BrowserPathPrefix = "/signin/"
+
 // Interaction is how an authorization reaches the user. Out is required:
 // the authorization URL is always printed there, whatever else happens.
 type Interaction struct {
 	// Out receives the authorization URL and the prompts.
 	Out io.Writer
-	// Open, if set, opens the authorization URL (a browser; the
-	// conformance client's GET that follows redirects). It runs while the
-	// callback listener waits; its error is reported and the wait goes on,
-	// since the user can still open the printed URL.
-	Open func(ctx context.Context, authURL string) error
+	// Open, if set, opens a URL in a browser (the conformance client:
+	// a GET that follows redirects). It is not the authorization URL but a
+	// one-shot address on the callback listener that redirects to it
+	// (http://127.0.0.1:<port>/signin/<random>): a browser's command line
+	// is readable by every user of the machine, and the authorization
+	// URL's state and PKCE challenge would let one of them sign the user
+	// in to an account of theirs. A second request for that address ends
+	// the sign-in with ErrBrowserLinkReused. Open runs while the callback
+	// listener waits; its error is reported and the wait goes on, since
+	// the user can still open the printed URL.
+	Open func(ctx context.Context, browserURL string) error
 	// Paste, if set, is read for the URL the browser was redirected to,
 	// for when the browser cannot reach the loopback listener (it runs on
 	// another machine). A reader with SetReadDeadline (an *os.File such as
@@ -88,7 +101,7 @@ func (c *Client) authorizeCode(ctx context.Context, d *discovery, scopes []strin
 		if attempt == 0 && errors.As(err, &oe) && (oe.Code == CodeInvalidClient || oe.Code == CodeUnauthorized) && c.cfg.ClientID == "" {
 			// A stored registration the server no longer knows: register
 			// again and ask once more.
-			fmt.Fprintf(out, "The authorization server refused FreeCode's client registration (%s); registering again.\n", oe.Code)
+			fmt.Fprintf(out, "The authorization server refused FreeCode's client registration (%s); registering again.\n", termtext.Neutralize(oe.Code))
 			fresh = true
 			continue
 		}
@@ -211,8 +224,13 @@ func (c *Client) waitForCallback(ctx context.Context, ln net.Listener, authURL, 
 		default: // the first answer wins
 		}
 	}
+	browserURL, browserPath := "", ""
+	if in.Open != nil {
+		browserPath = BrowserPathPrefix + rand.Text()
+		browserURL = "http://" + ln.Addr().String() + browserPath
+	}
 	srv := &http.Server{
-		Handler:           c.callbackHandler(state, deliver),
+		Handler:           c.callbackHandler(state, deliver, browserPath, authURL),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	var wg sync.WaitGroup
@@ -235,12 +253,14 @@ func (c *Client) waitForCallback(ctx context.Context, ln net.Listener, authURL, 
 		_ = srv.Serve(ln) // ends with Shutdown/Close above
 	}()
 
-	fmt.Fprintf(out, "To sign in to %s, open this URL in a browser:\n\n  %s\n\n", c.name, authURL)
+	// The URL is the authorization server's to choose: what a terminal
+	// would act on (bidi overrides, C1 controls) is shown escaped.
+	fmt.Fprintf(out, "To sign in to %s, open this URL in a browser:\n\n  %s\n\n", c.name, termtext.Neutralize(authURL))
 	if in.Open != nil {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := in.Open(ctx, authURL); err != nil && !over.Load() {
+			if err := in.Open(ctx, browserURL); err != nil && !over.Load() {
 				msg := scrub(err.Error())
 				c.log.V(1).Info("could not open the authorization URL", "err", msg)
 				fmt.Fprintf(out, "Could not open a browser (%s); open the URL above yourself.\n", msg)
@@ -258,7 +278,7 @@ func (c *Client) waitForCallback(ctx context.Context, ln net.Listener, authURL, 
 	case r := <-results:
 		return r, nil
 	case <-ctx.Done():
-		return callbackResult{}, fmt.Errorf("server %q: no answer from the browser: %w", c.name, context.Cause(ctx))
+		return callbackResult{}, fmt.Errorf("server %q: %w: %w", c.name, ErrNoBrowserAnswer, context.Cause(ctx))
 	}
 }
 
@@ -266,10 +286,23 @@ func (c *Client) waitForCallback(ctx context.Context, ln net.Listener, authURL, 
 // page to be delivered once the flow has its answer.
 const callbackGrace = 2 * time.Second
 
-// callbackHandler answers the redirect. Only the request that carries the
-// state of this flow counts.
-func (c *Client) callbackHandler(state string, deliver func(callbackResult)) http.Handler {
+// callbackHandler answers the redirect: only the request that carries the
+// state of this flow counts. It also serves browserPath, if set, once: a
+// redirect to authURL; a second request for it ends the flow.
+func (c *Client) callbackHandler(state string, deliver func(callbackResult), browserPath, authURL string) http.Handler {
+	var used atomic.Bool
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if browserPath != "" && r.URL.Path == browserPath {
+			if used.Swap(true) {
+				page(w, http.StatusGone, "This sign-in link was already used, so someone else may have it. FreeCode stopped the sign-in; start it again.")
+				deliver(callbackResult{err: fmt.Errorf("%w: someone else on this machine may have read it and the sign-in's state with it; nothing was stored, sign in again", ErrBrowserLinkReused)})
+				return
+			}
+			w.Header().Set("Cache-Control", "no-store")
+			w.Header().Set("Referrer-Policy", "no-referrer")
+			http.Redirect(w, r, authURL, http.StatusFound)
+			return
+		}
 		if r.URL.Path != CallbackPath {
 			http.NotFound(w, r)
 			return

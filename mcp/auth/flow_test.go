@@ -3,6 +3,7 @@ package auth_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -172,17 +173,15 @@ func TestLoginPaste(t *testing.T) {
 	// A browser on another machine: it stops at the redirect to the
 	// loopback address, which the user copies.
 	noFollow := &http.Client{Transport: e.base, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	open := func(ctx context.Context, authURL string) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	open := func(ctx context.Context, browserURL string) error {
+		authURL, err := location(ctx, noFollow, browserURL)
 		if err != nil {
 			return err
 		}
-		resp, err := noFollow.Do(req)
+		loc, err := location(ctx, noFollow, authURL)
 		if err != nil {
 			return err
 		}
-		_ = resp.Body.Close()
-		loc := resp.Header.Get("Location")
 		u, err := url.Parse(loc)
 		if err != nil {
 			return err
@@ -221,9 +220,9 @@ func TestLoginWaitIsBounded(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	opened := make(chan string, 1)
 	go func() {
-		u := <-opened
+		<-opened
 		// The URL was printed before the browser was asked to open it.
-		assert.Contains(t, out.String(), u)
+		assert.Contains(t, out.String(), "open this URL in a browser:\n\n  "+srv.Issuer())
 		cancel() // the user pressed Ctrl-C
 	}()
 	_, err := c.Login(ctx, auth.Interaction{Out: out, Open: func(_ context.Context, u string) error {
@@ -231,6 +230,7 @@ func TestLoginWaitIsBounded(t *testing.T) {
 		return nil
 	}})
 	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, err, auth.ErrNoBrowserAnswer)
 	assert.Contains(t, err.Error(), "no answer from the browser")
 	// The listener is closed: the port can be taken again.
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", itoa(port)))
@@ -292,3 +292,104 @@ func freePort(t *testing.T) int {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// location GETs u without following and returns the redirect's target.
+func location(ctx context.Context, hc *http.Client, u string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", err
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusFound {
+		return "", fmt.Errorf("GET %s: HTTP %d, not a redirect", u, resp.StatusCode)
+	}
+	return resp.Header.Get("Location"), nil
+}
+
+// TestBrowserGetsOneShotLink: the browser is handed an address on the
+// callback listener, not the authorization URL, whose state and PKCE
+// challenge another user of the machine would read from the browser's
+// command line. That address redirects to the printed authorization URL,
+// and the sign-in completes through it.
+func TestBrowserGetsOneShotLink(t *testing.T) {
+	e := newEnv(t)
+	srv := testauth.New(t, testauth.Options{})
+	c := e.client("remote", srv, nil)
+	b := newBrowser(t)
+	noFollow := &http.Client{Transport: e.base, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	out := &syncBuffer{}
+	var handed, target string
+	open := func(ctx context.Context, browserURL string) error {
+		handed = browserURL
+		var err error
+		if target, err = location(ctx, noFollow, browserURL); err != nil {
+			return err
+		}
+		return b.open(ctx, target)
+	}
+	_, err := c.Login(context.Background(), auth.Interaction{Out: out, Open: open})
+	require.NoError(t, err)
+
+	u, err := url.Parse(handed)
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1", u.Hostname())
+	assert.True(t, strings.HasPrefix(u.Path, auth.BrowserPathPrefix), u.Path)
+	assert.Empty(t, u.RawQuery)
+	au, err := url.Parse(target)
+	require.NoError(t, err)
+	q := au.Query()
+	state, challenge := q.Get("state"), q.Get("code_challenge")
+	require.NotEmpty(t, state)
+	require.NotEmpty(t, challenge)
+	assert.NotContains(t, handed, state)
+	assert.NotContains(t, handed, challenge)
+	assert.Contains(t, out.String(), "open this URL in a browser:\n\n  "+target+"\n", "the redirect leads to the printed URL")
+	cb, err := url.Parse(q.Get("redirect_uri"))
+	require.NoError(t, err)
+	assert.Equal(t, u.Host, cb.Host, "the link is served by the callback listener")
+	assert.Equal(t, 1, srv.Counts().CodeExchanges)
+}
+
+// TestBrowserLinkReused: a second request for the address handed to the
+// browser means someone else may have it, and the state behind it: the
+// sign-in ends, whichever request came first.
+func TestBrowserLinkReused(t *testing.T) {
+	e := newEnv(t)
+	srv := testauth.New(t, testauth.Options{})
+	c := e.client("remote", srv, nil)
+	noFollow := &http.Client{Transport: e.base, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	open := func(ctx context.Context, browserURL string) error {
+		// Another user got there first; then the user's browser.
+		if _, err := location(ctx, noFollow, browserURL); err != nil {
+			return err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, browserURL, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			return err
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusGone {
+			return fmt.Errorf("second request: HTTP %d", resp.StatusCode)
+		}
+		return nil
+	}
+	out := &syncBuffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := c.Login(ctx, auth.Interaction{Out: out, Open: open})
+	require.ErrorIs(t, err, auth.ErrBrowserLinkReused)
+	assert.Contains(t, err.Error(), "someone else on this machine may have read it")
+	assert.NotContains(t, out.String(), "Could not open a browser")
+	assert.Zero(t, srv.Counts().CodeExchanges)
+	st, err := c.Status()
+	require.NoError(t, err)
+	assert.Equal(t, auth.StateNoCredentials, st.State)
+}

@@ -2,9 +2,12 @@ package auth
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -297,4 +300,158 @@ func TestStoreDamagedFile(t *testing.T) {
 
 	_, err = tokenKey("../etc", "https://x")
 	assert.Error(t, err, "a server name that is no file name")
+}
+
+// TestCheckEndpoint is the endpoint policy, for a server on another
+// machine and for one on this machine.
+func TestCheckEndpoint(t *testing.T) {
+	cases := []struct {
+		url              string
+		remote, loopback bool // allowed for such a server
+	}{
+		{"https://auth.example.com/token", true, true},
+		{"https://10.1.2.3/token", true, true},
+		{"http://auth.example.com/token", false, false},
+		{"http://10.1.2.3/token", false, false},
+		{"http://192.168.1.1/register", false, false},
+		{"http://127.0.0.1:8080/register", false, true},
+		{"https://127.0.0.1/register", false, true},
+		{"http://127.9.9.9/", false, true},
+		{"http://localhost:3001/", false, true},
+		{"http://LOCALHOST./", false, true},
+		{"http://tenant.localhost/", false, true},
+		{"http://[::1]:9000/", false, true},
+		{"http://[::ffff:127.0.0.1]/", false, true},
+		{"http://169.254.169.254/latest/meta-data/", false, false},
+		{"https://169.254.169.254/", false, false},
+		{"http://[::ffff:169.254.169.254]/", false, false},
+		{"https://[fe80::1]/", false, false},
+		{"https://[fe80::1%25eth0]/", false, false},
+		{"https://[fd00:ec2::254]/", false, false},
+		{"https://100.100.100.200/", false, false},
+		{"https://168.63.129.16/", false, false},
+		{"http://metadata.google.internal/computeMetadata/v1/", false, false},
+		{"https://metadata.google.internal./", false, false},
+		{"https://0.0.0.0/", false, false},
+		{"https://[::]/", false, false},
+		{"ftp://auth.example.com/", false, false},
+		{"/token", false, false},
+	}
+	for _, tc := range cases {
+		u, err := url.Parse(tc.url)
+		require.NoError(t, err, tc.url)
+		for _, srv := range []struct {
+			loopback bool
+			want     bool
+		}{{false, tc.remote}, {true, tc.loopback}} {
+			err := checkEndpoint(u, srv.loopback)
+			if srv.want {
+				assert.NoError(t, err, "%s (loopback server: %t)", tc.url, srv.loopback)
+			} else {
+				assert.ErrorIs(t, err, ErrEndpointRefused, "%s (loopback server: %t)", tc.url, srv.loopback)
+			}
+		}
+	}
+}
+
+// TestRedirectPolicy: which redirect hops the authorization's HTTP
+// client follows.
+func TestRedirectPolicy(t *testing.T) {
+	req := func(ctx context.Context, method, raw string) *http.Request {
+		r, err := http.NewRequestWithContext(ctx, method, raw, nil)
+		require.NoError(t, err)
+		return r
+	}
+	bg := context.Background()
+	cases := []struct {
+		name     string
+		first    *http.Request
+		to       string
+		loopback bool
+		want     string // "follow", "stop" (the 3xx is the answer), "refuse" (an error)
+	}{
+		{"metadata within the origin", req(bg, "GET", "https://as.example.com/.well-known/x"), "https://as.example.com/.well-known/y", false, "follow"},
+		{"metadata to another origin", req(bg, "GET", "https://as.example.com/.well-known/x"), "https://other.example.com/x", false, "stop"},
+		{"metadata from https to http", req(bg, "GET", "https://as.example.com/.well-known/x"), "http://as.example.com/x", false, "stop"},
+		{"metadata to the cloud metadata service", req(bg, "GET", "https://as.example.com/.well-known/x"), "http://169.254.169.254/latest/meta-data/", false, "stop"},
+		{"metadata to this machine", req(bg, "GET", "https://as.example.com/.well-known/x"), "http://127.0.0.1:8080/x", false, "stop"},
+		{"loopback metadata within the origin", req(bg, "GET", "http://127.0.0.1:3001/.well-known/x"), "http://127.0.0.1:3001/y", true, "follow"},
+		{"loopback metadata to another port", req(bg, "GET", "http://127.0.0.1:3001/.well-known/x"), "http://127.0.0.1:3002/y", true, "stop"},
+		{"token within the origin", req(bg, "POST", "https://as.example.com/token"), "https://as.example.com/token2", false, "refuse"},
+		{"token to http", req(bg, "POST", "https://as.example.com/token"), "http://as.example.com/token", false, "refuse"},
+		{"registration to another origin", req(bg, "POST", "https://as.example.com/register"), "https://evil.example/register", false, "refuse"},
+		{"probe within the origin", req(withProbe(bg), "POST", "https://mcp.example.com/mcp"), "https://mcp.example.com/mcp/", false, "follow"},
+		{"probe to another origin", req(withProbe(bg), "POST", "https://mcp.example.com/mcp"), "https://evil.example/mcp", false, "refuse"},
+		{"probe to the cloud metadata service", req(withProbe(bg), "POST", "http://127.0.0.1/mcp"), "http://169.254.169.254/", true, "refuse"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			next := req(bg, tc.first.Method, tc.to)
+			err := redirectPolicy(next, []*http.Request{tc.first}, tc.loopback)
+			switch tc.want {
+			case "follow":
+				assert.NoError(t, err)
+			case "stop":
+				assert.ErrorIs(t, err, http.ErrUseLastResponse)
+			case "refuse":
+				assert.ErrorIs(t, err, ErrRedirectRefused)
+			}
+		})
+	}
+	// Ten hops at most.
+	first := req(bg, "GET", "https://as.example.com/a")
+	via := []*http.Request{first}
+	for range maxRedirects - 1 {
+		via = append(via, req(bg, "GET", "https://as.example.com/a"))
+	}
+	assert.ErrorIs(t, redirectPolicy(req(bg, "GET", "https://as.example.com/b"), via, false), ErrRedirectRefused)
+}
+
+// TestGuardDial: a host name that resolves to a link-local or metadata
+// address is refused at the dial, before a byte is sent.
+func TestGuardDial(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		_ = ln.Close()
+		<-done
+	})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	dialed := func(remote string) func(context.Context, string, string) (net.Conn, error) {
+		return func(ctx context.Context, network, _ string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, network, ln.Addr().String())
+			if err != nil {
+				return nil, err
+			}
+			return fakeRemote{c, remote}, nil
+		}
+	}
+	conn, err := guardDial(dialed("127.0.0.1:80"))(context.Background(), "tcp", "ok.example:80")
+	require.NoError(t, err)
+	_ = conn.Close()
+	for _, bad := range []string{"169.254.169.254:80", "[fe80::1]:443", "[fd00:ec2::254]:80"} {
+		_, err = guardDial(dialed(bad))(context.Background(), "tcp", "rebound.example:80")
+		assert.ErrorIs(t, err, ErrEndpointRefused, bad)
+	}
+}
+
+// fakeRemote is a connection that says it is connected to remote.
+type fakeRemote struct {
+	net.Conn
+	remote string
+}
+
+func (f fakeRemote) RemoteAddr() net.Addr {
+	a, _ := net.ResolveTCPAddr("tcp", f.remote)
+	return a
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
@@ -175,8 +176,12 @@ func (c *Client) register(ctx context.Context, asm *oauthex.AuthServerMeta, redi
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
+	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if na := noAnswer(asm.RegistrationEndpoint, start, err); na != nil {
+			return nil, fmt.Errorf("client registration: %w", na)
+		}
 		return nil, wrap("client registration", err)
 	}
 	defer resp.Body.Close()

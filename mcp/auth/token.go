@@ -57,9 +57,13 @@ func (c *Client) codeConfig(tokenURL, authURL string, cl clientCreds, redirectUR
 // exchange trades an authorization code for tokens (RFC 6749 §4.1.3),
 // with the PKCE verifier and the RFC 8707 resource.
 func (c *Client) exchange(ctx context.Context, cfg *oauth2.Config, code, verifier, resource string) (*oauth2.Token, error) {
+	start := time.Now()
 	tok, err := cfg.Exchange(c.oauthCtx(ctx), code,
 		oauth2.VerifierOption(verifier),
 		oauth2.SetAuthURLParam("resource", resource))
+	if na := noAnswer(cfg.Endpoint.TokenURL, start, err); na != nil {
+		return nil, fmt.Errorf("token request: %w", na)
+	}
 	if err != nil {
 		return nil, tokenError("token request", err, code, verifier, cfg.ClientSecret)
 	}
@@ -84,7 +88,11 @@ func (c *Client) refreshToken(ctx context.Context, r *record) (*oauth2.Token, er
 			"resource":      {r.Resource},
 		},
 	}
+	start := time.Now()
 	tok, err := cc.Token(c.oauthCtx(ctx))
+	if na := noAnswer(r.TokenEndpoint, start, err); na != nil {
+		return nil, fmt.Errorf("refresh: %w", na)
+	}
 	if err != nil {
 		return nil, tokenError("refresh", err, r.RefreshToken, r.AccessToken, secret)
 	}
@@ -103,7 +111,11 @@ func (c *Client) clientCredentialsToken(ctx context.Context, tokenURL string, cl
 		Scopes:         scopes,
 		EndpointParams: url.Values{"resource": {resource}},
 	}
+	start := time.Now()
 	tok, err := cc.Token(c.oauthCtx(ctx))
+	if na := noAnswer(tokenURL, start, err); na != nil {
+		return nil, fmt.Errorf("client credentials token request: %w", na)
+	}
 	if err != nil {
 		return nil, tokenError("client credentials token request", err, secret)
 	}
@@ -227,8 +239,12 @@ func (c *Client) revoke(ctx context.Context, endpoint string, cl clientCreds, to
 	if cl.AuthMethod == authBasic {
 		req.SetBasicAuth(url.QueryEscape(cl.ID), url.QueryEscape(secret))
 	}
+	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if na := noAnswer(endpoint, start, err); na != nil {
+			return fmt.Errorf("revocation: %w", na)
+		}
 		return wrap("revocation", err, token, secret)
 	}
 	defer resp.Body.Close()
