@@ -227,3 +227,47 @@ func appendRuneEscape(b []byte, r rune) []byte {
 	}
 	return appendHex(append(b, `\u`...), uint32(r), 4)
 }
+
+// Elide returns s when it is at most n bytes long; otherwise its first
+// and last bytes (about three fifths and two fifths of n, cut at rune
+// boundaries) around a marker that says how much was left out:
+//
+//	{"path":"a.txt","pad":"xxxx…(12,345 bytes; 11,845 not shown)…","cmd":"touch /tmp/x"}
+//
+// so a shortened text is never taken for the whole: whatever was hidden
+// between padding is announced, and the end of the text is always shown.
+// n below 16 is taken as 16.
+func Elide(s string, n int) string {
+	n = max(n, 16)
+	if len(s) <= n {
+		return s
+	}
+	head := n * 3 / 5
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	tail := len(s) - (n - head)
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	hidden := tail - head
+	return s[:head] + "…(" + GroupDigits(len(s)) + " bytes; " + GroupDigits(hidden) + " not shown)…" + s[tail:]
+}
+
+// GroupDigits writes n in decimal with a comma between groups of three
+// digits: 12345 is "12,345".
+func GroupDigits(n int) string {
+	s := strconv.Itoa(n)
+	neg := ""
+	if n < 0 {
+		neg, s = "-", s[1:]
+	}
+	var b []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b = append(b, ',')
+		}
+		b = append(b, s[i])
+	}
+	return neg + string(b)
+}
