@@ -25,6 +25,7 @@ package termtext
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -270,4 +271,30 @@ func GroupDigits(n int) string {
 		b = append(b, s[i])
 	}
 	return neg + string(b)
+}
+
+// ShellWord renders s as one word of a POSIX shell command line that reads
+// back as s: as it is when it holds only characters no shell acts on
+// (letters, digits and _ . / : = @ % + , -), else in single quotes, each
+// single quote in it written '\''. Nothing in a single-quoted word is
+// expanded, so a command printed for pasting (a resource's URI, a path)
+// runs nothing of what it holds. Controls stay as they are: show the
+// command line through Neutralize.
+func ShellWord(s string) string {
+	if s != "" && strings.Trim(s, shellSafe) == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@%+,-"
+
+// ShellCommand renders words as a POSIX shell command line, each word as
+// ShellWord renders it.
+func ShellCommand(words ...string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = ShellWord(w)
+	}
+	return strings.Join(out, " ")
 }

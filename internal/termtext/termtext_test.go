@@ -283,3 +283,22 @@ func TestGroupDigits(t *testing.T) {
 		require.Equal(t, want, GroupDigits(n))
 	}
 }
+
+func TestShellWord(t *testing.T) {
+	for in, want := range map[string]string{
+		"test://text/0":       "test://text/0",
+		"a-b_c.d,e+f=g@h%i":   "a-b_c.d,e+f=g@h%i",
+		"":                    "''",
+		"a b":                 "'a b'",
+		"x;touch /tmp/pwned":  "'x;touch /tmp/pwned'",
+		"$(id)":               "'$(id)'",
+		"it's":                `'it'\''s'`,
+		"file:///tmp/a`id`":   "'file:///tmp/a`id`'",
+		"~/x":                 "'~/x'",
+		"*":                   "'*'",
+		"test://x';touch y;'": `'test://x'\'';touch y;'\'''`,
+	} {
+		require.Equal(t, want, ShellWord(in), in)
+	}
+	require.Equal(t, "freecode mcp read ts 'a b'", ShellCommand("freecode", "mcp", "read", "ts", "a b"))
+}
