@@ -275,8 +275,9 @@ func GroupDigits(n int) string {
 
 // ShellWord renders s as one word of a POSIX shell command line that reads
 // back as s: as it is when it holds only characters no shell acts on
-// (letters, digits and _ . / : = @ % + , -), else in single quotes, each
-// single quote in it written '\''. Nothing in a single-quoted word is
+// (letters, digits and _ . / : = @ % + , -), else in single quotes, where
+// each single quote of s ends the quoted part, is written \' and starts
+// the next one. Nothing in a single-quoted word is
 // expanded, so a command printed for pasting (a resource's URI, a path)
 // runs nothing of what it holds. Controls stay as they are: show the
 // command line through Neutralize.
