@@ -25,6 +25,11 @@ import (
 // edit-to-ready time (BENCHMARKS.md, scenario 1).
 const DefaultDebounce = 30 * time.Millisecond
 
+// MinMissingGrace is the least time a configuration file that existed must
+// stay missing before its absence is applied; the grace is two poll
+// intervals when that is longer (see Watch).
+const MinMissingGrace = 10 * time.Second
+
 // WatchOptions configure Watch.
 type WatchOptions struct {
 	// Sources are the files of the configuration: every file whose change
@@ -54,6 +59,9 @@ type WatchOptions struct {
 	// Debounce: quiet time after the last event before reading (default
 	// DefaultDebounce).
 	Debounce time.Duration
+
+	// minMissingGrace replaces MinMissingGrace (tests).
+	minMissingGrace time.Duration
 }
 
 // Watch feeds the configuration to opts.Controller until ctx ends. It reads
@@ -83,12 +91,16 @@ type WatchOptions struct {
 //   - A file that does not exist is simply absent: a missing user config
 //     means no servers are configured (as in schema.Load). But a file that
 //     existed when the last valid configuration was read and is now
-//     missing may be on its way back (a slow editor's delete and recreate,
-//     a sync tool): the first read that finds it missing records a
-//     configuration error and changes nothing else. Only if the next read
-//     (the poll, or another file event) still finds it missing is its
-//     absence applied, which for the user config stops every server. If
-//     it is back, what it holds is applied as usual.
+//     missing may be on its way back (an editor's or a tool's delete and
+//     write, a sync tool): a read that finds it missing records a
+//     configuration error and changes nothing else, until it has been
+//     missing for the grace, the longer of two poll intervals and
+//     MinMissingGrace (10 s by default) from the first read that found it
+//     missing. A read then (one is scheduled for that moment) that still
+//     finds it missing applies its absence, which for the user config
+//     stops every server. If it is back before, what it holds is applied
+//     as usual, and an unchanged file restarts nothing. A poll that falls
+//     between the delete and the write therefore changes nothing.
 //   - An event-queue overflow or any watcher error triggers a full re-read.
 //   - The poll timer follows the last valid configuration's pollInterval
 //     from the moment it is applied.
@@ -96,25 +108,9 @@ type WatchOptions struct {
 // Watch returns nil when ctx ends, or an error at once if opts lacks the
 // controller, Sources.User, or both Load and Validator.
 func Watch(ctx context.Context, opts WatchOptions) error {
-	if opts.Controller == nil || opts.Sources.User == "" || (opts.Load == nil && opts.Validator == nil) {
-		return errors.New("watch config: Controller, Sources.User and either Load or Validator are required")
-	}
-	if opts.Debounce <= 0 {
-		opts.Debounce = DefaultDebounce
-	}
-	src, err := absSources(opts.Sources)
+	w, err := newWatcher(opts)
 	if err != nil {
-		return fmt.Errorf("watch config: %w", err)
-	}
-	w := &watcher{opts: opts, src: src, poll: schema.DefaultPollInterval}
-	for _, f := range src.Files() {
-		w.files = append(w.files, &watchedFile{path: f})
-	}
-	w.log = opts.Logger.WithValues("config", src.User)
-	if w.opts.Load == nil {
-		w.opts.Load = func(src schema.Sources, c schema.Contents) (*schema.Config, error) {
-			return opts.Validator.Desired(src, c, schema.LoadOptions{LookupEnv: opts.LookupEnv})
-		}
+		return err
 	}
 
 	var events <-chan fsnotify.Event
@@ -133,6 +129,18 @@ func Watch(ctx context.Context, opts WatchOptions) error {
 	defer debounce.Stop()
 	poll := time.NewTimer(w.poll)
 	defer poll.Stop()
+	recheck := time.NewTimer(time.Hour)
+	recheck.Stop()
+	defer recheck.Stop()
+	// rearm sets the recheck timer for a held absence, or stops it.
+	rearm := func() {
+		if w.recheckIn > 0 {
+			recheck.Reset(w.recheckIn)
+		} else {
+			recheck.Stop()
+		}
+	}
+	rearm()
 	period := w.poll // poll's current period
 	// repoll restarts the poll timer if a reload changed the period, or
 	// always (after a poll).
@@ -152,7 +160,7 @@ func Watch(ctx context.Context, opts WatchOptions) error {
 				continue
 			}
 			if w.relevant(ev.Name) {
-				debounce.Reset(opts.Debounce)
+				debounce.Reset(w.opts.Debounce)
 			}
 		case err, ok := <-errs:
 			if !ok {
@@ -164,15 +172,50 @@ func Watch(ctx context.Context, opts WatchOptions) error {
 			} else {
 				w.log.Error(err, "watching the config directory")
 			}
-			debounce.Reset(opts.Debounce)
+			debounce.Reset(w.opts.Debounce)
 		case <-debounce.C:
 			w.reload("file event")
+			rearm()
 			repoll(false)
 		case <-poll.C:
 			w.reload("poll")
+			rearm()
 			repoll(true)
+		case <-recheck.C:
+			w.reload("missing file check")
+			rearm()
+			repoll(false)
 		}
 	}
+}
+
+// newWatcher checks opts and returns the watcher Watch runs, which has
+// read nothing yet.
+func newWatcher(opts WatchOptions) (*watcher, error) {
+	if opts.Controller == nil || opts.Sources.User == "" || (opts.Load == nil && opts.Validator == nil) {
+		return nil, errors.New("watch config: Controller, Sources.User and either Load or Validator are required")
+	}
+	if opts.Debounce <= 0 {
+		opts.Debounce = DefaultDebounce
+	}
+	if opts.minMissingGrace <= 0 {
+		opts.minMissingGrace = MinMissingGrace
+	}
+	src, err := absSources(opts.Sources)
+	if err != nil {
+		return nil, fmt.Errorf("watch config: %w", err)
+	}
+	w := &watcher{opts: opts, src: src, poll: schema.DefaultPollInterval, now: time.Now}
+	for _, f := range src.Files() {
+		w.files = append(w.files, &watchedFile{path: f})
+	}
+	w.log = opts.Logger.WithValues("config", src.User)
+	if w.opts.Load == nil {
+		w.opts.Load = func(src schema.Sources, c schema.Contents) (*schema.Config, error) {
+			return opts.Validator.Desired(src, c, schema.LoadOptions{LookupEnv: opts.LookupEnv})
+		}
+	}
+	return w, nil
 }
 
 // watcher is Watch's state; only Watch's goroutine uses it.
@@ -185,9 +228,19 @@ type watcher struct {
 	dirs  map[string]bool // directories added to fw
 	hash  string          // of the last contents read; "" forces the next read through
 	poll  time.Duration   // pollInterval of the last valid configuration
-	// missingHeld: the last read found files missing that existed at the
-	// last valid configuration, and did not apply that.
-	missingHeld bool
+	now   func() time.Time
+	// missingSince is when a read first found files missing that existed
+	// at the last valid configuration, while that is not applied yet (zero
+	// otherwise); recheckIn is how long after the last read the next one
+	// should look again (0: no need).
+	missingSince time.Time
+	recheckIn    time.Duration
+}
+
+// missingGrace is how long a file that existed must stay missing before
+// its absence is applied: two poll intervals, at least the minimum grace.
+func (w *watcher) missingGrace() time.Duration {
+	return max(2*w.poll, w.opts.minMissingGrace)
 }
 
 // absSources returns src with every path absolute and cleaned.
@@ -287,17 +340,27 @@ func (w *watcher) reload(why string) {
 		w.log.V(1).Info("config unchanged", "trigger", why)
 		return
 	}
-	if len(gone) > 0 && !w.missingHeld {
-		w.missingHeld = true
-		// Whatever the next read finds goes through: the files back as
-		// they were (which clears this error), or still missing.
-		w.hash = ""
-		err := fmt.Errorf("%s is missing; keeping the last configuration until it is back or the next check still finds it missing", strings.Join(gone, ", "))
-		w.log.Info("config file missing; not applied yet", "trigger", why, "error", err.Error())
-		w.opts.Controller.SetConfigError(err)
-		return
+	w.recheckIn = 0
+	if len(gone) == 0 {
+		w.missingSince = time.Time{}
+	} else {
+		now := w.now()
+		if w.missingSince.IsZero() {
+			w.missingSince = now
+		}
+		grace := w.missingGrace()
+		if wait := w.missingSince.Add(grace).Sub(now); wait > 0 {
+			// Whatever a read finds goes through: the files back as they
+			// were (which clears this error), or still missing.
+			w.hash = ""
+			w.recheckIn = wait
+			err := fmt.Errorf("%s is missing; keeping the last configuration unless it stays missing for %s", strings.Join(gone, ", "), grace)
+			w.log.Info("config file missing; not applied yet", "trigger", why, "error", err.Error())
+			w.opts.Controller.SetConfigError(err)
+			return
+		}
+		w.missingSince = time.Time{}
 	}
-	w.missingHeld = false
 	w.hash = sum
 
 	cfg, err := w.opts.Load(w.src, contents)

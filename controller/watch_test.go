@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -157,7 +158,7 @@ func TestWatchEdits(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.json")
 	writeInPlace(t, path, config("a"))
-	w := newWatchHarness(t, path)
+	w := newWatchHarness(t, path, func(o *WatchOptions) { o.minMissingGrace = time.Millisecond })
 	w.waitReady("a")
 	hashA := statusOf(w.c, "a").SpecHash
 
@@ -207,17 +208,17 @@ func TestWatchEdits(t *testing.T) {
 	require.Equal(t, 2, w.d.count("a"), "a kept running through the invalid edit")
 	require.True(t, w.d.last("b").isClosed())
 
-	// Deleting the file means no servers, once a second read still finds
-	// it missing: the first one only records a configuration error (see
-	// TestWatchDeleteAndRecreate). A short pollInterval makes the second
-	// read come soon; changing it restarts nothing.
+	// Deleting the file means no servers, once it stayed missing for the
+	// grace: until then reads only record a configuration error (see
+	// TestWatchMissingFileGrace). A short pollInterval and minimum grace
+	// make that 200 ms; changing pollInterval restarts nothing.
 	writeRename(t, path, withPoll(config("a=--v2"), 100))
 	require.Eventually(t, func() bool { return w.logs.count("config applied") == applied+2 }, 30*time.Second, 5*time.Millisecond)
 	require.NoError(t, os.Remove(path))
 	require.Eventually(t, func() bool { return len(w.c.Status().Servers) == 0 }, 30*time.Second, 5*time.Millisecond)
 	require.True(t, w.d.last("a").isClosed())
 	require.Equal(t, 2, w.d.count("a"))
-	require.Equal(t, 1, w.logs.count("config file missing; not applied yet", path+" is missing"))
+	require.Positive(t, w.logs.count("config file missing; not applied yet", path+" is missing"))
 	require.Empty(t, w.c.Status().ConfigError)
 
 	// And recreating it starts them again.
@@ -253,6 +254,111 @@ func TestWatchDeleteAndRecreate(t *testing.T) {
 	require.Equal(t, PhaseReady, statusOf(w.c, "a").Phase)
 	require.Equal(t, 1, w.d.count("a"), "a never restarted")
 	require.False(t, w.d.last("a").isClosed())
+}
+
+// memFile is a config file in memory whose reads the test drives.
+type memFile struct {
+	mu   sync.Mutex // guards data
+	data *string    // nil: missing
+}
+
+func (f *memFile) read(string) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.data == nil {
+		return nil, fs.ErrNotExist
+	}
+	return []byte(*f.data), nil
+}
+
+func (f *memFile) set(data *string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.data = data
+}
+
+// An editor or a tool that deletes the config and writes it again a
+// moment later, with the 5 s poll in the gap, stops nothing: a missing
+// file is applied only once it stayed missing for the grace (two polls,
+// at least 10 s), at the check scheduled for then. The watcher's
+// decisions are driven read by read on a clock the test moves.
+func TestWatchMissingFileGrace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	cfg := withPoll(config("a"), 5000)
+	file := &memFile{data: &cfg}
+	var applied [][]string // server names of each configuration applied
+	c := New(Options{Dial: newFakeDialer(t).dial, Logger: testLogger(t)})
+	w, err := newWatcher(WatchOptions{
+		Sources:   schema.Sources{User: path},
+		Validator: mustValidator(t),
+		LookupEnv: func(string) (string, bool) { return "", false },
+		ReadFile:  file.read,
+		OnApplied: func(cfg *schema.Config) {
+			names := []string{}
+			for _, s := range cfg.MCP.Servers {
+				names = append(names, s.Name)
+			}
+			applied = append(applied, names)
+		},
+		Controller: c,
+		Logger:     testLogger(t),
+	})
+	require.NoError(t, err)
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w.now = func() time.Time { return clock }
+
+	w.reload("start")
+	require.Equal(t, [][]string{{"a"}}, applied)
+	require.Equal(t, 10*time.Second, w.missingGrace(), "two polls of 5 s")
+
+	// Deleted: the file event's read holds it, and schedules a check.
+	file.set(nil)
+	w.reload("file event")
+	require.Len(t, applied, 1)
+	require.Contains(t, c.Status().ConfigError, path+" is missing; keeping the last configuration unless it stays missing for 10s")
+	require.Equal(t, 10*time.Second, w.recheckIn)
+
+	// The poll falls in the gap, 0.5 s later: still held.
+	clock = clock.Add(500 * time.Millisecond)
+	w.reload("poll")
+	require.Len(t, applied, 1, "a poll in the gap applied the missing file")
+	require.Equal(t, 9500*time.Millisecond, w.recheckIn)
+
+	// Written again 1 s after the delete: the same servers, error cleared.
+	clock = clock.Add(500 * time.Millisecond)
+	file.set(&cfg)
+	w.reload("file event")
+	require.Equal(t, [][]string{{"a"}, {"a"}}, applied)
+	require.Empty(t, c.Status().ConfigError)
+	require.Zero(t, w.recheckIn)
+
+	// Deleted for good: held through polls until the grace has passed
+	// since it was first found missing, then applied.
+	file.set(nil)
+	w.reload("file event")
+	for range 2 {
+		clock = clock.Add(4 * time.Second)
+		w.reload("poll")
+		require.Len(t, applied, 2)
+	}
+	require.Equal(t, 2*time.Second, w.recheckIn)
+	clock = clock.Add(w.recheckIn)
+	w.reload("missing file check")
+	require.Equal(t, [][]string{{"a"}, {"a"}, {}}, applied)
+	require.Empty(t, c.Status().ConfigError)
+	require.Zero(t, w.recheckIn)
+
+	// A file that was already missing at the last valid configuration is
+	// simply absent: nothing is held.
+	w.reload("poll")
+	require.Len(t, applied, 3, "unchanged")
+}
+
+func mustValidator(t *testing.T) *schema.Validator {
+	t.Helper()
+	v, err := schema.NewValidator()
+	require.NoError(t, err)
+	return v
 }
 
 func TestWatchSymlinkSwap(t *testing.T) {

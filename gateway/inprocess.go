@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/freecode/freecode/api/wire"
+	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
@@ -114,17 +114,18 @@ func (a hostApprover) Approve(ctx context.Context, req orchestrator.ApprovalRequ
 	return res.Action == mcp.ElicitAccept, nil
 }
 
+// maxQuestionArgs bounds the arguments shown in an approval question.
+// Longer ones are shown as their head and tail around the size of what is
+// left out (termtext.Elide): a payload after padding is at the tail, and
+// the host is told that it does not see everything.
+const maxQuestionArgs = 1000
+
 // approvalQuestion is what the host is asked: "server X wants to run Y
 // with …: allow?".
 func approvalQuestion(req orchestrator.ApprovalRequest) string {
-	args := string(req.Args)
-	if len(args) > 500 {
-		// At a rune boundary.
-		n := 500
-		for n > 0 && !utf8.RuneStart(args[n]) {
-			n--
-		}
-		args = args[:n] + "…"
+	args := termtext.Elide(string(req.Args), maxQuestionArgs)
+	if len(args) < len(req.Args) {
+		args += " (not all shown: decline unless what is shown is enough to decide)"
 	}
 	if server, tool, ok := splitID(req.ToolID); ok {
 		return fmt.Sprintf("MCP server %q wants to run %s with %s (%s): allow?", server, tool, args, req.Reason)

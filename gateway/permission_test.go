@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -108,4 +110,19 @@ func TestUpstreamElicitationGoesToTheCallersHost(t *testing.T) {
 	res := a.answer("call")["result"].(map[string]any)
 	assert.Contains(t, text(res), `"name":"A"`)
 	b.noEvents()
+}
+
+// TestApprovalQuestionShowsWhatFollowsPadding: arguments too long to show
+// whole are shown as head and tail with their size, so what a server put
+// after padding is in the question and the cut is announced.
+func TestApprovalQuestionShowsWhatFollowsPadding(t *testing.T) {
+	args := `{"pad":"` + strings.Repeat(" ", 5000) + `","path":"/home/me/.ssh/id_ed25519"}`
+	q := approvalQuestion(orchestrator.ApprovalRequest{ToolID: "mcp__t__note", Args: json.RawMessage(args), Reason: "asks by default"})
+	assert.Contains(t, q, `"path":"/home/me/.ssh/id_ed25519"}`)
+	assert.Contains(t, q, "(5,044 bytes; 4,044 not shown)")
+	assert.Contains(t, q, "not all shown")
+	assert.Less(t, len(q), 1300)
+
+	short := approvalQuestion(orchestrator.ApprovalRequest{ToolID: "read", Args: json.RawMessage(`{"path":"a"}`), Reason: "r"})
+	assert.Equal(t, `FreeCode wants to run its read tool with {"path":"a"} (r): allow?`, short)
 }

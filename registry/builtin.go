@@ -237,7 +237,17 @@ func (f fileTools) read(ctx context.Context, raw json.RawMessage) (Result, error
 		return ErrorResult(fmt.Sprintf("cannot read %s: %v", a.Path, err)), nil
 	}
 	defer file.Close()
-	if _, fromOutputs := f.inOutputs(a.Path); !fromOutputs && !Approved(ctx) {
+	_, fromOutputs := f.inOutputs(a.Path)
+	switch {
+	case fromOutputs:
+		// Read without a question, so only what FreeCode wrote there: one
+		// name per file. A hard link planted there may be another name of
+		// a protected file (the config and its provider keys).
+		if n := links(file); n > 1 {
+			return ErrorResult(fmt.Sprintf("refusing to read %s: it has %d names (hard links), and the files FreeCode keeps in %s have one; "+
+				"it may be another name of a protected file", a.Path, n, f.outputs)), nil
+		}
+	case !Approved(ctx):
 		if what := f.protectedOpen(file); what != "" {
 			return ErrorResult(fmt.Sprintf("refusing to read %s without approval: it is %s", a.Path, what)), nil
 		}
@@ -446,6 +456,19 @@ func (f fileTools) hardLinked(st os.FileInfo) string {
 		}
 	}
 	return ""
+}
+
+// links is how many names (hard links) the opened regular file has; 1
+// when that cannot be told, 0 for anything but a regular file.
+func links(file *os.File) uint64 {
+	st, err := file.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return uint64(sys.Nlink)
+	}
+	return 1
 }
 
 // resolveExisting returns p with symlinks resolved in its longest existing

@@ -167,3 +167,29 @@ func TestReadKeptOutputs(t *testing.T) {
 		}
 	}
 }
+
+// A hard link planted in the outputs directory, which read reads without
+// asking, is refused: FreeCode's own outputs have one name, and another
+// name of the config would hand out its keys.
+func TestReadRefusesHardLinksInOutputs(t *testing.T) {
+	ws, home := protectedWorkspace(t)
+	outputs := filepath.Join(home, orchestrator.OutputsDirName)
+	require.NoError(t, os.Mkdir(outputs, 0o700))
+	planted := filepath.Join(outputs, "20260101-mcp__x__y-abc.txt")
+	require.NoError(t, os.Link(filepath.Join(home, "config.json"), planted))
+	r := registry.NewRegistry(nil)
+	require.NoError(t, registry.RegisterBuiltins(r, registry.BuiltinOptions{Root: ws, Protected: []string{home}, Outputs: outputs}))
+	o := newOrch(t, r, func(o *orchestrator.Options) {
+		o.Rules = func() orchestrator.Rules { return orchestrator.Rules{Allow: []string{"read"}} }
+		o.Approver = orchestrator.ApproverFunc(func(context.Context, orchestrator.ApprovalRequest) (bool, error) {
+			t.Error("a read of the outputs asked")
+			return false, nil
+		})
+	})
+	out := o.Run(testCtx(t), []orchestrator.Call{{ID: "planted", Tool: "read", Args: json.RawMessage(`{"path":` + jsonString(planted) + `}`)}})
+	require.NoError(t, out[0].Err)
+	require.True(t, out[0].Result.IsError)
+	require.NotContains(t, out[0].Result.Text(), "sk-secret")
+	require.Equal(t, "refusing to read "+planted+": it has 2 names (hard links), and the files FreeCode keeps in "+outputs+
+		" have one; it may be another name of a protected file", out[0].Result.Text())
+}

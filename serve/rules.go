@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -62,7 +63,19 @@ func DefsPolicy(cfg *schema.Config) defs.Policy {
 	if orchestrator.Decide(orchestrator.Rules(cfg.Permission), search).Action == orchestrator.Deny {
 		return defs.Policy{}
 	}
-	return defs.Policy{Budget: cfg.MCP.ToolBudget, AlwaysLoad: cfg.MCP.AlwaysLoaded()}
+	return defs.Policy{Budget: cfg.MCP.ToolBudget, AlwaysLoad: cfg.MCP.AlwaysLoaded(), Project: ProjectServers(cfg)}
+}
+
+// ProjectServers names the servers of cfg that a project's settings
+// define.
+func ProjectServers(cfg *schema.Config) []string {
+	var out []string
+	for _, s := range cfg.MCP.Servers {
+		if strings.HasPrefix(s.Source, schema.SourceProjectPrefix) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }
 
 func (r *rulesHolder) projectReason(cfg *schema.Config) string {

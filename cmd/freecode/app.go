@@ -214,8 +214,8 @@ func (a *app) checkConfigFlag(c *cobra.Command) error {
 	if home, err := schema.Home(a.getenv); err == nil {
 		def = schema.ConfigPath(home)
 	}
-	return fmt.Errorf("--config %s: no such file; create it with `freecode --config %s mcp add <name> local \"<command>\"` (or mcp add-json, mcp import), or drop --config to use %s",
-		a.configFlag, a.configFlag, def)
+	return fmt.Errorf("--config %s: no such file; create it with `%s mcp add <name> local \"<command>\"` (or mcp add-json, mcp import), or drop --config to use %s",
+		a.configFlag, termtext.ShellCommand("freecode", "--config", a.configFlag), def)
 }
 
 func (a *app) schema() (*schema.Validator, error) {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -12,8 +15,9 @@ import (
 	"github.com/freecode/freecode/internal/termtext"
 )
 
-// approvalArgsWidth bounds the ARGS cell of `mcp approvals`; --json has
-// them whole.
+// approvalArgsWidth bounds the bytes of the arguments shown in the ARGS
+// cell of `mcp approvals`; longer ones are shown as head and tail around
+// their size (approvalArgs), and --json has them whole.
 const approvalArgsWidth = 60
 
 func (a *app) approvalsCmd() *cobra.Command {
@@ -48,14 +52,19 @@ one with ` + "`freecode mcp approve <id>` or `freecode mcp deny <id>`" + `.`,
 			now := time.Now()
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tTOOL\tWAITING\tARGS\tREASON")
+			cut := false
 			for _, p := range pending {
+				cut = cut || len(compactArgs(p.Args)) > approvalArgsWidth
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cell(p.ID), cell(p.Tool), ago(p.Created, now),
-					firstLine(string(p.Args), approvalArgsWidth), cell(p.Reason))
+					approvalArgs(p.Args), cell(p.Reason))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "\nAnswer with `freecode mcp approve <id>` or `freecode mcp deny <id>`; unanswered calls are refused after %s.\n", api.DefaultApprovalTimeout)
+			if cut {
+				fmt.Fprintln(a.stdout, "Arguments marked \"not shown\" are longer than shown: `freecode mcp approvals --json` has them whole.")
+			}
 			return nil
 		},
 	}
@@ -104,4 +113,25 @@ func (a *app) answerCmd(approve bool) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// approvalArgs renders a call's arguments for the ARGS cell: compact JSON
+// on one line, at most approvalArgsWidth bytes of it shown, the rest
+// announced with its size between head and tail (termtext.Elide), never
+// cut silently.
+func approvalArgs(args json.RawMessage) string {
+	if len(args) == 0 {
+		return "-"
+	}
+	return cell(termtext.Elide(compactArgs(args), approvalArgsWidth))
+}
+
+// compactArgs is args as compact JSON, or as sent with its line breaks
+// shown as spaces when it is not JSON.
+func compactArgs(args json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, args) == nil {
+		return b.String()
+	}
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(string(args))
 }

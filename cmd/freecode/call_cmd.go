@@ -304,7 +304,8 @@ func (a *app) printOutcome(v outcomeView, text string, err error, asJSON bool) e
 	if server := serverOfTool(v.Tool); server != "" {
 		for _, c := range v.Content {
 			if c.Type == "resource_link" && c.URI != "" {
-				fmt.Fprintf(a.stdout, "[resource link %s: read it with `freecode mcp read %s %s`]\n", termtext.Quote(c.URI), server, termtext.Quote(c.URI))
+				fmt.Fprintf(a.stdout, "[resource link %s: read it with `%s`]\n", termtext.Quote(c.URI),
+					termtext.Neutralize(termtext.ShellCommand("freecode", "mcp", "read", server, c.URI)))
 			}
 		}
 	}

@@ -74,7 +74,7 @@ For a remote server give its URL:
 					return usageError{errors.New("--header and --transport are for remote servers; a local server takes --env")}
 				}
 				if w := command[0]; strings.HasPrefix(w, "http://") || strings.HasPrefix(w, "https://") {
-					return usageError{fmt.Errorf("%s is a URL, and a server reached at a URL is remote: did you mean `freecode mcp add %s remote %s`?", termtext.Quote(w), name, w)}
+					return usageError{fmt.Errorf("%s is a URL, and a server reached at a URL is remote: did you mean `%s`?", termtext.Quote(w), termtext.ShellCommand("freecode", "mcp", "add", name, "remote", w))}
 				}
 				fields = append(fields, schema.Field{Key: "command", Value: command})
 			case schema.Remote:

@@ -609,7 +609,7 @@ func blockText(server string, raw json.RawMessage) string {
 		}
 		return fmt.Sprintf("[binary resource %s, %s; see it with --json]", b.Resource.URI, dash(b.Resource.MimeType))
 	case "resource_link":
-		return fmt.Sprintf("[resource link %s: read it with `freecode mcp read %s %s`]", b.URI, server, b.URI)
+		return fmt.Sprintf("[resource link %s: read it with `%s`]", b.URI, termtext.ShellCommand("freecode", "mcp", "read", server, b.URI))
 	}
 	return fmt.Sprintf("[a %q block; see it with --json]", b.Type)
 }

@@ -345,8 +345,8 @@ func (a *app) importServers(c *cobra.Command, env hosts.Env, servers []hosts.Ser
 		fmt.Fprintf(a.stdout, "Would add %d server%s to %s (--dry-run: nothing written).\n", len(added), plural(len(added)), path)
 	case o.toProject:
 		fmt.Fprintf(a.stdout, "Added %d server%s to %s.\n", len(added), plural(len(added)), path)
-		fmt.Fprintf(a.stdout, "Project servers run once you trust the project (again, after this change): review it with `freecode mcp trust %s`.\n",
-			cell(schema.ProjectDir(path)))
+		fmt.Fprintf(a.stdout, "Project servers run once you trust the project (again, after this change): review it with `%s`.\n",
+			cell(termtext.ShellCommand("freecode", "mcp", "trust", schema.ProjectDir(path))))
 	default:
 		fmt.Fprintf(a.stdout, "Added %d server%s to %s.\n", len(added), plural(len(added)), path)
 		a.printApplies(added, true)

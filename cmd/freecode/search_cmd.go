@@ -20,6 +20,7 @@ import (
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/serve"
 )
 
 // callSearch runs `mcp call tool_search`: through freecode serve when it
@@ -73,7 +74,7 @@ func (a *app) searchOneShot(ctx context.Context, cfg *schema.Config, args json.R
 	}
 	// No deferral here: every server's tools are searched, alwaysLoad
 	// ones too, and nothing is loaded — the command only prints.
-	search, err := defs.NewDefsCache(reg, defs.Options{}).SearchTool()
+	search, err := defs.NewDefsCache(reg, defs.Options{Policy: defs.Policy{Project: serve.ProjectServers(cfg)}}).SearchTool()
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,7 @@ package termtext
 
 import (
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -424,4 +425,75 @@ func appendRuneEscape(b []byte, r rune) []byte {
 		return appendHex(append(b, `\U`...), uint32(r), 8)
 	}
 	return appendHex(append(b, `\u`...), uint32(r), 4)
+}
+
+// Elide returns s when it is at most n bytes long; otherwise its first
+// and last bytes (about three fifths and two fifths of n, cut at rune
+// boundaries) around a marker that says how much was left out:
+//
+//	{"path":"a.txt","pad":"xxxx…(12,345 bytes; 11,845 not shown)…","cmd":"touch /tmp/x"}
+//
+// so a shortened text is never taken for the whole: whatever was hidden
+// between padding is announced, and the end of the text is always shown.
+// n below 16 is taken as 16.
+func Elide(s string, n int) string {
+	n = max(n, 16)
+	if len(s) <= n {
+		return s
+	}
+	head := n * 3 / 5
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	tail := len(s) - (n - head)
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	hidden := tail - head
+	return s[:head] + "…(" + GroupDigits(len(s)) + " bytes; " + GroupDigits(hidden) + " not shown)…" + s[tail:]
+}
+
+// GroupDigits writes n in decimal with a comma between groups of three
+// digits: 12345 is "12,345".
+func GroupDigits(n int) string {
+	s := strconv.Itoa(n)
+	neg := ""
+	if n < 0 {
+		neg, s = "-", s[1:]
+	}
+	var b []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b = append(b, ',')
+		}
+		b = append(b, s[i])
+	}
+	return neg + string(b)
+}
+
+// ShellWord renders s as one word of a POSIX shell command line that reads
+// back as s: as it is when it holds only characters no shell acts on
+// (letters, digits and _ . / : = @ % + , -), else in single quotes, where
+// each single quote of s ends the quoted part, is written \' and starts
+// the next one. Nothing in a single-quoted word is
+// expanded, so a command printed for pasting (a resource's URI, a path)
+// runs nothing of what it holds. Controls stay as they are: show the
+// command line through Neutralize.
+func ShellWord(s string) string {
+	if s != "" && strings.Trim(s, shellSafe) == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@%+,-"
+
+// ShellCommand renders words as a POSIX shell command line, each word as
+// ShellWord renders it.
+func ShellCommand(words ...string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = ShellWord(w)
+	}
+	return strings.Join(out, " ")
 }

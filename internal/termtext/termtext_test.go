@@ -406,3 +406,50 @@ func TestQuoteCut(t *testing.T) {
 	require.Equal(t, Quote(long), long)
 	require.Equal(t, strings.Repeat("x", 200)+"…(4800 more characters)", QuoteCut(long, 200))
 }
+
+func TestElide(t *testing.T) {
+	short := `{"path":"a.txt"}`
+	require.Equal(t, short, Elide(short, 500))
+
+	// Padding, then what matters: the end is shown and the size announced.
+	long := `{"pad":"` + strings.Repeat("x", 12000) + `","cmd":"touch /tmp/pwned"}`
+	got := Elide(long, 500)
+	require.True(t, strings.HasSuffix(got, `","cmd":"touch /tmp/pwned"}`), got)
+	require.True(t, strings.HasPrefix(got, `{"pad":"xxx`), got)
+	require.Contains(t, got, "…(12,035 bytes; 11,535 not shown)…")
+
+	// Cuts at rune boundaries only.
+	runes := strings.Repeat("é", 100)
+	got = Elide(runes, 21)
+	require.True(t, utf8.ValidString(got), got)
+	head, rest, ok := strings.Cut(got, "…(")
+	require.True(t, ok)
+	_, tail, ok := strings.Cut(rest, ")…")
+	require.True(t, ok)
+	require.Contains(t, got, "(200 bytes; "+GroupDigits(200-len(head)-len(tail))+" not shown)")
+}
+
+func TestGroupDigits(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 7: "7", 999: "999", 1000: "1,000", 12345: "12,345", 1234567: "1,234,567", -4500: "-4,500"} {
+		require.Equal(t, want, GroupDigits(n))
+	}
+}
+
+func TestShellWord(t *testing.T) {
+	for in, want := range map[string]string{
+		"test://text/0":       "test://text/0",
+		"a-b_c.d,e+f=g@h%i":   "a-b_c.d,e+f=g@h%i",
+		"":                    "''",
+		"a b":                 "'a b'",
+		"x;touch /tmp/pwned":  "'x;touch /tmp/pwned'",
+		"$(id)":               "'$(id)'",
+		"it's":                `'it'\''s'`,
+		"file:///tmp/a`id`":   "'file:///tmp/a`id`'",
+		"~/x":                 "'~/x'",
+		"*":                   "'*'",
+		"test://x';touch y;'": `'test://x'\'';touch y;'\'''`,
+	} {
+		require.Equal(t, want, ShellWord(in), in)
+	}
+	require.Equal(t, "freecode mcp read ts 'a b'", ShellCommand("freecode", "mcp", "read", "ts", "a b"))
+}

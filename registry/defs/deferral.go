@@ -53,6 +53,10 @@ type Policy struct {
 	// AlwaysLoad names the sources whose tools are advertised even when
 	// deferring; the built-ins always are.
 	AlwaysLoad []string
+	// Project names the sources that are a project's servers: tool_search
+	// ranks their tools below the user's on near-ties and says where each
+	// match comes from. It changes no list.
+	Project []string
 }
 
 func (p Policy) alwaysLoads(source string) bool {
@@ -60,8 +64,14 @@ func (p Policy) alwaysLoads(source string) bool {
 }
 
 // key identifies the policy's always-loaded set.
-func (p Policy) key() string {
-	s := slices.Clone(p.AlwaysLoad)
+func (p Policy) key() string { return setKey(p.AlwaysLoad) }
+
+// indexKey identifies what the search index depends on: the always-loaded
+// set (left out) and the project's servers (ranked lower).
+func (p Policy) indexKey() string { return p.key() + "\x01" + setKey(p.Project) }
+
+func setKey(names []string) string {
+	s := slices.Clone(names)
 	slices.Sort(s)
 	return strings.Join(slices.Compact(s), "\x00")
 }
@@ -120,17 +130,18 @@ func (c *DefsCache) currentPolicy() Policy {
 // SetPolicy makes p the deferral policy and, when it differs from the one
 // before, publishes PolicyChanged and ends every dialect's stickiness (see
 // the package comment on deferral).
+// A change of Policy.Project alone changes only how tool_search ranks.
 func (c *DefsCache) SetPolicy(p Policy) (changed bool) {
-	p.AlwaysLoad = slices.Clone(p.AlwaysLoad)
+	p.AlwaysLoad, p.Project = slices.Clone(p.AlwaysLoad), slices.Clone(p.Project)
 	c.mu.Lock()
 	changed = p.Budget != c.policy.Budget || p.key() != c.policy.key()
 	if changed {
-		c.policy = p
 		clear(c.sticky)
 	}
+	c.policy = p
 	c.mu.Unlock()
 	if changed {
-		c.opts.Bus.Publish(PolicyChanged(p))
+		c.opts.Bus.Publish(PolicyChanged{Budget: p.Budget, AlwaysLoad: p.AlwaysLoad})
 	}
 	return changed
 }
@@ -248,7 +259,7 @@ func (c *DefsCache) Search(query string, limit int) []Match {
 // always load, built at most once per registry generation and policy:
 // concurrent searchers wait for one build (imu).
 func (c *DefsCache) searchIndex(p Policy) *Index {
-	key := p.key()
+	key := p.indexKey()
 	c.imu.Lock()
 	defer c.imu.Unlock()
 	gen := c.reg.Generation()
@@ -263,7 +274,7 @@ func (c *DefsCache) searchIndex(p Policy) *Index {
 	entries = slices.DeleteFunc(entries, func(e registry.Entry) bool {
 		return p.alwaysLoads(e.Tool.Source)
 	})
-	ix := NewIndex(entries)
+	ix := NewScopedIndex(entries, p.Project)
 	c.mu.Lock()
 	if c.index == nil || gen >= c.indexGen {
 		c.index, c.indexGen, c.indexKey = ix, gen, key
@@ -365,7 +376,9 @@ func searchResult(query string, matches []Match, loaded bool) registry.Result {
 	for i, m := range matches {
 		m.Description = cut(m.Description, MaxMatchDescription)
 		out[i] = m
-		fmt.Fprintf(&b, "%d. %s: %s", i+1, m.ID, m.Description)
+		// "<n>. <id>:" first, as the gateway finds ids in the text; where
+		// the tool comes from before what its server says about it.
+		fmt.Fprintf(&b, "%d. %s: [%s] %s", i+1, m.ID, matchSource(m), m.Description)
 		if len(m.Params) > 0 {
 			fmt.Fprintf(&b, " (parameters: %s)", strings.Join(m.Params, ", "))
 		}
@@ -375,6 +388,15 @@ func searchResult(query string, matches []Match, loaded bool) registry.Result {
 		Tools []Match `json:"tools"`
 	}{out}) // strings and numbers always encode
 	return registry.Result{Content: []registry.Content{{Type: "text", Text: strings.TrimSuffix(b.String(), "\n")}}, Structured: structured}
+}
+
+// matchSource says where a match's tool comes from: "server fs, user",
+// "server repo-tools, project", "built-in".
+func matchSource(m Match) string {
+	if m.Scope == ScopeBuiltin {
+		return "built-in"
+	}
+	return "server " + m.Server + ", " + m.Scope
 }
 
 // cut returns s shortened to at most n bytes at a rune boundary, with "…"

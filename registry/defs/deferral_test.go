@@ -191,7 +191,7 @@ func TestToolSearchFindsAndLoads(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, res.IsError)
 	text := res.Text()
-	require.Contains(t, text, "1. mcp__fs__move_file: Move or rename files and directories. (parameters: destination, source)")
+	require.Contains(t, text, "1. mcp__fs__move_file: [server fs, user] Move or rename files and directories. (parameters: destination, source)")
 	require.NotContains(t, text, "3. ")
 	var structured struct {
 		Tools []Match `json:"tools"`

@@ -125,7 +125,7 @@ type converted struct {
 
 // NewDefsCache returns a cache over r.
 func NewDefsCache(r *registry.Registry, opts Options) *DefsCache {
-	opts.Policy.AlwaysLoad = slices.Clone(opts.Policy.AlwaysLoad)
+	opts.Policy.AlwaysLoad, opts.Policy.Project = slices.Clone(opts.Policy.AlwaysLoad), slices.Clone(opts.Policy.Project)
 	return &DefsCache{reg: r, opts: opts, cache: make(map[Dialect]full), conv: make(map[Dialect]map[string]converted),
 		views: make(map[Dialect]view), loadedSet: make(map[string]bool), policy: opts.Policy, sticky: make(map[Dialect]bool)}
 }

@@ -48,13 +48,32 @@ func fieldWeight(f int) float64 {
 	}
 }
 
+// projectWeight scales the score of a tool of a project's server (a
+// source in Policy.Project): a repository's settings choose its servers and
+// their descriptions, so on a tie or a near-tie the user's own tools (and
+// the built-ins) come first; a project tool must match clearly better to
+// rank above them.
+const projectWeight = 0.8
+
+// Scopes of a match: where its tool comes from.
+const (
+	ScopeBuiltin = "builtin"
+	ScopeUser    = "user"
+	ScopeProject = "project"
+)
+
 // maxParamDepth bounds how deep parameter names are collected from a
 // schema ("entities" → items → "name" is depth 2).
 const maxParamDepth = 3
 
 // Match is one tool a search found, best first.
 type Match struct {
-	ID          string   `json:"name"`
+	ID string `json:"name"`
+	// Server is the source of the tool ("builtin" for FreeCode's own),
+	// Scope where that server is configured: ScopeUser, ScopeProject or
+	// ScopeBuiltin.
+	Server      string   `json:"server"`
+	Scope       string   `json:"scope"`
 	Description string   `json:"description"`
 	Params      []string `json:"parameters,omitempty"`
 	Score       float64  `json:"score"`
@@ -70,6 +89,8 @@ type Index struct {
 
 type indexDoc struct {
 	id, description string
+	server, scope   string
+	weight          float64 // 1, or projectWeight
 	params          []string
 }
 
@@ -81,8 +102,14 @@ type posting struct {
 }
 
 // NewIndex indexes entries: their id, name, title, description and
-// parameter names.
-func NewIndex(entries []registry.Entry) *Index {
+// parameter names. Every source is taken as the user's.
+func NewIndex(entries []registry.Entry) *Index { return NewScopedIndex(entries, nil) }
+
+// NewScopedIndex is NewIndex where the sources in project are a project's
+// servers: their tools rank with projectWeight, and their matches say so.
+// A description counts each of its terms once: repeating a word does not
+// make a tool match it better.
+func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 	ix := &Index{postings: make(map[string][]posting), exact: make(map[string][]int, 2*len(entries))}
 	// Field lengths first: BM25 normalizes by the average.
 	type fieldTerms [numFields][]string
@@ -101,7 +128,14 @@ func NewIndex(entries []registry.Entry) *Index {
 			ps = paramNames(e.Schema)
 			params[string(e.Schema)] = ps
 		}
-		ix.docs = append(ix.docs, indexDoc{id: t.ID, description: describe(t), params: ps})
+		doc := indexDoc{id: t.ID, description: describe(t), params: ps, server: t.Source, scope: ScopeUser, weight: 1}
+		switch {
+		case t.Source == registry.SourceBuiltin || t.Source == "":
+			doc.server, doc.scope = registry.SourceBuiltin, ScopeBuiltin
+		case slices.Contains(project, t.Source):
+			doc.scope, doc.weight = ScopeProject, projectWeight
+		}
+		ix.docs = append(ix.docs, doc)
 		ix.exact[strings.ToLower(t.ID)] = append(ix.exact[strings.ToLower(t.ID)], i)
 		if lower := strings.ToLower(name); lower != strings.ToLower(t.ID) {
 			ix.exact[lower] = append(ix.exact[lower], i)
@@ -119,7 +153,7 @@ func NewIndex(entries []registry.Entry) *Index {
 			ft[fieldName] = append(ft[fieldName], memo.terms(toolPart)...)
 		}
 		ft[fieldTitle] = memo.terms(t.Title)
-		ft[fieldDescription] = memo.terms(t.Description)
+		ft[fieldDescription] = distinct(memo.terms(t.Description))
 		ft[fieldParams] = memo.terms(strings.Join(ps, " "))
 		if t.Source != registry.SourceBuiltin {
 			ft[fieldServer] = memo.terms(t.Source)
@@ -186,6 +220,9 @@ func (ix *Index) Rank(query string, limit int, expand bool) []Match {
 			scores[p.doc] += weight * idf * tf * (bm25K1 + 1) / (tf + bm25K1)
 		}
 	}
+	for _, d := range ranked {
+		scores[d] *= ix.docs[d].weight
+	}
 	if exact := ix.exact[strings.ToLower(strings.TrimSpace(query))]; len(exact) > 0 {
 		top := 0.0
 		for _, d := range ranked {
@@ -225,7 +262,8 @@ func (ix *Index) Rank(query string, limit int, expand bool) []Match {
 	for i, d := range ranked {
 		doc := ix.docs[d]
 		// Three decimals say all a score can: how much better one match is.
-		out[i] = Match{ID: doc.id, Description: doc.description, Params: doc.params, Score: math.Round(scores[d]*1000) / 1000}
+		out[i] = Match{ID: doc.id, Server: doc.server, Scope: doc.scope, Description: doc.description, Params: doc.params,
+			Score: math.Round(scores[d]*1000) / 1000}
 	}
 	return out
 }
@@ -297,6 +335,19 @@ func synonyms(word string) []string {
 		return []string{"info"}
 	}
 	return nil
+}
+
+// distinct returns terms with each term kept once, at its first place.
+func distinct(terms []string) []string {
+	seen := make(map[string]bool, len(terms))
+	out := terms[:0]
+	for _, t := range terms {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // describe is what a tool's definition says it does: its description, or
