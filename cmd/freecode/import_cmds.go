@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -49,7 +50,14 @@ that host's user and project files, or a FILE in any of their formats. A
 FILE inside the project (under its repository root) is the project's: it
 is imported only with --to-project, and refused without. A FILE elsewhere
 goes to your user config. Without --from it lists what it finds and writes
-nothing.`,
+nothing.
+
+Values written out in env and headers (not ${VAR} references) may be
+secrets. Imported into your user config from a file only you can read, or
+looking like a token, they make the config readable by you only (0600).
+The project's settings file is shared (committed), so it never gets them:
+each becomes a ${NAME} reference, and the import says which variables to
+set.`,
 		Args: exactArgs(0, "no arguments (give the source with --from)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			env, err := a.hostEnv()
@@ -351,10 +359,16 @@ func (a *app) importServers(c *cobra.Command, env hosts.Env, servers []hosts.Ser
 	}
 	skipByTarget(servers, env.Dir, o.toProject)
 	dedupeServers(servers)
+	var refs []named // variables the project's servers now refer to
 	for i := range servers {
 		s := &servers[i]
 		if s.Skip != "" {
 			continue
+		}
+		if o.toProject {
+			for _, r := range s.ReferLiterals() {
+				refs = append(refs, named{s.Name, fmt.Sprintf("%s (server %s's %s)", r.Var, cell(s.Name), r.Literal)})
+			}
 		}
 		// One server FreeCode refuses is skipped, not the whole import.
 		var re *schema.RefusedEdit
@@ -378,6 +392,18 @@ func (a *app) importServers(c *cobra.Command, env hosts.Env, servers []hosts.Ser
 			return err
 		}
 		if err := skipUserNames(v, userPath, servers); err != nil {
+			return err
+		}
+	}
+	// Values written out, from a file only the user can read or looking
+	// like tokens, must not land in a file others can read.
+	private, err := privateValues(servers)
+	if err != nil {
+		return err
+	}
+	var was fs.FileMode // the user config's mode before it was made 0600
+	if !o.toProject && len(private) > 0 {
+		if was, err = keepPrivate(path, o.dryRun); err != nil {
 			return err
 		}
 	}
@@ -428,9 +454,94 @@ func (a *app) importServers(c *cobra.Command, env hosts.Env, servers []hosts.Ser
 			cell(schema.ProjectDir(path)))
 	default:
 		fmt.Fprintf(a.stdout, "Added %d server%s to %s.\n", len(added), plural(len(added)), path)
+	}
+	if refs := ofAdded(refs, added); len(refs) > 0 {
+		fmt.Fprintf(a.stdout, "%s is shared, so values written out in env and headers were not copied into it; set these variables where freecode runs: %s.\n",
+			path, strings.Join(refs, ", "))
+	}
+	if private := ofAdded(private, added); was != 0 && len(private) > 0 {
+		now := "is now"
+		if o.dryRun {
+			now = "would be made"
+		}
+		fmt.Fprintf(a.stdout, "%s was readable by others (mode %04o) and %s readable by you only (mode %04o): it holds values written out that may be secrets (%s).\n",
+			path, was, now, was&^0o077, strings.Join(private, ", "))
+	}
+	if len(added) > 0 && !o.dryRun && !o.toProject {
 		a.printApplies(added, true)
 	}
 	return nil
+}
+
+// named is a text about the server of that name.
+type named struct{ server, text string }
+
+// ofAdded returns the texts about the servers added.
+func ofAdded(list []named, added []string) []string {
+	var out []string
+	for _, n := range list {
+		if slices.Contains(added, n.server) {
+			out = append(out, n.text)
+		}
+	}
+	return out
+}
+
+// privateValues lists the env and header values written out (not ${VAR}
+// references) of the servers to be imported that must stay private: from
+// a file only its owner can read, or looking like a token. It names them,
+// never their values.
+func privateValues(servers []hosts.Server) ([]named, error) {
+	mode := map[string]fs.FileMode{}
+	var out []named
+	for _, s := range servers {
+		if s.Skip != "" {
+			continue
+		}
+		lits := s.Literals()
+		if len(lits) == 0 {
+			continue
+		}
+		m, ok := mode[s.Location.Path]
+		if !ok {
+			fi, err := os.Stat(s.Location.Path)
+			if err != nil {
+				return nil, fmt.Errorf("read %s: %w", s.Location.Path, err)
+			}
+			m = fi.Mode().Perm()
+			mode[s.Location.Path] = m
+		}
+		for _, l := range lits {
+			if l.Secret || m&0o077 == 0 {
+				out = append(out, named{s.Name, fmt.Sprintf("server %s's %s", cell(s.Name), l)})
+			}
+		}
+	}
+	return out, nil
+}
+
+// keepPrivate makes the config file at path readable and writable by its
+// owner only (the mode a new one gets) before values that must stay
+// private are written to it, unless dry. It returns the mode it had when
+// that was more open, else 0.
+func keepPrivate(path string, dry bool) (fs.FileMode, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil // created 0600
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	was := fi.Mode().Perm()
+	if was&0o077 == 0 {
+		return 0, nil
+	}
+	if !dry {
+		if err := os.Chmod(path, was&^0o077); err != nil {
+			return 0, fmt.Errorf("make %s readable by you only (it holds values written out, which may be secrets; run chmod 600 %s): %w", path, path, err)
+		}
+	}
+	return was, nil
 }
 
 // projectSettings is the project settings file of dir: the one of the
