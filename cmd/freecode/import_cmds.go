@@ -322,17 +322,34 @@ func (a *app) surveyHosts(env hosts.Env) error {
 				continue
 			}
 			found = true
-			names := make([]string, len(servers))
-			for i, s := range servers {
-				names[i] = s.From
+			// Read sorts by project: one line per project (a project's
+			// file is its directory's; "" is the user's).
+			for len(servers) > 0 {
+				project := servers[0].Project
+				if loc.Scope == "project" {
+					project = env.Dir
+				}
+				n := 1
+				for n < len(servers) && servers[n].Project == servers[0].Project {
+					n++
+				}
+				names := make([]string, n)
+				for i, s := range servers[:n] {
+					names[i] = s.From
+				}
+				list := fmt.Sprintf("%d server%s (%s)", n, plural(n), termtext.Neutralize(strings.Join(names, ", ")))
+				switch {
+				case project == "":
+					fmt.Fprintf(a.stdout, "%s, %s: %s; import with `freecode mcp import --from %s`\n", h.Name, loc.Path, list, h.ID)
+				case project == env.Dir:
+					fmt.Fprintf(a.stdout, "%s, %s (this project's): %s; import them into %s with `freecode mcp import --from %s --to-project`\n",
+						h.Name, loc.Path, list, projectSettings(env.Dir), h.ID)
+				default:
+					fmt.Fprintf(a.stdout, "%s, %s (project %s's): %s; import them into its %s with `freecode mcp import --from %s --to-project` there\n",
+						h.Name, loc.Path, cell(project), list, schema.ProjectFile, h.ID)
+				}
+				servers = servers[n:]
 			}
-			if loc.Scope == "project" {
-				fmt.Fprintf(a.stdout, "%s, %s (this project's): %d server%s (%s); import them into %s with `freecode mcp import --from %s --to-project`\n",
-					h.Name, loc.Path, len(servers), plural(len(servers)), termtext.Neutralize(strings.Join(names, ", ")), projectSettings(env.Dir), h.ID)
-				continue
-			}
-			fmt.Fprintf(a.stdout, "%s, %s: %d server%s (%s); import with `freecode mcp import --from %s`\n",
-				h.Name, loc.Path, len(servers), plural(len(servers)), termtext.Neutralize(strings.Join(names, ", ")), h.ID)
 		}
 	}
 	if !found {
