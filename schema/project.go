@@ -50,6 +50,10 @@ func FindProject(start string) (path string, ok bool) {
 	}
 }
 
+// RepoRoot returns the repository root holding dir (the first directory
+// from dir up that holds .git), or "" outside a repository.
+func RepoRoot(dir string) string { return repoRoot(dir) }
+
 func repoRoot(dir string) string {
 	for {
 		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {

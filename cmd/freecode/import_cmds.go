@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -24,7 +25,7 @@ func (a *app) importCmd() *cobra.Command {
 		skip      []string
 	)
 	c := &cobra.Command{
-		Use:   "import [--from HOST|FILE] [--dry-run]",
+		Use:   "import [--from HOST|FILE] [--dry-run] [--to-project]",
 		Short: "Add the MCP servers of another host's config (Claude Code, Claude Desktop, Cursor, VS Code, Codex, Gemini CLI, OpenCode)",
 		Long: `Add the MCP servers that another host has configured to FreeCode's config,
 translating its format: ${env:VAR}, $VAR and {env:VAR} become ${VAR}, a VS
@@ -33,18 +34,30 @@ bearer_token_env_var become env and header references. It shows what it
 adds, and what it skips and why (a name configured already, a field FreeCode
 has no equivalent for). All servers are added in one edit, or none.
 
-Servers go to your user config, except those a host keeps for one project
-(Claude Code's entries of ~/.claude.json under "projects"): those are
-skipped, naming the project, unless --to-project is given in that project's
-directory. With --to-project only the project's servers — those and the
-ones of its own files (.mcp.json, .cursor/mcp.json...) — are imported, into
-the project's .freecode/settings.json, where they run once you trust the
-project (freecode mcp trust). A project's file never replaces a server of
-your own of the same name.
+Servers go to your user config, where they run in every directory. A
+project's servers never do: those of its own files (.mcp.json,
+.cursor/mcp.json, .vscode/mcp.json, .codex/config.toml,
+.gemini/settings.json, opencode.json), which come with the repository, and
+those a host keeps for one project (Claude Code's entries of ~/.claude.json
+under "projects") are skipped, naming the project, unless --to-project is
+given in that project's directory. With --to-project only the project's
+servers are imported, into the project's .freecode/settings.json, where
+they run once you trust the project (freecode mcp trust). A project's file
+never replaces a server of your own of the same name.
 
 --from takes a host (` + strings.Join(hosts.IDs(), ", ") + `), which reads
-that host's user and project files, or a FILE in any of their formats.
-Without --from it lists what it finds and writes nothing.`,
+that host's user and project files, or a FILE in any of their formats. A
+FILE inside the project (under its repository root) is the project's: it
+is imported only with --to-project, and refused without. A FILE elsewhere
+goes to your user config. Without --from it lists what it finds and writes
+nothing.
+
+Values written out in env and headers (not ${VAR} references) may be
+secrets. Imported into your user config from a file only you can read, or
+looking like a token, they make the config readable by you only (0600).
+The project's settings file is shared (committed), so it never gets them:
+each becomes a ${NAME} reference, and the import says which variables to
+set.`,
 		Args: exactArgs(0, "no arguments (give the source with --from)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			env, err := a.hostEnv()
@@ -54,7 +67,7 @@ Without --from it lists what it finds and writes nothing.`,
 			if from == "" {
 				return a.surveyHosts(env)
 			}
-			servers, err := a.readHost(from, env)
+			servers, err := a.readHost(from, env, toProject)
 			if err != nil {
 				return err
 			}
@@ -105,8 +118,9 @@ func (a *app) hostEnv() (hosts.Env, error) {
 
 // readHost reads the servers of from, a host's ID or a file, in the
 // order of the host's files (see dedupeServers for which of a name given
-// twice is imported).
-func (a *app) readHost(from string, env hosts.Env) ([]hosts.Server, error) {
+// twice is imported). A file inside the project is the project's
+// (Scope "project"), refused unless toProject.
+func (a *app) readHost(from string, env hosts.Env, toProject bool) ([]hosts.Server, error) {
 	var locs []hosts.Location
 	if h := hosts.Lookup(from); h != nil {
 		var looked []string
@@ -132,7 +146,15 @@ func (a *app) readHost(from string, env hosts.Env) ([]hosts.Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", from, err)
 		}
-		locs = []hosts.Location{{Host: h, Path: from, Scope: "file"}}
+		scope := "file"
+		if root, ok := projectOwns(from, env); ok {
+			if !toProject {
+				return nil, fmt.Errorf("--from %s: the file is in project %s, and a project's servers never go to your user config, where they would run in every directory without asking; import them into %s, where they run once you trust the project, with `freecode mcp import --from %s --to-project`",
+					from, root, projectSettings(env.Dir), from)
+			}
+			scope = "project"
+		}
+		locs = []hosts.Location{{Host: h, Path: from, Scope: scope}}
 	}
 	var out []hosts.Server
 	for _, loc := range locs {
@@ -149,6 +171,62 @@ func (a *app) readHost(from string, env hosts.Env) ([]hosts.Server, error) {
 	return out, nil
 }
 
+// projectOwns reports whether the file at path is the project's rather
+// than the user's, and the project's directory: it lies under the
+// repository root holding env.Dir (outside a repository, or in one rooted
+// at the home directory, it must be one of the files the hosts read for
+// the project in env.Dir), and it is none of the files the hosts read as
+// the user's. A symlink counts both where it is and where it points.
+func projectOwns(path string, env hosts.Env) (string, bool) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", false
+	}
+	user, project := map[string]bool{}, map[string]bool{}
+	for _, h := range hosts.Hosts() {
+		for _, loc := range h.Locations(env) {
+			if loc.Scope == "project" {
+				project[filepath.Clean(loc.Path)] = true
+			} else {
+				user[filepath.Clean(loc.Path)] = true
+			}
+		}
+	}
+	if user[abs] {
+		return "", false
+	}
+	paths := []string{abs}
+	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+		paths = append(paths, real)
+	}
+	root := schema.RepoRoot(env.Dir)
+	if root != "" && filepath.Clean(root) == filepath.Clean(env.Home) {
+		root = "" // a home directory kept in git is not a project
+	}
+	for _, p := range paths {
+		if project[p] {
+			return env.Dir, true
+		}
+		if root == "" {
+			continue
+		}
+		for _, r := range []string{root, realPath(root)} {
+			if rel, err := filepath.Rel(r, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return root, true
+			}
+		}
+	}
+	return "", false
+}
+
+// realPath is path with its symlinks resolved, else path.
+func realPath(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	return path
+}
+
 // importOpts are what `mcp import` was asked for.
 type importOpts struct {
 	skip      []string
@@ -163,9 +241,10 @@ func ownProject(s hosts.Server) bool {
 }
 
 // skipByTarget skips the servers that do not go where this import writes.
-// Without --to-project that is the user config: a server a host keeps for
-// one project is skipped, naming it. With it, the project's settings file
-// in dir: only the project's own servers go there.
+// Without --to-project that is the user config: a server of a project's
+// file, or one a host keeps for one project, is skipped, naming it. With
+// it, the project's settings file in dir: only the project's own servers
+// go there.
 func skipByTarget(servers []hosts.Server, dir string, toProject bool) {
 	for i := range servers {
 		s := &servers[i]
@@ -178,7 +257,10 @@ func skipByTarget(servers []hosts.Server, dir string, toProject bool) {
 				s.Location.Host.Name, s.Project, schema.ProjectFile, s.Location.Host.ID)
 		case s.Project != "" && !toProject:
 			s.Skip = fmt.Sprintf("%s runs it only in this project (%s), not everywhere as your user config would; import it into %s with --to-project",
-				s.Location.Host.Name, s.Project, filepath.Join(dir, schema.ProjectFile))
+				s.Location.Host.Name, s.Project, projectSettings(dir))
+		case s.Location.Scope == "project" && !toProject:
+			s.Skip = fmt.Sprintf("a project's server runs only in the project, once you trust it, never from your user config; import it into %s with `freecode mcp import --from %s --to-project` in %s",
+				projectSettings(dir), s.Location.Host.ID, dir)
 		case toProject && !ownProject(*s):
 			s.Skip = "it is one of your own servers, not the project's; import it without --to-project"
 		}
@@ -240,12 +322,34 @@ func (a *app) surveyHosts(env hosts.Env) error {
 				continue
 			}
 			found = true
-			names := make([]string, len(servers))
-			for i, s := range servers {
-				names[i] = s.From
+			// Read sorts by project: one line per project (a project's
+			// file is its directory's; "" is the user's).
+			for len(servers) > 0 {
+				project := servers[0].Project
+				if loc.Scope == "project" {
+					project = env.Dir
+				}
+				n := 1
+				for n < len(servers) && servers[n].Project == servers[0].Project {
+					n++
+				}
+				names := make([]string, n)
+				for i, s := range servers[:n] {
+					names[i] = s.From
+				}
+				list := fmt.Sprintf("%d server%s (%s)", n, plural(n), termtext.Neutralize(strings.Join(names, ", ")))
+				switch {
+				case project == "":
+					fmt.Fprintf(a.stdout, "%s, %s: %s; import with `freecode mcp import --from %s`\n", h.Name, loc.Path, list, h.ID)
+				case project == env.Dir:
+					fmt.Fprintf(a.stdout, "%s, %s (this project's): %s; import them into %s with `freecode mcp import --from %s --to-project`\n",
+						h.Name, loc.Path, list, projectSettings(env.Dir), h.ID)
+				default:
+					fmt.Fprintf(a.stdout, "%s, %s (project %s's): %s; import them into its %s with `freecode mcp import --from %s --to-project` there\n",
+						h.Name, loc.Path, cell(project), list, schema.ProjectFile, h.ID)
+				}
+				servers = servers[n:]
 			}
-			fmt.Fprintf(a.stdout, "%s, %s: %d server%s (%s); import with `freecode mcp import --from %s`\n",
-				h.Name, loc.Path, len(servers), plural(len(servers)), termtext.Neutralize(strings.Join(names, ", ")), h.ID)
 		}
 	}
 	if !found {
@@ -272,10 +376,16 @@ func (a *app) importServers(c *cobra.Command, env hosts.Env, servers []hosts.Ser
 	}
 	skipByTarget(servers, env.Dir, o.toProject)
 	dedupeServers(servers)
+	var refs []named // variables the project's servers now refer to
 	for i := range servers {
 		s := &servers[i]
 		if s.Skip != "" {
 			continue
+		}
+		if o.toProject {
+			for _, r := range s.ReferLiterals() {
+				refs = append(refs, named{s.Name, fmt.Sprintf("%s (server %s's %s)", r.Var, cell(s.Name), r.Literal)})
+			}
 		}
 		// One server FreeCode refuses is skipped, not the whole import.
 		var re *schema.RefusedEdit
@@ -299,6 +409,18 @@ func (a *app) importServers(c *cobra.Command, env hosts.Env, servers []hosts.Ser
 			return err
 		}
 		if err := skipUserNames(v, userPath, servers); err != nil {
+			return err
+		}
+	}
+	// Values written out, from a file only the user can read or looking
+	// like tokens, must not land in a file others can read.
+	private, err := privateValues(servers)
+	if err != nil {
+		return err
+	}
+	var was fs.FileMode // the user config's mode before it was made 0600
+	if !o.toProject && len(private) > 0 {
+		if was, err = keepPrivate(path, o.dryRun); err != nil {
 			return err
 		}
 	}
@@ -349,22 +471,113 @@ func (a *app) importServers(c *cobra.Command, env hosts.Env, servers []hosts.Ser
 			cell(termtext.ShellCommand("freecode", "mcp", "trust", schema.ProjectDir(path))))
 	default:
 		fmt.Fprintf(a.stdout, "Added %d server%s to %s.\n", len(added), plural(len(added)), path)
+	}
+	if refs := ofAdded(refs, added); len(refs) > 0 {
+		fmt.Fprintf(a.stdout, "%s is shared, so values written out in env and headers were not copied into it; set these variables where freecode runs: %s.\n",
+			path, strings.Join(refs, ", "))
+	}
+	if private := ofAdded(private, added); was != 0 && len(private) > 0 {
+		now := "is now"
+		if o.dryRun {
+			now = "would be made"
+		}
+		fmt.Fprintf(a.stdout, "%s was readable by others (mode %04o) and %s readable by you only (mode %04o): it holds values written out that may be secrets (%s).\n",
+			path, was, now, was&^0o077, strings.Join(private, ", "))
+	}
+	if len(added) > 0 && !o.dryRun && !o.toProject {
 		a.printApplies(added, true)
 	}
 	return nil
 }
 
-// importProjectFile is the project settings file --to-project writes: the
-// one of the project dir is in, else a new one in dir.
+// named is a text about the server of that name.
+type named struct{ server, text string }
+
+// ofAdded returns the texts about the servers added.
+func ofAdded(list []named, added []string) []string {
+	var out []string
+	for _, n := range list {
+		if slices.Contains(added, n.server) {
+			out = append(out, n.text)
+		}
+	}
+	return out
+}
+
+// privateValues lists the env and header values written out (not ${VAR}
+// references) of the servers to be imported that must stay private: from
+// a file only its owner can read, or looking like a token. It names them,
+// never their values.
+func privateValues(servers []hosts.Server) ([]named, error) {
+	mode := map[string]fs.FileMode{}
+	var out []named
+	for _, s := range servers {
+		if s.Skip != "" {
+			continue
+		}
+		lits := s.Literals()
+		if len(lits) == 0 {
+			continue
+		}
+		m, ok := mode[s.Location.Path]
+		if !ok {
+			fi, err := os.Stat(s.Location.Path)
+			if err != nil {
+				return nil, fmt.Errorf("read %s: %w", s.Location.Path, err)
+			}
+			m = fi.Mode().Perm()
+			mode[s.Location.Path] = m
+		}
+		for _, l := range lits {
+			if l.Secret || m&0o077 == 0 {
+				out = append(out, named{s.Name, fmt.Sprintf("server %s's %s", cell(s.Name), l)})
+			}
+		}
+	}
+	return out, nil
+}
+
+// keepPrivate makes the config file at path readable and writable by its
+// owner only (the mode a new one gets) before values that must stay
+// private are written to it, unless dry. It returns the mode it had when
+// that was more open, else 0.
+func keepPrivate(path string, dry bool) (fs.FileMode, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil // created 0600
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	was := fi.Mode().Perm()
+	if was&0o077 == 0 {
+		return 0, nil
+	}
+	if !dry {
+		if err := os.Chmod(path, was&^0o077); err != nil {
+			return 0, fmt.Errorf("make %s readable by you only (it holds values written out, which may be secrets; run chmod 600 %s): %w", path, path, err)
+		}
+	}
+	return was, nil
+}
+
+// projectSettings is the project settings file of dir: the one of the
+// project dir is in, else a new one in dir.
+func projectSettings(dir string) string {
+	if path, ok := schema.FindProject(dir); ok {
+		return path
+	}
+	return filepath.Join(dir, schema.ProjectFile)
+}
+
+// importProjectFile is the project settings file --to-project writes
+// (projectSettings), never one in FreeCode's home.
 func (a *app) importProjectFile(dir string) (string, error) {
 	home, err := schema.Home(a.getenv)
 	if err != nil {
 		return "", err
 	}
-	path, ok := schema.FindProject(dir)
-	if !ok {
-		path = filepath.Join(dir, schema.ProjectFile)
-	}
+	path := projectSettings(dir)
 	if filepath.Dir(path) == filepath.Clean(home) {
 		return "", fmt.Errorf("--to-project: %s is FreeCode's home, not a project; run the import in the project's directory", dir)
 	}
@@ -401,6 +614,8 @@ func (a *app) printImport(servers []hosts.Server, dir string) {
 			switch {
 			case at.Scope == "file":
 				what = at.Host.Name + " format"
+			case at.Scope == "project":
+				what = at.Host.Name + ", this project's file"
 			case project == dir:
 				what = at.Host.Name + ", this project's"
 			case project != "":

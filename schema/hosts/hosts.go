@@ -270,19 +270,8 @@ func (s *Server) finish() {
 		s.Notes = append(s.Notes, fmt.Sprintf("renamed from %s: FreeCode names are a letter, then letters, digits, _ and -, without __ (tool ids are mcp__<server>__<tool>)", quote(s.From)))
 		s.Name = n
 	}
-	var literal []string
-	for _, kv := range []struct {
-		what string
-		m    map[string]string
-	}{{"env", s.Env}, {"header", s.Headers}} {
-		for _, k := range slices.Sorted(mapsKeys(kv.m)) {
-			if v := kv.m[k]; v != "" && !strings.Contains(v, "${") {
-				literal = append(literal, kv.what+" "+k)
-			}
-		}
-	}
-	if len(literal) > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%s: copied as written; to keep a secret out of the file, write ${NAME} and set NAME where freecode runs", strings.Join(literal, ", ")))
+	if n := literalNote(s.Literals()); n != "" {
+		s.Notes = append(s.Notes, n)
 	}
 }
 
