@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/net/netutil"
 
 	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/mcp"
@@ -64,6 +65,19 @@ type Options struct {
 	// ConfigPath names the config file in the remedies of refused calls.
 	ConfigPath string
 	Logger     logr.Logger
+
+	// What a host may send. MaxMessageBytes bounds one message, a stdio
+	// line or an HTTP request body: the config's mcp.limits.maxMessageBytes
+	// (0: mcp.DefaultGatewayMaxMessageBytes). MaxRequests bounds a stdio
+	// host's requests in flight (0: mcp.DefaultGatewayMaxRequests).
+	MaxMessageBytes int64
+	MaxRequests     int
+	// HTTPReadTimeout bounds reading an HTTP request's body,
+	// HTTPIdleTimeout a kept-alive connection with no request, and
+	// HTTPMaxConns the connections open at once (0: the Default*).
+	HTTPReadTimeout time.Duration
+	HTTPIdleTimeout time.Duration
+	HTTPMaxConns    int
 }
 
 // backend is where the tools are: this process's registry (inProcess) or
@@ -139,6 +153,7 @@ func newGateway(be backend, opts Options) *gateway {
 	g.current <- exposed{}
 	g.instructions <- ""
 	g.srv = mcp.NewGateway(mcp.GatewayOptions{Name: "freecode", Version: opts.Version, Call: g.call, Logger: opts.Logger.WithName("mcp"),
+		MaxMessageBytes: opts.MaxMessageBytes, MaxRequests: opts.MaxRequests,
 		Read: g.read, GetPrompt: g.getPrompt, ServerOf: g.serverOf, Instructions: func() string {
 			s := <-g.instructions
 			g.instructions <- s
@@ -360,14 +375,22 @@ const HTTPShutdownWait = 5 * time.Second
 // request's context is a child of ctx, so that a host's standing GET
 // stream and its calls end with it and the shutdown does not wait for
 // them until HTTPShutdownWait.
+//
+// What a host may send is bounded: at most HTTPMaxConns connections at
+// once (more wait to be accepted), headers within HTTPHeaderTimeout, a
+// body of at most MaxMessageBytes within HTTPReadTimeout (boundBody), and
+// a connection with no request is closed after HTTPIdleTimeout. Answers
+// are not bounded in time: a GET stream, or a call's, stays open.
 func (g *gateway) serveHTTP(ctx context.Context) error {
 	endpoint := g.srv.HTTPHandler(HTTPPath)
 	mux := http.NewServeMux()
 	mux.Handle(HTTPPath, endpoint)
-	hs := &http.Server{Handler: requireToken(g.opts.Token, mux), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
+	limits := g.httpLimits()
+	hs := &http.Server{Handler: requireToken(g.opts.Token, boundBody(limits, mux)), ReadHeaderTimeout: HTTPHeaderTimeout,
+		IdleTimeout: limits.idle, BaseContext: func(net.Listener) context.Context { return ctx }}
+	ln := netutil.LimitListener(g.opts.HTTP, limits.conns)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(g.opts.HTTP) }()
+	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
 		_ = endpoint.Close(context.Background())

@@ -47,6 +47,9 @@ const (
 	childBuiltins = "FREECODE_GATEWAY_TEST_BUILTINS"
 	childHTTP     = "FREECODE_GATEWAY_TEST_HTTP"
 	childAttach   = "FREECODE_GATEWAY_TEST_ATTACH"
+	// childHTTPBounds sets the HTTP endpoint's read and idle timeouts
+	// and its connection cap: "READ IDLE CONNS" (Go durations, a number).
+	childHTTPBounds = "FREECODE_GATEWAY_TEST_HTTP_BOUNDS"
 )
 
 func TestMain(m *testing.M) {
@@ -66,6 +69,22 @@ func runChild() int {
 	src := schema.Sources{User: filepath.Join(home, "config.json"), Trust: schema.TrustPath(home)}
 	opts := Options{Builtins: os.Getenv(childBuiltins) != "", Version: "test", Stdin: os.Stdin, Stdout: os.Stdout,
 		ConfigPath: src.User, Logger: log.WithName("gateway")}
+	// As `freecode mcp serve` does: the file's mcp.limits bound what the
+	// host sends.
+	if v, err := schema.NewValidator(); err == nil {
+		if cfg, err := v.LoadDesired(src, schema.LoadOptions{NoExpand: true}); err == nil {
+			opts.MaxMessageBytes = cfg.MCP.Limits.MaxMessageBytes
+		}
+	}
+	if b := os.Getenv(childHTTPBounds); b != "" {
+		var read, idle string
+		if _, err := fmt.Sscan(b, &read, &idle, &opts.HTTPMaxConns); err != nil {
+			fmt.Fprintln(os.Stderr, childHTTPBounds, err)
+			return 1
+		}
+		opts.HTTPReadTimeout, _ = time.ParseDuration(read)
+		opts.HTTPIdleTimeout, _ = time.ParseDuration(idle)
+	}
 	if addr := os.Getenv(childHTTP); addr != "" {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {

@@ -3,11 +3,14 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -89,7 +92,13 @@ type GatewayOptions struct {
 	// request in flight, a standing GET stream being one (0:
 	// DefaultHTTPSessionIdleTTL).
 	HTTPSessionIdleTTL time.Duration
-	Logger             logr.Logger
+	// MaxMessageBytes bounds one message of a stdio host, a line (0:
+	// DefaultGatewayMaxMessageBytes); the HTTP endpoint's caller bounds
+	// request bodies. MaxRequests bounds a stdio host's requests in flight
+	// (0: DefaultGatewayMaxRequests).
+	MaxMessageBytes int64
+	MaxRequests     int
+	Logger          logr.Logger
 }
 
 // DefaultHTTPSessionIdleTTL is how long an HTTP host's session lives with
@@ -308,10 +317,40 @@ func (c rawContent) MarshalJSON() ([]byte, error) { return c.raw, nil }
 // ServeStdio serves one host over in and out until in ends (the host
 // closed it) or ctx ends. mcp-go keeps one stdio session per process: a
 // process serves stdio once at a time.
+//
+// What the host sends is bounded (hostFrames): a line longer than
+// GatewayOptions.MaxMessageBytes ends the connection with a
+// *HostLimitError, and once GatewayOptions.MaxRequests requests are
+// unanswered — the host does not read its answers, say — in is not read
+// until one is answered.
+//
+// The goroutine reading in ends when in ends or fails. ServeStdio waits for
+// it, except when it returns for another reason (ctx ended, out failed):
+// then a read of in that is under way ends when in next yields, which for a
+// host's stdin is when the host writes or exits.
 func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f := newHostFrames(g.opts.maxMessageBytes(), g.opts.maxRequests())
+	pr, pw := io.Pipe()
+	pumped := make(chan error, 1)
+	go func() { pumped <- f.pump(rctx, in, pw) }()
+
 	s := server.NewStdioServer(g.srv)
 	s.SetErrorLogger(logAdapter(g.opts.Logger))
-	if err := s.Listen(ctx, in, out); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+	err := s.Listen(ctx, pr, hostOut{w: out, f: f})
+	// mcp-go may leave a read of pr under way, and pump a write to it or
+	// a wait for a slot: this ends them.
+	pr.CloseWithError(io.EOF)
+	cancel()
+	var limit *HostLimitError
+	if f.stopped.Load() {
+		// pump is not reading in: it is returning.
+		if perr := <-pumped; errors.As(perr, &limit) {
+			return fmt.Errorf("serve stdio: %w", perr)
+		}
+	}
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("serve stdio: %w", err)
 	}
 	return nil
@@ -354,42 +393,90 @@ type GatewayHTTP struct {
 	swept chan struct{} // closed when sweep returns
 }
 
-// httpSession is what GatewayHTTP knows of a host's session: its requests
-// in flight, and when the last one began or ended.
+// httpSession is what GatewayHTTP knows of a host's session: whose it is,
+// its requests in flight, and when the last one began or ended.
 type httpSession struct {
+	client   [sha256.Size]byte // clientOf the request that opened it
 	inFlight int
 	last     time.Time
 }
 
+// ServeHTTP serves one request of a host. A session belongs to the
+// client that opened it (clientOf: the same credential, from the same
+// address, with the same User-Agent): a request of any other client that
+// names it is answered 404, as for a session that does not exist, and the
+// session goes on for its owner.
 func (h *GatewayHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get(server.HeaderKeySessionID)
-	h.touch(id, 1)
+	client := clientOf(r)
+	tracked := false
+	if id != "" {
+		var ok bool
+		if tracked, ok = h.begin(id, client); !ok {
+			h.log.Info("refused a request naming a session another client opened", "remote", r.RemoteAddr, "userAgent", r.UserAgent())
+			http.Error(w, "Invalid session ID", http.StatusNotFound)
+			return
+		}
+	}
 	defer func() {
-		if id != "" {
-			h.touch(id, -1)
-		} else if made := w.Header().Get(server.HeaderKeySessionID); made != "" {
-			// An initialize: the session begins now.
-			h.touch(made, 0)
+		if tracked {
+			h.end(id)
+		}
+		if made := w.Header().Get(server.HeaderKeySessionID); made != "" && made != id {
+			// An initialize: the session begins now, its client's.
+			h.open(made, client)
 		}
 	}()
 	h.h.ServeHTTP(w, r)
 }
 
-// touch records a request of session id beginning (delta 1) or ending
-// (-1), or the session beginning (0).
-func (h *GatewayHTTP) touch(id string, delta int) {
-	if id == "" {
-		return
+// clientOf identifies the client of a request, to bind the sessions it
+// opens to it: the Authorization header (the token it used), the address
+// it comes from (without the port: a host opens several connections) and
+// its User-Agent. Only a digest is kept.
+func clientOf(r *http.Request) [sha256.Size]byte {
+	addr := r.RemoteAddr
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		addr = host
 	}
+	return sha256.Sum256([]byte(r.Header.Get("Authorization") + "\x00" + addr + "\x00" + r.UserAgent()))
+}
+
+// begin records a request of session id beginning, if the session is
+// known (tracked) and belongs to client; ok is false for a session known
+// to be another client's.
+func (h *GatewayHTTP) begin(id string, client [sha256.Size]byte) (tracked, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s := h.sessions[id]
 	if s == nil {
-		s = &httpSession{}
-		h.sessions[id] = s
+		// Unknown here: mcp-go answers it (404, or a new session for an
+		// initialize).
+		return false, true
 	}
-	s.inFlight += delta
+	if subtle.ConstantTimeCompare(s.client[:], client[:]) != 1 {
+		return false, false
+	}
+	s.inFlight++
 	s.last = time.Now()
+	return true, true
+}
+
+// end records a request of session id ending.
+func (h *GatewayHTTP) end(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s := h.sessions[id]; s != nil {
+		s.inFlight--
+		s.last = time.Now()
+	}
+}
+
+// open records session id beginning, client's.
+func (h *GatewayHTTP) open(id string, client [sha256.Size]byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sessions[id] = &httpSession{client: client, last: time.Now()}
 }
 
 // idle removes and returns the sessions with no request in flight since

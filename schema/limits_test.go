@@ -22,11 +22,18 @@ func TestLimitsDefaultsAndOverrides(t *testing.T) {
 	plain, own := cfg.MCP.Servers[0], cfg.MCP.Servers[1]
 	require.Equal(t, Limits{MaxMessageBytes: 32 << 20, MaxListItems: DefaultMaxListItems, MaxListPages: 50, MaxListBytes: DefaultMaxListBytes}, plain.Limits)
 	require.Equal(t, Limits{MaxMessageBytes: 32 << 20, MaxListItems: 7, MaxListPages: 2, MaxListBytes: DefaultMaxListBytes}, own.Limits)
+	// The file's own limits, without any server's: what a host of the
+	// gateway may send.
+	require.Equal(t, Limits{MaxMessageBytes: 32 << 20, MaxListItems: DefaultMaxListItems, MaxListPages: 50, MaxListBytes: DefaultMaxListBytes}, cfg.MCP.Limits)
 
 	cfg, err = v.Parse("c.json", []byte(`{"mcp": {"servers": [{"name": "d", "type": "local", "command": ["x"]}]}}`), LoadOptions{})
 	require.NoError(t, err)
 	require.Equal(t, Limits{}.WithDefaults(), cfg.MCP.Servers[0].Limits)
+	require.Equal(t, Limits{}.WithDefaults(), cfg.MCP.Limits)
 	require.Equal(t, Limits{DefaultMaxMessageBytes, DefaultMaxListItems, DefaultMaxListPages, DefaultMaxListBytes}, cfg.MCP.Servers[0].Limits)
+	cfg, err = v.Parse("c.json", []byte(`{}`), LoadOptions{})
+	require.NoError(t, err)
+	require.Equal(t, Limits{}.WithDefaults(), cfg.MCP.Limits)
 }
 
 func TestLimitsAreInSpecHash(t *testing.T) {

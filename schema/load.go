@@ -144,7 +144,8 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 			}
 		}
 	}
-	cfg := &Config{Path: file, Permission: raw.Permission, MCP: MCP{PollInterval: DefaultPollInterval, CallTimeout: DefaultCallTimeout, ToolBudget: DefaultToolBudget}}
+	cfg := &Config{Path: file, Permission: raw.Permission, MCP: MCP{PollInterval: DefaultPollInterval, CallTimeout: DefaultCallTimeout, ToolBudget: DefaultToolBudget,
+		Limits: Limits{}.WithDefaults()}}
 	if raw.MCP == nil {
 		return cfg, nil
 	}
@@ -206,6 +207,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 	}
 	// mcp.limits applies to the servers of this file only.
 	limits := raw.MCP.Limits.resolve(Limits{}.WithDefaults())
+	cfg.MCP.Limits = limits
 	x := expander{file: file, lines: lines, root: root, lookup: opts.LookupEnv}
 	if x.lookup == nil {
 		x.lookup = os.LookupEnv

@@ -192,6 +192,11 @@ type MCP struct {
 	// take before tools are deferred (default DefaultToolBudget; 0: never).
 	// Validator.Desired takes it from the user config.
 	ToolBudget int `json:"-"`
+	// Limits are the file's mcp.limits with the defaults: those of its
+	// servers that set none of their own, and what a host of the gateway
+	// (`freecode mcp serve`) may send (MaxMessageBytes). Validator.Desired
+	// takes them from the user config.
+	Limits Limits `json:"-"`
 }
 
 // AlwaysLoaded returns the names of the servers whose tools are never

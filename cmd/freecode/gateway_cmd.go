@@ -80,6 +80,12 @@ func (a *app) gateway(ctx context.Context, f gatewayFlags) error {
 	home, src := so.Home, so.Sources
 	opts := gateway.Options{Builtins: f.builtins, Version: buildVersion(), Stdin: a.stdin, Stdout: a.stdout,
 		ConfigPath: src.User, Logger: log.WithName("gateway")}
+	// What a host may send is bounded as what a server may: by the
+	// file's mcp.limits, as the gateway starts. An invalid file is the
+	// servers' to report; the defaults hold meanwhile.
+	if cfg, err := a.load(false); err == nil {
+		opts.MaxMessageBytes = cfg.MCP.Limits.MaxMessageBytes
+	}
 	if f.http != "" {
 		ln, err := listenGateway(f.http, f.allowRemote)
 		if err != nil {
