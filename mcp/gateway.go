@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -137,6 +138,9 @@ type Gateway struct {
 	// which upstream server.
 	calls   []*hostCall
 	callSeq uint64
+
+	// progress lets an answer wait for the progress notices before it.
+	progress progressWrites
 }
 
 // hostCall is a tools/call in flight, as Gateway.calls holds it.
@@ -252,8 +256,13 @@ func (g *Gateway) handler(name string) server.ToolHandlerFunc {
 			defer done()
 		}
 		c := GatewayCall{Name: name, Args: args}
+		var progressKey string
+		var progressSent atomic.Int64
 		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
 			token := req.Params.Meta.ProgressToken
+			if raw, err := json.Marshal(token); err == nil {
+				progressKey = idKey(raw)
+			}
 			c.Progress = func(p GatewayProgress) {
 				params := map[string]any{"progressToken": token, "progress": p.Progress}
 				if p.Total > 0 {
@@ -264,10 +273,17 @@ func (g *Gateway) handler(name string) server.ToolHandlerFunc {
 				}
 				if err := g.srv.SendNotificationToClient(ctx, string(mcpgo.MethodNotificationProgress), params); err != nil {
 					g.opts.Logger.V(1).Info("progress not passed on to the host", "tool", name, "error", err.Error())
+					return
 				}
+				progressSent.Add(1)
 			}
 		}
 		res, err := g.opts.Call(ctx, c)
+		// The answer goes after the notices sent before it (progressWrites);
+		// Call has returned, so no more are sent.
+		if progressKey != "" {
+			g.progress.wait(ctx, progressKey, int(progressSent.Load()))
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -332,6 +348,8 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	f := newHostFrames(g.opts.maxMessageBytes(), g.opts.maxRequests())
+	f.progress = &g.progress
+	g.progress.tracking.Store(true)
 	pr, pw := io.Pipe()
 	pumped := make(chan error, 1)
 	go func() { pumped <- f.pump(rctx, in, pw) }()

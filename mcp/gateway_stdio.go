@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // DefaultGatewayMaxMessageBytes bounds one message of a host of the
@@ -77,6 +78,9 @@ type hostFrames struct {
 
 	// stopped is set once pump no longer reads in.
 	stopped atomic.Bool
+	// progress counts the progress notices written to the host; nil when
+	// nobody waits for them.
+	progress *progressWrites
 }
 
 func newHostFrames(limit int64, maxRequests int) *hostFrames {
@@ -192,6 +196,8 @@ func (f *hostFrames) written(p []byte) {
 	for _, l := range lines {
 		if m := peek(l); m.answer {
 			f.release(m.id)
+		} else if key := progressToken(l); key != "" && f.progress != nil {
+			f.progress.wrote(key)
 		}
 	}
 }
@@ -263,4 +269,90 @@ func idKey(raw json.RawMessage) string {
 		return "n" + strconv.FormatFloat(f, 'g', -1, 64)
 	}
 	return "r" + string(raw)
+}
+
+// progressWait bounds how long a call's answer waits for the progress
+// notices sent before it to be written to the host (see progressWrites).
+const progressWait = 5 * time.Second
+
+// progressWrites lets a call's answer wait for the progress notices the
+// call sent before it. mcp-go writes notifications from a goroutine of its
+// own but a call's answer from the call's goroutine, so a notice sent right
+// before the answer could reach the host after it, and a host drops
+// progress for a request it has its answer to. Over stdio the writes are
+// seen (hostFrames.written), so the handler counts the notices it sent for
+// a progress token and waits until as many were written. Over HTTP nothing
+// is counted (tracking is off) and nothing waits.
+type progressWrites struct {
+	tracking atomic.Bool
+
+	mu      sync.Mutex     // guards written and changed
+	written map[string]int // notices written by progress token (idKey)
+	changed chan struct{}  // closed and replaced on every count
+}
+
+// wrote counts a progress notice for token key as written.
+func (p *progressWrites) wrote(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.written == nil {
+		p.written = map[string]int{}
+	}
+	p.written[key]++
+	if p.changed != nil {
+		close(p.changed)
+		p.changed = nil
+	}
+}
+
+// wait returns once n notices of token key were written, ctx ended, or
+// progressWait passed, and forgets the token.
+func (p *progressWrites) wait(ctx context.Context, key string, n int) {
+	if !p.tracking.Load() || n == 0 {
+		return
+	}
+	timer := time.NewTimer(progressWait)
+	defer timer.Stop()
+	defer func() {
+		p.mu.Lock()
+		delete(p.written, key)
+		p.mu.Unlock()
+	}()
+	for {
+		p.mu.Lock()
+		if p.written[key] >= n {
+			p.mu.Unlock()
+			return
+		}
+		if p.changed == nil {
+			p.changed = make(chan struct{})
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+			return
+		}
+	}
+}
+
+// progressToken is the progressToken of a notifications/progress message
+// as idKey has it, or "" for any other message.
+func progressToken(line []byte) string {
+	if !bytes.Contains(line, []byte(`notifications/progress`)) {
+		return ""
+	}
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Token json.RawMessage `json:"progressToken"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Method != "notifications/progress" || len(m.Params.Token) == 0 {
+		return ""
+	}
+	return idKey(m.Params.Token)
 }
