@@ -99,12 +99,20 @@ func TestStdoutLineOverLimitWhileRunning(t *testing.T) {
 func TestMessageLimitIsConfigurable(t *testing.T) {
 	for _, remote := range []bool{false, true} {
 		t.Run(map[bool]string{false: "local", true: "remote"}[remote], func(t *testing.T) {
+			// Megabytes of list, made, sent and read under the race
+			// detector: on a loaded machine that took over the 10 s the
+			// test servers get by default, and the time ran out before the
+			// limit was reached.
 			server := func(description int) Spec {
+				var s Spec
 				if remote {
 					u, _ := startTestServerHTTP(t, "--description-bytes", strconv.Itoa(description))
-					return remoteServer("big", u, TransportStreamableHTTP)
+					s = remoteServer("big", u, TransportStreamableHTTP)
+				} else {
+					s = localServer("big", "--description-bytes", strconv.Itoa(description))
 				}
-				return localServer("big", "--description-bytes", strconv.Itoa(description))
+				s.Timeout = 60 * time.Second
+				return s
 			}
 			le := requireLimit(t, connectFails(t, server(20<<20)), "big", "tools/list", "maxMessageBytes")
 			require.Equal(t, int64(testDefaultMaxMessageBytes), le.Value)

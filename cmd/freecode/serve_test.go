@@ -249,7 +249,7 @@ func TestServe(t *testing.T) {
 
 		out, err = fc("mcp", "restart", "nope").CombinedOutput()
 		require.Error(t, err)
-		assert.Equal(t, "Error: restart \"nope\": unknown server\n", string(out))
+		assert.Equal(t, "Error: restart \"nope\": unknown server. See the servers with `freecode mcp status`.\n", string(out))
 
 		// add says that the running serve picks the change up, and it does.
 		out, err = fc("mcp", "add", "b", "local", "--", ts, "--name", "b").CombinedOutput()

@@ -41,7 +41,7 @@ var allowed = map[string][]string{
 	"api":                   {"api/wire", "registry", "registry/event", "registry/defs", "registry/orchestrator"},
 	"controller":            {"api/wire", "schema", "mcp", "bridge", "registry", "registry/event"},
 	"serve":                 {"api", "api/wire", "controller", "internal/procguard", "mcp", "mcp/auth", "registry", "registry/defs", "registry/event", "registry/orchestrator", "schema"},
-	"gateway":               {"api", "api/wire", "mcp", "registry", "registry/defs", "registry/orchestrator", "serve"},
+	"gateway":               {"api", "api/wire", "mcp", "registry", "registry/defs", "registry/orchestrator", "schema", "serve"},
 	// Composition roots, tools and test infrastructure.
 	"cmd/freecode":                 {"*"},
 	"cmd/conformance-client":       {"mcp", "mcp/auth", "controller", "bridge", "schema"},
