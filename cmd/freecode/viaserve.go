@@ -246,6 +246,12 @@ func (a *app) lastValid(ctx context.Context, loadErr error) (client *api.Client,
 		client.Close()
 		return nil, api.Status{}, false
 	}
+	// A serve of another project runs that project's servers under its
+	// rules: what this directory's command asks is not for it.
+	if src, err := a.sources(); err != nil || unlikeGateway(st, src, false, nil) != "" {
+		client.Close()
+		return nil, api.Status{}, false
+	}
 	return client, st, true
 }
 
