@@ -124,7 +124,8 @@ const maxQuestionArgs = 1000
 // with …: allow?".
 func approvalQuestion(req orchestrator.ApprovalRequest) string {
 	args := termtext.Elide(string(req.Args), maxQuestionArgs)
-	if len(args) < len(req.Args) {
+	// Elide's marker can make a short cut longer than what it cut.
+	if args != string(req.Args) {
 		args += " (not all shown: decline unless what is shown is enough to decide)"
 	}
 	if server, tool, ok := splitID(req.ToolID); ok {

@@ -262,6 +262,7 @@ func (g *Gateway) handler(name string) server.ToolHandlerFunc {
 			token := req.Params.Meta.ProgressToken
 			if raw, err := json.Marshal(token); err == nil {
 				progressKey = idKey(raw)
+				g.progress.watch(progressKey)
 			}
 			c.Progress = func(p GatewayProgress) {
 				params := map[string]any{"progressToken": token, "progress": p.Progress}

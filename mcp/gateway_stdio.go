@@ -235,7 +235,9 @@ func peek(line []byte) peeked {
 	if json.Unmarshal(line, &m) != nil {
 		return peeked{}
 	}
-	hasID := len(m.ID) > 0 && string(m.ID) != "null"
+	// Only a string or a number is an id (JSON-RPC 2.0); mcp-go answers
+	// another with a null id, which would never give a slot back.
+	hasID := validID(m.ID)
 	var method string
 	if len(m.Method) == 0 {
 		return peeked{answer: hasID, id: idKey(m.ID)}
@@ -255,6 +257,22 @@ func peek(line []byte) peeked {
 		}
 	}
 	return peeked{}
+}
+
+// validID reports whether raw is a JSON-RPC id: a string or a number.
+func validID(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return false
+	}
+	switch c := raw[0]; {
+	case c == '"':
+		return true
+	case c == '-' || c >= '0' && c <= '9':
+		_, err := strconv.ParseFloat(string(raw), 64)
+		return err == nil
+	}
+	return false
 }
 
 // idKey is a JSON-RPC id as a map key that a request and its answer share
@@ -291,12 +309,26 @@ type progressWrites struct {
 	changed chan struct{}  // closed and replaced on every count
 }
 
-// wrote counts a progress notice for token key as written.
-func (p *progressWrites) wrote(key string) {
+// watch starts counting the notices of token key written; wait ends it.
+// Notices of a token nobody watches are not counted, so a notice that comes
+// after its call's answer leaves nothing behind.
+func (p *progressWrites) watch(key string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.written == nil {
 		p.written = map[string]int{}
+	}
+	if _, ok := p.written[key]; !ok {
+		p.written[key] = 0
+	}
+}
+
+// wrote counts a progress notice for token key as written.
+func (p *progressWrites) wrote(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.written[key]; !ok {
+		return
 	}
 	p.written[key]++
 	if p.changed != nil {
@@ -306,18 +338,18 @@ func (p *progressWrites) wrote(key string) {
 }
 
 // wait returns once n notices of token key were written, ctx ended, or
-// progressWait passed, and forgets the token.
+// progressWait passed, and forgets the token (see watch).
 func (p *progressWrites) wait(ctx context.Context, key string, n int) {
-	if !p.tracking.Load() || n == 0 {
-		return
-	}
-	timer := time.NewTimer(progressWait)
-	defer timer.Stop()
 	defer func() {
 		p.mu.Lock()
 		delete(p.written, key)
 		p.mu.Unlock()
 	}()
+	if !p.tracking.Load() || n == 0 {
+		return
+	}
+	timer := time.NewTimer(progressWait)
+	defer timer.Stop()
 	for {
 		p.mu.Lock()
 		if p.written[key] >= n {

@@ -375,7 +375,9 @@ func (s *Session) workingDeadline(ctx context.Context) (context.Context, func())
 			if s.opts.OnStillWorking != nil {
 				s.opts.OnStillWorking(how, budget, next)
 			}
-			timer.Reset(next - budget)
+			// From when Connect began, as the first: a timer that fired
+			// late on a loaded machine does not push the end further.
+			timer.Reset(time.Until(s.began.Add(next)))
 			budget = next
 			s.budget.Store(int64(budget))
 		}

@@ -225,9 +225,14 @@ func displayWord(w string, limit int) string {
 	case w == "" || strings.ContainsAny(w, shellSpecial):
 		rest := ""
 		if limit >= 0 && utf8.RuneCountInString(w) > limit {
-			cut := termtext.QuoteCut(w, limit)
-			shown, _, _ := strings.Cut(cut, "…(")
-			w, rest = shown, strings.TrimPrefix(cut, shown)
+			// Cut by position, not by finding the note in QuoteCut's
+			// output: w itself may hold "…(" and would be split there.
+			i := 0
+			for n := 0; n < limit; n++ {
+				_, size := utf8.DecodeRuneInString(w[i:])
+				i += size
+			}
+			w, rest = w[:i], termtext.CutNote(w[i:])
 		}
 		return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'" + rest
 	case limit >= 0:

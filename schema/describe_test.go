@@ -96,3 +96,14 @@ func TestCheckProjectSize(t *testing.T) {
 	require.EqualError(t, CheckProjectSize(path, many), path+` cannot be trusted: it holds more than anyone can review
   its servers and rules hold 20005 bytes of values; at most 16384 (16 KiB) can be trusted`)
 }
+
+// A word that holds the cut note's own opening, "…(", is cut where its
+// limit says, and its shown part stays inside one pair of quotes: a value
+// cannot fake where an argument ends.
+func TestDisplayWordWithNoteInside(t *testing.T) {
+	w := "a;…(9 more characters) rm -rf ~;" + strings.Repeat("x", 300)
+	got := displayWord(w, 20)
+	want := "'" + string([]rune(w)[:20]) + "'…(" + fmt.Sprint(utf8.RuneCountInString(w)-20) + " more characters)"
+	require.Equal(t, want, got)
+	require.Equal(t, 2, strings.Count(got, "'"), "one pair of quotes: %s", got)
+}

@@ -224,6 +224,9 @@ func (a *app) serveRunning() bool {
 	return running
 }
 
+// statusWait bounds asking serve for its status after an edit.
+const statusWait = 5 * time.Second
+
 // serveForConfig reports whether a freecode serve answers for this home
 // and reads this command's config file; other says why not when one
 // answers but reads another file ("" otherwise).
@@ -234,8 +237,12 @@ func (a *app) serveForConfig() (running bool, other string) {
 	}
 	defer client.Close()
 	// Its callers report after their edit, with no context of their own;
-	// serve answers a status from memory, over the local socket.
-	st, err := client.Status(context.Background())
+	// serve answers a status from memory, over the local socket, so a
+	// serve that does not answer within statusWait is wedged: the edit is
+	// made, and the command does not hang on it.
+	ctx, cancel := context.WithTimeout(context.Background(), statusWait)
+	defer cancel()
+	st, err := client.Status(ctx)
 	if err != nil {
 		return false, ""
 	}

@@ -244,14 +244,14 @@ func QuoteCut(s string, limit int) string {
 			i += size
 			n++
 		}
-		return s[:i] + cutNote(s[i:])
+		return s[:i] + CutNote(s[i:])
 	}
 	b, rest := appendQuoted(make([]byte, 0, min(len(s), limit)+24), s, limit)
-	return string(b) + cutNote(rest)
+	return string(b) + CutNote(rest)
 }
 
-// cutNote says how much of a value was left out: "" for nothing.
-func cutNote(rest string) string {
+// CutNote says how much of a value was left out, rest: "" for nothing.
+func CutNote(rest string) string {
 	if rest == "" {
 		return ""
 	}
