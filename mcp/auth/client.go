@@ -165,9 +165,13 @@ func New(opts Options) (*Client, error) {
 
 // httpClient is the client of the authorization's requests: hc's
 // transport and timeout (nil: http.DefaultTransport, DefaultHTTPTimeout)
-// under the redirect policy ([Client.checkRedirect]). An *http.Transport
-// is cloned, so that its dial can refuse link-local and metadata
-// addresses ([guardDial]); Close releases the clone's connections.
+// under the redirect policy ([Client.checkRedirect]) and the endpoint
+// policy for the addresses hosts resolve to. An *http.Transport is
+// cloned, so that its dial can refuse the addresses the policy does not
+// admit ([guardDial]); Close releases the clone's connections. Where no
+// such dial sees the endpoint's address (a proxy, another RoundTripper, a
+// transport that dials TLS itself) the host is resolved and checked
+// before each request ([guardedTransport]).
 func (c *Client) httpClient(hc *http.Client) *http.Client {
 	var rt http.RoundTripper = http.DefaultTransport
 	timeout := DefaultHTTPTimeout
@@ -177,12 +181,18 @@ func (c *Client) httpClient(hc *http.Client) *http.Client {
 			rt = http.DefaultTransport
 		}
 	}
+	loopback := c.loopbackServer()
+	g := &guardedTransport{base: rt, loopbackServer: loopback}
 	if t, ok := rt.(*http.Transport); ok {
 		c.own = t.Clone()
-		c.own.DialContext = guardDial(t.DialContext)
-		rt = c.own
+		c.own.DialContext = guardDial(t.DialContext, loopback)
+		g.base = c.own
+		//lint:ignore SA1019 a caller's transport may still set DialTLS, which bypasses DialContext for https
+		if c.own.DialTLSContext == nil && c.own.DialTLS == nil {
+			g.own = c.own
+		}
 	}
-	return &http.Client{Transport: rt, Timeout: timeout, CheckRedirect: c.checkRedirect}
+	return &http.Client{Transport: g, Timeout: timeout, CheckRedirect: c.checkRedirect}
 }
 
 // Close releases the idle connections of the Client's own HTTP client.

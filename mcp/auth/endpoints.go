@@ -23,8 +23,15 @@ import (
 //     server is on one;
 //   - never a link-local address (169.254.0.0/16, fe80::/10), the
 //     unspecified address or a cloud metadata address or name, whatever
-//     the server's URL; the dialer refuses those addresses too, when a
-//     host name resolves to one.
+//     the server's URL.
+//
+// The same rules hold for the addresses a host name resolves to (an IPv6
+// address that carries an IPv4 one, ::ffff:a.b.c.d, ::a.b.c.d or NAT64's
+// 64:ff9b::a.b.c.d, counts as that IPv4 address): the dial refuses a
+// connection to such an address ([guardDial]), and where no dial of
+// FreeCode's sees the endpoint's address (a proxy resolves the name, or
+// the transport is the caller's own) the name is resolved and checked
+// before the request goes out ([guardedTransport]).
 
 // Dial settings of the transport FreeCode makes when it is given none
 // (those of http.DefaultTransport).
@@ -33,11 +40,31 @@ const (
 	dialKeepAlive = 30 * time.Second
 )
 
+// embeddedIPv4 is the IPv4 address an IPv6 address carries: an
+// IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) or NAT64
+// (64:ff9b::a.b.c.d, RFC 6052) address; a itself otherwise.
+func embeddedIPv4(a netip.Addr) netip.Addr {
+	a = a.Unmap()
+	if !a.Is6() {
+		return a
+	}
+	b := a.As16()
+	head := [12]byte(b[:12])
+	if head == ([12]byte{}) || head == ([12]byte{0x00, 0x64, 0xff, 0x9b}) {
+		return netip.AddrFrom4([4]byte(b[12:]))
+	}
+	return a
+}
+
 // forbiddenAddr reports whether a is never to be contacted: link-local,
 // unspecified, multicast, or a cloud instance metadata service outside
-// the link-local ranges.
+// the link-local ranges; also as the IPv4 address it carries.
 func forbiddenAddr(a netip.Addr) bool {
 	a = a.Unmap()
+	return forbidden(a) || forbidden(embeddedIPv4(a))
+}
+
+func forbidden(a netip.Addr) bool {
 	if a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsUnspecified() || a.IsMulticast() {
 		return true
 	}
@@ -60,6 +87,30 @@ func metadataHost(host string) bool {
 	return false
 }
 
+// loopbackAddr reports whether a is a loopback address (127.0.0.0/8,
+// ::1), also as the IPv4 address it carries.
+func loopbackAddr(a netip.Addr) bool {
+	a = a.Unmap()
+	return a.IsLoopback() || embeddedIPv4(a).IsLoopback()
+}
+
+// addrRefused is why the endpoint policy refuses a connection to a, an
+// address an endpoint's host resolved to, for a server that is
+// (loopbackServer) or is not on a loopback host; plainHTTP: the endpoint
+// is http. It is "" for an address the policy admits.
+func addrRefused(a netip.Addr, loopbackServer, plainHTTP bool) string {
+	loopback := loopbackAddr(a)
+	switch {
+	case forbiddenAddr(a):
+		return "a link-local or metadata address"
+	case loopback && !loopbackServer:
+		return "on this machine (loopback) and the server is not"
+	case plainHTTP && !loopback:
+		return "not a loopback address, and the endpoint is not https"
+	}
+	return ""
+}
+
 // hostAddr parses a URL host name that is an IP address literal.
 func hostAddr(host string) (netip.Addr, bool) {
 	a, err := netip.ParseAddr(host)
@@ -78,7 +129,7 @@ func isLoopback(host string) bool {
 		return true
 	}
 	a, ok := hostAddr(host)
-	return ok && a.IsLoopback()
+	return ok && loopbackAddr(a)
 }
 
 // checkEndpoint applies the endpoint policy to u for a server that is
@@ -186,10 +237,25 @@ func withProbe(ctx context.Context) context.Context { return context.WithValue(c
 
 func isProbe(ctx context.Context) bool { v, _ := ctx.Value(probeKey{}).(bool); return v }
 
-// guardDial wraps a transport's dial so that a connection to a forbidden
-// address ([forbiddenAddr]: link-local, metadata) is closed before a byte
-// is sent on it, whatever host name resolved to it.
-func guardDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+// dialFor, in the context of a request's dial, says what the connection
+// is for. The Transport dials with the context of the request that wants
+// the connection, and reuses a connection only for requests with the same
+// scheme, target and proxy.
+type dialFor struct {
+	plainHTTP bool   // the request is http
+	proxy     string // host:port of the proxy the request goes through; "" for none
+}
+
+type dialForKey struct{}
+
+// guardDial wraps a transport's dial so that a connection the endpoint
+// policy refuses ([addrRefused]: link-local or metadata; loopback for a
+// server not on loopback; other than loopback for http) is closed before
+// a byte is sent on it, whatever host name resolved to it. The dial to a
+// proxy (the user's, from the environment or the transport) refuses only
+// link-local and metadata addresses: a proxy on this machine is fine, and
+// the endpoint behind it is checked before the request ([guardedTransport]).
+func guardDial(dial func(ctx context.Context, network, addr string) (net.Conn, error), loopbackServer bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext
 	}
@@ -198,12 +264,105 @@ func guardDial(dial func(ctx context.Context, network, addr string) (net.Conn, e
 		if err != nil {
 			return nil, err
 		}
-		if ta, ok := conn.RemoteAddr().(*net.TCPAddr); ok {
-			if a, ok := netip.AddrFromSlice(ta.IP); ok && forbiddenAddr(a) {
-				_ = conn.Close()
-				return nil, fmt.Errorf("%w: %s resolves to %s, a link-local or metadata address", ErrEndpointRefused, addr, a.Unmap())
+		ta, ok := conn.RemoteAddr().(*net.TCPAddr)
+		if !ok {
+			return conn, nil
+		}
+		a, ok := netip.AddrFromSlice(ta.IP)
+		if !ok {
+			return conn, nil
+		}
+		a = a.Unmap()
+		dest, _ := ctx.Value(dialForKey{}).(dialFor)
+		var why string
+		if dest.proxy != "" && addr == dest.proxy {
+			if forbiddenAddr(a) {
+				why = "a link-local or metadata address"
 			}
+		} else {
+			why = addrRefused(a, loopbackServer, dest.plainHTTP)
+		}
+		if why != "" {
+			_ = conn.Close()
+			return nil, fmt.Errorf("%w: %s resolves to %s, %s", ErrEndpointRefused, addr, a, why)
 		}
 		return conn, nil
 	}
+}
+
+// guardedTransport applies the endpoint policy to the addresses of each
+// request's host where no dial of FreeCode's sees them: when a proxy
+// makes the connection (it resolves the name), or when the transport is
+// not an *http.Transport FreeCode cloned with a guarded dial (the
+// caller's own RoundTripper, or one that dials TLS itself). It resolves
+// the host with the request's context and refuses the request, before
+// anything is sent, if any address is refused ([addrRefused]).
+type guardedTransport struct {
+	base http.RoundTripper
+	// own is base when it is the clone whose every dial is guarded
+	// ([guardDial]); nil otherwise.
+	own            *http.Transport
+	loopbackServer bool
+}
+
+func (g *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	plain := strings.EqualFold(req.URL.Scheme, "http")
+	resolve := g.own == nil
+	var proxy string
+	if g.own != nil && g.own.Proxy != nil {
+		pu, err := g.own.Proxy(req)
+		if err != nil {
+			closeBody(req)
+			return nil, fmt.Errorf("proxy for %s: %w", redactURL(req.URL), err)
+		}
+		if pu != nil {
+			resolve = true
+			proxy = proxyAddr(pu)
+		}
+	}
+	if resolve {
+		if err := checkResolved(req.Context(), req.URL.Hostname(), g.loopbackServer, plain); err != nil {
+			closeBody(req)
+			return nil, err
+		}
+	}
+	ctx := context.WithValue(req.Context(), dialForKey{}, dialFor{plainHTTP: plain, proxy: proxy})
+	return g.base.RoundTrip(req.WithContext(ctx))
+}
+
+// checkResolved resolves host and applies the endpoint policy to each of
+// its addresses. Its error wraps ErrEndpointRefused for a refused address;
+// one that cannot be resolved is not sent either.
+func checkResolved(ctx context.Context, host string, loopbackServer, plainHTTP bool) error {
+	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil {
+		return fmt.Errorf("resolve %s to check where it points: %w", host, err)
+	}
+	for _, ia := range addrs {
+		a, ok := netip.AddrFromSlice(ia.IP)
+		if !ok {
+			continue
+		}
+		a = a.Unmap()
+		if why := addrRefused(a, loopbackServer, plainHTTP); why != "" {
+			return fmt.Errorf("%w: %s resolves to %s, %s", ErrEndpointRefused, host, a, why)
+		}
+	}
+	return nil
+}
+
+// proxyAddr is the host:port the Transport dials for proxy u.
+func proxyAddr(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "https":
+			port = "443"
+		case "socks5", "socks5h":
+			port = "1080"
+		default:
+			port = "80"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -322,6 +323,10 @@ func TestCheckEndpoint(t *testing.T) {
 		{"http://tenant.localhost/", false, true},
 		{"http://[::1]:9000/", false, true},
 		{"http://[::ffff:127.0.0.1]/", false, true},
+		{"https://[64:ff9b::7f00:1]/", false, true},
+		{"https://[::127.0.0.1]/", false, true},
+		{"https://[64:ff9b::a9fe:a9fe]/", false, false},
+		{"https://[::169.254.169.254]/", false, false},
 		{"http://169.254.169.254/latest/meta-data/", false, false},
 		{"https://169.254.169.254/", false, false},
 		{"http://[::ffff:169.254.169.254]/", false, false},
@@ -436,12 +441,74 @@ func TestGuardDial(t *testing.T) {
 			return fakeRemote{c, remote}, nil
 		}
 	}
-	conn, err := guardDial(dialed("127.0.0.1:80"))(context.Background(), "tcp", "ok.example:80")
+	conn, err := guardDial(dialed("127.0.0.1:80"), true)(context.Background(), "tcp", "ok.example:80")
 	require.NoError(t, err)
 	_ = conn.Close()
 	for _, bad := range []string{"169.254.169.254:80", "[fe80::1]:443", "[fd00:ec2::254]:80"} {
-		_, err = guardDial(dialed(bad))(context.Background(), "tcp", "rebound.example:80")
+		_, err = guardDial(dialed(bad), false)(context.Background(), "tcp", "rebound.example:80")
 		assert.ErrorIs(t, err, ErrEndpointRefused, bad)
+	}
+	// A name that resolves to this machine, for a server that is not on it.
+	for _, lo := range []string{"127.0.0.1:443", "127.1.2.3:443", "[::1]:443", "[::ffff:127.0.0.1]:443", "[64:ff9b::7f00:1]:443", "[::127.0.0.1]:443"} {
+		_, err = guardDial(dialed(lo), false)(context.Background(), "tcp", "rebound.example:443")
+		assert.ErrorIs(t, err, ErrEndpointRefused, lo)
+		conn, err := guardDial(dialed(lo), true)(context.Background(), "tcp", "dev.example:443")
+		if assert.NoError(t, err, "%s for a server on loopback", lo) {
+			_ = conn.Close()
+		}
+	}
+	// http lands on loopback only, as checkEndpoint admits it for loopback
+	// hosts only.
+	plain := context.WithValue(context.Background(), dialForKey{}, dialFor{plainHTTP: true})
+	_, err = guardDial(dialed("10.1.2.3:80"), true)(plain, "tcp", "localhost:80")
+	assert.ErrorIs(t, err, ErrEndpointRefused)
+	conn, err = guardDial(dialed("127.0.0.1:80"), true)(plain, "tcp", "localhost:80")
+	require.NoError(t, err)
+	_ = conn.Close()
+	// The user's proxy may be on this machine; the endpoint behind it is
+	// checked before the request. A metadata address is refused even so.
+	proxied := context.WithValue(context.Background(), dialForKey{}, dialFor{proxy: "proxy.corp:3128"})
+	conn, err = guardDial(dialed("127.0.0.1:3128"), false)(proxied, "tcp", "proxy.corp:3128")
+	require.NoError(t, err)
+	_ = conn.Close()
+	_, err = guardDial(dialed("127.0.0.1:443"), false)(proxied, "tcp", "rebound.example:443")
+	assert.ErrorIs(t, err, ErrEndpointRefused, "not the proxy's address")
+	_, err = guardDial(dialed("169.254.169.254:3128"), false)(proxied, "tcp", "proxy.corp:3128")
+	assert.ErrorIs(t, err, ErrEndpointRefused)
+}
+
+// TestAddrRefused: the endpoint policy for an address a host name
+// resolved to.
+func TestAddrRefused(t *testing.T) {
+	cases := []struct {
+		addr                   string
+		remote, loopback, http bool // admitted: https for a remote server, https for a loopback one, http for a loopback one
+	}{
+		{"93.184.216.34", true, true, false},
+		{"10.1.2.3", true, true, false},
+		{"192.168.1.1", true, true, false},
+		{"2001:db8::1", true, true, false},
+		{"127.0.0.1", false, true, true},
+		{"127.9.9.9", false, true, true},
+		{"::1", false, true, true},
+		{"::ffff:127.0.0.1", false, true, true},
+		{"64:ff9b::7f00:1", false, true, true},
+		{"::127.0.0.1", false, true, true},
+		{"169.254.169.254", false, false, false},
+		{"::ffff:169.254.169.254", false, false, false},
+		{"64:ff9b::a9fe:a9fe", false, false, false},
+		{"fe80::1", false, false, false},
+		{"fd00:ec2::254", false, false, false},
+		{"100.100.100.200", false, false, false},
+		{"0.0.0.0", false, false, false},
+		{"::", false, false, false},
+	}
+	for _, tc := range cases {
+		a := netip.MustParseAddr(tc.addr)
+		assert.Equal(t, tc.remote, addrRefused(a, false, false) == "", "%s, https, remote server", tc.addr)
+		assert.Equal(t, tc.loopback, addrRefused(a, true, false) == "", "%s, https, loopback server", tc.addr)
+		assert.Equal(t, tc.http, addrRefused(a, true, true) == "", "%s, http, loopback server", tc.addr)
+		assert.NotEmpty(t, addrRefused(a, false, true), "%s, http, remote server", tc.addr)
 	}
 }
 
