@@ -508,11 +508,19 @@ func (s *Server) handleProgress(ctx context.Context, req mcp.CallToolRequest) (*
 	if req.Params.Meta != nil {
 		token = req.Params.Meta.ProgressToken
 	}
+	// Over stdio the answer waits for the notices to be written.
+	sess, _ := server.ClientSessionFromContext(ctx).(*stdioSession)
+	if sess != nil {
+		defer sess.progress.wait(ctx)
+	}
 	for i := 1; i <= steps; i++ {
 		if token != nil {
-			_ = s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
+			err := s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
 				"progressToken": token, "progress": i, "total": steps, "message": fmt.Sprintf("step %d of %d", i, steps),
 			})
+			if err == nil && sess != nil {
+				sess.progress.queue()
+			}
 		}
 		if gap > 0 {
 			select {

@@ -58,6 +58,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			select {
 			case n := <-sess.notifications:
 				_ = w.writeJSON(n)
+				if n.Method == string(mcp.MethodNotificationProgress) {
+					sess.progress.wrote()
+				}
 			case <-notifyCtx.Done():
 				return
 			}
@@ -230,6 +233,55 @@ type stdioSession struct {
 	// logLevel is the level logging/setLevel set; "" (none set) sends
 	// every log message, as servers of the TypeScript SDK do.
 	logLevel atomic.Value
+	// progress counts the progress notices queued and written, so that a
+	// call answers after its notices (see flushProgress).
+	progress progressFlush
+}
+
+// progressFlush counts progress notices: queued by the tool, written by
+// the notifier. mcp-go queues notifications for a goroutine of their own
+// while a call's answer is written directly, so without waiting a notice
+// sent right before the answer could reach the client after it.
+type progressFlush struct {
+	mu              sync.Mutex
+	queued, written int
+	changed         chan struct{} // closed and replaced when written grows
+}
+
+func (p *progressFlush) queue() {
+	p.mu.Lock()
+	p.queued++
+	p.mu.Unlock()
+}
+
+func (p *progressFlush) wrote() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.written++
+	if p.changed != nil {
+		close(p.changed)
+		p.changed = nil
+	}
+}
+
+// wait returns once every notice queued so far is written, or ctx ends.
+func (p *progressFlush) wait(ctx context.Context) {
+	p.mu.Lock()
+	target := p.queued
+	for p.written < target {
+		if p.changed == nil {
+			p.changed = make(chan struct{})
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+		p.mu.Lock()
+	}
+	p.mu.Unlock()
 }
 
 // ListRoots asks the client for roots/list.
