@@ -47,17 +47,19 @@ never replaces a server of your own of the same name.
 
 --from takes a host (` + strings.Join(hosts.IDs(), ", ") + `), which reads
 that host's user and project files, or a FILE in any of their formats. A
-FILE inside the project (under its repository root) is the project's: it
-is imported only with --to-project, and refused without. A FILE elsewhere
-goes to your user config. Without --from it lists what it finds and writes
-nothing.
+FILE under any repository's root, or, outside one, named as a project's
+file (.mcp.json, .cursor/mcp.json, ...) is that project's: refused without
+--to-project, and with it imported only in its own project. A FILE
+elsewhere goes to your user config. Without --from it lists what it finds
+and writes nothing.
 
-Values written out in env and headers (not ${VAR} references) may be
+Values written out in env and headers (not ${VAR} references), and what
+looks like a token in a url or command line (shown as ***), may be
 secrets. Imported into your user config from a file only you can read, or
 looking like a token, they make the config readable by you only (0600).
 The project's settings file is shared (committed), so it never gets them:
-each becomes a ${NAME} reference, and the import says which variables to
-set.`,
+each becomes a ${NAME} reference (${<SERVER>_<KEY>} for an env key another
+server uses too), and the import says which variables to set.`,
 		Args: exactArgs(0, "no arguments (give the source with --from)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			env, err := a.hostEnv()
