@@ -47,17 +47,19 @@ never replaces a server of your own of the same name.
 
 --from takes a host (` + strings.Join(hosts.IDs(), ", ") + `), which reads
 that host's user and project files, or a FILE in any of their formats. A
-FILE inside the project (under its repository root) is the project's: it
-is imported only with --to-project, and refused without. A FILE elsewhere
-goes to your user config. Without --from it lists what it finds and writes
-nothing.
+FILE under any repository's root, or, outside one, named as a project's
+file (.mcp.json, .cursor/mcp.json, ...) is that project's: refused without
+--to-project, and with it imported only in its own project. A FILE
+elsewhere goes to your user config. Without --from it lists what it finds
+and writes nothing.
 
-Values written out in env and headers (not ${VAR} references) may be
+Values written out in env and headers (not ${VAR} references), and what
+looks like a token in a url or command line (shown as ***), may be
 secrets. Imported into your user config from a file only you can read, or
 looking like a token, they make the config readable by you only (0600).
 The project's settings file is shared (committed), so it never gets them:
-each becomes a ${NAME} reference, and the import says which variables to
-set.`,
+each becomes a ${NAME} reference (${<SERVER>_<KEY>} for an env key another
+server uses too), and the import says which variables to set.`,
 		Args: exactArgs(0, "no arguments (give the source with --from)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			env, err := a.hostEnv()
@@ -148,9 +150,21 @@ func (a *app) readHost(from string, env hosts.Env, toProject bool) ([]hosts.Serv
 		}
 		scope := "file"
 		if root, ok := projectOwns(from, env); ok {
-			if !toProject {
+			here := thisProject(root, env)
+			abs, err := filepath.Abs(from)
+			if err != nil {
+				return nil, fmt.Errorf("--from %s: %w", from, err)
+			}
+			switch {
+			case !toProject && here:
 				return nil, fmt.Errorf("--from %s: the file is in project %s, and a project's servers never go to your user config, where they would run in every directory without asking; import them into %s, where they run once you trust the project, with `freecode mcp import --from %s --to-project`",
 					from, root, projectSettings(env.Dir), from)
+			case !toProject:
+				return nil, fmt.Errorf("--from %s: the file is in project %s, and a project's servers never go to your user config, where they would run in every directory without asking; import them into that project's %s, where they run once you trust it, with `freecode mcp import --from %s --to-project` in %s",
+					from, root, schema.ProjectFile, termtext.ShellCommand(abs), root)
+			case !here:
+				return nil, fmt.Errorf("--from %s --to-project: the file is in project %s, not this one (%s), and a project's servers go only into its own %s; run `freecode mcp import --from %s --to-project` in %s",
+					from, root, projectDirOf(env), schema.ProjectFile, termtext.ShellCommand(abs), root)
 			}
 			scope = "project"
 		}
@@ -171,23 +185,23 @@ func (a *app) readHost(from string, env hosts.Env, toProject bool) ([]hosts.Serv
 	return out, nil
 }
 
-// projectOwns reports whether the file at path is the project's rather
-// than the user's, and the project's directory: it lies under the
-// repository root holding env.Dir (outside a repository, or in one rooted
-// at the home directory, it must be one of the files the hosts read for
-// the project in env.Dir), and it is none of the files the hosts read as
-// the user's. A symlink counts both where it is and where it points.
+// projectOwns reports whether the file at path is a project's rather
+// than the user's, and the project's directory: unless it is one of the
+// files the hosts read as the user's, it is the project's of the
+// repository root holding it (a home directory kept in git is not a
+// project), or, outside a repository, it is named as one of the files the
+// hosts read in a project (.mcp.json, .cursor/mcp.json, ...; see
+// hosts.ProjectFileDir), wherever it is, and is that directory's. A
+// symlink counts both where it is and where it points.
 func projectOwns(path string, env hosts.Env) (string, bool) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", false
 	}
-	user, project := map[string]bool{}, map[string]bool{}
+	user := map[string]bool{}
 	for _, h := range hosts.Hosts() {
 		for _, loc := range h.Locations(env) {
-			if loc.Scope == "project" {
-				project[filepath.Clean(loc.Path)] = true
-			} else {
+			if loc.Scope != "project" {
 				user[filepath.Clean(loc.Path)] = true
 			}
 		}
@@ -199,24 +213,42 @@ func projectOwns(path string, env hosts.Env) (string, bool) {
 	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
 		paths = append(paths, real)
 	}
-	root := schema.RepoRoot(env.Dir)
-	if root != "" && filepath.Clean(root) == filepath.Clean(env.Home) {
-		root = "" // a home directory kept in git is not a project
-	}
 	for _, p := range paths {
-		if project[p] {
-			return env.Dir, true
+		if root := projectRoot(filepath.Dir(p), env.Home); root != "" {
+			return root, true
 		}
-		if root == "" {
-			continue
-		}
-		for _, r := range []string{root, realPath(root)} {
-			if rel, err := filepath.Rel(r, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				return root, true
-			}
+		if dir, ok := hosts.ProjectFileDir(p); ok {
+			return dir, true
 		}
 	}
 	return "", false
+}
+
+// projectRoot is the repository root holding dir, "" outside one or in one
+// rooted at home (a home directory kept in git is not a project).
+func projectRoot(dir, home string) string {
+	root := schema.RepoRoot(dir)
+	if root != "" && (filepath.Clean(root) == filepath.Clean(home) || realPath(root) == realPath(home)) {
+		return ""
+	}
+	return root
+}
+
+// thisProject reports whether dir, a project's directory (projectOwns),
+// is the one the import runs for: the repository root holding env.Dir,
+// else env.Dir.
+func thisProject(dir string, env hosts.Env) bool {
+	cur := projectDirOf(env)
+	return filepath.Clean(dir) == filepath.Clean(cur) || realPath(dir) == realPath(cur)
+}
+
+// projectDirOf is the directory of the project the import runs for: the
+// repository root holding env.Dir, else env.Dir.
+func projectDirOf(env hosts.Env) string {
+	if root := projectRoot(env.Dir, env.Home); root != "" {
+		return root
+	}
+	return env.Dir
 }
 
 // realPath is path with its symlinks resolved, else path.
@@ -376,14 +408,34 @@ func (a *app) importServers(c *cobra.Command, env hosts.Env, servers []hosts.Ser
 	}
 	skipByTarget(servers, env.Dir, o.toProject)
 	dedupeServers(servers)
+	path, err := a.configPath()
+	if err != nil {
+		return err
+	}
+	if o.toProject {
+		userPath := path
+		if path, err = a.importProjectFile(env.Dir); err != nil {
+			return err
+		}
+		if err := skipUserNames(v, userPath, servers); err != nil {
+			return err
+		}
+	}
 	var refs []named // variables the project's servers now refer to
+	var taken map[string]bool
+	if o.toProject {
+		if taken, err = takenVars(path, servers); err != nil {
+			return err
+		}
+	}
 	for i := range servers {
 		s := &servers[i]
 		if s.Skip != "" {
 			continue
 		}
 		if o.toProject {
-			for _, r := range s.ReferLiterals() {
+			for _, r := range s.ReferLiterals(taken) {
+				taken[r.Var] = true
 				refs = append(refs, named{s.Name, fmt.Sprintf("%s (server %s's %s)", r.Var, cell(s.Name), r.Literal)})
 			}
 		}
@@ -396,19 +448,6 @@ func (a *app) importServers(c *cobra.Command, env hosts.Env, servers []hosts.Ser
 			}
 			s.Skip = "FreeCode would refuse it: " + strings.Join(why, "; ")
 		} else if err != nil {
-			return err
-		}
-	}
-	path, err := a.configPath()
-	if err != nil {
-		return err
-	}
-	if o.toProject {
-		userPath := path
-		if path, err = a.importProjectFile(env.Dir); err != nil {
-			return err
-		}
-		if err := skipUserNames(v, userPath, servers); err != nil {
 			return err
 		}
 	}
@@ -473,7 +512,7 @@ func (a *app) importServers(c *cobra.Command, env hosts.Env, servers []hosts.Ser
 		fmt.Fprintf(a.stdout, "Added %d server%s to %s.\n", len(added), plural(len(added)), path)
 	}
 	if refs := ofAdded(refs, added); len(refs) > 0 {
-		fmt.Fprintf(a.stdout, "%s is shared, so values written out in env and headers were not copied into it; set these variables where freecode runs: %s.\n",
+		fmt.Fprintf(a.stdout, "%s is shared, so values written out in env and headers, and what looks like a secret in a url or command line, were not copied into it; set these variables where freecode runs: %s.\n",
 			path, strings.Join(refs, ", "))
 	}
 	if private := ofAdded(private, added); was != 0 && len(private) > 0 {
@@ -504,8 +543,35 @@ func ofAdded(list []named, added []string) []string {
 	return out
 }
 
-// privateValues lists the env and header values written out (not ${VAR}
-// references) of the servers to be imported that must stay private: from
+// takenVars are the variable names an env value written out must not be
+// made a reference to under its own name (ReferLiterals), lest two servers
+// share one variable for different values: those the project settings
+// file at path refers to, and those more than one of the servers to be
+// imported uses (Claims).
+func takenVars(path string, servers []hosts.Server) (map[string]bool, error) {
+	taken := map[string]bool{}
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	schema.Expand(string(data), func(n string) (string, bool) { taken[n] = true; return "", true })
+	uses := map[string]int{}
+	for _, s := range servers {
+		if s.Skip != "" {
+			continue
+		}
+		for _, n := range s.Claims() {
+			if uses[n]++; uses[n] > 1 {
+				taken[n] = true
+			}
+		}
+	}
+	return taken, nil
+}
+
+// privateValues lists the values written out (not ${VAR} references:
+// env, headers, and what looks like a credential in a url or command line,
+// see hosts.Literals) of the servers to be imported that must stay private: from
 // a file only its owner can read, or looking like a token. It names them,
 // never their values.
 func privateValues(servers []hosts.Server) ([]named, error) {

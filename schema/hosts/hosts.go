@@ -95,6 +95,36 @@ type Location struct {
 // increasing precedence.
 func (h *Host) Locations(env Env) []Location { return h.locations(env) }
 
+// ProjectFileDir reports whether path is named as one of the files a
+// host reads in a project directory (.mcp.json, .cursor/mcp.json,
+// .vscode/mcp.json, .codex/config.toml, .gemini/settings.json,
+// opencode.json, opencode.jsonc), wherever it is, and the directory it
+// would be the project file of. Some of those names are also a host's
+// user file in the home directory (~/.cursor/mcp.json): telling those
+// apart is the caller's.
+func ProjectFileDir(path string) (string, bool) {
+	path = filepath.Clean(path)
+	root := string(filepath.Separator)
+	for _, h := range Hosts() {
+		for _, loc := range h.Locations(Env{Dir: root}) {
+			if loc.Scope != "project" {
+				continue
+			}
+			rel, err := filepath.Rel(root, loc.Path)
+			if err != nil {
+				continue
+			}
+			if dir, ok := strings.CutSuffix(path, string(filepath.Separator)+rel); ok {
+				if dir == "" {
+					dir = root
+				}
+				return dir, true
+			}
+		}
+	}
+	return "", false
+}
+
 // Read turns data, the contents of loc, into servers (sorted by project,
 // then name). A
 // server that cannot be imported is returned too, with Skip saying why.
@@ -222,8 +252,11 @@ func (s Server) Fields() []schema.Field {
 	return f
 }
 
-// Shown is its command line or URL as FreeCode will show it.
+// Shown is its command line or URL as FreeCode will show it, with what
+// looks like a credential in it (a Literal of kind "url" or "command")
+// shown as "***".
 func (s Server) Shown() string {
+	s.rewriteSecrets(shownSecret)
 	if s.Type == schema.Remote {
 		return termtext.Quote(s.URL)
 	}
