@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/freecode/freecode/internal/termtext"
 )
 
 // A local server's command typed unquoted after `mcp add <name> local`
@@ -51,12 +53,12 @@ func addCommandHint(c *cobra.Command, args []string) string {
 	}
 	head := slices.Concat([]string{"freecode"}, args[:at+1], words[:2], ours)
 	dashed := slices.Concat(head, []string{"--"}, words[2:])
-	hint := fmt.Sprintf("the words after \"local\" are the server's command; put them after -- so that freecode reads none of them:\n  %s", shellLine(dashed))
+	hint := fmt.Sprintf("the words after \"local\" are the server's command; put them after -- so that freecode reads none of them:\n  %s", termtext.ShellCommand(dashed...))
 	// Quoted as one argument the command is split again (shlex): offered
 	// only when no word needs quotes of its own, which would nest.
 	line := strings.Join(words[2:], " ")
-	if shellLine(words[2:]) == line {
-		hint += "\nor quote the command as one argument:\n  " + shellLine(slices.Concat(head, []string{line}))
+	if termtext.ShellCommand(words[2:]...) == line {
+		hint += "\nor quote the command as one argument:\n  " + termtext.ShellCommand(slices.Concat(head, []string{line})...)
 	}
 	return hint
 }
@@ -72,17 +74,4 @@ func ownFlag(c *cobra.Command, w string) *pflag.Flag {
 		return c.Flags().ShorthandLookup(w[1:])
 	}
 	return nil
-}
-
-// shellLine renders words as a shell command line: a word with characters
-// a shell treats specially is single-quoted.
-func shellLine(words []string) string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		if w == "" || strings.ContainsAny(w, " \t\n'\"\\$`|&;<>()*?[]#~!{}") {
-			w = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-		}
-		out[i] = w
-	}
-	return strings.Join(out, " ")
 }

@@ -54,7 +54,8 @@ func (r route) close() {
 // of this home only if one runs, watches the same config file, and runs the
 // same definition of srv (its spec hash: the same file, project and
 // environment give the same resolved server); a disabled server, which
-// serve does not run, is reached one-shot, as a test.
+// serve does not run, is reached one-shot, as a test (mcp start, mcp
+// tools). mcp call refuses a disabled server's tool before it asks.
 func (a *app) serveRoute(ctx context.Context, cfg *schema.Config, srv schema.Server) route {
 	client, home, err := a.dialServe()
 	if errors.Is(err, api.ErrNotRunning) {
@@ -182,7 +183,7 @@ func (a *app) otherConfigRemedy(st api.Status) string {
 	if a.configFlag != "" {
 		return "drop --config, or run another serve with its own FREECODE_HOME"
 	}
-	return "pass --config " + st.ConfigPath + ", or restart serve without --config"
+	return "pass --config " + termtext.ShellWord(st.ConfigPath) + ", or restart serve without --config"
 }
 
 // dialServeOf connects to the serve of this home for c, a verb that only
