@@ -159,11 +159,14 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 		c.ended(name, gen, nil, tailOf(conn), time.Time{})
 		return
 	}
+	// Subscriptions first: a server is ready once it has them again, so
+	// an update made right after ready is not lost to a subscription
+	// still being restored.
+	c.resubscribe(ctx, name, gen, conn, timeout)
 	readyAt := time.Now()
 	c.register(name, gen, conn)
 	c.transition(name, gen, PhaseReady)
 	log.Info("server ready", "pid", conn.PID(), "tools", len(conn.Tools()))
-	c.resubscribe(ctx, name, gen, conn, timeout)
 
 	for {
 		select {

@@ -43,26 +43,3 @@ func TestProgressAndCancellationPassThrough(t *testing.T) {
 		return strings.Count(string(b), `"phase":"end","tool":"progress"`) == 2
 	}, waitFor, 10*time.Millisecond, "the server's call was not cancelled")
 }
-
-// TestProgressNoticesComeBeforeTheAnswer: every progress notice a call
-// sent reaches the host before the call's answer, which a host takes as
-// the end of the request's progress (the SDK drops later notices).
-// Notices sent right before the answer are the ones that could overtake it.
-func TestProgressNoticesComeBeforeTheAnswer(t *testing.T) {
-	home := servetest.ShortHome(t)
-	writeConfig(t, home, servetest.Config(testServer("t", "--progress")))
-	h := startHost(t, home, hostOptions{})
-	require.Contains(t, h.tools(), "t__progress")
-	const steps = 10
-	for round := range 20 {
-		h.send(map[string]any{"op": "call", "name": "t__progress", "args": map[string]any{"steps": steps, "ms": 0}, "progress": true})
-		res := h.answer("call")["result"].(map[string]any)
-		require.Equal(t, "done 10 steps", text(res))
-		// The host prints in the order it receives, and the reader queues
-		// every event before the answer after it: all are queued now.
-		require.Len(t, h.events, steps, "round %d: progress notices that came before the answer", round)
-		for i := 1; i <= steps; i++ {
-			require.Equal(t, float64(i), h.event("progress")["progress"], "round %d", round)
-		}
-	}
-}
