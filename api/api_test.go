@@ -20,11 +20,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/registry/orchestrator"
+	"github.com/freecode/freecode/wire"
 )
 
 // fixture is an API server over a real registry, orchestrator and approvals
@@ -71,8 +71,8 @@ func (b *fakeBackend) wakeLocked() {
 	}
 }
 
-func (b *fakeBackend) Status() Status {
-	return Status{Servers: []ServerStatus{{Name: "one", Desired: Desired{Enabled: true}, Phase: "ready", Tools: 1}}}
+func (b *fakeBackend) Status() wire.Status {
+	return wire.Status{Servers: []wire.ServerStatus{{Name: "one", Desired: wire.Desired{Enabled: true}, Phase: "ready", Tools: 1}}}
 }
 
 func (b *fakeBackend) Restart(name string) error {
@@ -87,21 +87,21 @@ func (b *fakeBackend) Restart(name string) error {
 	return fmt.Errorf("restart %q: %w", name, ErrNotFound)
 }
 
-func (b *fakeBackend) Tools(name string) (ServerTools, error) {
+func (b *fakeBackend) Tools(name string) (wire.ServerTools, error) {
 	if name != "one" {
-		return ServerTools{}, fmt.Errorf("server %q: %w", name, ErrNotFound)
+		return wire.ServerTools{}, fmt.Errorf("server %q: %w", name, ErrNotFound)
 	}
-	return ServerTools{Server: "one", Phase: wire.PhaseReady, Tools: []wire.Tool{{ID: "mcp__one__t", Name: "t", ReadOnly: true,
+	return wire.ServerTools{Server: "one", Phase: wire.PhaseReady, Tools: []wire.Tool{{ID: "mcp__one__t", Name: "t", ReadOnly: true,
 		Annotations: json.RawMessage(`{"readOnlyHint":true}`), InputSchema: json.RawMessage(`{"type":"object"}`)}},
 		Hidden: []wire.HiddenTool{{Name: "secret", Reason: `tools.exclude "s*"`}}}, nil
 }
 
-func (b *fakeBackend) Logs(name string, after wire.LogCursor) (Logs, error) {
+func (b *fakeBackend) Logs(name string, after wire.LogCursor) (wire.Logs, error) {
 	logs, _, err := b.read(name, after)
 	return logs, err
 }
 
-func (b *fakeBackend) WaitLogs(ctx context.Context, name string, after wire.LogCursor) (Logs, error) {
+func (b *fakeBackend) WaitLogs(ctx context.Context, name string, after wire.LogCursor) (wire.Logs, error) {
 	for {
 		logs, wake, err := b.read(name, after)
 		if err != nil || logs.Session != after.Session || len(logs.Lines) > 0 {
@@ -109,15 +109,15 @@ func (b *fakeBackend) WaitLogs(ctx context.Context, name string, after wire.LogC
 		}
 		select {
 		case <-ctx.Done():
-			return Logs{}, ctx.Err()
+			return wire.Logs{}, ctx.Err()
 		case <-wake:
 		}
 	}
 }
 
-func (b *fakeBackend) read(name string, after wire.LogCursor) (Logs, <-chan struct{}, error) {
+func (b *fakeBackend) read(name string, after wire.LogCursor) (wire.Logs, <-chan struct{}, error) {
 	if name != "one" {
-		return Logs{}, nil, fmt.Errorf("logs of %q: %w", name, ErrNotFound)
+		return wire.Logs{}, nil, fmt.Errorf("logs of %q: %w", name, ErrNotFound)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -129,7 +129,7 @@ func (b *fakeBackend) read(name string, after wire.LogCursor) (Logs, <-chan stru
 		n = 0
 	}
 	n = min(n, int64(len(b.lines)))
-	return Logs{Lines: slices.Clone(b.lines[n:]), Session: b.session, Last: int64(len(b.lines))}, b.wake, nil
+	return wire.Logs{Lines: slices.Clone(b.lines[n:]), Session: b.session, Last: int64(len(b.lines))}, b.wake, nil
 }
 
 func newFixture(t *testing.T, rules orchestrator.Rules, approvalTimeout time.Duration) *fixture {

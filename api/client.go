@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/freecode/freecode/api/wire"
+	"github.com/freecode/freecode/wire"
 )
 
 // SocketPath is where serve listens for a FreeCode home.
@@ -135,8 +135,8 @@ func decodeError(status int, data []byte) error {
 }
 
 // Status returns GET /v1/status.
-func (c *Client) Status(ctx context.Context) (Status, error) {
-	var st Status
+func (c *Client) Status(ctx context.Context) (wire.Status, error) {
+	var st wire.Status
 	return st, c.call(ctx, http.MethodGet, "/v1/status", nil, &st)
 }
 
@@ -254,21 +254,21 @@ func (c *Client) Restart(ctx context.Context, name string) error {
 }
 
 // ServerTools returns the tools one server has registered, with its phase.
-func (c *Client) ServerTools(ctx context.Context, name string) (ServerTools, error) {
-	var st ServerTools
+func (c *Client) ServerTools(ctx context.Context, name string) (wire.ServerTools, error) {
+	var st wire.ServerTools
 	return st, c.call(ctx, http.MethodGet, "/v1/servers/"+url.PathEscape(name)+"/tools", nil, &st)
 }
 
-// AllServerTools is ServerTools with the tools the server's tools filter
-// hides (ServerTools.Hidden) too.
-func (c *Client) AllServerTools(ctx context.Context, name string) (ServerTools, error) {
-	var st ServerTools
+// AllServerTools is wire.ServerTools with the tools the server's tools filter
+// hides (wire.ServerTools.Hidden) too.
+func (c *Client) AllServerTools(ctx context.Context, name string) (wire.ServerTools, error) {
+	var st wire.ServerTools
 	return st, c.call(ctx, http.MethodGet, "/v1/servers/"+url.PathEscape(name)+"/tools?all=true", nil, &st)
 }
 
 // Logs returns a server's stderr ring.
 func (c *Client) Logs(ctx context.Context, name string) ([]string, error) {
-	var l Logs
+	var l wire.Logs
 	err := c.call(ctx, http.MethodGet, "/v1/servers/"+url.PathEscape(name)+"/logs", nil, &l)
 	return l.Lines, err
 }

@@ -44,7 +44,7 @@
 //	POST /v1/resources/subscribe      body {"server", "uri"}: updates of the resource come
 //	POST /v1/resources/unsubscribe    as resource_updated events (until unsubscribed)
 //	GET  /v1/prompts[?server=S]       Prompts: the prompts of every server that has some
-//	POST /v1/prompts/{server}/{name}  body: the arguments, an object of strings; PromptResult.
+//	POST /v1/prompts/{server}/{name}  body: the arguments, an object of strings; wire.PromptResult.
 //	                                  Arguments are checked against the prompt first (400)
 //
 // # Events

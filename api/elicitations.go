@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/registry/event"
+	"github.com/freecode/freecode/wire"
 )
 
 // DefaultElicitationTimeout bounds how long a server's elicitation waits

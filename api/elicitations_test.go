@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/registry/orchestrator"
+	"github.com/freecode/freecode/wire"
 )
 
 // needName is a form check that wants a name and fills in a count.

@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/registry/orchestrator"
+	"github.com/freecode/freecode/wire"
 )
 
 // exampleBackend is the daemon's side of the API for the examples: one
@@ -22,10 +22,10 @@ import (
 // to stderr.
 type exampleBackend struct{}
 
-func (exampleBackend) Status() api.Status {
-	return api.Status{Servers: []api.ServerStatus{{
+func (exampleBackend) Status() wire.Status {
+	return wire.Status{Servers: []wire.ServerStatus{{
 		Name: "notes", Source: "user", Phase: wire.PhaseReady, Tools: 1,
-		Desired: api.Desired{Enabled: true, Type: "local", Target: "mcp-testserver --name notes"},
+		Desired: wire.Desired{Enabled: true, Type: "local", Target: "mcp-testserver --name notes"},
 	}}}
 }
 
@@ -36,20 +36,20 @@ func (exampleBackend) Restart(name string) error {
 	return nil
 }
 
-func (exampleBackend) Logs(name string, after wire.LogCursor) (api.Logs, error) {
+func (exampleBackend) Logs(name string, after wire.LogCursor) (wire.Logs, error) {
 	if name != "notes" {
-		return api.Logs{}, fmt.Errorf("logs of %q: %w", name, api.ErrNotFound)
+		return wire.Logs{}, fmt.Errorf("logs of %q: %w", name, api.ErrNotFound)
 	}
-	return api.Logs{Lines: []string{"notes server starting", "ready"}, Session: 1, Last: 2}, nil
+	return wire.Logs{Lines: []string{"notes server starting", "ready"}, Session: 1, Last: 2}, nil
 }
 
-func (exampleBackend) Tools(name string) (api.ServerTools, error) {
-	return api.ServerTools{}, fmt.Errorf("tools of %q: %w", name, api.ErrNotFound)
+func (exampleBackend) Tools(name string) (wire.ServerTools, error) {
+	return wire.ServerTools{}, fmt.Errorf("tools of %q: %w", name, api.ErrNotFound)
 }
 
-func (b exampleBackend) WaitLogs(ctx context.Context, name string, after wire.LogCursor) (api.Logs, error) {
+func (b exampleBackend) WaitLogs(ctx context.Context, name string, after wire.LogCursor) (wire.Logs, error) {
 	<-ctx.Done()
-	return api.Logs{}, ctx.Err()
+	return wire.Logs{}, ctx.Err()
 }
 
 // startExampleServe runs the API on a unix socket under a throwaway home,

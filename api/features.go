@@ -9,19 +9,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/freecode/freecode/api/wire"
-)
-
-// The answers of the resources and prompts endpoints are the wire model's.
-type (
-	// Resources is the answer of GET /v1/resources.
-	Resources = wire.Resources
-	// ResourceRead is the answer of GET /v1/resources/read.
-	ResourceRead = wire.ResourceRead
-	// Prompts is the answer of GET /v1/prompts.
-	Prompts = wire.Prompts
-	// PromptResult is the answer of POST /v1/prompts/{server}/{name}.
-	PromptResult = wire.PromptResult
+	"github.com/freecode/freecode/wire"
 )
 
 // features is the FeatureBackend, or an error answer when there is none.
@@ -158,8 +146,8 @@ func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request) {
 
 // Resources returns GET /v1/resources: of server, or of every server that
 // has some when server is "".
-func (c *Client) Resources(ctx context.Context, server string) (Resources, error) {
-	var res Resources
+func (c *Client) Resources(ctx context.Context, server string) (wire.Resources, error) {
+	var res wire.Resources
 	path := "/v1/resources"
 	if server != "" {
 		path += "?server=" + url.QueryEscape(server)
@@ -168,8 +156,8 @@ func (c *Client) Resources(ctx context.Context, server string) (Resources, error
 }
 
 // ReadResource reads uri of server (GET /v1/resources/read).
-func (c *Client) ReadResource(ctx context.Context, server, uri string) (ResourceRead, error) {
-	var res ResourceRead
+func (c *Client) ReadResource(ctx context.Context, server, uri string) (wire.ResourceRead, error) {
+	var res wire.ResourceRead
 	q := url.Values{"server": {server}, "uri": {uri}}
 	return res, c.call(ctx, http.MethodGet, "/v1/resources/read?"+q.Encode(), nil, &res)
 }
@@ -186,8 +174,8 @@ func (c *Client) Subscribe(ctx context.Context, server, uri string, on bool) err
 
 // Prompts returns GET /v1/prompts: of server, or of every server that has
 // some when server is "".
-func (c *Client) Prompts(ctx context.Context, server string) (Prompts, error) {
-	var res Prompts
+func (c *Client) Prompts(ctx context.Context, server string) (wire.Prompts, error) {
+	var res wire.Prompts
 	path := "/v1/prompts"
 	if server != "" {
 		path += "?server=" + url.QueryEscape(server)
@@ -197,8 +185,8 @@ func (c *Client) Prompts(ctx context.Context, server string) (Prompts, error) {
 
 // GetPrompt gets prompt of server with args (POST
 // /v1/prompts/{server}/{name}).
-func (c *Client) GetPrompt(ctx context.Context, server, prompt string, args map[string]string) (PromptResult, error) {
-	var res PromptResult
+func (c *Client) GetPrompt(ctx context.Context, server, prompt string, args map[string]string) (wire.PromptResult, error) {
+	var res wire.PromptResult
 	if args == nil {
 		args = map[string]string{}
 	}

@@ -18,11 +18,11 @@ import (
 	"github.com/go-logr/logr"
 	"golang.org/x/net/netutil"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/registry/orchestrator"
+	"github.com/freecode/freecode/wire"
 )
 
 // Defaults of Options.
@@ -60,18 +60,18 @@ type Runner interface {
 // concurrently.
 type Backend interface {
 	// Status returns the current status snapshot.
-	Status() Status
+	Status() wire.Status
 	// Restart restarts one server.
 	Restart(name string) error
 	// Logs returns, at once, a server's stderr lines after the cursor (the
 	// zero cursor: all it keeps), of the session named in the answer, with
 	// the cursor after them (Logs.Cursor).
-	Logs(name string, after wire.LogCursor) (Logs, error)
+	Logs(name string, after wire.LogCursor) (wire.Logs, error)
 	// WaitLogs is Logs once there is something after the cursor: a line, or
 	// another session. It returns ctx's error when ctx ends first.
-	WaitLogs(ctx context.Context, name string, after wire.LogCursor) (Logs, error)
+	WaitLogs(ctx context.Context, name string, after wire.LogCursor) (wire.Logs, error)
 	// Tools returns the tools one server has registered, with its phase.
-	Tools(name string) (ServerTools, error)
+	Tools(name string) (wire.ServerTools, error)
 }
 
 // FeatureBackend is the daemon behind the resources and prompts

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 )
@@ -32,23 +31,6 @@ var (
 // ErrNotRunning is returned (wrapped) by Dial when no serve answers on the
 // socket.
 var ErrNotRunning = errors.New("freecode serve is not running")
-
-// The status and logs answers are the wire model's (package wire), which
-// the controller produces as they are.
-type (
-	// Status is the answer of GET /v1/status.
-	Status = wire.Status
-	// ServerStatus is one server, desired next to actual.
-	ServerStatus = wire.ServerStatus
-	// Desired is what the config asks for one server.
-	Desired = wire.Desired
-	// Logs is the answer of GET /v1/servers/{name}/logs.
-	Logs = wire.Logs
-	// ServerTools is the answer of GET /v1/servers/{name}/tools.
-	ServerTools = wire.ServerTools
-	// Elicitation is a server's request for input waiting in serve.
-	Elicitation = wire.Elicitation
-)
 
 // Tools is the answer of GET /v1/tools.
 type Tools struct {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // scriptedDialer answers each dial with the next of its outcomes (nil: a
@@ -81,9 +82,9 @@ func TestStartTimeoutGrowsWhileTheServerWorks(t *testing.T) {
 		srv := fakeServer("npx")
 		srv.Timeout = 5 * time.Second
 		c.SetDesired([]schema.Server{srv}, time.Hour)
-		for statusOf(c, "npx").Phase != PhaseReady {
+		for statusOf(c, "npx").Phase != wire.PhaseReady {
 			synctest.Wait()
-			if st := statusOf(c, "npx"); st.Phase == PhaseBackoff {
+			if st := statusOf(c, "npx"); st.Phase == wire.PhaseBackoff {
 				time.Sleep(time.Until(st.NextRetry))
 			}
 		}
@@ -109,16 +110,16 @@ func TestStartTimeoutGrowsWhileTheServerWorks(t *testing.T) {
 		d.lastConn().crash(errors.New("gone"))
 		synctest.Wait()
 		st = statusOf(c, "npx")
-		require.Equal(t, PhaseBackoff, st.Phase)
+		require.Equal(t, wire.PhaseBackoff, st.Phase)
 		require.Zero(t, st.StartTimeoutMS)
 		time.Sleep(time.Until(st.NextRetry))
 		synctest.Wait()
 		st = statusOf(c, "npx")
-		require.Equal(t, PhaseBackoff, st.Phase)
+		require.Equal(t, wire.PhaseBackoff, st.Phase)
 		require.EqualValues(t, 10000, st.StartTimeoutMS, "the next start's budget is shown")
 		time.Sleep(time.Until(st.NextRetry))
 		synctest.Wait()
-		require.Equal(t, PhaseReady, statusOf(c, "npx").Phase)
+		require.Equal(t, wire.PhaseReady, statusOf(c, "npx").Phase)
 		srv.Command = append(srv.Command, "--changed")
 		c.SetDesired([]schema.Server{srv}, time.Hour)
 		synctest.Wait()
@@ -150,14 +151,14 @@ func TestCrashesCountedApartFromRestarts(t *testing.T) {
 		time.Sleep(time.Until(st.NextRetry))
 		synctest.Wait()
 		st = statusOf(c, "s")
-		require.Equal(t, PhaseReady, st.Phase)
+		require.Equal(t, wire.PhaseReady, st.Phase)
 		require.Equal(t, [2]int{1, 1}, [2]int{st.Restarts, st.Crashes})
 
 		srv.Command = append(srv.Command, "--changed")
 		c.SetDesired([]schema.Server{srv}, time.Hour)
 		synctest.Wait()
 		st = statusOf(c, "s")
-		require.Equal(t, PhaseReady, st.Phase)
+		require.Equal(t, wire.PhaseReady, st.Phase)
 		require.Equal(t, [2]int{2, 1}, [2]int{st.Restarts, st.Crashes}, "a config change is no crash")
 		require.NoError(t, c.Restart("s"))
 		synctest.Wait()
@@ -171,7 +172,7 @@ func TestCrashesCountedApartFromRestarts(t *testing.T) {
 		time.Sleep(time.Until(st.NextRetry))
 		synctest.Wait()
 		st = statusOf(c, "s")
-		require.Equal(t, PhaseReady, st.Phase)
+		require.Equal(t, wire.PhaseReady, st.Phase)
 		require.Equal(t, [2]int{4, 2}, [2]int{st.Restarts, st.Crashes})
 	})
 }
@@ -220,7 +221,7 @@ func TestPIDWhileStarting(t *testing.T) {
 	}, 30*time.Second, 5*time.Millisecond)
 	require.Eventually(t, func() bool {
 		st := h.server("slow")
-		return st.Phase == PhaseStarting && st.PID == pid
+		return st.Phase == wire.PhaseStarting && st.PID == pid
 	}, 30*time.Second, 5*time.Millisecond, "status while starting: %+v", h.server("slow"))
 }
 
@@ -238,7 +239,7 @@ func TestSlowStarterComesUpInItsFirstStart(t *testing.T) {
 	hang := testServer("hang", "--hang-init")
 	hang.Timeout = time.Second
 	h.c.SetDesired([]schema.Server{slow, hang}, time.Hour)
-	st := h.waitPhase("slow", PhaseReady)
+	st := h.waitPhase("slow", wire.PhaseReady)
 	require.Zero(t, st.Restarts, "1s was extended while it worked: %+v", st)
 	require.Zero(t, st.StartTimeoutMS)
 	b, err := os.ReadFile(starts)

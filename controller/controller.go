@@ -43,11 +43,11 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 var (
@@ -178,7 +178,7 @@ type Options struct {
 	// Registry receives every server's tools; it publishes ToolsChanged on
 	// the bus it was made with. nil: a private registry without a bus.
 	Registry *registry.Registry
-	// Bus gets the controller's events (PhaseChanged, ConfigErrorChanged);
+	// Bus gets the controller's events (wire.PhaseChanged, wire.ConfigErrorChanged);
 	// normally the bus the Registry publishes on. nil: no events.
 	Bus *event.Bus
 	// Dial connects a server; nil means MCPDialer with Logger.
@@ -196,15 +196,15 @@ type Options struct {
 	// (*schema.Hold).String, the facts alone.
 	HoldReason func(*schema.Hold) string
 	// SignIn reads a server's stored OAuth sign-in (nil for a server that
-	// does not sign in), for ServerStatus.SignIn and as an input of the
-	// loop: a server in PhaseNeedsLogin starts again, and a ready one is
+	// does not sign in), for wire.ServerStatus.SignIn and as an input of the
+	// loop: a server in wire.PhaseNeedsLogin starts again, and a ready one is
 	// asked to check its session (a ping, see own), when what it returns
 	// changes (wire.SignIn.Version). It is called for remote servers that
 	// sign in (schema.Server.SignsIn), never under the controller's lock,
 	// from the loop, owners and Status at once; it must be cheap (a stat,
 	// a small read). nil: no server has stored credentials.
 	SignIn func(schema.Server) *wire.SignIn
-	// LoginReason phrases what a server in PhaseNeedsLogin waits for, for
+	// LoginReason phrases what a server in wire.PhaseNeedsLogin waits for, for
 	// ServerStatus.Reason; nil says "needs sign-in".
 	LoginReason func(name string) string
 	// Probe asks whether a remote server that cannot be reached answers
@@ -265,7 +265,7 @@ type Controller struct {
 // fields are guarded by Controller.mu.
 type serverState struct {
 	name  string
-	phase Phase
+	phase wire.Phase
 	since time.Time // of the last phase change
 	// gen is bumped on every start; observedGen is the generation whose
 	// outcome (ready or failed) the status reflects.
@@ -284,7 +284,7 @@ type serverState struct {
 	// MaxStartTimeout); 0 means the configured timeout. Ready and a new
 	// spec reset it.
 	budget     time.Duration
-	lastErr    string // the failure it is in now (ServerStatus.LastError)
+	lastErr    string // the failure it is in now (wire.ServerStatus.LastError)
 	pid, tools int
 	// resources, templates and prompts count what the session lists
 	// beside tools (set with tools, cleared with them).
@@ -457,7 +457,7 @@ func (c *Controller) reconcile(root context.Context, now time.Time) time.Time {
 	defer c.mu.Unlock()
 	wake := now.Add(c.pollInterval)
 	for _, st := range c.servers {
-		if st.phase != PhaseBackoff || st.inst != nil {
+		if st.phase != wire.PhaseBackoff || st.inst != nil {
 			continue
 		}
 		if st.nextRetry.After(now) && st.nextRetry.Before(wake) {
@@ -471,12 +471,12 @@ func (c *Controller) reconcile(root context.Context, now time.Time) time.Time {
 }
 
 // readCredentials fills in the stored sign-in of every server whose next
-// step depends on it — one waiting in PhaseNeedsLogin, one ready — outside
+// step depends on it — one waiting in wire.PhaseNeedsLogin, one ready — outside
 // the lock: Options.SignIn reads files.
 func (c *Controller) readCredentials(desired []schema.Server, actual map[string]observed) {
 	for _, d := range desired {
 		a, ok := actual[d.Name]
-		if !ok || !d.SignsIn() || (a.Phase != PhaseNeedsLogin && a.Phase != PhaseReady) {
+		if !ok || !d.SignsIn() || (a.Phase != wire.PhaseNeedsLogin && a.Phase != wire.PhaseReady) {
 			continue
 		}
 		a.Creds = c.signIn(d).Version()
@@ -522,11 +522,11 @@ func (c *Controller) apply(root context.Context, a action) {
 	case actDisable:
 		c.dropTools(a.Name) // tools kept through a failed restart or an outage
 		c.mu.Lock()
-		var evs []PhaseChanged
+		var evs []wire.PhaseChanged
 		if st := c.servers[a.Name]; st != nil && st.inst == nil {
 			st.failures, st.nextRetry, st.restartRequested = 0, time.Time{}, false
 			st.outage, st.subs = nil, nil
-			if a.Phase == PhaseDisabled {
+			if a.Phase == wire.PhaseDisabled {
 				st.lastErr = "" // not the failure it is in: it is off (lastFailure keeps it)
 			}
 			evs = st.setPhase(a.Phase, evs)
@@ -534,7 +534,7 @@ func (c *Controller) apply(root context.Context, a action) {
 		c.unlockPublish(evs)
 	case actVerify:
 		c.mu.Lock()
-		if st := c.servers[a.Name]; st != nil && st.inst != nil && !st.inst.stopping && st.phase == PhaseReady {
+		if st := c.servers[a.Name]; st != nil && st.inst != nil && !st.inst.stopping && st.phase == wire.PhaseReady {
 			st.credsSeen = a.Creds
 			select {
 			case st.inst.verify <- struct{}{}:
@@ -546,7 +546,7 @@ func (c *Controller) apply(root context.Context, a action) {
 		c.narrowTools(a.Name, a.Spec.Tools)
 	case actRefilter:
 		c.mu.Lock()
-		if st := c.servers[a.Name]; st != nil && st.inst != nil && !st.inst.stopping && st.phase == PhaseReady {
+		if st := c.servers[a.Name]; st != nil && st.inst != nil && !st.inst.stopping && st.phase == wire.PhaseReady {
 			select {
 			case st.inst.refilter <- struct{}{}:
 			default: // pending already; the owner reads the filter when it registers
@@ -565,23 +565,23 @@ func (c *Controller) apply(root context.Context, a action) {
 }
 
 // setPhase moves st to p and appends the event to evs if that is a change.
-func (st *serverState) setPhase(p Phase, evs []PhaseChanged) []PhaseChanged {
+func (st *serverState) setPhase(p wire.Phase, evs []wire.PhaseChanged) []wire.PhaseChanged {
 	if st.phase == p {
 		return evs
 	}
 	st.phase, st.since = p, time.Now()
-	ev := PhaseChanged{Server: st.name, Phase: p}
+	ev := wire.PhaseChanged{Server: st.name, Phase: p}
 	switch p {
-	case PhaseBackoff:
+	case wire.PhaseBackoff:
 		ev.Err, ev.NextRetry = st.lastErr, st.nextRetry
-	case PhaseNeedsLogin:
+	case wire.PhaseNeedsLogin:
 		ev.Err = st.lastErr
 	}
 	return append(evs, ev)
 }
 
 // unlockPublish releases c.mu and publishes evs in order (see pubMu).
-func (c *Controller) unlockPublish(evs []PhaseChanged) {
+func (c *Controller) unlockPublish(evs []wire.PhaseChanged) {
 	if len(evs) == 0 {
 		c.mu.Unlock()
 		return
@@ -619,12 +619,12 @@ func (c *Controller) shutdown(cancelOwners context.CancelFunc) {
 	}
 	// Nothing retries any more.
 	c.mu.Lock()
-	var evs []PhaseChanged
+	var evs []wire.PhaseChanged
 	for _, name := range slices.Sorted(maps.Keys(c.servers)) {
 		st := c.servers[name]
-		if st.phase == PhaseBackoff || st.phase == PhasePending {
+		if st.phase == wire.PhaseBackoff || st.phase == wire.PhasePending {
 			st.nextRetry, st.outage = time.Time{}, nil
-			evs = st.setPhase(PhaseStopped, evs)
+			evs = st.setPhase(wire.PhaseStopped, evs)
 		}
 	}
 	c.unlockPublish(evs)
@@ -642,17 +642,17 @@ func (c *Controller) SetDesired(servers []schema.Server, pollInterval time.Durat
 	servers = slices.Clone(servers)
 	c.mu.Lock()
 	c.desired, c.pollInterval = servers, pollInterval
-	var evs []PhaseChanged
+	var evs []wire.PhaseChanged
 	for _, s := range servers {
 		if c.servers[s.Name] != nil {
 			continue
 		}
-		st := &serverState{name: s.Name, phase: PhasePending, since: time.Now()}
+		st := &serverState{name: s.Name, phase: wire.PhasePending, since: time.Now()}
 		if held, ok := heldPhase(s); ok {
 			st.phase = held
 		}
 		c.servers[s.Name] = st
-		evs = append(evs, PhaseChanged{Server: s.Name, Phase: st.phase})
+		evs = append(evs, wire.PhaseChanged{Server: s.Name, Phase: st.phase})
 	}
 	c.unlockPublish(evs)
 	c.trigger()
@@ -674,7 +674,7 @@ func (c *Controller) SetConfigError(err error) {
 	c.configErr = msg
 	c.pubMu.Lock()
 	c.mu.Unlock()
-	c.bus.Publish(ConfigErrorChanged{Err: msg})
+	c.bus.Publish(wire.ConfigErrorChanged{Err: msg})
 	c.pubMu.Unlock()
 	if err != nil {
 		c.log.Error(err, "configuration is invalid; keeping the last valid one")
@@ -715,17 +715,10 @@ func (c *Controller) desiredLocked(name string) (schema.Server, bool) {
 	return schema.Server{}, false
 }
 
-// Status is a snapshot of the desired and actual state, in the wire's
-// terms: the controller fills ConfigError, Servers and ObservedAt.
-type Status = wire.Status
-
-// ServerStatus is one server, desired next to actual.
-type ServerStatus = wire.ServerStatus
-
 // Status returns a snapshot; servers are sorted by name. A server that
 // signs in shows its stored sign-in (Options.SignIn), read after the
 // snapshot, outside the lock.
-func (c *Controller) Status() Status {
+func (c *Controller) Status() wire.Status {
 	out, signsIn := c.status()
 	for i, s := range signsIn {
 		if s.SignsIn() {
@@ -738,10 +731,10 @@ func (c *Controller) Status() Status {
 // ShownSignIn is si, the stored sign-in of srv (a server FreeCode would
 // sign in to if it asked), unless nothing says the server uses OAuth:
 // nothing is stored, it has no oauth object, and it has not asked for a
-// sign-in (it is not in PhaseNeedsLogin). A remote server that wants no
+// sign-in (it is not in wire.PhaseNeedsLogin). A remote server that wants no
 // authorization is then not shown as "not signed in".
-func ShownSignIn(srv schema.Server, phase Phase, si *wire.SignIn) *wire.SignIn {
-	if si != nil && si.State == wire.SignInNone && srv.OAuth == nil && phase != PhaseNeedsLogin {
+func ShownSignIn(srv schema.Server, phase wire.Phase, si *wire.SignIn) *wire.SignIn {
+	if si != nil && si.State == wire.SignInNone && srv.OAuth == nil && phase != wire.PhaseNeedsLogin {
 		return nil
 	}
 	return si
@@ -749,10 +742,10 @@ func ShownSignIn(srv schema.Server, phase Phase, si *wire.SignIn) *wire.SignIn {
 
 // status is Status without the sign-in, and for each server its desired
 // spec (the zero Server if it is not desired any more).
-func (c *Controller) status() (Status, []schema.Server) {
+func (c *Controller) status() (wire.Status, []schema.Server) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := Status{ConfigError: c.configErr, ObservedAt: time.Now(), Servers: []ServerStatus{}}
+	out := wire.Status{ConfigError: c.configErr, ObservedAt: time.Now(), Servers: []wire.ServerStatus{}}
 	want := make(map[string]schema.Server, len(c.desired))
 	names := make([]string, 0, len(c.servers))
 	for _, s := range c.desired {
@@ -769,7 +762,7 @@ func (c *Controller) status() (Status, []schema.Server) {
 	slices.Sort(names)
 	specs := make([]schema.Server, 0, len(names))
 	for _, name := range names {
-		ss := ServerStatus{Name: name}
+		ss := wire.ServerStatus{Name: name}
 		specs = append(specs, want[name])
 		if d, ok := want[name]; ok {
 			ss.Source = d.Source
@@ -797,7 +790,7 @@ func (c *Controller) status() (Status, []schema.Server) {
 			ss.Warnings, ss.MoreWarnings = slices.Clone(st.warnings), st.moreWarnings
 			ss.LastFailure, ss.LastFailureAt = st.lastFailure, st.lastFailureAt
 			ss.Restarts, ss.Crashes, ss.Reconnects = max(st.starts-1-st.reconnects, 0), st.crashes, st.reconnects
-			if st.outage != nil && st.phase == PhaseBackoff {
+			if st.outage != nil && st.phase == wire.PhaseBackoff {
 				ss.UnreachableSince = st.outage.since
 			}
 			if st.inst != nil {
@@ -815,9 +808,9 @@ func (c *Controller) status() (Status, []schema.Server) {
 				ss.StderrTail = slices.Clone(st.stderrTail)
 			}
 		} else {
-			ss.Phase = PhasePending
+			ss.Phase = wire.PhasePending
 		}
-		if ss.Phase == PhaseNeedsLogin && ss.Reason == "" {
+		if ss.Phase == wire.PhaseNeedsLogin && ss.Reason == "" {
 			ss.Reason = c.loginReason(name)
 		}
 		out.Servers = append(out.Servers, ss)
@@ -842,7 +835,7 @@ func grownTimeout(last, configured time.Duration) time.Duration {
 }
 
 // ToolWarnings returns the warnings of tools for a ServerStatus: at most
-// wire.MaxServerWarnings of them, and how many more there are.
+// MaxServerWarnings of them, and how many more there are.
 func ToolWarnings(tools []mcp.Tool) (warnings []string, more int) {
 	for _, w := range mcp.ToolWarnings(tools) {
 		if len(warnings) == wire.MaxServerWarnings {

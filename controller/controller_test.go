@@ -13,10 +13,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // baseTools is how many tools the test server always has.
@@ -27,13 +27,13 @@ func TestConvergeAddRemoveDisableChange(t *testing.T) {
 	a, b, c := testServer("a", "--tools", "2"), testServer("b"), testServer("c")
 	h.c.SetDesired([]schema.Server{a, b, c}, time.Hour)
 
-	sa := h.waitPhase("a", PhaseReady)
-	sb := h.waitPhase("b", PhaseReady)
-	sc := h.waitPhase("c", PhaseReady)
+	sa := h.waitPhase("a", wire.PhaseReady)
+	sb := h.waitPhase("b", wire.PhaseReady)
+	sc := h.waitPhase("c", wire.PhaseReady)
 	require.Equal(t, baseTools+2, sa.Tools)
 	require.Len(t, h.toolIDs("a"), baseTools+2)
 	require.Len(t, h.toolIDs("c"), baseTools)
-	for _, s := range []ServerStatus{sa, sb, sc} {
+	for _, s := range []wire.ServerStatus{sa, sb, sc} {
 		require.NotZero(t, s.PID)
 		require.True(t, testutil.Alive(s.PID))
 		require.Equal(t, s.Desired.SpecHash, s.SpecHash)
@@ -62,7 +62,7 @@ func TestConvergeAddRemoveDisableChange(t *testing.T) {
 	bOff := b
 	bOff.Enabled = false
 	h.c.SetDesired([]schema.Server{a, bOff}, time.Hour)
-	st := h.waitPhase("b", PhaseDisabled)
+	st := h.waitPhase("b", wire.PhaseDisabled)
 	require.False(t, testutil.Alive(sb.PID))
 	require.Zero(t, st.PID)
 	require.Empty(t, h.toolIDs("b"))
@@ -74,7 +74,7 @@ func TestConvergeAddRemoveDisableChange(t *testing.T) {
 	h.c.SetDesired([]schema.Server{a2, bOff}, time.Hour)
 	require.Eventually(t, func() bool {
 		s := h.server("a")
-		return s.Phase == PhaseReady && s.SpecHash == a2.SpecHash()
+		return s.Phase == wire.PhaseReady && s.SpecHash == a2.SpecHash()
 	}, 30*time.Second, 5*time.Millisecond)
 	sa2 := h.server("a")
 	require.NotEqual(t, sa.PID, sa2.PID)
@@ -87,7 +87,7 @@ func TestConvergeAddRemoveDisableChange(t *testing.T) {
 
 	// Re-enable b.
 	h.c.SetDesired([]schema.Server{a2, b}, time.Hour)
-	sb2 := h.waitPhase("b", PhaseReady)
+	sb2 := h.waitPhase("b", wire.PhaseReady)
 	require.NotEqual(t, sb.PID, sb2.PID)
 
 	// An identical desired set restarts nothing and publishes nothing.
@@ -97,7 +97,7 @@ func TestConvergeAddRemoveDisableChange(t *testing.T) {
 	toolsA := h.toolsChanged("a")
 	h.c.SetDesired([]schema.Server{testServer("a", "--tools", "3"), testServer("b")}, time.Hour)
 	h.c.SetDesired([]schema.Server{a2, b, testServer("d")}, time.Hour)
-	h.waitPhase("d", PhaseReady)
+	h.waitPhase("d", wire.PhaseReady)
 	require.Equal(t, sa2.PID, h.server("a").PID)
 	require.Equal(t, sb2.PID, h.server("b").PID)
 	require.Len(t, h.phases("a"), eventsA)
@@ -108,13 +108,13 @@ func TestConvergeAddRemoveDisableChange(t *testing.T) {
 func TestKilledServerRestartsAfterBackoff(t *testing.T) {
 	h := newHarness(t)
 	h.c.SetDesired([]schema.Server{testServer("k")}, time.Hour)
-	s1 := h.waitPhase("k", PhaseReady)
+	s1 := h.waitPhase("k", wire.PhaseReady)
 	nTools := h.toolsChanged("k")
 
 	require.NoError(t, syscall.Kill(s1.PID, syscall.SIGKILL))
 	require.Eventually(t, func() bool {
 		s := h.server("k")
-		return s.Phase == PhaseReady && s.PID != s1.PID
+		return s.Phase == wire.PhaseReady && s.PID != s1.PID
 	}, 30*time.Second, 5*time.Millisecond)
 	s2 := h.server("k")
 	require.Equal(t, 1, s2.Restarts)
@@ -123,11 +123,11 @@ func TestKilledServerRestartsAfterBackoff(t *testing.T) {
 	require.Contains(t, s2.LastFailure, "SIGKILL")
 	require.False(t, testutil.Alive(s1.PID))
 
-	var seq []Phase
+	var seq []wire.Phase
 	for _, e := range h.phases("k") {
 		seq = append(seq, e.Phase)
 	}
-	require.Equal(t, []Phase{PhasePending, PhaseStarting, PhaseReady, PhaseBackoff, PhasePending, PhaseStarting, PhaseReady}, seq)
+	require.Equal(t, []wire.Phase{wire.PhasePending, wire.PhaseStarting, wire.PhaseReady, wire.PhaseBackoff, wire.PhasePending, wire.PhaseStarting, wire.PhaseReady}, seq)
 	backoff := h.phases("k")[3]
 	require.Contains(t, backoff.Err, "SIGKILL")
 	require.False(t, backoff.NextRetry.IsZero())
@@ -146,7 +146,7 @@ func TestToolsOfAServerThatDoesNotComeBackAreRemoved(t *testing.T) {
 	script := fmt.Sprintf(`if [ -e %[1]s ]; then exec %[2]s --exit-at-start 3; fi; touch %[1]s; exec %[2]s`, marker, testServerBin)
 	srv := schema.Server{Name: "gone", Type: schema.Local, Command: []string{"sh", "-c", script}, Enabled: true, Timeout: 10 * time.Second}
 	h.c.SetDesired([]schema.Server{srv}, time.Hour)
-	s1 := h.waitPhase("gone", PhaseReady)
+	s1 := h.waitPhase("gone", wire.PhaseReady)
 	require.NotEmpty(t, h.toolIDs("gone"))
 	n := h.toolsChanged("gone")
 
@@ -154,19 +154,19 @@ func TestToolsOfAServerThatDoesNotComeBackAreRemoved(t *testing.T) {
 	require.Eventually(t, func() bool { return len(h.toolIDs("gone")) == 0 }, 30*time.Second, 5*time.Millisecond,
 		"the failed restart removes the tools kept through the crash")
 	require.Equal(t, n+1, h.toolsChanged("gone"))
-	require.Equal(t, PhaseBackoff, h.server("gone").Phase)
+	require.Equal(t, wire.PhaseBackoff, h.server("gone").Phase)
 }
 
 func TestRestartKeepsIdenticalTools(t *testing.T) {
 	h := newHarness(t)
 	h.c.SetDesired([]schema.Server{testServer("r")}, time.Hour)
-	s1 := h.waitPhase("r", PhaseReady)
+	s1 := h.waitPhase("r", wire.PhaseReady)
 	n := h.toolsChanged("r")
 	for i := range 3 {
 		require.NoError(t, h.c.Restart("r"))
 		require.Eventually(t, func() bool {
 			s := h.server("r")
-			return s.Phase == PhaseReady && s.Generation == s1.Generation+int64(i)+1
+			return s.Phase == wire.PhaseReady && s.Generation == s1.Generation+int64(i)+1
 		}, 30*time.Second, 5*time.Millisecond)
 	}
 	require.Equal(t, n, h.toolsChanged("r"), "restarts of an identical server publish nothing")
@@ -182,11 +182,11 @@ func TestRepeatedCrashesBackOffLonger(t *testing.T) {
 	h := newHarness(t)
 	h.c.SetDesired([]schema.Server{testServer("x", "--exit-at-start", "7")}, time.Hour)
 
-	var backoffs []PhaseChanged
+	var backoffs []wire.PhaseChanged
 	require.Eventually(t, func() bool {
 		backoffs = backoffs[:0]
 		for _, e := range h.phases("x") {
-			if e.Phase == PhaseBackoff {
+			if e.Phase == wire.PhaseBackoff {
 				backoffs = append(backoffs, e)
 			}
 		}
@@ -221,7 +221,7 @@ func TestHangingInitializeTimesOut(t *testing.T) {
 	s := testServer("hang", "--hang-init")
 	s.Timeout = 300 * time.Millisecond
 	h.c.SetDesired([]schema.Server{s}, time.Hour)
-	st := h.waitPhase("hang", PhaseBackoff)
+	st := h.waitPhase("hang", wire.PhaseBackoff)
 	require.Contains(t, st.LastError, "initialize")
 	require.Contains(t, st.LastError, "300ms")
 	require.Zero(t, st.PID)
@@ -231,7 +231,7 @@ func TestHangingInitializeTimesOut(t *testing.T) {
 func TestListChangedReregistersTools(t *testing.T) {
 	h := newHarness(t)
 	h.c.SetDesired([]schema.Server{testServer("l")}, time.Hour)
-	s := h.waitPhase("l", PhaseReady)
+	s := h.waitPhase("l", wire.PhaseReady)
 	require.Equal(t, 1, h.toolsChanged("l"))
 
 	for i := 1; i <= 2; i++ {
@@ -254,7 +254,7 @@ func TestListChangedReregistersTools(t *testing.T) {
 func TestConfigErrorChangesNothing(t *testing.T) {
 	h := newHarness(t)
 	h.c.SetDesired([]schema.Server{testServer("e")}, time.Hour)
-	s := h.waitPhase("e", PhaseReady)
+	s := h.waitPhase("e", wire.PhaseReady)
 	n := len(h.phases("e"))
 
 	bad := errors.New("config.json:3:5: mcp.servers.0.comand: field not allowed")
@@ -265,7 +265,7 @@ func TestConfigErrorChangesNothing(t *testing.T) {
 	// Restart of another kind of trigger would show; look again via the
 	// barrier of a second server.
 	h.c.SetDesired([]schema.Server{testServer("e"), testServer("f")}, time.Hour)
-	h.waitPhase("f", PhaseReady)
+	h.waitPhase("f", wire.PhaseReady)
 	require.Equal(t, s.PID, h.server("e").PID)
 	require.Len(t, h.phases("e"), n)
 	require.Equal(t, bad.Error(), h.c.Status().ConfigError)
@@ -275,14 +275,14 @@ func TestConfigErrorChangesNothing(t *testing.T) {
 	require.Empty(t, h.c.Status().ConfigError)
 	h.drain()
 	h.mu.Lock()
-	var cfgEvents []ConfigErrorChanged
+	var cfgEvents []wire.ConfigErrorChanged
 	for _, e := range h.log {
-		if ce, ok := e.(ConfigErrorChanged); ok {
+		if ce, ok := e.(wire.ConfigErrorChanged); ok {
 			cfgEvents = append(cfgEvents, ce)
 		}
 	}
 	h.mu.Unlock()
-	require.Equal(t, []ConfigErrorChanged{{Err: bad.Error()}, {}}, cfgEvents)
+	require.Equal(t, []wire.ConfigErrorChanged{{Err: bad.Error()}, {}}, cfgEvents)
 }
 
 func TestRestart(t *testing.T) {
@@ -290,12 +290,12 @@ func TestRestart(t *testing.T) {
 	off := testServer("off")
 	off.Enabled = false
 	h.c.SetDesired([]schema.Server{testServer("r"), off}, time.Hour)
-	s1 := h.waitPhase("r", PhaseReady)
+	s1 := h.waitPhase("r", wire.PhaseReady)
 
 	require.NoError(t, h.c.Restart("r"))
 	require.Eventually(t, func() bool {
 		s := h.server("r")
-		return s.Phase == PhaseReady && s.PID != s1.PID
+		return s.Phase == wire.PhaseReady && s.PID != s1.PID
 	}, 30*time.Second, 5*time.Millisecond)
 	require.Equal(t, 1, h.server("r").Restarts)
 	require.False(t, testutil.Alive(s1.PID))
@@ -317,8 +317,8 @@ func TestRestartHeld(t *testing.T) {
 	untrusted.Hold.Trust = schema.Trust{Project: "/src/p/.freecode/settings.json", State: schema.NeverTrusted}
 	conflict := held(testServer("c"), schema.HoldConflict)
 	h.c.SetDesired([]schema.Server{untrusted, conflict}, time.Hour)
-	h.waitPhase("u", PhaseUntrusted)
-	h.waitPhase("c", PhaseConflict)
+	h.waitPhase("u", wire.PhaseUntrusted)
+	h.waitPhase("c", wire.PhaseConflict)
 
 	err := h.c.Restart("u")
 	require.ErrorIs(t, err, ErrHeld)
@@ -342,8 +342,8 @@ func TestShutdownStopsEveryProcess(t *testing.T) {
 		testServer("g", "--grandchild", "--grandchild-pid-file", gcFile),
 		testServer("h", "--tools", "1"),
 	}, time.Hour)
-	sg := h.waitPhase("g", PhaseReady)
-	sh := h.waitPhase("h", PhaseReady)
+	sg := h.waitPhase("g", wire.PhaseReady)
+	sh := h.waitPhase("h", wire.PhaseReady)
 	var gc int
 	require.Eventually(t, func() bool {
 		b, err := os.ReadFile(gcFile)
@@ -361,7 +361,7 @@ func TestShutdownStopsEveryProcess(t *testing.T) {
 	}
 	require.Empty(t, h.reg.List())
 	for _, s := range h.c.Status().Servers {
-		require.Equal(t, PhaseStopped, s.Phase, s.Name)
+		require.Equal(t, wire.PhaseStopped, s.Phase, s.Name)
 		require.True(t, s.NextRetry.IsZero())
 		require.Zero(t, s.PID)
 	}
@@ -370,7 +370,7 @@ func TestShutdownStopsEveryProcess(t *testing.T) {
 func TestCallThroughRegistry(t *testing.T) {
 	h := newHarness(t)
 	h.c.SetDesired([]schema.Server{testServer("call")}, time.Hour)
-	h.waitPhase("call", PhaseReady)
+	h.waitPhase("call", wire.PhaseReady)
 	tool, ok := h.reg.Get(mcp.ToolID("call", "echo"))
 	require.True(t, ok)
 	require.True(t, tool.ReadOnly)

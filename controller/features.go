@@ -8,10 +8,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/bridge"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/wire"
 )
 
 // ErrNotReady: the request needs the server's running session, and it has
@@ -50,7 +50,7 @@ func resourceUpdates(conn Conn) <-chan struct{} {
 // registerFeatures makes the session's current resources, templates and
 // prompts the registry's for name, like register does for tools, and
 // announces what really changed (wire.ResourcesChanged,
-// wire.PromptsChanged). A refused set is logged and leaves the server
+// PromptsChanged). A refused set is logged and leaves the server
 // without them.
 func (c *Controller) registerFeatures(name string, gen int64, conn Conn) {
 	fc, ok := conn.(featureConn)
@@ -172,7 +172,7 @@ func (c *Controller) serverFeatures(name string) (wire.Phase, Conn, error) {
 	case st != nil:
 		return st.phase, st.conn, nil
 	case desired:
-		return PhasePending, nil, nil
+		return wire.PhasePending, nil, nil
 	}
 	return "", nil, fmt.Errorf("server %q: %w", name, ErrUnknownServer)
 }

@@ -8,10 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/internal/testserver"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // featureEvents counts the ResourcesChanged and PromptsChanged events for
@@ -61,8 +61,8 @@ func resourceURIs(sr wire.ServerResources) []string {
 func TestFeaturesFollowTheServer(t *testing.T) {
 	h := newHarness(t)
 	h.c.SetDesired([]schema.Server{testServer("f", "--resources", "2", "--prompts"), testServer("plain")}, time.Hour)
-	s1 := h.waitPhase("f", PhaseReady)
-	h.waitPhase("plain", PhaseReady)
+	s1 := h.waitPhase("f", wire.PhaseReady)
+	h.waitPhase("plain", wire.PhaseReady)
 	require.Equal(t, 3, s1.Resources, "two text resources and the binary one")
 	require.Equal(t, 1, s1.ResourceTemplates)
 	require.Equal(t, 2, s1.Prompts)
@@ -108,14 +108,14 @@ func TestFeaturesFollowTheServer(t *testing.T) {
 		require.NoError(t, h.c.Restart("f"))
 		require.Eventually(t, func() bool {
 			s := h.server("f")
-			return s.Phase == PhaseReady && s.Generation == s1.Generation+int64(i)+1
+			return s.Phase == wire.PhaseReady && s.Generation == s1.Generation+int64(i)+1
 		}, 30*time.Second, 5*time.Millisecond)
 	}
 	s2 := h.server("f")
 	require.NoError(t, syscall.Kill(s2.PID, syscall.SIGKILL))
 	require.Eventually(t, func() bool {
 		s := h.server("f")
-		return s.Phase == PhaseReady && s.PID != s2.PID
+		return s.Phase == wire.PhaseReady && s.PID != s2.PID
 	}, 30*time.Second, 5*time.Millisecond)
 	res, prompts = h.featureEvents("f")
 	require.Equal(t, 1, res, "restarts of an identical server publish nothing")
@@ -158,10 +158,10 @@ func TestFeaturesOfAServerThatStopsAreRemoved(t *testing.T) {
 	h := newHarness(t)
 	srv := testServer("d", "--resources", "1", "--prompts")
 	h.c.SetDesired([]schema.Server{srv}, time.Hour)
-	h.waitPhase("d", PhaseReady)
+	h.waitPhase("d", wire.PhaseReady)
 	srv.Enabled = false
 	h.c.SetDesired([]schema.Server{srv}, time.Hour)
-	h.waitPhase("d", PhaseDisabled)
+	h.waitPhase("d", wire.PhaseDisabled)
 	_, ok := h.reg.SourceFeatures("d")
 	require.False(t, ok)
 	res, prompts := h.featureEvents("d")

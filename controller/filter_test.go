@@ -12,6 +12,7 @@ import (
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // A tools filter keeps the tools it hides out of the registry, so out of
@@ -26,7 +27,7 @@ func TestToolFilterHidesAndChangesWithoutRestart(t *testing.T) {
 	srv := testServer("s", "--tools", "1")
 	srv.Tools = schema.ToolFilter{Exclude: []string{"no*"}}
 	h.c.SetDesired([]schema.Server{srv}, time.Hour)
-	ready := h.waitPhase("s", PhaseReady)
+	ready := h.waitPhase("s", wire.PhaseReady)
 	require.Equal(t, 7, ready.Tools)
 	require.Equal(t, 8, ready.ToolsTotal)
 	require.NotContains(t, h.toolIDs("s"), "mcp__s__note")
@@ -59,7 +60,7 @@ func TestToolFilterHidesAndChangesWithoutRestart(t *testing.T) {
 	require.Eventually(t, func() bool { return len(h.toolIDs("s")) == 1 }, 30*time.Second, 5*time.Millisecond)
 	require.Equal(t, []string{"mcp__s__echo"}, h.toolIDs("s"))
 	require.Equal(t, []string{"mcp__s__echo"}, names())
-	now := h.waitPhase("s", PhaseReady)
+	now := h.waitPhase("s", wire.PhaseReady)
 	require.Equal(t, ready.PID, now.PID, "the server was restarted")
 	require.Equal(t, ready.Generation, now.Generation)
 	require.Equal(t, 1, now.Tools)
@@ -105,15 +106,15 @@ func TestToolFilterNarrowsKeptTools(t *testing.T) {
 	})
 	srv := schema.Server{Name: "s", Type: schema.Local, Command: []string{"x"}, Enabled: true, Timeout: time.Second}
 	h.c.SetDesired([]schema.Server{srv}, time.Hour)
-	h.waitPhase("s", PhaseReady)
+	h.waitPhase("s", wire.PhaseReady)
 	require.Equal(t, []string{"mcp__s__drop", "mcp__s__keep"}, h.toolIDs("s"))
 	conn.crash(errors.New("crashed"))
-	h.waitPhase("s", PhaseBackoff)
+	h.waitPhase("s", wire.PhaseBackoff)
 	require.Equal(t, []string{"mcp__s__drop", "mcp__s__keep"}, h.toolIDs("s"), "kept for the restart")
 
 	srv.Tools = schema.ToolFilter{Exclude: []string{"drop"}}
 	h.c.SetDesired([]schema.Server{srv}, time.Hour)
 	require.Eventually(t, func() bool { return len(h.toolIDs("s")) == 1 }, 30*time.Second, 5*time.Millisecond)
 	require.Equal(t, []string{"mcp__s__keep"}, h.toolIDs("s"))
-	require.Equal(t, PhaseBackoff, h.server("s").Phase)
+	require.Equal(t, wire.PhaseBackoff, h.server("s").Phase)
 }

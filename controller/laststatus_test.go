@@ -12,6 +12,7 @@ import (
 
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // LastError is the failure a server is in now; a server that is ready
@@ -28,7 +29,7 @@ func TestLastErrorClearsOnRecovery(t *testing.T) {
 		c.SetDesired([]schema.Server{fakeServer("s")}, time.Hour)
 		synctest.Wait()
 		st := statusOf(c, "s")
-		require.Equal(t, PhaseBackoff, st.Phase)
+		require.Equal(t, wire.PhaseBackoff, st.Phase)
 		require.Equal(t, "boom", st.LastError)
 		require.Equal(t, "boom", st.LastFailure)
 		require.Equal(t, failedAt, st.LastFailureAt)
@@ -37,7 +38,7 @@ func TestLastErrorClearsOnRecovery(t *testing.T) {
 		time.Sleep(time.Until(st.NextRetry))
 		synctest.Wait()
 		st = statusOf(c, "s")
-		require.Equal(t, PhaseReady, st.Phase)
+		require.Equal(t, wire.PhaseReady, st.Phase)
 		require.Empty(t, st.LastError, "a ready server shows no stale error")
 		require.Equal(t, "boom", st.LastFailure)
 		require.Equal(t, failedAt, st.LastFailureAt)
@@ -48,7 +49,7 @@ func TestLastErrorClearsOnRecovery(t *testing.T) {
 		d.last("s").crash(errors.New("gone"))
 		synctest.Wait()
 		st = statusOf(c, "s")
-		require.Equal(t, PhaseBackoff, st.Phase)
+		require.Equal(t, wire.PhaseBackoff, st.Phase)
 		require.Equal(t, "gone", st.LastError)
 		require.Equal(t, "gone", st.LastFailure)
 		require.Equal(t, crashedAt, st.LastFailureAt)
@@ -64,7 +65,7 @@ func TestLastErrorClearsOnRecovery(t *testing.T) {
 		conn.changeTools(t, "t1", "t9")
 		synctest.Wait()
 		st = statusOf(c, "s")
-		require.Equal(t, PhaseReady, st.Phase)
+		require.Equal(t, wire.PhaseReady, st.Phase)
 		require.Contains(t, st.LastError, "already provided by other")
 		conn.changeTools(t, "t1")
 		synctest.Wait()

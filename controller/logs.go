@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/wire"
 )
 
 // A server's log (its stderr and the log messages it sends) is read by

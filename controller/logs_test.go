@@ -11,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/internal/testserver"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // echoStderr makes the test server (--stderr-echo) of server name write
@@ -54,7 +54,7 @@ func (h *harness) follow(name string, cur wire.LogCursor, n int) ([]string, wire
 func TestLogsByCursor(t *testing.T) {
 	h := newHarness(t)
 	h.c.SetDesired([]schema.Server{testServer("l", "--stderr-echo")}, time.Hour)
-	s := h.waitPhase("l", PhaseReady)
+	s := h.waitPhase("l", wire.PhaseReady)
 	logs, err := h.c.Logs("l", wire.LogCursor{})
 	require.NoError(t, err)
 	require.Equal(t, s.ObservedGeneration, logs.Session)
@@ -95,7 +95,7 @@ func TestLogsByCursor(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("WaitLogs did not return after a restart")
 	}
-	s2 := h.waitPhase("l", PhaseReady)
+	s2 := h.waitPhase("l", wire.PhaseReady)
 	require.Equal(t, s2.ObservedGeneration, next.Session)
 	require.Greater(t, next.Session, cur.Session)
 	require.Empty(t, next.Lines)
@@ -126,7 +126,7 @@ func TestWaitLogsEnds(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnknownServer)
 
 	h.c.SetDesired([]schema.Server{testServer("w", "--stderr-echo")}, time.Hour)
-	h.waitPhase("w", PhaseReady)
+	h.waitPhase("w", wire.PhaseReady)
 	h.echoStderr("w", "one\ntwo")
 	lines, cur := h.follow("w", wire.LogCursor{Session: h.server("w").ObservedGeneration}, 2)
 	require.Equal(t, []string{"one", "two"}, lines)
@@ -138,7 +138,7 @@ func TestWaitLogsEnds(t *testing.T) {
 	off := testServer("w", "--stderr-echo")
 	off.Enabled = false
 	h.c.SetDesired([]schema.Server{off}, time.Hour)
-	h.waitPhase("w", PhaseDisabled)
+	h.waitPhase("w", wire.PhaseDisabled)
 	logs, err := h.c.Logs("w", wire.LogCursor{Session: cur.Session, Line: 1})
 	require.NoError(t, err)
 	require.Equal(t, wire.Logs{Server: "w", Lines: []string{"two"}, Session: cur.Session, Last: 2}, logs)
@@ -176,7 +176,7 @@ func TestLogsOfARemoteSessionAreItsOwn(t *testing.T) {
 
 	h := newHarness(t)
 	h.c.SetDesired([]schema.Server{testServer("m", "--stderr-echo")}, time.Hour)
-	h.waitPhase("m", PhaseReady)
+	h.waitPhase("m", wire.PhaseReady)
 	h.echoStderr("m", "local line")
 	local, _ := h.follow("m", wire.LogCursor{Session: h.server("m").ObservedGeneration}, 1)
 	require.Equal(t, []string{"local line"}, local)
@@ -186,7 +186,7 @@ func TestLogsOfARemoteSessionAreItsOwn(t *testing.T) {
 	h.c.SetDesired([]schema.Server{remote}, time.Hour)
 	require.Eventually(t, func() bool {
 		s := h.server("m")
-		return s.Phase == PhaseReady && s.SpecHash == remote.SpecHash()
+		return s.Phase == wire.PhaseReady && s.SpecHash == remote.SpecHash()
 	}, 30*time.Second, 5*time.Millisecond)
 	gen := h.server("m").ObservedGeneration
 	logs, err := h.c.Logs("m", wire.LogCursor{})
@@ -196,7 +196,7 @@ func TestLogsOfARemoteSessionAreItsOwn(t *testing.T) {
 	off := remote
 	off.Enabled = false
 	h.c.SetDesired([]schema.Server{off}, time.Hour)
-	h.waitPhase("m", PhaseDisabled)
+	h.waitPhase("m", wire.PhaseDisabled)
 	logs, err = h.c.Logs("m", wire.LogCursor{})
 	require.NoError(t, err)
 	require.Equal(t, wire.Logs{Server: "m", Lines: []string{}, Session: gen}, logs, "once it ended")
@@ -210,7 +210,7 @@ func TestLogsHoldLogMessages(t *testing.T) {
 	h := newHarness(t)
 	srv := testServer("g", "--stderr-echo", "--logging")
 	h.c.SetDesired([]schema.Server{srv}, time.Hour)
-	gen := h.waitPhase("g", PhaseReady).ObservedGeneration
+	gen := h.waitPhase("g", wire.PhaseReady).ObservedGeneration
 	tool, ok := h.reg.Get(mcp.ToolID("g", "log"))
 	require.True(t, ok)
 	_, err := tool.Call(t.Context(), json.RawMessage(`{"level":"warning","logger":"db","text":"slow query"}`))
@@ -222,7 +222,7 @@ func TestLogsHoldLogMessages(t *testing.T) {
 	off := srv
 	off.Enabled = false
 	h.c.SetDesired([]schema.Server{off}, time.Hour)
-	h.waitPhase("g", PhaseDisabled)
+	h.waitPhase("g", wire.PhaseDisabled)
 	logs, err := h.c.Logs("g", wire.LogCursor{})
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{"[warning] db: slow query", "on stderr"}, logs.Lines, "once it ended")

@@ -15,6 +15,7 @@ import (
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // fakeDialer hands out fake connections or errors and records every dial.
@@ -105,13 +106,13 @@ func runLoop(c *Controller) (stop func()) {
 	}
 }
 
-func statusOf(c *Controller, name string) ServerStatus {
+func statusOf(c *Controller, name string) wire.ServerStatus {
 	for _, s := range c.Status().Servers {
 		if s.Name == name {
 			return s
 		}
 	}
-	return ServerStatus{Name: "<missing>"}
+	return wire.ServerStatus{Name: "<missing>"}
 }
 
 func TestLoopBackoffTiming(t *testing.T) {
@@ -129,7 +130,7 @@ func TestLoopBackoffTiming(t *testing.T) {
 			synctest.Wait()
 			require.Equal(t, n, d.count("s"))
 			st := statusOf(c, "s")
-			require.Equal(t, PhaseBackoff, st.Phase)
+			require.Equal(t, wire.PhaseBackoff, st.Phase)
 			require.Equal(t, "boom", st.LastError)
 			wait := time.Until(st.NextRetry)
 			want := b.delay(n, 0)
@@ -150,23 +151,23 @@ func TestLoopBackoffTiming(t *testing.T) {
 		// A success that stays up for StableAfter resets the count.
 		d.set(func() { delete(d.fail, "s") })
 		synctest.Wait()
-		if statusOf(c, "s").Phase != PhaseReady {
+		if statusOf(c, "s").Phase != wire.PhaseReady {
 			time.Sleep(time.Until(statusOf(c, "s").NextRetry))
 			synctest.Wait()
 		}
-		require.Equal(t, PhaseReady, statusOf(c, "s").Phase)
+		require.Equal(t, wire.PhaseReady, statusOf(c, "s").Phase)
 		time.Sleep(b.StableAfter)
 		d.last("s").crash(errors.New("gone"))
 		synctest.Wait()
 		st := statusOf(c, "s")
-		require.Equal(t, PhaseBackoff, st.Phase)
+		require.Equal(t, wire.PhaseBackoff, st.Phase)
 		require.Equal(t, "gone", st.LastError)
 		require.LessOrEqual(t, time.Until(st.NextRetry), b.Initial, "count reset after a stable run")
 
 		// An unstable run does not reset it.
 		time.Sleep(time.Until(st.NextRetry))
 		synctest.Wait()
-		require.Equal(t, PhaseReady, statusOf(c, "s").Phase)
+		require.Equal(t, wire.PhaseReady, statusOf(c, "s").Phase)
 		d.last("s").crash(errors.New("again"))
 		synctest.Wait()
 		st = statusOf(c, "s")
@@ -175,7 +176,7 @@ func TestLoopBackoffTiming(t *testing.T) {
 		// Restart skips the wait.
 		require.NoError(t, c.Restart("s"))
 		synctest.Wait()
-		require.Equal(t, PhaseReady, statusOf(c, "s").Phase)
+		require.Equal(t, wire.PhaseReady, statusOf(c, "s").Phase)
 	})
 }
 
@@ -192,14 +193,14 @@ func TestLoopStaleDialIsDropped(t *testing.T) {
 
 		c.SetDesired([]schema.Server{fakeServer("slow")}, time.Hour)
 		synctest.Wait()
-		require.Equal(t, PhaseStarting, statusOf(c, "slow").Phase)
+		require.Equal(t, wire.PhaseStarting, statusOf(c, "slow").Phase)
 		require.Equal(t, int64(1), statusOf(c, "slow").Generation)
 		require.Equal(t, int64(0), statusOf(c, "slow").ObservedGeneration)
 
 		// Removed while connecting: it is stopping until the dial returns.
 		c.SetDesired(nil, time.Hour)
 		synctest.Wait()
-		require.Equal(t, PhaseStopping, statusOf(c, "slow").Phase)
+		require.Equal(t, wire.PhaseStopping, statusOf(c, "slow").Phase)
 
 		close(release)
 		synctest.Wait()
@@ -226,15 +227,15 @@ func TestLoopMaxParallelStarts(t *testing.T) {
 		defer stop()
 		c.SetDesired(servers, time.Hour)
 		synctest.Wait()
-		phases := map[Phase]int{}
+		phases := map[wire.Phase]int{}
 		for _, s := range c.Status().Servers {
 			phases[s.Phase]++
 		}
-		require.Equal(t, map[Phase]int{PhaseStarting: 2, PhasePending: 4}, phases)
+		require.Equal(t, map[wire.Phase]int{wire.PhaseStarting: 2, wire.PhasePending: 4}, phases)
 		close(release)
 		synctest.Wait()
 		for _, s := range c.Status().Servers {
-			require.Equal(t, PhaseReady, s.Phase, s.Name)
+			require.Equal(t, wire.PhaseReady, s.Phase, s.Name)
 		}
 		require.Equal(t, 2, d.maxIn)
 	})
@@ -284,7 +285,7 @@ func TestLoopToolsChangedAndCollision(t *testing.T) {
 		conn.changeTools(t, "t1", "t4")
 		synctest.Wait()
 		st := statusOf(c, "a")
-		require.Equal(t, PhaseReady, st.Phase)
+		require.Equal(t, wire.PhaseReady, st.Phase)
 		require.Zero(t, st.Tools)
 		require.Contains(t, st.LastError, "already provided by other")
 		require.Empty(t, reg.SourceTools("a"))
@@ -310,11 +311,11 @@ func TestLoopShutdownEndsBackoff(t *testing.T) {
 		stop := runLoop(c)
 		c.SetDesired([]schema.Server{fakeServer("bad"), fakeServer("good")}, time.Hour)
 		synctest.Wait()
-		require.Equal(t, PhaseBackoff, statusOf(c, "bad").Phase)
-		require.Equal(t, PhaseReady, statusOf(c, "good").Phase)
+		require.Equal(t, wire.PhaseBackoff, statusOf(c, "bad").Phase)
+		require.Equal(t, wire.PhaseReady, statusOf(c, "good").Phase)
 		stop()
 		for _, s := range c.Status().Servers {
-			require.Equal(t, PhaseStopped, s.Phase, s.Name)
+			require.Equal(t, wire.PhaseStopped, s.Phase, s.Name)
 			require.True(t, s.NextRetry.IsZero())
 		}
 		require.True(t, d.last("good").isClosed())

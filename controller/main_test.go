@@ -18,6 +18,7 @@ import (
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // testServerBin is the mcp-testserver binary built by TestMain.
@@ -118,7 +119,7 @@ func (h *harness) stop() {
 }
 
 // server returns name's status, failing if it is not listed.
-func (h *harness) server(name string) ServerStatus {
+func (h *harness) server(name string) wire.ServerStatus {
 	h.t.Helper()
 	for _, s := range h.c.Status().Servers {
 		if s.Name == name {
@@ -131,7 +132,7 @@ func (h *harness) server(name string) ServerStatus {
 		}
 	}
 	h.t.Fatalf("server %q not in status", name)
-	return ServerStatus{}
+	return wire.ServerStatus{}
 }
 
 func (h *harness) listed(name string) bool {
@@ -145,9 +146,9 @@ func (h *harness) listed(name string) bool {
 
 // waitPhase waits until name is in phase p (and, for ready, has a pid if
 // local) and returns its status.
-func (h *harness) waitPhase(name string, p Phase) ServerStatus {
+func (h *harness) waitPhase(name string, p wire.Phase) wire.ServerStatus {
 	h.t.Helper()
-	var last ServerStatus
+	var last wire.ServerStatus
 	require.Eventually(h.t, func() bool {
 		last = h.server(name)
 		return last.Phase == p
@@ -185,14 +186,14 @@ func (h *harness) toolsChanged(source string) int {
 	return n
 }
 
-// phases lists the PhaseChanged events for server seen so far.
-func (h *harness) phases(server string) []PhaseChanged {
+// phases lists the wire.PhaseChanged events for server seen so far.
+func (h *harness) phases(server string) []wire.PhaseChanged {
 	h.drain()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []PhaseChanged
+	var out []wire.PhaseChanged
 	for _, e := range h.log {
-		if pc, ok := e.(PhaseChanged); ok && pc.Server == server {
+		if pc, ok := e.(wire.PhaseChanged); ok && pc.Server == server {
 			out = append(out, pc)
 		}
 	}

@@ -9,10 +9,10 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/bridge"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // errSessionEnded stands in for a session that ended on its own without
@@ -24,7 +24,7 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 	c.mu.Lock()
 	st := c.servers[spec.Name]
 	if st == nil {
-		st = &serverState{name: spec.Name, phase: PhasePending, since: time.Now()}
+		st = &serverState{name: spec.Name, phase: wire.PhasePending, since: time.Now()}
 		c.servers[spec.Name] = st
 	}
 	if st.inst != nil {
@@ -59,7 +59,7 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 	}
 	st.restartRequested = false
 	st.nextRetry = time.Time{}
-	evs := st.setPhase(PhasePending, nil)
+	evs := st.setPhase(wire.PhasePending, nil)
 	gen, verify, refilter := st.gen, st.inst.verify, st.inst.refilter
 	c.owners.Add(1)
 	c.unlockPublish(evs)
@@ -68,7 +68,7 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 
 // stop tells the owner of name to stop; it returns at once. The owner
 // closes the session, removes the tools (unless keepTools: the server is
-// about to start again) and reports PhaseStopped.
+// about to start again) and reports wire.PhaseStopped.
 func (c *Controller) stop(name, reason string, keepTools bool) {
 	c.mu.Lock()
 	st := c.servers[name]
@@ -78,7 +78,7 @@ func (c *Controller) stop(name, reason string, keepTools bool) {
 	}
 	st.inst.stopping, st.inst.keepTools = true, keepTools
 	cancel, gen := st.inst.cancel, st.inst.gen
-	evs := st.setPhase(PhaseStopping, nil)
+	evs := st.setPhase(wire.PhaseStopping, nil)
 	c.unlockPublish(evs)
 	c.log.Info("stopping server", "server", name, "generation", gen, "reason", reason)
 	cancel()
@@ -122,7 +122,7 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 		c.ended(name, gen, nil, nil, time.Time{})
 		return
 	}
-	c.transition(name, gen, PhaseStarting)
+	c.transition(name, gen, wire.PhaseStarting)
 	if timeout > configuredTimeout(spec) {
 		log.Info("connecting with a longer timeout: the last start needed longer", "timeout", timeout)
 	}
@@ -165,7 +165,7 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 	c.resubscribe(ctx, name, gen, conn, timeout)
 	readyAt := time.Now()
 	c.register(name, gen, conn)
-	c.transition(name, gen, PhaseReady)
+	c.transition(name, gen, wire.PhaseReady)
 	log.Info("server ready", "pid", conn.PID(), "tools", len(conn.Tools()))
 
 	for {
@@ -243,7 +243,7 @@ func (c *Controller) verify(ctx context.Context, log logr.Logger, spec schema.Se
 // sign-in: so the store is read again and its version recorded. If the
 // store still says signed in — the server refused a token the store holds
 // as good (a renewal it just made, or a sign-in that landed meanwhile) —
-// waiting in PhaseNeedsLogin would be wrong both ways, so the failure is
+// waiting in wire.PhaseNeedsLogin would be wrong both ways, so the failure is
 // returned as a *refusedSignInError: retried after backoff like any other,
 // which tries a sign-in that landed and bounds the renewals of a token the
 // server keeps refusing.
@@ -261,7 +261,7 @@ func (c *Controller) sawRefusal(name string, gen int64, spec schema.Server, err 
 
 // refusedSignInError is a failure for want of a sign-in (Err wraps
 // mcp.ErrNeedsLogin) of a server whose stored sign-in still reads as good
-// after it. It does not unwrap: the server is in PhaseBackoff, not
+// after it. It does not unwrap: the server is in wire.PhaseBackoff, not
 // PhaseNeedsLogin.
 type refusedSignInError struct{ Err error }
 
@@ -388,9 +388,9 @@ func (c *Controller) register(name string, gen int64, conn Conn) {
 }
 
 // transition moves name to p if gen is still its current generation.
-func (c *Controller) transition(name string, gen int64, p Phase) {
+func (c *Controller) transition(name string, gen int64, p wire.Phase) {
 	c.mu.Lock()
-	var evs []PhaseChanged
+	var evs []wire.PhaseChanged
 	if st := c.servers[name]; st != nil && st.inst != nil && st.inst.gen == gen && !st.inst.stopping {
 		evs = st.setPhase(p, evs)
 	}
@@ -419,20 +419,20 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 	if tail != nil {
 		st.keepTail(gen, tail)
 	}
-	var evs []PhaseChanged
+	var evs []wire.PhaseChanged
 	var delay time.Duration
 	var remedy string
 	needsLogin := errors.Is(err, mcp.ErrNeedsLogin)
 	switch {
 	case err == nil:
-		evs = st.setPhase(PhaseStopped, evs)
+		evs = st.setPhase(wire.PhaseStopped, evs)
 	case needsLogin:
 		// No timer: a sign-in (a change of the stored credentials, see
 		// plan), a changed spec or a restart request starts it again.
 		st.observedGen = gen
 		st.fail(err.Error(), now)
 		st.nextRetry = time.Time{}
-		evs = st.setPhase(PhaseNeedsLogin, evs)
+		evs = st.setPhase(wire.PhaseNeedsLogin, evs)
 	default:
 		st.observedGen = gen
 		st.lastFailed = true
@@ -463,7 +463,7 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 		st.failures++
 		delay = c.backoff.delay(st.failures, rand.Float64())
 		st.nextRetry = now.Add(delay)
-		evs = st.setPhase(PhaseBackoff, evs)
+		evs = st.setPhase(wire.PhaseBackoff, evs)
 	}
 	probing := st.outage != nil && c.probeInterval > 0
 	budget := st.budget

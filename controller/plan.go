@@ -5,11 +5,12 @@ import (
 	"time"
 
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // observed is what plan needs to know of one server's actual state.
 type observed struct {
-	Phase Phase
+	Phase wire.Phase
 	// Running: an owner goroutine exists (pending for a slot, starting,
 	// ready or stopping).
 	Running bool
@@ -18,7 +19,7 @@ type observed struct {
 	// SpecHash of the current owner's spec, or of the last attempt when
 	// not running ("" if never started).
 	SpecHash string
-	// NextRetry is when a server in PhaseBackoff may start again.
+	// NextRetry is when a server in wire.PhaseBackoff may start again.
 	NextRetry time.Time
 	// RestartRequested by Controller.Restart, cleared by the next start.
 	RestartRequested bool
@@ -53,7 +54,7 @@ const (
 	// disabled, a new start) is decided by a later plan once it has.
 	actStop
 	// actDisable marks a stopped server disabled, untrusted, invalid or in
-	// conflict (Phase) and forgets its backoff.
+	// conflict (wire.Phase) and forgets its backoff.
 	actDisable
 	// actForget drops the state of a server that is neither desired nor
 	// running.
@@ -85,7 +86,7 @@ type action struct {
 	Kind      actionKind
 	Name      string
 	Spec      schema.Server
-	Phase     Phase
+	Phase     wire.Phase
 	Reason    string
 	KeepTools bool
 	Creds     string
@@ -108,7 +109,7 @@ type action struct {
 //     one, have them registered again; else leave it alone;
 //   - enabled and not running: start it, unless it is in backoff for the
 //     same spec and NextRetry is still ahead, or waits for a sign-in
-//     (PhaseNeedsLogin) and the stored one is what it was when the server
+//     (wire.PhaseNeedsLogin) and the stored one is what it was when the server
 //     failed (a changed spec or a restart request starts it now);
 //   - in that backoff, a remote server that cannot be reached
 //     (Unreachable) is probed once NextProbe has come, one probe at a
@@ -163,11 +164,11 @@ func plan(desired []schema.Server, actual map[string]observed, now time.Time) []
 			} else if a.RestartRequested {
 				acts = append(acts, action{Kind: actStop, Name: name, Reason: "restart requested", KeepTools: true})
 			} else {
-				if a.Phase == PhaseReady && a.Creds != a.CredsSeen {
+				if a.Phase == wire.PhaseReady && a.Creds != a.CredsSeen {
 					acts = append(acts, action{Kind: actVerify, Name: name, Creds: a.Creds})
 				}
 				switch {
-				case a.Phase == PhaseReady && a.Filter != d.Tools.Key():
+				case a.Phase == wire.PhaseReady && a.Filter != d.Tools.Key():
 					acts = append(acts, action{Kind: actRefilter, Name: name})
 				case a.HasTools && a.Filter != d.Tools.Key():
 					acts = append(acts, action{Kind: actNarrow, Name: name, Spec: d})
@@ -179,7 +180,7 @@ func plan(desired []schema.Server, actual map[string]observed, now time.Time) []
 				// hides goes at once, whatever comes next.
 				acts = append(acts, action{Kind: actNarrow, Name: name, Spec: d})
 			}
-			if a.Phase == PhaseBackoff && a.SpecHash == d.SpecHash() && !a.RestartRequested && now.Before(a.NextRetry) {
+			if a.Phase == wire.PhaseBackoff && a.SpecHash == d.SpecHash() && !a.RestartRequested && now.Before(a.NextRetry) {
 				switch {
 				case a.Unreachable && a.Answered:
 					// Back: start now, skipping the rest of the backoff.
@@ -190,7 +191,7 @@ func plan(desired []schema.Server, actual map[string]observed, now time.Time) []
 					continue
 				}
 			}
-			if a.Phase == PhaseNeedsLogin && a.SpecHash == d.SpecHash() && !a.RestartRequested && a.Creds == a.CredsSeen {
+			if a.Phase == wire.PhaseNeedsLogin && a.SpecHash == d.SpecHash() && !a.RestartRequested && a.Creds == a.CredsSeen {
 				continue
 			}
 			acts = append(acts, action{Kind: actStart, Name: name, Spec: d})

@@ -10,6 +10,7 @@ import (
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // DefaultProbeInterval is how often, at most, a remote server that cannot
@@ -94,7 +95,7 @@ func (c *Controller) noteFailureLocked(st *serverState, spec schema.Server, err 
 func (c *Controller) probeServer(root context.Context, spec schema.Server) {
 	c.mu.Lock()
 	st := c.servers[spec.Name]
-	if st == nil || st.inst != nil || st.phase != PhaseBackoff || st.outage == nil || st.outage.probing || c.probeInterval <= 0 {
+	if st == nil || st.inst != nil || st.phase != wire.PhaseBackoff || st.outage == nil || st.outage.probing || c.probeInterval <= 0 {
 		c.mu.Unlock()
 		return
 	}
@@ -181,7 +182,7 @@ func (c *Controller) removeTools(name string) {
 func (c *Controller) narrowTools(name string, filter schema.ToolFilter) {
 	c.mu.Lock()
 	st := c.servers[name]
-	if st == nil || st.toolsHash == "" || (st.inst != nil && st.phase == PhaseReady) {
+	if st == nil || st.toolsHash == "" || (st.inst != nil && st.phase == wire.PhaseReady) {
 		c.mu.Unlock() // none kept, or a session registers them itself
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // unreachableErr is an error as package mcp reports a remote server it
@@ -74,8 +75,8 @@ func TestLoopProbesUnreachableRemote(t *testing.T) {
 		c.SetDesired([]schema.Server{fakeRemote("r"), fakeServer("l")}, time.Hour)
 		synctest.Wait()
 		failedAt := time.Now()
-		require.Equal(t, PhaseBackoff, statusOf(c, "r").Phase)
-		require.Equal(t, PhaseBackoff, statusOf(c, "l").Phase)
+		require.Equal(t, wire.PhaseBackoff, statusOf(c, "r").Phase)
+		require.Equal(t, wire.PhaseBackoff, statusOf(c, "l").Phase)
 
 		time.Sleep(10*DefaultProbeInterval + time.Millisecond)
 		synctest.Wait()
@@ -94,10 +95,10 @@ func TestLoopProbesUnreachableRemote(t *testing.T) {
 		p.set(nil)
 		time.Sleep(DefaultProbeInterval)
 		synctest.Wait()
-		require.Equal(t, PhaseReady, statusOf(c, "r").Phase)
+		require.Equal(t, wire.PhaseReady, statusOf(c, "r").Phase)
 		require.Equal(t, 2, d.count("r"))
 		require.LessOrEqual(t, time.Since(back), DefaultProbeInterval)
-		require.Equal(t, PhaseBackoff, statusOf(c, "l").Phase)
+		require.Equal(t, wire.PhaseBackoff, statusOf(c, "l").Phase)
 		require.Equal(t, 1, d.count("l"))
 		n := len(p.times("r"))
 		time.Sleep(10 * DefaultProbeInterval)
@@ -121,10 +122,10 @@ func TestLoopProbingOff(t *testing.T) {
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		require.Empty(t, p.times("r"))
-		require.Equal(t, PhaseBackoff, statusOf(c, "r").Phase)
+		require.Equal(t, wire.PhaseBackoff, statusOf(c, "r").Phase)
 		time.Sleep(time.Until(statusOf(c, "r").NextRetry))
 		synctest.Wait()
-		require.Equal(t, PhaseReady, statusOf(c, "r").Phase)
+		require.Equal(t, wire.PhaseReady, statusOf(c, "r").Phase)
 	})
 }
 
@@ -158,7 +159,7 @@ func TestLoopOutageKeepsTools(t *testing.T) {
 		remote := fakeRemote("r")
 		c.SetDesired([]schema.Server{remote}, time.Hour)
 		synctest.Wait()
-		require.Equal(t, PhaseReady, statusOf(c, "r").Phase)
+		require.Equal(t, wire.PhaseReady, statusOf(c, "r").Phase)
 		require.Equal(t, 1, changes())
 		call := func() error {
 			tool, ok := reg.Get("mcp__r__t1")
@@ -173,7 +174,7 @@ func TestLoopOutageKeepsTools(t *testing.T) {
 		lostAt := time.Now()
 		d.last("r").crash(unreachableErr("connection reset"))
 		synctest.Wait()
-		require.Equal(t, PhaseBackoff, statusOf(c, "r").Phase)
+		require.Equal(t, wire.PhaseBackoff, statusOf(c, "r").Phase)
 		require.Len(t, reg.SourceTools("r"), 2)
 		err := call()
 		require.EqualError(t, err, fmt.Sprintf(`server "r" is unreachable since %s (connection reset); FreeCode retries every second`,
@@ -199,7 +200,7 @@ func TestLoopOutageKeepsTools(t *testing.T) {
 		p.set(nil)
 		time.Sleep(DefaultProbeInterval)
 		synctest.Wait()
-		require.Equal(t, PhaseReady, statusOf(c, "r").Phase)
+		require.Equal(t, wire.PhaseReady, statusOf(c, "r").Phase)
 		require.NoError(t, call())
 		require.Zero(t, changes())
 
@@ -223,7 +224,7 @@ func TestLoopOutageKeepsTools(t *testing.T) {
 		d.set(func() { delete(d.fail, "r") })
 		require.NoError(t, c.Restart("r"))
 		synctest.Wait()
-		require.Equal(t, PhaseReady, statusOf(c, "r").Phase)
+		require.Equal(t, wire.PhaseReady, statusOf(c, "r").Phase)
 		require.Len(t, reg.SourceTools("r"), 2)
 		changes()
 		moved := remote
@@ -231,7 +232,7 @@ func TestLoopOutageKeepsTools(t *testing.T) {
 		d.set(func() { d.fail["r"] = unreachableErr("host not found") })
 		c.SetDesired([]schema.Server{moved}, time.Hour)
 		synctest.Wait()
-		require.Equal(t, PhaseBackoff, statusOf(c, "r").Phase)
+		require.Equal(t, wire.PhaseBackoff, statusOf(c, "r").Phase)
 		require.Empty(t, reg.SourceTools("r"))
 	})
 }

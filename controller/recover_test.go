@@ -16,6 +16,7 @@ import (
 
 	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // startHTTPTestServer runs the test server serving HTTP on addr (a fixed
@@ -120,14 +121,14 @@ func TestRemoteRecoversWhenItsEndpointReturns(t *testing.T) {
 			srv := schema.Server{Name: "far", Type: schema.Remote, URL: u, Transport: tt.transport,
 				Enabled: true, Timeout: 10 * time.Second, Source: schema.SourceUser}
 			h.c.SetDesired([]schema.Server{srv}, time.Hour)
-			h.waitPhase("far", PhaseReady)
+			h.waitPhase("far", wire.PhaseReady)
 			tools := h.toolIDs("far")
 			require.NotEmpty(t, tools)
 			changes := h.toolsChanged("far")
 
 			kill()
 			down := listenCounting(t, addr)
-			st := h.waitPhase("far", PhaseBackoff)
+			st := h.waitPhase("far", wire.PhaseBackoff)
 			require.Greater(t, time.Until(st.NextRetry), 30*time.Minute, "the backoff alone would wait")
 
 			// A call now says what is going on.
@@ -147,7 +148,7 @@ func TestRemoteRecoversWhenItsEndpointReturns(t *testing.T) {
 			down.close()
 			_, _ = startHTTPTestServer(t, addr, tt.flags...)
 			back := time.Now()
-			h.waitPhase("far", PhaseReady)
+			h.waitPhase("far", wire.PhaseReady)
 			require.Less(t, time.Since(back), 30*time.Second)
 			require.Equal(t, tools, h.toolIDs("far"))
 			require.Equal(t, changes, h.toolsChanged("far"), "no ToolsChanged across the outage")

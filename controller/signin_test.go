@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // credentials is a token store as the controller sees it: a sign-in state
@@ -70,7 +70,7 @@ func (c *signedConn) Ping(context.Context) error {
 }
 
 // TestNeedsLoginWaitsForCredentials: a server that needs a sign-in waits
-// in PhaseNeedsLogin — no backoff timer, no retries while nothing
+// in wire.PhaseNeedsLogin — no backoff timer, no retries while nothing
 // changes — and shows the reason and the stored state; a sign-in starts
 // it (no restart of anything), a sign-out ends its session back in
 // PhaseNeedsLogin, and a renewal of the token only has the session
@@ -99,7 +99,7 @@ func TestNeedsLoginWaitsForCredentials(t *testing.T) {
 	remote := schema.Server{Name: "remote", Type: schema.Remote, URL: "https://mcp.example/mcp", Enabled: true, Timeout: time.Second}
 	h.c.SetDesired([]schema.Server{remote}, 20*time.Millisecond)
 
-	st := h.waitPhase("remote", PhaseNeedsLogin)
+	st := h.waitPhase("remote", wire.PhaseNeedsLogin)
 	assert.Equal(t, "run `freecode mcp login remote`", st.Reason)
 	assert.Equal(t, errNeedsLogin.Error(), st.LastError)
 	assert.True(t, st.NextRetry.IsZero(), "no backoff timer")
@@ -107,7 +107,7 @@ func TestNeedsLoginWaitsForCredentials(t *testing.T) {
 	assert.Equal(t, wire.SignInNone, st.SignIn.State)
 	evs := h.phases("remote")
 	require.NotEmpty(t, evs)
-	assert.Equal(t, PhaseChanged{Server: "remote", Phase: PhaseNeedsLogin, Err: errNeedsLogin.Error()}, evs[len(evs)-1])
+	assert.Equal(t, wire.PhaseChanged{Server: "remote", Phase: wire.PhaseNeedsLogin, Err: errNeedsLogin.Error()}, evs[len(evs)-1])
 
 	// Polls read the store and start nothing while it does not change.
 	reads := creds.reads.Load()
@@ -116,7 +116,7 @@ func TestNeedsLoginWaitsForCredentials(t *testing.T) {
 
 	// A sign-in from another terminal.
 	creds.set(true)
-	st = h.waitPhase("remote", PhaseReady)
+	st = h.waitPhase("remote", wire.PhaseReady)
 	assert.Equal(t, int64(2), dials.Load())
 	assert.Empty(t, st.Reason)
 	assert.Equal(t, wire.SignInSignedIn, st.SignIn.State)
@@ -131,17 +131,17 @@ func TestNeedsLoginWaitsForCredentials(t *testing.T) {
 	reads = creds.reads.Load()
 	require.Eventually(t, func() bool { return creds.reads.Load() >= reads+5 }, 10*time.Second, time.Millisecond)
 	assert.Equal(t, int64(1), first.pings.Load(), "one check per change")
-	assert.Equal(t, PhaseReady, h.server("remote").Phase)
+	assert.Equal(t, wire.PhaseReady, h.server("remote").Phase)
 
 	// A sign-out: the check ends the session, and the server waits again.
 	creds.set(false)
-	st = h.waitPhase("remote", PhaseNeedsLogin)
+	st = h.waitPhase("remote", wire.PhaseNeedsLogin)
 	require.True(t, errors.Is(first.Err(), mcp.ErrNeedsLogin))
 	assert.Equal(t, int64(2), dials.Load(), "the end of a session that needs sign-in is not followed by a start")
 	assert.Equal(t, []string{"mcp__remote__t1"}, h.toolIDs("remote"), "its tools stay, and answer with the session's end")
 
 	creds.set(true)
-	h.waitPhase("remote", PhaseReady)
+	h.waitPhase("remote", wire.PhaseReady)
 	assert.Equal(t, int64(3), dials.Load())
 	require.NoError(t, h.c.Restart("remote"))
 }
@@ -177,20 +177,20 @@ func TestRefusedTokenBacksOff(t *testing.T) {
 	remote := schema.Server{Name: "remote", Type: schema.Remote, URL: "https://mcp.example/mcp", Enabled: true, Timeout: time.Second}
 	h.c.SetDesired([]schema.Server{remote}, 20*time.Millisecond)
 
-	st := h.waitPhase("remote", PhaseBackoff)
+	st := h.waitPhase("remote", wire.PhaseBackoff)
 	assert.Equal(t, errNeedsLogin.Error(), st.LastError)
 	assert.False(t, st.NextRetry.IsZero())
 	// Passes of the loop since then (the one that starts "other", and
 	// every poll) start nothing.
 	other := schema.Server{Name: "other", Type: schema.Local, Command: []string{"x"}, Enabled: true, Timeout: time.Second}
 	h.c.SetDesired([]schema.Server{remote, other}, 20*time.Millisecond)
-	h.waitPhase("other", PhaseReady)
+	h.waitPhase("other", wire.PhaseReady)
 	assert.Equal(t, int64(1), dials.Load(), "no start before the backoff runs out")
-	assert.Equal(t, PhaseBackoff, h.server("remote").Phase)
+	assert.Equal(t, wire.PhaseBackoff, h.server("remote").Phase)
 
 	// A restart request (as after a login) skips the backoff.
 	refuse.Store(false)
 	require.NoError(t, h.c.Restart("remote"))
-	h.waitPhase("remote", PhaseReady)
+	h.waitPhase("remote", wire.PhaseReady)
 	assert.Equal(t, int64(2), dials.Load())
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // A remote server that cannot be reached waits for its endpoint: its
@@ -33,7 +33,7 @@ func TestStateUnreachableCrashingDisabled(t *testing.T) {
 		synctest.Wait()
 
 		r := statusOf(c, "r")
-		require.Equal(t, PhaseBackoff, r.Phase)
+		require.Equal(t, wire.PhaseBackoff, r.Phase)
 		require.Equal(t, 0, r.Restarts, "reaching again is not a restart")
 		require.Equal(t, 0, r.Crashes)
 		require.Equal(t, 3, r.Reconnects)
@@ -55,7 +55,7 @@ func TestStateUnreachableCrashingDisabled(t *testing.T) {
 		c.SetDesired([]schema.Server{fakeRemote("r"), l}, time.Hour)
 		synctest.Wait()
 		ls = statusOf(c, "l")
-		require.Equal(t, PhaseDisabled, ls.Phase)
+		require.Equal(t, wire.PhaseDisabled, ls.Phase)
 		require.Empty(t, ls.LastError, "a disabled server is not failing")
 		require.True(t, strings.HasPrefix(ls.LastFailure, `server "l" exited`), "its last failure is kept: %q", ls.LastFailure)
 	})
@@ -66,13 +66,13 @@ func TestStateUnreachableCrashingDisabled(t *testing.T) {
 func TestShownSignIn(t *testing.T) {
 	none := &wire.SignIn{State: wire.SignInNone}
 	plain := fakeRemote("r")
-	require.Nil(t, ShownSignIn(plain, PhaseReady, none))
-	require.Nil(t, ShownSignIn(plain, PhaseBackoff, none))
-	require.Same(t, none, ShownSignIn(plain, PhaseNeedsLogin, none))
+	require.Nil(t, ShownSignIn(plain, wire.PhaseReady, none))
+	require.Nil(t, ShownSignIn(plain, wire.PhaseBackoff, none))
+	require.Same(t, none, ShownSignIn(plain, wire.PhaseNeedsLogin, none))
 	withOAuth := plain
 	withOAuth.OAuth = &schema.OAuth{}
 	require.Same(t, none, ShownSignIn(withOAuth, "", none))
 	in := &wire.SignIn{State: wire.SignInSignedIn}
-	require.Same(t, in, ShownSignIn(plain, PhaseReady, in))
-	require.Nil(t, ShownSignIn(plain, PhaseReady, nil))
+	require.Same(t, in, ShownSignIn(plain, wire.PhaseReady, in))
+	require.Nil(t, ShownSignIn(plain, wire.PhaseReady, nil))
 }

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // convertErrors is what a Conn that leaves tools out of its set can say
@@ -27,7 +27,7 @@ func (c *Controller) Tools(name string) (wire.ServerTools, error) {
 	if st != nil {
 		out.Phase, conn = st.phase, st.conn
 	} else if desired {
-		out.Phase = PhasePending
+		out.Phase = wire.PhasePending
 	}
 	c.mu.Unlock()
 	if st == nil && !desired {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // Tools is one server's registered tools with their own names, flags and
@@ -14,11 +15,11 @@ import (
 func TestServerTools(t *testing.T) {
 	h := newHarness(t)
 	h.c.SetDesired([]schema.Server{testServer("s", "--tools", "1")}, time.Hour)
-	h.waitPhase("s", PhaseReady)
+	h.waitPhase("s", wire.PhaseReady)
 	st, err := h.c.Tools("s")
 	require.NoError(t, err)
 	require.Equal(t, "s", st.Server)
-	require.Equal(t, PhaseReady, st.Phase)
+	require.Equal(t, wire.PhaseReady, st.Phase)
 	byID := map[string]int{}
 	for i, tool := range st.Tools {
 		byID[tool.ID] = i

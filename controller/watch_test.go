@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // logLines records log lines (and passes them to t) so tests can see what
@@ -127,12 +128,12 @@ func writeRename(t *testing.T, path, content string) {
 	require.NoError(t, os.Rename(tmp, path))
 }
 
-func (w *watchHarness) waitReady(name string) ServerStatus {
+func (w *watchHarness) waitReady(name string) wire.ServerStatus {
 	w.t.Helper()
-	var st ServerStatus
+	var st wire.ServerStatus
 	require.Eventually(w.t, func() bool {
 		st = statusOf(w.c, name)
-		return st.Phase == PhaseReady
+		return st.Phase == wire.PhaseReady
 	}, 30*time.Second, 5*time.Millisecond, "%s never ready: %+v", name, &st)
 	return st
 }
@@ -171,7 +172,7 @@ func TestWatchEdits(t *testing.T) {
 	writeRename(t, path, config("a=--v2", "b"))
 	require.Eventually(t, func() bool {
 		s := statusOf(w.c, "a")
-		return s.Phase == PhaseReady && s.SpecHash != hashA
+		return s.Phase == wire.PhaseReady && s.SpecHash != hashA
 	}, 30*time.Second, 5*time.Millisecond)
 	require.Equal(t, 2, w.d.count("a"))
 	require.Equal(t, 1, w.d.count("b"))
@@ -195,8 +196,8 @@ func TestWatchEdits(t *testing.T) {
 	require.Contains(t, cfgErr, path+":6:")
 	require.Contains(t, cfgErr, `unknown field "pollIntervall" (did you mean "pollInterval"?)`)
 	require.Equal(t, []string{"a", "b"}, w.names())
-	require.Equal(t, PhaseReady, statusOf(w.c, "a").Phase)
-	require.Equal(t, PhaseReady, statusOf(w.c, "b").Phase)
+	require.Equal(t, wire.PhaseReady, statusOf(w.c, "a").Phase)
+	require.Equal(t, wire.PhaseReady, statusOf(w.c, "b").Phase)
 	require.Equal(t, applied, w.logs.count("config applied"))
 
 	// Then a valid one: error cleared, b removed, a kept.
@@ -246,12 +247,12 @@ func TestWatchDeleteAndRecreate(t *testing.T) {
 		return strings.Contains(w.c.Status().ConfigError, path+" is missing; keeping the last configuration")
 	}, 30*time.Second, 5*time.Millisecond)
 	require.Equal(t, []string{"a"}, w.names())
-	require.Equal(t, PhaseReady, statusOf(w.c, "a").Phase)
+	require.Equal(t, wire.PhaseReady, statusOf(w.c, "a").Phase)
 	require.False(t, w.d.last("a").isClosed())
 
 	writeRename(t, path, config("a"))
 	require.Eventually(t, func() bool { return w.c.Status().ConfigError == "" }, 30*time.Second, 5*time.Millisecond)
-	require.Equal(t, PhaseReady, statusOf(w.c, "a").Phase)
+	require.Equal(t, wire.PhaseReady, statusOf(w.c, "a").Phase)
 	require.Equal(t, 1, w.d.count("a"), "a never restarted")
 	require.False(t, w.d.last("a").isClosed())
 }

@@ -14,11 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/internal/servetest"
 	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/schema"
 	"github.com/freecode/freecode/serve"
+	"github.com/freecode/freecode/wire"
 )
 
 // startServe runs `freecode serve` (serve.Run) for home in the test
@@ -158,7 +158,7 @@ func TestAttachRestartWithSameToolsSendsNothing(t *testing.T) {
 	before := changes()
 
 	assert.Equal(t, true, h.call("t__crash", nil, false)["isError"])
-	s.WaitStatus("t restarted and ready", func(st api.Status) bool {
+	s.WaitStatus("t restarted and ready", func(st wire.Status) bool {
 		srv, ok := servetest.Server(st, "t")
 		return ok && srv.Restarts >= 1 && srv.Phase == "ready" && srv.Tools > 0
 	})

@@ -12,11 +12,11 @@ import (
 	"sync"
 
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/orchestrator"
+	"github.com/freecode/freecode/wire"
 )
 
 // attached is the backend of a gateway that goes through a running serve:

@@ -9,9 +9,9 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
+	"github.com/freecode/freecode/wire"
 )
 
 // fallback is an attached backend that, once its serve is gone, goes on

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/wire"
 )
 
 // A resource's URI, and a template's, is made unique per server as

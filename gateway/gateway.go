@@ -27,10 +27,10 @@ import (
 	"github.com/go-logr/logr"
 	"golang.org/x/net/netutil"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
+	"github.com/freecode/freecode/wire"
 )
 
 // ToolSearch is the id of the built-in that loads deferred tools: listed

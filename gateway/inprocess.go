@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/serve"
+	"github.com/freecode/freecode/wire"
 )
 
 // inProcess is the backend of a gateway that runs the servers itself.

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/wire"
 )
 
 // backend is the daemon as the API sees it (api.Backend): the controller's
@@ -22,7 +22,7 @@ type backend struct {
 	rules                  *rulesHolder
 }
 
-func (b backend) Status() api.Status {
+func (b backend) Status() wire.Status {
 	st := b.ctrl.Status()
 	st.ServePID, st.ConfigPath, st.Project, st.Root = os.Getpid(), b.cfgPath, b.project, b.root
 	st.ProjectError = b.rules.projectError()
@@ -31,41 +31,41 @@ func (b backend) Status() api.Status {
 
 func (b backend) Restart(name string) error { return apiError(b.ctrl.Restart(name)) }
 
-func (b backend) Logs(name string, after wire.LogCursor) (api.Logs, error) {
+func (b backend) Logs(name string, after wire.LogCursor) (wire.Logs, error) {
 	logs, err := b.ctrl.Logs(name, after)
 	return logs, apiError(err)
 }
 
-func (b backend) WaitLogs(ctx context.Context, name string, after wire.LogCursor) (api.Logs, error) {
+func (b backend) WaitLogs(ctx context.Context, name string, after wire.LogCursor) (wire.Logs, error) {
 	logs, err := b.ctrl.WaitLogs(ctx, name, after)
 	return logs, apiError(err)
 }
 
-func (b backend) Tools(name string) (api.ServerTools, error) {
+func (b backend) Tools(name string) (wire.ServerTools, error) {
 	st, err := b.ctrl.Tools(name)
 	return st, apiError(err)
 }
 
-func (b backend) Resources(name string) (api.Resources, error) {
+func (b backend) Resources(name string) (wire.Resources, error) {
 	if name == "" {
 		return b.ctrl.AllResources(), nil
 	}
 	sr, err := b.ctrl.Resources(name)
 	if err != nil {
-		return api.Resources{}, apiError(err)
+		return wire.Resources{}, apiError(err)
 	}
-	return api.Resources{Servers: []wire.ServerResources{sr}}, nil
+	return wire.Resources{Servers: []wire.ServerResources{sr}}, nil
 }
 
-func (b backend) Prompts(name string) (api.Prompts, error) {
+func (b backend) Prompts(name string) (wire.Prompts, error) {
 	if name == "" {
 		return b.ctrl.AllPrompts(), nil
 	}
 	sp, err := b.ctrl.Prompts(name)
 	if err != nil {
-		return api.Prompts{}, apiError(err)
+		return wire.Prompts{}, apiError(err)
 	}
-	return api.Prompts{Servers: []wire.ServerPrompts{sp}}, nil
+	return wire.Prompts{Servers: []wire.ServerPrompts{sp}}, nil
 }
 
 // bounded bounds ctx by server name's callTimeout: a read, a prompt or a
@@ -91,14 +91,14 @@ func timedOut(ctx context.Context, err error, d time.Duration) error {
 	return err
 }
 
-func (b backend) ReadResource(ctx context.Context, name, uri string) (api.ResourceRead, error) {
+func (b backend) ReadResource(ctx context.Context, name, uri string) (wire.ResourceRead, error) {
 	ctx, cancel, d := b.bounded(ctx, name)
 	defer cancel()
 	res, err := b.ctrl.ReadResource(ctx, name, uri)
 	return res, apiError(timedOut(ctx, err, d))
 }
 
-func (b backend) GetPrompt(ctx context.Context, name, prompt string, args map[string]string) (api.PromptResult, error) {
+func (b backend) GetPrompt(ctx context.Context, name, prompt string, args map[string]string) (wire.PromptResult, error) {
 	ctx, cancel, d := b.bounded(ctx, name)
 	defer cancel()
 	res, err := b.ctrl.GetPrompt(ctx, name, prompt, args)

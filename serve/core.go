@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/procguard"
 	"github.com/freecode/freecode/mcp"
@@ -21,6 +20,7 @@ import (
 	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // Core is the machinery `freecode serve` and the gateway (`freecode mcp

@@ -6,8 +6,8 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/wire"
 )
 
 // elicitThroughAPI answers the servers' elicitations through the API: each

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/internal/servetest"
 	"github.com/freecode/freecode/internal/testutil"
+	"github.com/freecode/freecode/wire"
 )
 
 // npmFile is a file under testdata/npm/node_modules; the test is skipped

@@ -16,10 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/internal/servetest"
 	"github.com/freecode/freecode/internal/testserver"
 	"github.com/freecode/freecode/internal/testutil"
+	"github.com/freecode/freecode/wire"
 )
 
 // apiStatus is the HTTP status of an API error (0 if err is not one).
@@ -240,7 +240,7 @@ func TestRunResourceSubscription(t *testing.T) {
 	}
 
 	require.NoError(t, d.Client.Restart(ctx, "ts"))
-	d.WaitStatus("ts restarted", func(st api.Status) bool {
+	d.WaitStatus("ts restarted", func(st wire.Status) bool {
 		s, _ := servetest.Server(st, "ts")
 		return s.Phase == "ready" && s.PID != first.PID
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/freecode/freecode/internal/servetest"
 	"github.com/freecode/freecode/internal/testserver"
 	"github.com/freecode/freecode/internal/testutil"
+	"github.com/freecode/freecode/wire"
 )
 
 func TestRun(t *testing.T) {
@@ -50,7 +51,7 @@ func TestRun(t *testing.T) {
 		// Change b's spec with a rename-replace: it restarts with the new spec.
 		b2 := servetest.Local("b", ts, "--name", "b", "--tools", "2")
 		c.Write(servetest.Config(a, b2), true)
-		d.WaitStatus("b restarted with the new spec", func(st api.Status) bool {
+		d.WaitStatus("b restarted with the new spec", func(st wire.Status) bool {
 			s, _ := servetest.Server(st, "b")
 			return s.Phase == "ready" && s.PID != b.PID && s.SpecHash == s.Desired.SpecHash && s.SpecHash != b.SpecHash
 		})
@@ -70,7 +71,7 @@ func TestRun(t *testing.T) {
 		c.Write(servetest.Config(a, b2), false)
 		d.WaitPhase("b", "ready")
 		c.Write(servetest.Config(a), true)
-		d.WaitStatus("b removed", func(st api.Status) bool {
+		d.WaitStatus("b removed", func(st wire.Status) bool {
 			_, ok := servetest.Server(st, "b")
 			return !ok
 		})
@@ -81,13 +82,13 @@ func TestRun(t *testing.T) {
 		// An invalid edit (of the file, not of one server) stops nothing and
 		// shows in the status.
 		c.WriteBytes([]byte(`{"mcp": {"servers": [{"name": "a", "type": "local"}], "pollInterval": 5}}`), false)
-		st := d.WaitStatus("config error", func(st api.Status) bool { return st.ConfigError != "" })
+		st := d.WaitStatus("config error", func(st wire.Status) bool { return st.ConfigError != "" })
 		assert.Contains(t, st.ConfigError, "config.json:1:")
 		s, _ := servetest.Server(st, "a")
 		assert.Equal(t, "ready", string(s.Phase))
 		assert.Equal(t, aPID, s.PID)
 		c.Write(servetest.Config(a), true)
-		st = d.WaitStatus("config error cleared", func(st api.Status) bool { return st.ConfigError == "" })
+		st = d.WaitStatus("config error cleared", func(st wire.Status) bool { return st.ConfigError == "" })
 		s, _ = servetest.Server(st, "a")
 		assert.Equal(t, aPID, s.PID, "a was never restarted")
 
@@ -123,7 +124,7 @@ func TestRun(t *testing.T) {
 		d := start(t, opts)
 		d.WaitPhase("a", "ready")
 		d.WaitPhase("b", "ready")
-		st := d.WaitStatus("bad invalid", func(st api.Status) bool {
+		st := d.WaitStatus("bad invalid", func(st wire.Status) bool {
 			s, _ := servetest.Server(st, "bad")
 			return s.Phase == "invalid"
 		})
@@ -197,11 +198,11 @@ func TestRun(t *testing.T) {
 		d := start(t, options(home))
 		a := d.WaitPhase("a", "ready")
 		require.NoError(t, syscall.Kill(a.PID, syscall.SIGKILL))
-		d.WaitStatus("a restarted", func(st api.Status) bool {
+		d.WaitStatus("a restarted", func(st wire.Status) bool {
 			s, _ := servetest.Server(st, "a")
 			return s.Phase == "ready" && s.PID != a.PID && s.Restarts == 1
 		})
-		st := d.WaitStatus("broken backing off after repeated failures", func(st api.Status) bool {
+		st := d.WaitStatus("broken backing off after repeated failures", func(st wire.Status) bool {
 			s, _ := servetest.Server(st, "broken")
 			return s.Phase == "backoff" && s.Restarts >= 2
 		})
@@ -214,7 +215,7 @@ func TestRun(t *testing.T) {
 
 		// restart skips the backoff wait.
 		require.NoError(t, d.Client.Restart(t.Context(), "a"))
-		d.WaitStatus("a restarted on request", func(st api.Status) bool {
+		d.WaitStatus("a restarted on request", func(st wire.Status) bool {
 			s, _ := servetest.Server(st, "a")
 			return s.Phase == "ready" && s.Restarts == 2
 		})
@@ -289,7 +290,7 @@ func TestRun(t *testing.T) {
 		// A spec change (new env) restarts it; the memory file persists.
 		mem["env"] = map[string]string{"MEMORY_FILE_PATH": filepath.Join(home, "memory.jsonl"), "X": "1"}
 		c.Write(conf, false)
-		d.WaitStatus("memory restarted", func(st api.Status) bool {
+		d.WaitStatus("memory restarted", func(st wire.Status) bool {
 			n, _ := servetest.Server(st, "memory")
 			return n.Phase == "ready" && n.PID != s.PID
 		})

@@ -9,11 +9,11 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/go-logr/logr"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/mcp/auth"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // TokenDir is where a FreeCode home keeps the OAuth tokens of remote

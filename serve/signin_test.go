@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/servetest"
 	"github.com/freecode/freecode/internal/testauth"
@@ -24,6 +23,7 @@ import (
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/mcp/auth"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // protected is the Go test server's streamable HTTP endpoint behind an

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/bridge"
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
@@ -23,6 +22,7 @@ import (
 	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
 	"github.com/freecode/freecode/serve"
+	"github.com/freecode/freecode/wire"
 )
 
 // serverOfTool returns the server part of an MCP tool id, or "" for a

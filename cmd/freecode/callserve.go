@@ -15,9 +15,9 @@ import (
 	"sync"
 
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/wire"
 )
 
 // callThroughServe runs the call in the serve r reaches, under serve's
@@ -162,7 +162,7 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 					fmt.Fprintf(a.stderr, "\nAnswered from elsewhere: %s.\n", answeredText(ans))
 				}
 			case "elicitation_requested":
-				var e api.Elicitation
+				var e wire.Elicitation
 				if ev.Decode(&e) == nil {
 					progress.end()
 					el.requested(e, !approving && !in.closed)

@@ -6,10 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // A call of a tool of a server that cannot answer it says why, from the
@@ -46,7 +45,7 @@ func (e *stateError) Unwrap() error { return e.kind }
 // starting). A server in backoff is crashing (it failed to start or its
 // session ended) or, a remote one, cannot be reached; either way the
 // error says so, with its last error, its restarts and the next try.
-func (a *app) notRunningCall(id string, srv schema.Server, s api.ServerStatus, now time.Time) error {
+func (a *app) notRunningCall(id string, srv schema.Server, s wire.ServerStatus, now time.Time) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cannot call %s: ", cell(id))
 	next := ""

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/wire"
 )
 
 // formPrompt asks a person, one line at a time, for the answer to an

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/freecode/freecode/api/wire"
+	"github.com/freecode/freecode/wire"
 )
 
 // promptForm is the form of the test server's ask tool.

@@ -14,10 +14,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // The verbs of what servers offer beside tools: `mcp resources`, `mcp
@@ -68,7 +68,7 @@ func (a *app) withServer(ctx context.Context, name string, verbose bool, what st
 
 // serveReady waits for the server r reaches in serve to start, and
 // returns its status once ready; it fails unless it is ready.
-func (a *app) serveReady(ctx context.Context, r route) (api.ServerStatus, error) {
+func (a *app) serveReady(ctx context.Context, r route) (wire.ServerStatus, error) {
 	s := r.server
 	if starting(s.Phase) {
 		var err error

@@ -15,6 +15,7 @@ import (
 
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/internal/servetest"
+	"github.com/freecode/freecode/wire"
 )
 
 // A server's tools filter hides tools from every surface of serve: the
@@ -92,7 +93,7 @@ func TestServeToolFilter(t *testing.T) {
 	events := p.events()
 	c.write(withDeny(filtered("note")), true)
 	until(t, events, "tools_changed of a", func(ev api.Event) bool { return ev.Kind == "tools_changed" })
-	now := p.waitStatus("a with 6 tools", func(s api.Status) bool {
+	now := p.waitStatus("a with 6 tools", func(s wire.Status) bool {
 		a, _ := server(s, "a")
 		return a.Tools == 6
 	})
@@ -116,7 +117,7 @@ func TestServeToolFilter(t *testing.T) {
 	for _, ev := range seen[:len(seen)-1] {
 		assert.NotEqual(t, "tools_changed", ev.Kind, "an edit that changed nothing published %v", ev)
 	}
-	now = p.waitStatus("a with 7 tools", func(s api.Status) bool {
+	now = p.waitStatus("a with 7 tools", func(s wire.Status) bool {
 		a, _ := server(s, "a")
 		return a.Tools == 7
 	})

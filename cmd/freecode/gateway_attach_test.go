@@ -9,14 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // The gateway attaches only to a serve that runs what it would: the same
 // config file and project, and with --builtins the same directory.
 func TestUnlikeGateway(t *testing.T) {
-	st := api.Status{ServePID: 7, ConfigPath: "/h/config.json", Project: "/p/.freecode/settings.json", Root: "/p"}
+	st := wire.Status{ServePID: 7, ConfigPath: "/h/config.json", Project: "/p/.freecode/settings.json", Root: "/p"}
 	src := schema.Sources{User: "/h/config.json", Project: "/p/.freecode/settings.json"}
 	in := func(dir string) func() (string, error) { return func() (string, error) { return dir, nil } }
 	for _, tc := range []struct {
@@ -46,7 +46,7 @@ func TestUnlikeGatewayFollowsSymlinks(t *testing.T) {
 	dir := t.TempDir()
 	link := filepath.Join(t.TempDir(), "link")
 	require.NoError(t, os.Symlink(dir, link))
-	st := api.Status{ConfigPath: "/h/config.json", Root: dir}
+	st := wire.Status{ConfigPath: "/h/config.json", Root: dir}
 	src := schema.Sources{User: "/h/config.json"}
 	assert.Empty(t, unlikeGateway(st, src, true, func() (string, error) { return link, nil }))
 	assert.NotEmpty(t, unlikeGateway(st, src, true, func() (string, error) { return t.TempDir(), nil }))

@@ -15,6 +15,7 @@ import (
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/gateway"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // gatewayFlags are `mcp serve`'s options.
@@ -153,7 +154,7 @@ func (a *app) attachTarget(ctx context.Context, src schema.Sources, builtins boo
 
 // unlikeGateway says why serve, whose status is st, does not run what a
 // gateway for src would ("" when it does); wd is the working directory.
-func unlikeGateway(st api.Status, src schema.Sources, builtins bool, wd func() (string, error)) string {
+func unlikeGateway(st wire.Status, src schema.Sources, builtins bool, wd func() (string, error)) string {
 	switch {
 	case !samePath(st.ConfigPath, src.User):
 		return fmt.Sprintf("freecode serve (pid %d) watches another config file, %s", st.ServePID, st.ConfigPath)

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/internal/testserver"
+	"github.com/freecode/freecode/wire"
 )
 
 // requireInert fails if out holds anything a terminal would act on: a
@@ -36,11 +36,11 @@ const evilShown = `evil \x1b]52;c;dG91Y2ggL3RtcC9wd25lZA==\aclipboard \x1b[2J\x1
 	`\rovertyped \u202eright-to-left\u202c \u2066isolate\u2069 \u009b31mc1 \x7fdel`
 
 func TestRenderStatusNeutralises(t *testing.T) {
-	out := statusOutput{ServeRunning: true, Status: api.Status{
+	out := statusOutput{ServeRunning: true, Status: wire.Status{
 		ConfigError: "config.json:1:1: quoting \x1b[8mhidden",
-		Servers: []api.ServerStatus{{
+		Servers: []wire.ServerStatus{{
 			Name: "a", Source: "project:/src/\x1b[2Jrepo", Phase: "backoff",
-			Desired:   api.Desired{Enabled: true},
+			Desired:   wire.Desired{Enabled: true},
 			LastError: "\x1b]52;c;QQ==\a\u009b2J\ttab \u202eflip",
 		}, {
 			Name: "b", Phase: "untrusted", Reason: "project /src/\u2066x\u2069 is not trusted\r",
@@ -83,7 +83,7 @@ func TestServeHostileText(t *testing.T) {
 	config{t, filepath.Join(home, "config.json")}.write(conf, true)
 	p := startServe(t, home, "--log-format", "json")
 	p.waitPhase("evil", "ready")
-	p.waitStatus("dies failed with its stderr", func(st api.Status) bool {
+	p.waitStatus("dies failed with its stderr", func(st wire.Status) bool {
 		s, _ := server(st, "dies")
 		return strings.Contains(s.LastError, "evil stderr")
 	})

@@ -7,10 +7,9 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/freecode/freecode/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/freecode/freecode/api"
 )
 
 // `freecode serve` with three servers, one of them with an unset
@@ -30,7 +29,7 @@ func TestServeHoldsOnlyTheBadServer(t *testing.T) {
 	p := startServe(t, home)
 	p.waitPhase("a", "ready")
 	p.waitPhase("b", "ready")
-	st := p.waitStatus("bad invalid", func(st api.Status) bool {
+	st := p.waitStatus("bad invalid", func(st wire.Status) bool {
 		s, _ := server(st, "bad")
 		return s.Phase == "invalid"
 	})
@@ -67,7 +66,7 @@ func TestServeHoldsOnlyTheBadServer(t *testing.T) {
 	// The bad server can be taken out; the others never restarted.
 	out, err = fc("mcp", "remove", "bad")
 	require.NoError(t, err, out)
-	p.waitStatus("bad removed", func(st api.Status) bool { _, ok := server(st, "bad"); return !ok })
+	p.waitStatus("bad removed", func(st wire.Status) bool { _, ok := server(st, "bad"); return !ok })
 	for _, name := range []string{"a", "b"} {
 		s, _ := server(p.status(), name)
 		assert.Equal(t, "ready", string(s.Phase), name)

@@ -14,13 +14,13 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/mcp/auth"
 	"github.com/freecode/freecode/schema"
 	"github.com/freecode/freecode/serve"
+	"github.com/freecode/freecode/wire"
 )
 
 // tokenStore is the home's token store (serve.TokenDir). Commands that

@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freecode/freecode/wire"
 	"github.com/stretchr/testify/require"
-
-	"github.com/freecode/freecode/api"
 )
 
 // `logs --follow` prints exactly the lines a server wrote, each once, even
@@ -64,7 +63,7 @@ func TestLogsFollowRepeatedLinesAndRestart(t *testing.T) {
 	waitOut("300 lines", func(s string) bool { return strings.Count(s, "same\n") >= 300 })
 
 	require.NoError(t, p.client.Restart(t.Context(), "a"))
-	p.waitStatus("a restarted", func(st api.Status) bool {
+	p.waitStatus("a restarted", func(st wire.Status) bool {
 		s, _ := server(st, "a")
 		return s.Phase == "ready" && s.Restarts == 1
 	})

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/internal/testutil"
+	"github.com/freecode/freecode/wire"
 )
 
 // These tests kill FreeCode's processes the hard way — serve, its guard,
@@ -120,7 +120,7 @@ func readyServe(t *testing.T, ts string) (*serveProc, []int, []testutil.Proc) {
 	conf["permission"] = map[string]any{"allow": []string{"mcp__g"}}
 	config{t, filepath.Join(home, "config.json")}.write(conf, false)
 	p := startServe(t, home)
-	st := p.waitStatus("both ready", func(st api.Status) bool {
+	st := p.waitStatus("both ready", func(st wire.Status) bool {
 		g, _ := server(st, "g")
 		h, _ := server(st, "h")
 		return g.Phase == "ready" && h.Phase == "ready"
@@ -199,7 +199,7 @@ func TestOrphans(t *testing.T) {
 		_, err := p.client.Call(t.Context(), "mcp__g__crash", nil)
 		require.Error(t, err)
 		requireAllGone(t, tree, "after the server crashed")
-		p.waitStatus("g restarted", func(st api.Status) bool {
+		p.waitStatus("g restarted", func(st wire.Status) bool {
 			g, _ := server(st, "g")
 			return g.Phase == "ready" && g.PID != tree[0].PID
 		})
@@ -216,7 +216,7 @@ func TestOrphans(t *testing.T) {
 		require.True(t, ok)
 		kill(t, reaper)
 		requireAllGone(t, tree, "after the reaper was killed")
-		p.waitStatus("g restarted", func(st api.Status) bool {
+		p.waitStatus("g restarted", func(st wire.Status) bool {
 			g, _ := server(st, "g")
 			return g.Phase == "ready" && g.PID != tree[0].PID
 		})

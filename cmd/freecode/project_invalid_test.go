@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/internal/testutil"
+	"github.com/freecode/freecode/wire"
 )
 
 // TestServeInvalidProject runs serve in a repository whose
@@ -50,7 +50,7 @@ func TestServeInvalidProject(t *testing.T) {
 
 	// Another kind of invalid: the error follows, the user's server stays.
 	project.writeBytes([]byte(`{"mcp": {"servers": [`), true)
-	p.waitStatus("the syntax error", func(st api.Status) bool {
+	p.waitStatus("the syntax error", func(st wire.Status) bool {
 		_, listed := server(st, "docs")
 		return !listed && strings.Contains(st.ProjectError, project.path+":1:22: invalid JSON: unexpected end of file")
 	})

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/wire"
 )
 
 // urlSecret is a key a hosted MCP server takes in its URL's path; the
@@ -94,7 +95,7 @@ func TestSecretInURLShownNowhere(t *testing.T) {
 		p.waitPhase("hosted", "ready")
 		p.waitPhase("locked", "needs-login")
 		for _, name := range failing {
-			p.waitStatus(name+" failed", func(st api.Status) bool {
+			p.waitStatus(name+" failed", func(st wire.Status) bool {
 				s, ok := server(st, name)
 				return ok && s.Phase == "backoff" && s.LastError != ""
 			})
@@ -104,7 +105,7 @@ func TestSecretInURLShownNowhere(t *testing.T) {
 	// The session is lost mid-run.
 	killTestServer(hostedCmd)
 	for i, p := range procs {
-		st := p.waitStatus("hosted lost", func(st api.Status) bool {
+		st := p.waitStatus("hosted lost", func(st wire.Status) bool {
 			s, ok := server(st, "hosted")
 			return ok && s.Phase == "backoff" && s.LastError != ""
 		})

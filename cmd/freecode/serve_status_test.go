@@ -8,10 +8,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/freecode/freecode/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/freecode/freecode/api"
 )
 
 // A server that crashed and is ready again shows no LAST-ERROR; the
@@ -26,7 +25,7 @@ func TestServeStatusAfterRecovery(t *testing.T) {
 	p := startServe(t, home)
 	a := p.waitPhase("a", "ready")
 	require.NoError(t, syscall.Kill(a.PID, syscall.SIGKILL))
-	st := p.waitStatus("a ready again", func(st api.Status) bool {
+	st := p.waitStatus("a ready again", func(st wire.Status) bool {
 		s, _ := server(st, "a")
 		return s.Phase == "ready" && s.Restarts == 1
 	})

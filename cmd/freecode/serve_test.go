@@ -18,6 +18,7 @@ import (
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/internal/servetest"
 	"github.com/freecode/freecode/internal/testutil"
+	"github.com/freecode/freecode/wire"
 )
 
 // These tests run `freecode serve` as a real subprocess (the test binary,
@@ -111,21 +112,21 @@ func (p *serveProc) signal(sig syscall.Signal) {
 // api is the serve's API, for the shared helpers (package servetest).
 func (p *serveProc) api() servetest.API { return servetest.API{T: p.t, Client: p.client} }
 
-func (p *serveProc) status() api.Status {
+func (p *serveProc) status() wire.Status {
 	p.t.Helper()
 	return p.api().Status()
 }
 
 // server returns the named server's status (ok false if absent).
-func server(st api.Status, name string) (api.ServerStatus, bool) { return servetest.Server(st, name) }
+func server(st wire.Status, name string) (wire.ServerStatus, bool) { return servetest.Server(st, name) }
 
 // waitStatus waits until cond holds for the live status and returns it.
-func (p *serveProc) waitStatus(what string, cond func(api.Status) bool) api.Status {
+func (p *serveProc) waitStatus(what string, cond func(wire.Status) bool) wire.Status {
 	p.t.Helper()
 	return p.api().WaitStatus(what, cond)
 }
 
-func (p *serveProc) waitPhase(name, phase string) api.ServerStatus {
+func (p *serveProc) waitPhase(name, phase string) wire.ServerStatus {
 	p.t.Helper()
 	return p.api().WaitPhase(name, phase)
 }
@@ -207,7 +208,7 @@ func TestServe(t *testing.T) {
 		var js struct {
 			ServeRunning bool `json:"serveRunning"`
 			ServePID     int  `json:"servePid"`
-			api.Status
+			wire.Status
 		}
 		require.NoError(t, json.Unmarshal(out, &js))
 		assert.True(t, js.ServeRunning)
@@ -234,7 +235,7 @@ func TestServe(t *testing.T) {
 		out, err = fc("mcp", "restart", "a").CombinedOutput()
 		require.NoError(t, err, "%s", out)
 		assert.Equal(t, "Restarting server \"a\"; see `freecode mcp status`.\n", string(out))
-		p.waitStatus("a restarted", func(st api.Status) bool {
+		p.waitStatus("a restarted", func(st wire.Status) bool {
 			s, _ := server(st, "a")
 			return s.Phase == "ready" && s.Restarts == 1
 		})
@@ -304,7 +305,7 @@ func TestServe(t *testing.T) {
 				local("h", ts),
 			), false)
 			p := startServe(t, home)
-			st := p.waitStatus("both ready", func(st api.Status) bool {
+			st := p.waitStatus("both ready", func(st wire.Status) bool {
 				g, _ := server(st, "g")
 				h, _ := server(st, "h")
 				return g.Phase == "ready" && h.Phase == "ready"

@@ -18,13 +18,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/mcp/auth"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // dialServe connects to the serve of the current home. Its error wraps
@@ -56,7 +56,7 @@ type statusOutput struct {
 	// Definitions is what serve advertises to the model (jsonschema
 	// dialect); nil without serve.
 	Definitions *definitions `json:"definitions,omitempty"`
-	api.Status
+	wire.Status
 }
 
 // definitions summarizes serve's provider-facing tool list.
@@ -179,25 +179,25 @@ func (a *app) notice(asJSON bool, line string) {
 // settledStatus is serve's status once none of its servers is pending or
 // starting: each is ready, has failed, or waits for something else (a
 // retry, a sign-in). It waits on serve's events, not on a clock.
-func settledStatus(ctx context.Context, client *api.Client) (api.Status, error) {
+func settledStatus(ctx context.Context, client *api.Client) (wire.Status, error) {
 	events, err := client.Events(ctx)
 	if err != nil {
-		return api.Status{}, fmt.Errorf("freecode serve: %w", err)
+		return wire.Status{}, fmt.Errorf("freecode serve: %w", err)
 	}
 	defer events.Close()
 	for {
 		st, err := client.Status(ctx)
 		if err != nil {
-			return api.Status{}, fmt.Errorf("freecode serve: %w", err)
+			return wire.Status{}, fmt.Errorf("freecode serve: %w", err)
 		}
-		if !slices.ContainsFunc(st.Servers, func(s api.ServerStatus) bool { return starting(s.Phase) }) {
+		if !slices.ContainsFunc(st.Servers, func(s wire.ServerStatus) bool { return starting(s.Phase) }) {
 			return st, nil
 		}
 		if _, err := events.Next(); err != nil {
 			if ctx.Err() != nil {
-				return api.Status{}, ctx.Err()
+				return wire.Status{}, ctx.Err()
 			}
-			return api.Status{}, fmt.Errorf("freecode serve stopped: %w", err)
+			return wire.Status{}, fmt.Errorf("freecode serve stopped: %w", err)
 		}
 	}
 }
@@ -251,7 +251,7 @@ func (a *app) watchStatus(ctx context.Context, client *api.Client, home string, 
 
 // sansTimes is the status without its clock-dependent fields, to tell a
 // real change from the passing of time.
-func sansTimes(st api.Status) string {
+func sansTimes(st wire.Status) string {
 	st.ObservedAt = time.Time{}
 	for i := range st.Servers {
 		st.Servers[i].Since, st.Servers[i].NextRetry = time.Time{}, time.Time{}
@@ -295,7 +295,7 @@ func (a *app) offlineStatus(ctx context.Context, why, home string, asJSON, probe
 		if out.ConfigError == "" {
 			out.ConfigError = err.Error()
 		}
-		out.Servers = []api.ServerStatus{}
+		out.Servers = []wire.ServerStatus{}
 		if err := a.renderStatus(out, asJSON); err != nil {
 			return err
 		}
@@ -303,12 +303,12 @@ func (a *app) offlineStatus(ctx context.Context, why, home string, asJSON, probe
 	}
 	out.ConfigPath = cfg.Path
 	out.ProjectError = projectError(cfg)
-	out.Servers = make([]api.ServerStatus, len(cfg.MCP.Servers))
+	out.Servers = make([]wire.ServerStatus, len(cfg.MCP.Servers))
 	for i, s := range cfg.MCP.Servers {
 		v := view(s, false)
-		out.Servers[i] = api.ServerStatus{
+		out.Servers[i] = wire.ServerStatus{
 			Name: s.Name, Source: s.Source,
-			Desired: api.Desired{Enabled: s.Enabled, SpecHash: s.SpecHash(), Type: string(s.Type), Target: v.target()},
+			Desired: wire.Desired{Enabled: s.Enabled, SpecHash: s.SpecHash(), Type: string(s.Type), Target: v.target()},
 		}
 		switch {
 		case s.Hold != nil:
@@ -363,7 +363,7 @@ func statusExit(out statusOutput) error {
 // launcher, a remote one signed in to with the tokens of store), records
 // the outcome in ss and closes the session. A server that needs a sign-in
 // is in that phase, not failed.
-func (a *app) probeServer(ctx context.Context, s schema.Server, launcher mcp.Launcher, store *auth.Store, ss *api.ServerStatus) {
+func (a *app) probeServer(ctx context.Context, s schema.Server, launcher mcp.Launcher, store *auth.Store, ss *wire.ServerStatus) {
 	opts := mcp.Options{Launcher: launcher}
 	a.keepWaiting(&opts, s, nil)
 	if s.SignsIn() {
@@ -397,7 +397,7 @@ func (a *app) renderStatus(out statusOutput, asJSON bool) error {
 // renderStatus prints out as a table (or JSON) to w.
 func renderStatus(w io.Writer, out statusOutput, asJSON bool) error {
 	if out.Servers == nil {
-		out.Servers = []api.ServerStatus{}
+		out.Servers = []wire.ServerStatus{}
 	}
 	if asJSON {
 		return writeJSON(w, out)
@@ -452,7 +452,7 @@ func renderStatus(w io.Writer, out statusOutput, asJSON bool) error {
 // writeSignIns lists the sign-in of every enabled server that signs in
 // with OAuth, under the table: who, until when, or what to do. A disabled
 // server's is left out: nothing needs it (`mcp get` still shows it).
-func writeSignIns(w io.Writer, servers []api.ServerStatus) {
+func writeSignIns(w io.Writer, servers []wire.ServerStatus) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	n := 0
 	for _, s := range servers {
@@ -474,7 +474,7 @@ const lastErrorWidth = 70
 
 // errorCell is a server's last error without the `server "name"` it starts
 // with: the row names the server.
-func errorCell(s api.ServerStatus) string {
+func errorCell(s wire.ServerStatus) string {
 	e := s.LastError
 	for _, prefix := range []string{fmt.Sprintf("server %q: ", s.Name), fmt.Sprintf("server %q ", s.Name)} {
 		if rest, ok := strings.CutPrefix(e, prefix); ok {
@@ -491,7 +491,7 @@ func indentLines(s string) string {
 
 // restartsText is the RESTARTS cell: how many restarts, and how many of
 // them followed a crash or failed start.
-func restartsText(s api.ServerStatus) string {
+func restartsText(s wire.ServerStatus) string {
 	switch {
 	case s.Restarts == 0:
 		return "-"
@@ -503,7 +503,7 @@ func restartsText(s api.ServerStatus) string {
 	return fmt.Sprint(s.Restarts)
 }
 
-func phaseText(s api.ServerStatus, now time.Time) string {
+func phaseText(s wire.ServerStatus, now time.Time) string {
 	if s.Phase == "" {
 		return "-"
 	}
@@ -527,7 +527,7 @@ func phaseText(s api.ServerStatus, now time.Time) string {
 	return p
 }
 
-func toolsText(s api.ServerStatus) string {
+func toolsText(s wire.ServerStatus) string {
 	if s.Phase == "" || s.Phase == "disabled" || (s.Tools == 0 && s.Phase != "ready") {
 		return "-"
 	}

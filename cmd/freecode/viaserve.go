@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // How a command reaches a server (`mcp call`, `mcp tools`): through the
@@ -30,7 +30,7 @@ type route struct {
 	client   *api.Client
 	servePID int
 	// server is serve's status of the server (when client is set).
-	server api.ServerStatus
+	server wire.ServerStatus
 	// why says why a one-shot session it is.
 	why string
 }
@@ -85,7 +85,7 @@ func (a *app) serveRoute(ctx context.Context, cfg *schema.Config, srv schema.Ser
 
 // unlikeServe says why serve, whose status is st, does not run srv as this
 // command would ("" when it does).
-func (a *app) unlikeServe(st api.Status, cfg *schema.Config, srv schema.Server) string {
+func (a *app) unlikeServe(st wire.Status, cfg *schema.Config, srv schema.Server) string {
 	if filepath.Clean(st.ConfigPath) != filepath.Clean(cfg.Path) {
 		return fmt.Sprintf("freecode serve (pid %d) watches another config file, %s", st.ServePID, st.ConfigPath)
 	}
@@ -109,7 +109,7 @@ func (a *app) unlikeServe(st api.Status, cfg *schema.Config, srv schema.Server) 
 
 // notReady is the error of a server that serve runs but that is not ready:
 // its phase, its last error and where to look.
-func notReady(s api.ServerStatus) error {
+func notReady(s wire.ServerStatus) error {
 	msg := fmt.Sprintf("server %q is not ready under freecode serve (phase %s)", s.Name, s.Phase)
 	if s.LastError != "" {
 		msg += ": " + s.LastError
@@ -124,30 +124,30 @@ func starting(p wire.Phase) bool {
 
 // waitStarted waits, on serve's events, until server name is no longer
 // pending or starting (it is ready, or failed), and returns its status.
-func (a *app) waitStarted(ctx context.Context, client *api.Client, name string) (api.ServerStatus, error) {
+func (a *app) waitStarted(ctx context.Context, client *api.Client, name string) (wire.ServerStatus, error) {
 	events, err := client.Events(ctx)
 	if err != nil {
-		return api.ServerStatus{}, err
+		return wire.ServerStatus{}, err
 	}
 	defer events.Close()
 	fmt.Fprintf(a.stderr, "Waiting for server %q to start under freecode serve…\n", name)
 	for {
 		st, err := client.Status(ctx)
 		if err != nil {
-			return api.ServerStatus{}, err
+			return wire.ServerStatus{}, err
 		}
-		i := slices.IndexFunc(st.Servers, func(s api.ServerStatus) bool { return s.Name == name })
+		i := slices.IndexFunc(st.Servers, func(s wire.ServerStatus) bool { return s.Name == name })
 		switch {
 		case i < 0:
-			return api.ServerStatus{}, fmt.Errorf("server %q is no longer configured in freecode serve", name)
+			return wire.ServerStatus{}, fmt.Errorf("server %q is no longer configured in freecode serve", name)
 		case !starting(st.Servers[i].Phase):
 			return st.Servers[i], nil
 		}
 		if _, err := events.Next(); err != nil {
 			if ctx.Err() != nil {
-				return api.ServerStatus{}, ctx.Err()
+				return wire.ServerStatus{}, ctx.Err()
 			}
-			return api.ServerStatus{}, fmt.Errorf("freecode serve stopped: %w", err)
+			return wire.ServerStatus{}, fmt.Errorf("freecode serve stopped: %w", err)
 		}
 	}
 }
@@ -169,7 +169,7 @@ func (a *app) userConfig() (string, error) {
 // otherConfig says why serve, whose status is st, is not this command's:
 // it reads another config file than path ("" when it reads path, however
 // named).
-func otherConfig(st api.Status, path string) string {
+func otherConfig(st wire.Status, path string) string {
 	if samePath(st.ConfigPath, path) {
 		return ""
 	}
@@ -179,7 +179,7 @@ func otherConfig(st api.Status, path string) string {
 // otherConfigRemedy is what to do when serve reads another config file
 // than this command: drop the --config that names another one, or name
 // serve's.
-func (a *app) otherConfigRemedy(st api.Status) string {
+func (a *app) otherConfigRemedy(st wire.Status) string {
 	if a.configFlag != "" {
 		return "drop --config, or run another serve with its own FREECODE_HOME"
 	}
@@ -215,7 +215,7 @@ func (a *app) dialServeOf(c *cobra.Command) (*api.Client, error) {
 // unlikeSources says why serve, whose status is st, does not run every
 // server of cfg ("" when it does): it reads another config file, or
 // another project's settings (or none, or some where cfg has none).
-func unlikeSources(st api.Status, cfg *schema.Config) string {
+func unlikeSources(st wire.Status, cfg *schema.Config) string {
 	src := schema.Sources{User: cfg.Path}
 	if cfg.Project != nil {
 		src.Project = cfg.Project.Path
@@ -228,30 +228,30 @@ func unlikeSources(st api.Status, cfg *schema.Config) string {
 // say): serve keeps the last valid config applied, and the command can
 // answer from it. ok is false, and no client returned, when loadErr is
 // something else or no such serve answers.
-func (a *app) lastValid(ctx context.Context, loadErr error) (client *api.Client, st api.Status, ok bool) {
+func (a *app) lastValid(ctx context.Context, loadErr error) (client *api.Client, st wire.Status, ok bool) {
 	var errs schema.Errors
 	path, err := a.userConfig()
 	if err != nil || !errors.As(loadErr, &errs) || len(errs) == 0 {
-		return nil, api.Status{}, false
+		return nil, wire.Status{}, false
 	}
 	for _, e := range errs {
 		if !samePath(e.File, path) {
-			return nil, api.Status{}, false
+			return nil, wire.Status{}, false
 		}
 	}
 	client, _, err = a.dialServe()
 	if err != nil {
-		return nil, api.Status{}, false
+		return nil, wire.Status{}, false
 	}
 	if st, err = client.Status(ctx); err != nil || otherConfig(st, path) != "" {
 		client.Close()
-		return nil, api.Status{}, false
+		return nil, wire.Status{}, false
 	}
 	// A serve of another project runs that project's servers under its
 	// rules: what this directory's command asks is not for it.
 	if src, err := a.sources(); err != nil || unlikeGateway(st, src, false, nil) != "" {
 		client.Close()
-		return nil, api.Status{}, false
+		return nil, wire.Status{}, false
 	}
 	return client, st, true
 }
@@ -268,7 +268,7 @@ func (a *app) lastValidRoute(ctx context.Context, name string, loadErr error) (r
 	}
 	r := route{client: client, servePID: st.ServePID}
 	if name != "" {
-		i := slices.IndexFunc(st.Servers, func(s api.ServerStatus) bool { return s.Name == name && s.Desired.Enabled })
+		i := slices.IndexFunc(st.Servers, func(s wire.ServerStatus) bool { return s.Name == name && s.Desired.Enabled })
 		if i < 0 {
 			client.Close()
 			return route{}, fmt.Errorf("%w\nfreecode serve (pid %d) keeps running the last valid config, which has no enabled server %q; fix the file first (`freecode mcp validate` shows every error)", loadErr, st.ServePID, name)

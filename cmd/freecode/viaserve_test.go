@@ -5,9 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/api/wire"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // A command goes through serve only when serve runs the server as the
@@ -17,8 +16,8 @@ import (
 func TestUnlikeServeComparesTheToolsFilter(t *testing.T) {
 	srv := schema.Server{Name: "s", Type: schema.Local, Command: []string{"x"}, Enabled: true}
 	cfg := &schema.Config{Path: "/home/u/.freecode/config.json"}
-	status := func(filter string) api.Status {
-		return api.Status{ConfigPath: cfg.Path, ServePID: 42, Servers: []api.ServerStatus{{Name: "s",
+	status := func(filter string) wire.Status {
+		return wire.Status{ConfigPath: cfg.Path, ServePID: 42, Servers: []wire.ServerStatus{{Name: "s",
 			Desired: wire.Desired{Enabled: true, SpecHash: srv.SpecHash(), ToolsFilter: filter}}}}
 	}
 	a := &app{}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // EditOptions configure EditToReady.
@@ -111,7 +112,7 @@ func (e *editEnv) addOne(name string, rename bool) (time.Duration, error) {
 	if err := e.write(configJSON(e.argv, warmName), rename); err != nil {
 		return 0, err
 	}
-	if _, err := e.waitPhase(name, controller.PhaseStopped); err != nil {
+	if _, err := e.waitPhase(name, wire.PhaseStopped); err != nil {
 		return 0, err
 	}
 	return d, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // host is the in-process core of `freecode serve`: a Bus, a Registry on it
@@ -70,7 +71,7 @@ func (h *host) waitFor(what string, failOnBackoff bool, match func(event.Event) 
 			if match(m.Event) {
 				return now, nil
 			}
-			if pc, ok := m.Event.(controller.PhaseChanged); ok && failOnBackoff && pc.Phase == controller.PhaseBackoff {
+			if pc, ok := m.Event.(wire.PhaseChanged); ok && failOnBackoff && pc.Phase == wire.PhaseBackoff {
 				return now, fmt.Errorf("waiting for %s: server %s failed: %s", what, pc.Server, pc.Err)
 			}
 		case <-timer.C:
@@ -101,7 +102,7 @@ func (h *host) waitReady(names ...string) (time.Time, error) {
 		left[n] = true
 	}
 	return h.waitFor(fmt.Sprintf("%d server(s) to be ready", len(names)), true, func(e event.Event) bool {
-		if pc, ok := e.(controller.PhaseChanged); ok && pc.Phase == controller.PhaseReady {
+		if pc, ok := e.(wire.PhaseChanged); ok && pc.Phase == wire.PhaseReady {
 			delete(left, pc.Server)
 		}
 		return len(left) == 0
@@ -109,9 +110,9 @@ func (h *host) waitReady(names ...string) (time.Time, error) {
 }
 
 // waitPhase waits for name to reach phase p.
-func (h *host) waitPhase(name string, p controller.Phase) (time.Time, error) {
+func (h *host) waitPhase(name string, p wire.Phase) (time.Time, error) {
 	return h.waitFor(fmt.Sprintf("%s to be %s", name, p), true, func(e event.Event) bool {
-		pc, ok := e.(controller.PhaseChanged)
+		pc, ok := e.(wire.PhaseChanged)
 		return ok && pc.Server == name && pc.Phase == p
 	})
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // ReconnectOptions configure Reconnect.
@@ -195,8 +196,8 @@ func Reconnect(ctx context.Context, cfg Config, opts ReconnectOptions) ([]Row, e
 					return nil, err
 				}
 				if _, err := h.waitFor(name+" to restart", true, func(e event.Event) bool {
-					pc, ok := e.(controller.PhaseChanged)
-					return ok && pc.Server == name && pc.Phase == controller.PhaseReady
+					pc, ok := e.(wire.PhaseChanged)
+					return ok && pc.Server == name && pc.Phase == wire.PhaseReady
 				}); err != nil {
 					return nil, err
 				}
@@ -274,7 +275,7 @@ func Reconnect(ctx context.Context, cfg Config, opts ReconnectOptions) ([]Row, e
 func (h *reconnectHost) readyTimes() (map[string]time.Time, error) {
 	ready := map[string]time.Time{}
 	_, err := h.waitFor(fmt.Sprintf("%d remote server(s) to be ready again", len(h.servers)), false, func(e event.Event) bool {
-		if pc, ok := e.(controller.PhaseChanged); ok && pc.Phase == controller.PhaseReady {
+		if pc, ok := e.(wire.PhaseChanged); ok && pc.Phase == wire.PhaseReady {
 			if _, mine := h.servers[pc.Server]; mine {
 				ready[pc.Server] = time.Now()
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // RestartOptions configure Restarts.
@@ -81,14 +82,14 @@ func Restarts(ctx context.Context, cfg Config, opts RestartOptions) ([]Row, erro
 			down := false
 			at, err := h.waitFor(name+" to restart", false, func(e event.Event) bool {
 				watch(e)
-				pc, ok := e.(controller.PhaseChanged)
+				pc, ok := e.(wire.PhaseChanged)
 				if !ok || pc.Server != name {
 					return false
 				}
-				if pc.Phase == controller.PhaseStopping || pc.Phase == controller.PhaseStopped || pc.Phase == controller.PhaseBackoff || pc.Phase == controller.PhaseStarting {
+				if pc.Phase == wire.PhaseStopping || pc.Phase == wire.PhaseStopped || pc.Phase == wire.PhaseBackoff || pc.Phase == wire.PhaseStarting {
 					down = true
 				}
-				return down && pc.Phase == controller.PhaseReady
+				return down && pc.Phase == wire.PhaseReady
 			})
 			if err != nil {
 				return st, err

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/wire"
 )
 
 // WaitFor bounds every wait for serve: generous, for a loaded machine.
@@ -59,7 +60,7 @@ type API struct {
 }
 
 // Status returns the live status.
-func (a API) Status() api.Status {
+func (a API) Status() wire.Status {
 	a.T.Helper()
 	st, err := a.Client.Status(a.T.Context())
 	require.NoError(a.T, err)
@@ -67,9 +68,9 @@ func (a API) Status() api.Status {
 }
 
 // WaitStatus waits until cond holds for the live status and returns it.
-func (a API) WaitStatus(what string, cond func(api.Status) bool) api.Status {
+func (a API) WaitStatus(what string, cond func(wire.Status) bool) wire.Status {
 	a.T.Helper()
-	var last api.Status
+	var last wire.Status
 	ok := assert.Eventually(a.T, func() bool {
 		st, err := a.Client.Status(a.T.Context())
 		if err != nil {
@@ -86,9 +87,9 @@ func (a API) WaitStatus(what string, cond func(api.Status) bool) api.Status {
 }
 
 // WaitPhase waits until server name is in phase and returns its status.
-func (a API) WaitPhase(name, phase string) api.ServerStatus {
+func (a API) WaitPhase(name, phase string) wire.ServerStatus {
 	a.T.Helper()
-	st := a.WaitStatus(name+" "+phase, func(st api.Status) bool {
+	st := a.WaitStatus(name+" "+phase, func(st wire.Status) bool {
 		s, ok := Server(st, name)
 		return ok && string(s.Phase) == phase
 	})
@@ -126,13 +127,13 @@ func (a API) Events() <-chan api.Event {
 }
 
 // Server returns the named server's status (ok false if absent).
-func Server(st api.Status, name string) (api.ServerStatus, bool) {
+func Server(st wire.Status, name string) (wire.ServerStatus, bool) {
 	for _, s := range st.Servers {
 		if s.Name == name {
 			return s, true
 		}
 	}
-	return api.ServerStatus{}, false
+	return wire.ServerStatus{}, false
 }
 
 // Until collects events until one satisfies stop (included) and returns
