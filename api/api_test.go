@@ -168,7 +168,7 @@ func newFixture(t *testing.T, rules orchestrator.Rules, approvalTimeout time.Dur
 }
 
 // nextEvent returns the next event of kind, skipping others.
-func nextEvent(t *testing.T, s *Stream, kind string) Event {
+func nextEvent(t *testing.T, s Stream, kind string) Event {
 	t.Helper()
 	for {
 		ev, err := s.Next()

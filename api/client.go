@@ -267,26 +267,24 @@ func (c *Client) AllServerTools(ctx context.Context, name string) (wire.ServerTo
 }
 
 // Logs returns a server's stderr ring.
-func (c *Client) Logs(ctx context.Context, name string) ([]string, error) {
+func (c *Client) Logs(ctx context.Context, name string) (wire.Logs, error) {
 	var l wire.Logs
-	err := c.call(ctx, http.MethodGet, "/v1/servers/"+url.PathEscape(name)+"/logs", nil, &l)
-	return l.Lines, err
+	return l, c.call(ctx, http.MethodGet, "/v1/servers/"+url.PathEscape(name)+"/logs", nil, &l)
 }
 
-// Stream is an open server-sent event stream. It is owned by one goroutine;
-// Close ends it (so does the ctx it was opened with).
-type Stream struct {
+// sseStream is a Stream of server-sent events.
+type sseStream struct {
 	body io.Closer
 	r    sseReader
 }
 
 // Next blocks for the next event; io.EOF when serve ended the stream.
-func (s *Stream) Next() (Event, error) { return s.r.next() }
+func (s *sseStream) Next() (Event, error) { return s.r.next() }
 
 // Close ends the stream.
-func (s *Stream) Close() error { return s.body.Close() }
+func (s *sseStream) Close() error { return s.body.Close() }
 
-func (c *Client) stream(ctx context.Context, path string) (*Stream, error) {
+func (c *Client) stream(ctx context.Context, path string) (*sseStream, error) {
 	resp, err := c.do(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return nil, err
@@ -296,13 +294,13 @@ func (c *Client) stream(ctx context.Context, path string) (*Stream, error) {
 		data, _ := io.ReadAll(resp.Body)
 		return nil, decodeError(resp.StatusCode, data)
 	}
-	return &Stream{body: resp.Body, r: sseReader{r: bufio.NewReader(resp.Body)}}, nil
+	return &sseStream{body: resp.Body, r: sseReader{r: bufio.NewReader(resp.Body)}}, nil
 }
 
 // Events subscribes to GET /v1/events. It returns once the subscription is
 // in place: every event published after Events returns is delivered (or
 // counted in a "missed" event).
-func (c *Client) Events(ctx context.Context) (*Stream, error) {
+func (c *Client) Events(ctx context.Context) (Stream, error) {
 	s, err := c.stream(ctx, "/v1/events")
 	if err != nil {
 		return nil, err
@@ -319,6 +317,10 @@ func (c *Client) Events(ctx context.Context) (*Stream, error) {
 // ring, then new lines, one "line" event each; a "session" event
 // ({"session": N}) precedes the lines of each new session after a restart.
 // It ends when ctx ends or serve stops.
-func (c *Client) FollowLogs(ctx context.Context, name string) (*Stream, error) {
-	return c.stream(ctx, "/v1/servers/"+url.PathEscape(name)+"/logs?follow=1")
+func (c *Client) FollowLogs(ctx context.Context, name string) (Stream, error) {
+	s, err := c.stream(ctx, "/v1/servers/"+url.PathEscape(name)+"/logs?follow=1")
+	if err != nil {
+		return nil, err // not a nil *sseStream in a non-nil Stream
+	}
+	return s, nil
 }

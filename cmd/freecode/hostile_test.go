@@ -102,9 +102,9 @@ func TestServeHostileText(t *testing.T) {
 
 	// The API keeps the server's text; the raw 8-bit CSI byte became U+FFFD
 	// in JSON.
-	lines, err := p.client.Logs(t.Context(), "evil")
+	logs, err := p.client.Logs(t.Context(), "evil")
 	require.NoError(t, err)
-	require.Equal(t, []string{strings.ToValidUTF8(testserver.EvilStderr, "\ufffd")}, lines)
+	require.Equal(t, []string{strings.ToValidUTF8(testserver.EvilStderr, "\ufffd")}, logs.Lines)
 
 	assert.Equal(t, "evil stderr: "+evilShown+" \ufffd2J\n", run("mcp", "logs", "evil"))
 	assert.Contains(t, run("mcp", "logs", "dies"), "evil stderr: "+evilShown)

@@ -650,7 +650,7 @@ func (a *app) logsCmd() *cobra.Command {
 				if err != nil {
 					return a.serveNameError(ctx, client, args[0], err)
 				}
-				for _, l := range lines {
+				for _, l := range lines.Lines {
 					fmt.Fprintln(a.stdout, termtext.Neutralize(l))
 				}
 				return nil
