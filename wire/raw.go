@@ -1,0 +1,127 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// A descriptor a server sent (a tool, resource, template, prompt, prompt
+// argument, resource content) keeps the server's object verbatim in its
+// Raw field, beside the fields FreeCode decoded from it, so that what
+// FreeCode does not interpret (_meta, icons, outputSchema, a field of a
+// later revision) passes through the API and the CLI's --json without a
+// field of its own. Its JSON is the server's object with FreeCode's fields
+// written over it (marshalOver); decoding keeps the whole object as Raw
+// (unmarshalKeep), so a client re-encodes what it was sent.
+
+// marshalOver is the JSON object of decoded (the descriptor without its
+// MarshalJSON, so a type of its own), with the keys of raw that decoded
+// does not write after its own, in raw's order. decoded's keys win: they
+// are what FreeCode decoded, resolved or rewrote (an id, a resolved
+// schema, a URI). A raw that is not a JSON object (none, or invalid) adds
+// nothing: the answer is decoded's own JSON. The work and the answer are
+// bounded by what was received: raw's values are copied once, unchanged.
+func marshalOver(raw json.RawMessage, decoded any) ([]byte, error) {
+	own, err := json.Marshal(decoded)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return own, nil
+	}
+	extra, err := objectMembers(raw)
+	if err != nil {
+		return own, nil // the server's mistake: FreeCode's fields alone
+	}
+	mine, err := objectMembers(own)
+	if err != nil {
+		return nil, fmt.Errorf("marshal %T: not a JSON object: %w", decoded, err)
+	}
+	written := make(map[string]bool, len(mine))
+	for _, m := range mine {
+		written[m.key] = true
+	}
+	var b bytes.Buffer
+	b.Grow(len(own) + len(raw))
+	b.WriteByte('{')
+	first := true
+	add := func(m member) {
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		b.Write(m.rawKey)
+		b.WriteByte(':')
+		b.Write(m.value)
+	}
+	for _, m := range mine {
+		add(m)
+	}
+	for _, m := range extra {
+		if written[m.key] {
+			continue
+		}
+		written[m.key] = true // a key the server repeats is written once
+		add(m)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// unmarshalKeep decodes b into decoded (a pointer to the descriptor
+// without its UnmarshalJSON) and keeps a copy of b, the whole object, in
+// *raw. A null keeps nothing.
+func unmarshalKeep(b []byte, decoded any, raw *json.RawMessage) error {
+	if err := json.Unmarshal(b, decoded); err != nil {
+		return err
+	}
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '{' {
+		*raw = bytes.Clone(t)
+	}
+	return nil
+}
+
+// member is one key and value of a JSON object: the key decoded and as
+// written (quoted, escapes kept), the value as written.
+type member struct {
+	key    string
+	rawKey []byte
+	value  []byte
+}
+
+// objectMembers returns the members of obj, a JSON object, in order; an
+// error when obj is not one (or not valid JSON).
+func objectMembers(obj []byte) ([]member, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if tok, err := dec.Token(); err != nil {
+		return nil, err
+	} else if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	var out []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		rawKey, err := json.Marshal(key)
+		if err != nil {
+			return nil, err
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, err
+		}
+		out = append(out, member{key: key, rawKey: rawKey, value: value})
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("data after the JSON object")
+	}
+	return out, nil
+}
