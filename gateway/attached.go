@@ -82,7 +82,7 @@ func (b *attached) list(ctx context.Context) ([]defs.Def, map[string]toolMeta, e
 			continue
 		}
 		for _, t := range ts.Tools {
-			fresh[t.ID] = toolMeta{Title: t.Title, Annotations: t.Annotations}
+			fresh[t.ID] = toolMeta{Title: t.Title, Annotations: t.Annotations, Raw: t.Raw}
 		}
 	}
 	meta := make(map[string]toolMeta, len(tl.Tools))

@@ -3,8 +3,9 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
+	"strings"
 )
 
 // A descriptor a server sent (a tool, resource, template, prompt, prompt
@@ -22,7 +23,8 @@ import (
 // are what FreeCode decoded, resolved or rewrote (an id, a resolved
 // schema, a URI). A raw that is not a JSON object (none, or invalid) adds
 // nothing: the answer is decoded's own JSON. The work and the answer are
-// bounded by what was received: raw's values are copied once, unchanged.
+// bounded by what was received: raw is scanned in place, and only the
+// values written are copied, once, unchanged.
 func marshalOver(raw json.RawMessage, decoded any) ([]byte, error) {
 	own, err := json.Marshal(decoded)
 	if err != nil {
@@ -84,7 +86,8 @@ func unmarshalKeep(b []byte, decoded any, raw *json.RawMessage) error {
 }
 
 // member is one key and value of a JSON object: the key decoded and as
-// written (quoted, escapes kept), the value as written.
+// written (quoted, escapes kept), the value as written. Both are slices of
+// the object: nothing is copied.
 type member struct {
 	key    string
 	rawKey []byte
@@ -92,36 +95,82 @@ type member struct {
 }
 
 // objectMembers returns the members of obj, a JSON object, in order; an
-// error when obj is not one (or not valid JSON).
+// error when obj is not one (or not valid JSON). The values are slices of
+// obj, so a large value FreeCode writes over costs no copy.
 func objectMembers(obj []byte) ([]member, error) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if tok, err := dec.Token(); err != nil {
-		return nil, err
-	} else if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, fmt.Errorf("not a JSON object")
+	if !json.Valid(obj) {
+		return nil, errors.New("not valid JSON")
+	}
+	i := skipSpace(obj, 0)
+	if obj[i] != '{' {
+		return nil, errors.New("not a JSON object")
 	}
 	var out []member
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
+	for i = skipSpace(obj, i+1); obj[i] == '"'; {
+		end := stringEnd(obj, i)
+		m := member{rawKey: obj[i:end]}
+		if bytes.IndexByte(m.rawKey, '\\') < 0 {
+			m.key = string(m.rawKey[1 : len(m.rawKey)-1])
+		} else if err := json.Unmarshal(m.rawKey, &m.key); err != nil {
 			return nil, err
 		}
-		key, _ := tok.(string)
-		rawKey, err := json.Marshal(key)
-		if err != nil {
-			return nil, err
+		i = skipSpace(obj, skipSpace(obj, end)+1) // past ':'
+		end = valueEnd(obj, i)
+		m.value = obj[i:end]
+		out = append(out, m)
+		if i = skipSpace(obj, end); obj[i] == ',' {
+			i = skipSpace(obj, i+1)
 		}
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return nil, err
-		}
-		out = append(out, member{key: key, rawKey: rawKey, value: value})
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("data after the JSON object")
 	}
 	return out, nil
+}
+
+// The scanners below step through JSON known to be valid.
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd is the index just past the string that starts at b[i].
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+// valueEnd is the index just past the value that starts at b[i].
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = stringEnd(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i // a number, true, false or null
+	for j < len(b) && !strings.ContainsRune(",}] \t\n\r", rune(b[j])) {
+		j++
+	}
+	return j
 }
