@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -15,7 +16,8 @@ import (
 // later revision) passes through the API and the CLI's --json without a
 // field of its own. Its JSON is the server's object with FreeCode's fields
 // written over it (marshalOver); decoding keeps the whole object as Raw
-// (unmarshalKeep), so a client re-encodes what it was sent.
+// when it has keys FreeCode has no field for (unmarshalKeep), so a client
+// re-encodes what it was sent.
 
 // marshalOver is the JSON object of decoded (the descriptor without its
 // MarshalJSON, so a type of its own), with the keys of raw that decoded
@@ -73,16 +75,42 @@ func marshalOver(raw json.RawMessage, decoded any) ([]byte, error) {
 }
 
 // unmarshalKeep decodes b into decoded (a pointer to the descriptor
-// without its UnmarshalJSON) and keeps a copy of b, the whole object, in
-// *raw. A null keeps nothing.
+// without its UnmarshalJSON) and, when the object has keys decoded's type
+// has no field for, keeps a copy of it, the whole object, in *raw: what
+// marshalOver writes is then what b holds. An object of known keys alone
+// keeps nothing, since decoded's fields say all of it.
 func unmarshalKeep(b []byte, decoded any, raw *json.RawMessage) error {
 	if err := json.Unmarshal(b, decoded); err != nil {
 		return err
 	}
-	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '{' {
-		*raw = bytes.Clone(t)
+	members, err := objectMembers(b)
+	if err != nil {
+		return nil // null
+	}
+	known := jsonKeys(reflect.TypeOf(decoded).Elem())
+	for _, m := range members {
+		if !known[m.key] {
+			*raw = bytes.Clone(bytes.TrimSpace(b))
+			return nil
+		}
 	}
 	return nil
+}
+
+// jsonKeys is the set of keys the JSON of struct type t has fields for.
+func jsonKeys(t reflect.Type) map[string]bool {
+	keys := make(map[string]bool, t.NumField())
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-" || !f.IsExported():
+		case name == "":
+			keys[f.Name] = true
+		default:
+			keys[name] = true
+		}
+	}
+	return keys
 }
 
 // member is one key and value of a JSON object: the key decoded and as

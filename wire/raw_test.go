@@ -32,6 +32,12 @@ func TestMarshalOver(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, string(got), string(again))
 
+	// An object of known keys alone keeps nothing: its fields say it all.
+	var plain Tool
+	require.NoError(t, json.Unmarshal([]byte(`{"id":"mcp__s__t","name":"t","readOnly":true,"inputSchema":{}}`), &plain))
+	require.Nil(t, plain.Raw)
+	require.Equal(t, "mcp__s__t", plain.ID)
+
 	// A field FreeCode writes always wins, even when the server's is
 	// richer; one it leaves out (omitempty) keeps the server's.
 	tool := Tool{ID: "mcp__s__t", Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`),
