@@ -10,6 +10,7 @@ import (
 
 	"github.com/freecode/freecode/jsonschema"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/wire"
 )
 
 // Deferred loading. When the definitions of every tool would take more
@@ -99,7 +100,7 @@ type ToolsLoaded struct {
 }
 
 // Kind implements event.Event.
-func (ToolsLoaded) Kind() string { return "tools_loaded" }
+func (ToolsLoaded) Kind() string { return wire.KindToolsLoaded }
 
 // PolicyChanged says that the deferral policy changed (SetPolicy): the
 // definitions may have changed with it. Its JSON is the API's
@@ -110,7 +111,7 @@ type PolicyChanged struct {
 }
 
 // Kind implements event.Event.
-func (PolicyChanged) Kind() string { return "defs_policy_changed" }
+func (PolicyChanged) Kind() string { return wire.KindDefsPolicyChanged }
 
 // view is a deferred list with what it was built from.
 type view struct {
