@@ -130,3 +130,9 @@ func TestKinds(t *testing.T) {
 		require.Equal(t, tc.want, tc.ev.Kind(), "%T", tc.ev)
 	}
 }
+
+// The content types are MCP's names for its blocks.
+func TestContentTypes(t *testing.T) {
+	content := []string{ContentText, ContentImage, ContentAudio, ContentResource, ContentResourceLink}
+	require.Equal(t, []string{"text", "image", "audio", "resource", "resource_link"}, content)
+}

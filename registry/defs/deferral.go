@@ -388,7 +388,7 @@ func searchResult(query string, matches []Match, loaded bool) registry.Result {
 	structured, _ := json.Marshal(struct {
 		Tools []Match `json:"tools"`
 	}{out}) // strings and numbers always encode
-	return registry.Result{Content: []registry.Content{{Type: "text", Text: strings.TrimSuffix(b.String(), "\n")}}, Structured: structured}
+	return registry.Result{Content: []registry.Content{{Type: wire.ContentText, Text: strings.TrimSuffix(b.String(), "\n")}}, Structured: structured}
 }
 
 // matchSource says where a match's tool comes from: "server fs, user",
