@@ -220,7 +220,7 @@ func TestStatusToolsRestartLogs(t *testing.T) {
 	f.logs.write("a", "b")
 	lines, err := f.client.Logs(ctx, "one")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"a", "b"}, lines)
+	assert.Equal(t, []string{"a", "b"}, lines.Lines)
 	_, err = f.client.Logs(ctx, "two")
 	require.ErrorIs(t, err, ErrNotFound)
 }
