@@ -211,7 +211,7 @@ func TestRun(t *testing.T) {
 		assert.False(t, s.NextRetry.IsZero())
 		lines, err := d.Client.Logs(t.Context(), "broken")
 		require.NoError(t, err)
-		assert.NotEmpty(t, lines)
+		assert.NotEmpty(t, lines.Lines)
 
 		// restart skips the backoff wait.
 		require.NoError(t, d.Client.Restart(t.Context(), "a"))
