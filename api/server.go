@@ -467,11 +467,11 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	sw := startStream(w)
 	cur := wire.LogCursor{Session: -1} // no session announced yet
 	for {
-		if logs.Session != cur.Session && sw.event("session", map[string]int64{"session": logs.Session}) != nil {
+		if logs.Session != cur.Session && sw.event(wire.KindLogSession, map[string]int64{"session": logs.Session}) != nil {
 			return
 		}
 		for _, l := range logs.Lines {
-			if sw.event("line", l) != nil {
+			if sw.event(wire.KindLogLine, l) != nil {
 				return
 			}
 		}
@@ -489,7 +489,7 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 				break
 			}
 			if !errors.Is(err, context.DeadlineExceeded) {
-				_ = sw.event("error", err.Error())
+				_ = sw.event(wire.KindLogError, err.Error())
 				return
 			}
 			if sw.comment("keepalive") != nil {
@@ -503,7 +503,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	msgs, cancel := s.opts.Bus.Subscribe(64)
 	defer cancel()
 	sw := startStream(w)
-	if sw.event("subscribed", struct{}{}) != nil {
+	if sw.event(wire.KindSubscribed, struct{}{}) != nil {
 		return
 	}
 	keep := time.NewTicker(defaultKeepalive)
@@ -521,7 +521,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			if m.Missed > 0 {
-				if sw.event("missed", map[string]uint64{"missed": m.Missed}) != nil {
+				if sw.event(wire.KindMissed, map[string]uint64{"missed": m.Missed}) != nil {
 					return
 				}
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/wire"
 )
 
 // Caller calls a tool by the server's own tool name; *mcp.Session
@@ -162,15 +163,15 @@ func content(block json.RawMessage) (registry.Content, error) {
 	}
 	var errs [2]error
 	switch out.Type {
-	case "text":
+	case wire.ContentText:
 		out.Text, errs[0] = jsonString("text", text)
-	case "image", "audio":
+	case wire.ContentImage, wire.ContentAudio:
 		out.Data, errs[0] = jsonString("data", data)
 		out.MimeType, errs[1] = jsonString("mimeType", mimeType)
-	case "resource_link":
+	case wire.ContentResourceLink:
 		out.URI, errs[0] = jsonString("uri", uri)
 		out.MimeType, errs[1] = jsonString("mimeType", mimeType)
-	case "resource":
+	case wire.ContentResource:
 		if resource != nil {
 			var r *embedded
 			if err := json.Unmarshal(resource, &r); err != nil {
@@ -207,7 +208,7 @@ func jsonString(key string, value []byte) (string, error) {
 // intern is s as a string, without a copy for the names MCP gives content
 // types and MIME types most often.
 func intern(s []byte) string {
-	for _, known := range [...]string{"text", "image", "audio", "resource", "resource_link", "text/plain", "image/png", "application/json"} {
+	for _, known := range [...]string{wire.ContentText, wire.ContentImage, wire.ContentAudio, wire.ContentResource, wire.ContentResourceLink, "text/plain", "image/png", "application/json"} {
 		if string(s) == known {
 			return known
 		}
@@ -321,11 +322,11 @@ const (
 // whose resource object has fields of its own, and unknown types).
 func mappedKeys(typ string) keySet {
 	switch typ {
-	case "text":
+	case wire.ContentText:
 		return keyType | keyText
-	case "image", "audio":
+	case wire.ContentImage, wire.ContentAudio:
 		return keyType | keyData | keyMimeType
-	case "resource_link":
+	case wire.ContentResourceLink:
 		return keyType | keyURI | keyMimeType
 	}
 	return 0

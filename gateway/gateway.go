@@ -302,7 +302,7 @@ func searchForHost(r registry.Result) registry.Result {
 	out := r
 	out.Content = make([]registry.Content, len(r.Content))
 	for i, c := range r.Content {
-		if c.Type == "text" {
+		if c.Type == wire.ContentText {
 			c.Text = rename.Replace(c.Text)
 			c.Raw = nil
 		}
@@ -327,7 +327,7 @@ func gatewayResult(r registry.Result) mcp.GatewayResult {
 		}
 		b, err := json.Marshal(c)
 		if err != nil {
-			b, _ = json.Marshal(registry.Content{Type: "text", Text: c.Text})
+			b, _ = json.Marshal(registry.Content{Type: wire.ContentText, Text: c.Text})
 		}
 		out.Content = append(out.Content, b)
 	}

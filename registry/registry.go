@@ -12,6 +12,7 @@ import (
 
 	"github.com/freecode/freecode/jsonschema"
 	"github.com/freecode/freecode/registry/event"
+	"github.com/freecode/freecode/wire"
 )
 
 // ToolsChanged says that a source's tool set really changed: an id, title,
@@ -24,7 +25,7 @@ type ToolsChanged struct {
 }
 
 // Kind implements event.Event.
-func (ToolsChanged) Kind() string { return "tools_changed" }
+func (ToolsChanged) Kind() string { return wire.KindToolsChanged }
 
 // Registry holds tools keyed by id and grouped by source, and each source's
 // resources and prompts (Features). It is safe for concurrent use.

@@ -17,6 +17,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+
+	"github.com/freecode/freecode/wire"
 )
 
 // SourceBuiltin is the source name of FreeCode's own tools.
@@ -134,7 +136,9 @@ type Tool struct {
 
 // Content is one piece of a tool's output, modelled on MCP content blocks.
 type Content struct {
-	// Type is "text", "image", "audio", "resource", "resource_link", ...
+	// Type is the block's type: wire.ContentText, ContentImage,
+	// ContentAudio, ContentResource, ContentResourceLink, or another the
+	// source sent (its block is then in Raw).
 	Type string `json:"type"`
 	// Text holds text content, or the text of an embedded text resource.
 	Text string `json:"text,omitempty"`
@@ -163,19 +167,19 @@ type Result struct {
 
 // TextResult returns a successful result with one text block.
 func TextResult(text string) Result {
-	return Result{Content: []Content{{Type: "text", Text: text}}}
+	return Result{Content: []Content{{Type: wire.ContentText, Text: text}}}
 }
 
 // ErrorResult returns an IsError result with one text block.
 func ErrorResult(text string) Result {
-	return Result{Content: []Content{{Type: "text", Text: text}}, IsError: true}
+	return Result{Content: []Content{{Type: wire.ContentText, Text: text}}, IsError: true}
 }
 
 // Text returns the concatenated text blocks of r, separated by newlines.
 func (r Result) Text() string {
 	var parts []string
 	for _, c := range r.Content {
-		if c.Type == "text" {
+		if c.Type == wire.ContentText {
 			parts = append(parts, c.Text)
 		}
 	}

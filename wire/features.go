@@ -12,7 +12,7 @@ type ResourcesChanged struct {
 }
 
 // Kind is the event's name on the wire (and implements event.Event).
-func (ResourcesChanged) Kind() string { return "resources_changed" }
+func (ResourcesChanged) Kind() string { return KindResourcesChanged }
 
 // PromptsChanged is ResourcesChanged for prompts (event prompts_changed).
 type PromptsChanged struct {
@@ -20,7 +20,7 @@ type PromptsChanged struct {
 }
 
 // Kind is the event's name on the wire (and implements event.Event).
-func (PromptsChanged) Kind() string { return "prompts_changed" }
+func (PromptsChanged) Kind() string { return KindPromptsChanged }
 
 // ResourceUpdated is published when a server says a resource subscribed
 // to (POST /v1/resources/subscribe) was updated (event resource_updated):
@@ -31,7 +31,7 @@ type ResourceUpdated struct {
 }
 
 // Kind is the event's name on the wire (and implements event.Event).
-func (ResourceUpdated) Kind() string { return "resource_updated" }
+func (ResourceUpdated) Kind() string { return KindResourceUpdated }
 
 // Resource is one resource a server lists.
 type Resource struct {

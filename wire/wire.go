@@ -238,7 +238,7 @@ type PhaseChanged struct {
 }
 
 // Kind is the event's name on the wire (and implements event.Event).
-func (PhaseChanged) Kind() string { return "phase_changed" }
+func (PhaseChanged) Kind() string { return KindPhaseChanged }
 
 // CallProgress is published for every progress notice a server sends
 // about a call made through the API while it runs (event call_progress):
@@ -256,7 +256,7 @@ type CallProgress struct {
 }
 
 // Kind is the event's name on the wire (and implements event.Event).
-func (CallProgress) Kind() string { return "call_progress" }
+func (CallProgress) Kind() string { return KindCallProgress }
 
 // ConfigErrorChanged is published when the configuration error shown in
 // Status appears, changes or clears ("") (event config_error).
@@ -265,7 +265,7 @@ type ConfigErrorChanged struct {
 }
 
 // Kind is the event's name on the wire (and implements event.Event).
-func (ConfigErrorChanged) Kind() string { return "config_error" }
+func (ConfigErrorChanged) Kind() string { return KindConfigError }
 
 // SignIn is a remote server's OAuth sign-in as stored (serve's token store,
 // $FREECODE_HOME/auth). It never holds a token or a secret.

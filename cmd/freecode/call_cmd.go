@@ -303,7 +303,7 @@ func (a *app) printOutcome(v outcomeView, text string, err error, asJSON bool) e
 	// Resource links are not text, but where to read more: say how.
 	if server := serverOfTool(v.Tool); server != "" {
 		for _, c := range v.Content {
-			if c.Type == "resource_link" && c.URI != "" {
+			if c.Type == wire.ContentResourceLink && c.URI != "" {
 				fmt.Fprintf(a.stdout, "[resource link %s: read it with `%s`]\n", termtext.Quote(c.URI),
 					termtext.Neutralize(termtext.ShellCommand("freecode", "mcp", "read", server, c.URI)))
 			}

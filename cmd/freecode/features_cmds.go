@@ -599,16 +599,16 @@ func blockText(server string, raw json.RawMessage) string {
 		return fmt.Sprintf("[a content block that is not a JSON object: %s]", raw)
 	}
 	switch b.Type {
-	case "text":
+	case wire.ContentText:
 		return b.Text
-	case "image", "audio":
+	case wire.ContentImage, wire.ContentAudio:
 		return fmt.Sprintf("[%s, %s, %s; see it with --json]", b.Type, dash(b.MimeType), formatSize(int64(base64.StdEncoding.DecodedLen(len(b.Data)))))
-	case "resource":
+	case wire.ContentResource:
 		if b.Resource.Text != nil {
 			return fmt.Sprintf("[resource %s]\n%s", b.Resource.URI, *b.Resource.Text)
 		}
 		return fmt.Sprintf("[binary resource %s, %s; see it with --json]", b.Resource.URI, dash(b.Resource.MimeType))
-	case "resource_link":
+	case wire.ContentResourceLink:
 		return fmt.Sprintf("[resource link %s: read it with `%s`]", b.URI, termtext.ShellCommand("freecode", "mcp", "read", server, b.URI))
 	}
 	return fmt.Sprintf("[a %q block; see it with --json]", b.Type)
