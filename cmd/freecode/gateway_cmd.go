@@ -214,12 +214,14 @@ func (a *app) printGatewayConfig(f gatewayFlags) error {
 	if !slices.Contains(gateway.HostNames(), f.printConfig) {
 		return usageError{fmt.Errorf("--print-config %q: want one of %s", f.printConfig, strings.Join(gateway.HostNames(), ", "))}
 	}
-	l := gateway.Launch{Name: "freecode", CallTimeout: schema.DefaultCallTimeout}
-	if cfg, err := a.load(false); err == nil {
-		l.CallTimeout = cfg.MCP.CallTimeoutOf(schema.Server{})
-		for _, s := range cfg.MCP.Servers {
-			l.CallTimeout = max(l.CallTimeout, cfg.MCP.CallTimeoutOf(s))
-		}
+	cfg, err := a.load(false)
+	if err != nil {
+		// The host's timeout is a hint: an invalid file's defaults do.
+		cfg = schema.Empty("")
+	}
+	l := gateway.Launch{Name: "freecode", CallTimeout: cfg.MCP.Defaults.CallTimeout}
+	for _, s := range cfg.MCP.Servers {
+		l.CallTimeout = max(l.CallTimeout, s.Settings.CallTimeout)
 	}
 	if f.http != "" {
 		host, port, err := net.SplitHostPort(f.http)
