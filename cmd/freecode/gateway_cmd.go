@@ -84,9 +84,11 @@ func (a *app) gateway(ctx context.Context, f gatewayFlags) error {
 	// What a host may send is bounded as what a server may: by the
 	// file's mcp.limits, as the gateway starts. An invalid file is the
 	// servers' to report; the defaults hold meanwhile.
-	if cfg, err := a.load(false); err == nil {
-		opts.MaxMessageBytes = cfg.MCP.Limits.MaxMessageBytes
+	cfg, err := a.load(false)
+	if err != nil {
+		cfg = schema.Empty("")
 	}
+	opts.MaxMessageBytes = cfg.MCP.Limits.MaxMessageBytes
 	if f.http != "" {
 		ln, err := listenGateway(f.http, f.allowRemote)
 		if err != nil {
