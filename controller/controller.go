@@ -157,8 +157,8 @@ func MCPDialer(opts mcp.Options) Dialer {
 const MaxStartTimeout = 2 * time.Minute
 
 // WorkingTimeout is how long a start whose budget is timeout may go on
-// while the server is still working (Attempt.WorkingTimeout,
-// mcp.Options.WorkingTimeout): MaxStartTimeout, or timeout when that is
+// while the server is still working (mcp.Options.WorkingTimeout, which
+// MCPDialer sets from it): MaxStartTimeout, or timeout when that is
 // longer. serve's starts and the one-shot commands' wait alike.
 func WorkingTimeout(timeout time.Duration) time.Duration {
 	return max(MaxStartTimeout, timeout)
