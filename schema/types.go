@@ -86,6 +86,10 @@ type Server struct {
 	// (see SignsIn).
 	OAuth   *OAuth `json:"oauth,omitempty"`
 	Enabled bool   `json:"enabled"`
+	// Timeout, Settings and Limits are resolved (MCP.Resolve): every
+	// Server a Config holds has them all set, and nothing downstream
+	// applies a default to them.
+	//
 	// Timeout bounds a start: connecting, initialize and listing tools
 	// (timeout, else DefaultTimeout).
 	Timeout time.Duration `json:"-"`
@@ -95,8 +99,6 @@ type Server struct {
 	// Limits bound what the server can make FreeCode hold: defaults, then
 	// the file's mcp.limits, then the server's own limits, field by field.
 	Limits Limits `json:"-"`
-	// Timeout, Settings and Limits are resolved (MCP.Resolve): every
-	// Server a Config holds has them all set.
 	// Roots are the directories offered to the server as its roots,
 	// absolute and clean (resolved against the project or the home
 	// directory); none: no roots capability.
@@ -134,8 +136,10 @@ type Server struct {
 // SpecHash identifies what would run: the resolved command, env, url,
 // headers, transport, oauth object, timeout, limits, roots, protocol and
 // log level, as resolved. Enabled, Source, Settings (callTimeout,
-// maxOutputTokens), AlwaysLoad and the Tools filter are not part of it, so toggling a server, moving it between files or changing
-// which of its tools are registered does not count as a change of spec.
+// maxOutputTokens), AlwaysLoad and the Tools filter are not part of it, so
+// toggling a server, moving it between files, changing how long its calls
+// may run or which of its tools are registered does not count as a change
+// of spec.
 func (s Server) SpecHash() string {
 	type spec struct {
 		Name      string     `json:"name"`
