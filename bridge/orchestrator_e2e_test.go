@@ -66,13 +66,13 @@ type fixture struct {
 func startServer(tb testing.TB, logger logr.Logger, flags ...string) *fixture {
 	tb.Helper()
 	callLog := filepath.Join(tb.TempDir(), "calls.jsonl")
-	srv := schema.Server{
+	srv := schema.MCP{}.Resolve(schema.Server{
 		Name:    serverName,
 		Type:    schema.Local,
 		Command: append([]string{testServerBin, "--call-log", callLog}, flags...),
 		Enabled: true,
 		Timeout: wait,
-	}
+	})
 	sess, err := mcp.Connect(context.Background(), controller.MCPSpec(srv), mcp.Options{Logger: logger})
 	require.NoError(tb, err)
 	pid := sess.PID()

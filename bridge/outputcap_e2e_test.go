@@ -26,7 +26,7 @@ func TestOutputCapKeepsBigResultWhole(t *testing.T) {
 	outputs := filepath.Join(home, orchestrator.OutputsDirName)
 	require.NoError(t, registry.RegisterBuiltins(f.reg, registry.BuiltinOptions{Root: t.TempDir(), Protected: []string{home}, Outputs: outputs}))
 	orch := f.orchestrator(orchestrator.Options{Limits: func() orchestrator.Limits {
-		return orchestrator.Limits{OutputDir: outputs, MaxOutputTokens: 25000}
+		return orchestrator.Limits{OutputDir: outputs, Default: orchestrator.SourceLimits{MaxOutputTokens: 25000}}
 	}})
 	const size = 2 << 20
 	want := testserver.BigText(size)
@@ -107,22 +107,22 @@ func TestOutputCapHonoursTheToolsSizeHint(t *testing.T) {
 	}
 	// 200,000 bytes are 50,000 tokens: over the default cap, under a hint
 	// of 400,000 characters (100,000 tokens).
-	text := run(t, 400000, orchestrator.Limits{MaxOutputTokens: 25000}, 200000)
+	text := run(t, 400000, orchestrator.Limits{Default: orchestrator.SourceLimits{MaxOutputTokens: 25000}}, 200000)
 	require.Equal(t, testserver.BigText(200000), text, "the hint raised the cap: the result is whole")
 
 	// A hint over the ceiling counts as the ceiling.
 	over := (orchestrator.MaxOutputTokensHint + 1000) * 4
-	text = run(t, 100*over, orchestrator.Limits{MaxOutputTokens: 25000}, over)
+	text = run(t, 100*over, orchestrator.Limits{Default: orchestrator.SourceLimits{MaxOutputTokens: 25000}}, over)
 	require.Contains(t, text, "[output capped: the result of mcp__ts__big is about")
 	require.Contains(t, text, "over the cap of 125000 (the tool's _meta size hint, at most 125000)")
 
 	// A hint below the cap changes nothing: 200 characters are 50 tokens.
-	text = run(t, 200, orchestrator.Limits{MaxOutputTokens: 25000}, 20000)
+	text = run(t, 200, orchestrator.Limits{Default: orchestrator.SourceLimits{MaxOutputTokens: 25000}}, 20000)
 	require.Equal(t, testserver.BigText(20000), text, "a small hint does not lower the cap")
-	text = run(t, 200, orchestrator.Limits{MaxOutputTokens: 25000}, 200000)
+	text = run(t, 200, orchestrator.Limits{Default: orchestrator.SourceLimits{MaxOutputTokens: 25000}}, 200000)
 	require.Contains(t, text, "over the cap of 25000 (mcp.maxOutputTokens)")
 
 	// The user's cap for the server wins.
-	text = run(t, 400000, orchestrator.Limits{MaxOutputTokens: 25000, SourceMaxOutputTokens: map[string]int{"ts": 10000}}, 200000)
+	text = run(t, 400000, orchestrator.Limits{Default: orchestrator.SourceLimits{MaxOutputTokens: 25000}, Sources: map[string]orchestrator.SourceLimits{"ts": {MaxOutputTokens: 10000, OwnOutputCap: true}}}, 200000)
 	require.Contains(t, text, `over the cap of 10000 (maxOutputTokens of server "ts")`)
 }

@@ -20,13 +20,13 @@ import (
 )
 
 // scriptedDialer answers each dial with the next of its outcomes (nil: a
-// session) and records each attempt's budget, srv.Timeout.
+// session) and records each attempt's budget, srv.Timeout (from which
+// MCPDialer takes how long the start may go on while working).
 type scriptedDialer struct {
 	t        *testing.T
 	mu       sync.Mutex // guards outcomes, budgets, conns
 	outcomes []error
 	budgets  []time.Duration
-	working  []time.Duration // each attempt's Attempt.WorkingTimeout
 	conns    []*fakeConn
 }
 
@@ -34,7 +34,6 @@ func (d *scriptedDialer) dial(ctx context.Context, srv schema.Server) (Conn, err
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.budgets = append(d.budgets, srv.Timeout)
-	d.working = append(d.working, AttemptFrom(ctx).WorkingTimeout)
 	var err error
 	if len(d.outcomes) > 0 {
 		err, d.outcomes = d.outcomes[0], d.outcomes[1:]
@@ -64,7 +63,7 @@ func (d *scriptedDialer) lastConn() *fakeConn {
 // it, a start that succeeds and a changed spec go back to the configured
 // timeout. The spec's hash never changes on the way: nothing restarts a
 // server for its grown budget. (mcp.Connect itself goes on past the
-// timeout while the server works, up to the attempt's WorkingTimeout; this
+// timeout while the server works, up to WorkingTimeout of its budget; this
 // fake dialer does not, which is what a remote server's start is like.)
 func TestStartTimeoutGrowsWhileTheServerWorks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -91,11 +90,9 @@ func TestStartTimeoutGrowsWhileTheServerWorks(t *testing.T) {
 		s := time.Second
 		m := MaxStartTimeout
 		require.Equal(t, []time.Duration{5 * s, 10 * s, 20 * s, 40 * s, 80 * s, m, m, m, m, m}, d.attempts())
-		d.mu.Lock()
-		for _, w := range d.working {
-			require.Equal(t, MaxStartTimeout, w, "every attempt may go on while working")
+		for _, b := range d.attempts() {
+			require.Equal(t, MaxStartTimeout, WorkingTimeout(b), "every attempt may go on while working")
 		}
-		d.mu.Unlock()
 		st := statusOf(c, "npx")
 		require.Equal(t, st.Desired.SpecHash, st.SpecHash, "the running spec is the configured one")
 		require.Zero(t, st.StartTimeoutMS, "ready again: the configured timeout")

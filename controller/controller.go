@@ -90,16 +90,15 @@ type Conn interface {
 type Dialer func(ctx context.Context, srv schema.Server) (Conn, error)
 
 // Attempt is what the controller tells a Dialer about one start, through
-// the dial's context.
+// the dial's context: callbacks only. The start's settings are the
+// server's the Dialer is given: its Timeout is the budget of this start
+// (the configured one, or longer after a start that ran out of time while
+// working; see MaxStartTimeout).
 type Attempt struct {
 	// OnProcess, if set, takes the pid of a local server's process as soon
 	// as it runs, before the handshake: the status shows it while the
 	// server starts. It must not block.
 	OnProcess func(pid int)
-	// WorkingTimeout is how long the start may go on past srv.Timeout
-	// while the server is still working (mcp.Options.WorkingTimeout):
-	// MaxStartTimeout, or srv.Timeout when that is longer.
-	WorkingTimeout time.Duration
 }
 
 type attemptKey struct{}
@@ -115,16 +114,15 @@ func AttemptFrom(ctx context.Context) Attempt {
 	return a
 }
 
-// MCPDialer dials with mcp.Connect, the spec built by MCPSpec; the
-// attempt's OnProcess is called after opts.OnProcess, and its
-// WorkingTimeout replaces opts'.
+// MCPDialer dials with mcp.Connect, the spec built by MCPSpec; the start
+// may go on while the server works up to WorkingTimeout(srv.Timeout),
+// which replaces opts', and the attempt's OnProcess is called after
+// opts.OnProcess.
 func MCPDialer(opts mcp.Options) Dialer {
 	return func(ctx context.Context, srv schema.Server) (Conn, error) {
 		o := opts
+		o.WorkingTimeout = WorkingTimeout(srv.Timeout)
 		a := AttemptFrom(ctx)
-		if a.WorkingTimeout > 0 {
-			o.WorkingTimeout = a.WorkingTimeout
-		}
 		if a.OnProcess != nil {
 			o.OnProcess = func(pid int, exited <-chan struct{}) {
 				if opts.OnProcess != nil {
@@ -145,7 +143,7 @@ func MCPDialer(opts mcp.Options) Dialer {
 // still working. A start whose timeout runs out while the server is still
 // working (it used CPU or wrote to stderr at the end) goes on, with its
 // deadline moved to twice the time so far, up to this bound
-// (Attempt.WorkingTimeout, mcp.Options.WorkingTimeout): so a first `npx -y
+// (WorkingTimeout, mcp.Options.WorkingTimeout): so a first `npx -y
 // pkg`, which spends 10 to 20 s downloading, comes up in its first start,
 // never killed mid-download. (Killing it then is what not to do: npm's npx
 // can leave its install lock behind, which holds the next npx for a
@@ -159,8 +157,8 @@ func MCPDialer(opts mcp.Options) Dialer {
 const MaxStartTimeout = 2 * time.Minute
 
 // WorkingTimeout is how long a start whose budget is timeout may go on
-// while the server is still working (Attempt.WorkingTimeout,
-// mcp.Options.WorkingTimeout): MaxStartTimeout, or timeout when that is
+// while the server is still working (mcp.Options.WorkingTimeout, which
+// MCPDialer sets from it): MaxStartTimeout, or timeout when that is
 // longer. serve's starts and the one-shot commands' wait alike.
 func WorkingTimeout(timeout time.Duration) time.Duration {
 	return max(MaxStartTimeout, timeout)
@@ -797,7 +795,7 @@ func (c *Controller) status() (wire.Status, []schema.Server) {
 				ss.SpecHash = st.inst.spec.SpecHash()
 			}
 			switch {
-			case st.inst != nil && st.conn == nil && st.inst.timeout > configuredTimeout(st.inst.spec):
+			case st.inst != nil && st.conn == nil && st.inst.timeout > st.inst.spec.Timeout:
 				ss.StartTimeoutMS = st.inst.timeout.Milliseconds() // starting
 			case st.inst == nil && st.budget > 0:
 				ss.StartTimeoutMS = st.budget.Milliseconds() // the next start's
@@ -816,15 +814,6 @@ func (c *Controller) status() (wire.Status, []schema.Server) {
 		out.Servers = append(out.Servers, ss)
 	}
 	return out, specs
-}
-
-// configuredTimeout is srv's start timeout, schema.DefaultTimeout when it
-// sets none (as MCPSpec applies it).
-func configuredTimeout(srv schema.Server) time.Duration {
-	if srv.Timeout > 0 {
-		return srv.Timeout
-	}
-	return schema.DefaultTimeout
 }
 
 // grownTimeout is the budget of the start after one with budget last ran

@@ -144,7 +144,7 @@ func TestToolsOfAServerThatDoesNotComeBackAreRemoved(t *testing.T) {
 	// The first start runs; every later one exits at once: a shell wrapper
 	// that switches to --exit-at-start once the marker exists.
 	script := fmt.Sprintf(`if [ -e %[1]s ]; then exec %[2]s --exit-at-start 3; fi; touch %[1]s; exec %[2]s`, marker, testServerBin)
-	srv := schema.Server{Name: "gone", Type: schema.Local, Command: []string{"sh", "-c", script}, Enabled: true, Timeout: 10 * time.Second}
+	srv := schema.MCP{}.Resolve(schema.Server{Name: "gone", Type: schema.Local, Command: []string{"sh", "-c", script}, Enabled: true, Timeout: 10 * time.Second})
 	h.c.SetDesired([]schema.Server{srv}, time.Hour)
 	s1 := h.waitPhase("gone", wire.PhaseReady)
 	require.NotEmpty(t, h.toolIDs("gone"))

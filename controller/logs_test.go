@@ -181,8 +181,8 @@ func TestLogsOfARemoteSessionAreItsOwn(t *testing.T) {
 	local, _ := h.follow("m", wire.LogCursor{Session: h.server("m").ObservedGeneration}, 1)
 	require.Equal(t, []string{"local line"}, local)
 
-	remote := schema.Server{Name: "m", Type: schema.Remote, URL: testserver.URL(ln.Addr(), testserver.ModeStreamable),
-		Transport: schema.TransportStreamableHTTP, Enabled: true, Timeout: 10 * time.Second, Source: schema.SourceUser}
+	remote := schema.MCP{}.Resolve(schema.Server{Name: "m", Type: schema.Remote, URL: testserver.URL(ln.Addr(), testserver.ModeStreamable),
+		Transport: schema.TransportStreamableHTTP, Enabled: true, Timeout: 10 * time.Second, Source: schema.SourceUser})
 	h.c.SetDesired([]schema.Server{remote}, time.Hour)
 	require.Eventually(t, func() bool {
 		s := h.server("m")

@@ -26,16 +26,17 @@ var testServerBin string
 
 func TestMain(m *testing.M) { testutil.Main(m, &testServerBin) }
 
-// testServer is a local server config running the test server with flags.
+// testServer is a local server config running the test server with flags,
+// resolved as schema resolves a file's entry.
 func testServer(name string, flags ...string) schema.Server {
-	return schema.Server{
+	return schema.MCP{}.Resolve(schema.Server{
 		Name:    name,
 		Type:    schema.Local,
 		Command: append([]string{testServerBin}, flags...),
 		Enabled: true,
 		Timeout: 10 * time.Second,
 		Source:  schema.SourceUser,
-	}
+	})
 }
 
 // testLogger logs to t; verbose lines too.

@@ -5,20 +5,14 @@ import (
 	"github.com/freecode/freecode/schema"
 )
 
-// MCPSpec is what package mcp needs of a configured server, with the
-// config's defaults applied: a zero Timeout is schema.DefaultTimeout, zero
-// limits are schema's defaults (schema.Limits.WithDefaults), and the
-// limits' bounds are the ones config.cue allows (schema.MaxMax*), which
-// an mcp.LimitError suggests raising a limit within. Everything that
-// starts sessions from the config builds its specs here. A remote
-// server's oauth object becomes Spec.OAuth (absent: the zero value, which
-// discovers everything).
+// MCPSpec is what package mcp needs of a configured server, as schema
+// resolved it (its Timeout and Limits are set), with the limits' bounds
+// config.cue allows (schema.MaxMax*), which an mcp.LimitError suggests
+// raising a limit within. Everything that starts sessions from the config
+// builds its specs here. A remote server's oauth object becomes Spec.OAuth
+// (absent: the zero value, which discovers everything).
 func MCPSpec(srv schema.Server) mcp.Spec {
-	timeout := srv.Timeout
-	if timeout <= 0 {
-		timeout = schema.DefaultTimeout
-	}
-	lim := srv.Limits.WithDefaults()
+	lim := srv.Limits
 	var oauth mcp.OAuth
 	if o := srv.OAuth; o != nil {
 		oauth = mcp.OAuth{ClientID: o.ClientID, ClientSecret: o.ClientSecret, Scopes: o.Scopes,
@@ -33,7 +27,7 @@ func MCPSpec(srv schema.Server) mcp.Spec {
 		Headers:   srv.Headers,
 		Transport: mcp.Transport(srv.Transport),
 		OAuth:     oauth,
-		Timeout:   timeout,
+		Timeout:   srv.Timeout,
 		Limits: mcp.Limits{
 			MaxMessageBytes: lim.MaxMessageBytes,
 			MaxListItems:    lim.MaxListItems,

@@ -18,10 +18,9 @@ func TestMCPSpec(t *testing.T) {
 		srv  schema.Server
 		want mcp.Spec
 	}{{
-		name: "local, defaults applied",
+		name: "local, defaults applied (by schema)",
 		srv: schema.Server{Name: "fs", Type: schema.Local, Command: []string{"npx", "-y", "server", "tok-1"},
-			Env: map[string]string{"K": "v"}, Enabled: true, Shown: "npx -y server ${TOKEN}", Source: schema.SourceUser,
-			CallTimeout: time.Minute},
+			Env: map[string]string{"K": "v"}, Enabled: true, Shown: "npx -y server ${TOKEN}", Source: schema.SourceUser},
 		want: mcp.Spec{Name: "fs", Type: mcp.Local, Command: []string{"npx", "-y", "server", "tok-1"},
 			Env: map[string]string{"K": "v"}, Timeout: schema.DefaultTimeout,
 			Limits: mcp.Limits{MaxMessageBytes: schema.DefaultMaxMessageBytes, MaxListItems: schema.DefaultMaxListItems,
@@ -53,7 +52,9 @@ func TestMCPSpec(t *testing.T) {
 			MaxLimits: bounds},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, MCPSpec(tc.srv))
+			// The servers MCPSpec is given are resolved, as every
+			// server of a schema.Config is.
+			require.Equal(t, tc.want, MCPSpec(schema.MCP{}.Resolve(tc.srv)))
 		})
 	}
 	// The two type vocabularies agree.

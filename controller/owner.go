@@ -47,7 +47,7 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 		// A new spec starts a new failure count, with its own timeout.
 		st.lastHash, st.failures, st.budget = h, 0, 0
 	}
-	timeout := max(configuredTimeout(spec), st.budget)
+	timeout := max(spec.Timeout, st.budget)
 	st.inst = &instance{gen: st.gen, spec: spec, timeout: timeout, cancel: cancel, verify: make(chan struct{}, 1),
 		refilter: make(chan struct{}, 1)}
 	if st.outage != nil {
@@ -123,17 +123,14 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 		return
 	}
 	c.transition(name, gen, wire.PhaseStarting)
-	if timeout > configuredTimeout(spec) {
+	if timeout > spec.Timeout {
 		log.Info("connecting with a longer timeout: the last start needed longer", "timeout", timeout)
 	}
 	log.V(1).Info("connecting", "target", target(spec))
 	creds := c.credsVersion(spec)
 	dialSpec := spec
 	dialSpec.Timeout = timeout
-	dctx := withAttempt(ctx, Attempt{
-		OnProcess:      func(pid int) { c.processStarted(name, gen, pid) },
-		WorkingTimeout: WorkingTimeout(timeout),
-	})
+	dctx := withAttempt(ctx, Attempt{OnProcess: func(pid int) { c.processStarted(name, gen, pid) }})
 	conn, err := c.dial(dctx, dialSpec)
 	<-c.slots
 	c.sawCreds(name, gen, creds)
@@ -225,11 +222,7 @@ func (c *Controller) verify(ctx context.Context, log logr.Logger, spec schema.Se
 	if !ok {
 		return
 	}
-	timeout := spec.Timeout
-	if timeout <= 0 {
-		timeout = schema.DefaultTimeout
-	}
-	pctx, cancel := context.WithTimeout(ctx, timeout)
+	pctx, cancel := context.WithTimeout(ctx, spec.Timeout)
 	defer cancel()
 	if err := p.Ping(pctx); err != nil && !errors.Is(err, mcp.ErrNeedsLogin) {
 		log.V(1).Info("checking the session after its stored sign-in changed", "err", err.Error())
@@ -441,7 +434,7 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 		// MaxStartTimeout).
 		var te *mcp.StartTimeoutError
 		if errors.As(err, &te) {
-			configured := configuredTimeout(inst.spec)
+			configured := inst.spec.Timeout
 			reached := max(te.Timeout, inst.timeout)
 			switch {
 			case te.Progress != "":

@@ -105,13 +105,9 @@ func (c *Controller) probeServer(root context.Context, spec schema.Server) {
 	c.owners.Add(1)
 	c.mu.Unlock()
 
-	timeout := spec.Timeout
-	if timeout <= 0 {
-		timeout = schema.DefaultTimeout
-	}
 	go func() {
 		defer c.owners.Done()
-		ctx, cancel := context.WithTimeout(root, timeout)
+		ctx, cancel := context.WithTimeout(root, spec.Timeout)
 		err := c.probe(ctx, spec)
 		cancel()
 		c.mu.Lock()

@@ -118,8 +118,8 @@ func TestRemoteRecoversWhenItsEndpointReturns(t *testing.T) {
 			parsed, err := url.Parse(u)
 			require.NoError(t, err)
 			addr := parsed.Host
-			srv := schema.Server{Name: "far", Type: schema.Remote, URL: u, Transport: tt.transport,
-				Enabled: true, Timeout: 10 * time.Second, Source: schema.SourceUser}
+			srv := schema.MCP{}.Resolve(schema.Server{Name: "far", Type: schema.Remote, URL: u, Transport: tt.transport,
+				Enabled: true, Timeout: 10 * time.Second, Source: schema.SourceUser})
 			h.c.SetDesired([]schema.Server{srv}, time.Hour)
 			h.waitPhase("far", wire.PhaseReady)
 			tools := h.toolIDs("far")

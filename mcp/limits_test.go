@@ -294,3 +294,17 @@ func TestLimitReader(t *testing.T) {
 	_, err = r.Read(make([]byte, 4))
 	require.ErrorIs(t, err, context.Canceled)
 }
+
+// A spec comes resolved: an unset limit or timeout is refused before
+// anything starts, never replaced by a default of this package's own.
+func TestUnsetSpecIsRefused(t *testing.T) {
+	noTimeout := localServer("ts")
+	noTimeout.Timeout = 0
+	_, err := Connect(t.Context(), noTimeout, Options{Logger: testLogger(t)})
+	require.EqualError(t, err, `server "ts": timeout is 0s: it must be positive`)
+	noLimit := localServer("ts")
+	noLimit.Limits.MaxListPages = 0
+	_, err = Connect(t.Context(), noLimit, Options{Logger: testLogger(t)})
+	require.ErrorContains(t, err, `server "ts": limit `)
+	require.ErrorContains(t, err, `every limit must be positive`)
+}

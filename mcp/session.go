@@ -237,13 +237,12 @@ type Session struct {
 
 // Connect starts (local) or reaches (remote) the server, initializes it and
 // lists all its tools — and the resources, resource templates and prompts
-// it declares (Features) —, all within srv.Timeout (defaultTimeout if
-// zero). On
-// failure nothing is left running and the error says why in terms a user
-// can act on: the command that could not start, the exit status and the
-// tail of stderr, the step that got no answer in time (with what tools/list
-// had received so far), the HTTP status of a remote endpoint, or the limit
-// the server went over (a *LimitError).
+// it declares (Features) —, all within srv.Timeout, which must be set
+// like every limit. On failure nothing is left running and the error says
+// why in terms a user can act on: the command that could not start, the
+// exit status and the tail of stderr, the step that got no answer in time
+// (with what tools/list had received so far), the HTTP status of a remote
+// endpoint, or the limit the server went over (a *LimitError).
 //
 // Converting the tools is FreeCode's own work, bounded by the limits, and
 // follows without counting against the timeout: a server that answered in
@@ -274,7 +273,7 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	}
 	timeout := srv.Timeout
 	if timeout <= 0 {
-		timeout = defaultTimeout
+		return nil, fmt.Errorf("server %q: timeout is %s: it must be positive", srv.Name, timeout)
 	}
 	s := &Session{
 		srv:          srv,

@@ -30,11 +30,6 @@ const (
 	TransportSSE            Transport = "sse"
 )
 
-// defaultTimeout bounds connecting when Spec.Timeout is zero. Hosts set
-// Timeout from their configuration (FreeCode: schema.DefaultTimeout and the
-// server's "timeout"); this is only a fallback for a spec built without one.
-const defaultTimeout = 5 * time.Second
-
 // Spec is what a session needs to know of one server: how to start or reach
 // it, what it may send, and how to show it. It is resolved: ${VAR}
 // references are expanded and defaults applied by whoever builds it (for
@@ -61,7 +56,8 @@ type Spec struct {
 	OAuth auth.Config
 
 	// Timeout bounds connecting: starting or reaching the server,
-	// initialize and the whole tools/list. Zero means defaultTimeout.
+	// initialize and the whole tools/list. It must be set (FreeCode's
+	// configuration resolves it: the server's "timeout" or its default).
 	Timeout time.Duration
 	// Limits bound what the server can make FreeCode hold; every field
 	// must be set.

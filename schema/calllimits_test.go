@@ -16,19 +16,60 @@ func TestCallTimeoutAndArgumentLimit(t *testing.T) {
 	]}}`), LoadOptions{})
 	require.NoError(t, err)
 	a, b := cfg.MCP.Servers[0], cfg.MCP.Servers[1]
-	require.Equal(t, time.Second, cfg.MCP.CallTimeoutOf(a))
-	require.Equal(t, time.Minute, cfg.MCP.CallTimeoutOf(b))
+	require.Equal(t, time.Second, a.Settings.CallTimeout)
+	require.True(t, a.Settings.OwnCallTimeout)
+	require.Equal(t, time.Minute, b.Settings.CallTimeout)
+	require.False(t, b.Settings.OwnCallTimeout)
+	require.Equal(t, time.Minute, cfg.MCP.Defaults.CallTimeout)
 	require.Equal(t, 2048, cfg.MCP.MaxArgumentBytes)
 	noCall := a
-	noCall.CallTimeout = 0
+	noCall.Settings.CallTimeout = 0
 	require.Equal(t, noCall.SpecHash(), a.SpecHash(), "a call timeout is not part of what runs")
 
 	cfg, err = v.Parse("c.json", []byte(`{"mcp": {"servers": [{"name": "a", "type": "local", "command": ["x"]}]}}`), LoadOptions{})
 	require.NoError(t, err)
-	require.Equal(t, DefaultCallTimeout, cfg.MCP.CallTimeout)
-	require.Equal(t, DefaultCallTimeout, cfg.MCP.CallTimeoutOf(cfg.MCP.Servers[0]))
-	require.Zero(t, cfg.MCP.MaxArgumentBytes, "the orchestrator's default applies")
-	require.Equal(t, DefaultCallTimeout, MCP{}.CallTimeoutOf(Server{}))
+	require.Equal(t, DefaultCallTimeout, cfg.MCP.Defaults.CallTimeout)
+	require.Equal(t, DefaultCallTimeout, cfg.MCP.Servers[0].Settings.CallTimeout)
+	require.Equal(t, DefaultMaxArgumentBytes, cfg.MCP.MaxArgumentBytes)
+	require.Equal(t, DefaultCallTimeout, MCP{}.Resolve(Server{}).Settings.CallTimeout)
+}
+
+// TestResolve is the table of Resolve, the one place a server's defaults
+// are applied: the mcp section unset or set, times the server's own value
+// unset or set.
+func TestResolve(t *testing.T) {
+	top := MCP{written: written{callTimeout: time.Minute, maxOutputTokens: 5000}}
+	own := Server{Timeout: time.Second, Limits: Limits{MaxListItems: 7},
+		written: written{callTimeout: 2 * time.Second, maxOutputTokens: 100000}}
+	ownLimits := Limits{}.WithDefaults()
+	ownLimits.MaxListItems = 7
+	for _, tc := range []struct {
+		name string
+		mcp  MCP
+		srv  Server
+		want Server
+	}{
+		{"neither", MCP{}, Server{}, Server{Timeout: DefaultTimeout, Limits: Limits{}.WithDefaults(),
+			Settings: Settings{CallTimeout: DefaultCallTimeout, MaxOutputTokens: DefaultMaxOutputTokens}}},
+		{"mcp only", top, Server{}, Server{Timeout: DefaultTimeout, Limits: Limits{}.WithDefaults(),
+			Settings: Settings{CallTimeout: time.Minute, MaxOutputTokens: 5000}}},
+		{"server only", MCP{}, own, Server{Timeout: time.Second, Limits: ownLimits, written: own.written,
+			Settings: Settings{CallTimeout: 2 * time.Second, MaxOutputTokens: 100000, OwnCallTimeout: true, OwnOutputCap: true}}},
+		{"both", top, own, Server{Timeout: time.Second, Limits: ownLimits, written: own.written,
+			Settings: Settings{CallTimeout: 2 * time.Second, MaxOutputTokens: 100000, OwnCallTimeout: true, OwnOutputCap: true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.mcp.Resolve(tc.srv)
+			require.Equal(t, tc.want, got)
+			require.Equal(t, got, tc.mcp.Resolve(got), "resolving again changes nothing")
+		})
+	}
+
+	m := top
+	m.resolve()
+	require.Equal(t, Settings{CallTimeout: time.Minute, MaxOutputTokens: 5000}, m.Defaults)
+	require.Equal(t, DefaultMaxArgumentBytes, m.MaxArgumentBytes)
+	require.Equal(t, Limits{}.WithDefaults(), m.Limits)
 }
 
 func TestCallLimitsBounded(t *testing.T) {
@@ -57,12 +98,13 @@ func TestMaxOutputTokens(t *testing.T) {
 	]}}`), LoadOptions{})
 	require.NoError(t, err)
 	a, b := cfg.MCP.Servers[0], cfg.MCP.Servers[1]
-	require.Equal(t, 100000, cfg.MCP.MaxOutputTokensOf(a))
-	require.Equal(t, 5000, cfg.MCP.MaxOutputTokensOf(b))
+	require.Equal(t, Settings{CallTimeout: DefaultCallTimeout, MaxOutputTokens: 100000, OwnOutputCap: true}, a.Settings)
+	require.Equal(t, Settings{CallTimeout: DefaultCallTimeout, MaxOutputTokens: 5000}, b.Settings)
+	require.Equal(t, 5000, cfg.MCP.Defaults.MaxOutputTokens)
 	noCap := a
-	noCap.MaxOutputTokens = 0
+	noCap.Settings = Settings{}
 	require.Equal(t, noCap.SpecHash(), a.SpecHash(), "an output cap is not part of what runs")
-	require.Equal(t, DefaultMaxOutputTokens, MCP{}.MaxOutputTokensOf(Server{}))
+	require.Equal(t, DefaultMaxOutputTokens, MCP{}.Resolve(Server{}).Settings.MaxOutputTokens)
 
 	for _, tc := range []struct{ doc, msg string }{
 		{`{"mcp": {"maxOutputTokens": 999}}`, "c.json:1:10: mcp.maxOutputTokens: maxOutputTokens must be a whole number of estimated tokens (bytes / 4) from 1000 to 1000000"},

@@ -74,7 +74,10 @@ func (v *Validator) LoadDesired(src Sources, opts LoadOptions) (*Config, error) 
 //     apply.
 //   - A name defined in both files is not overridden: the entry (the user's)
 //     carries Hold{HoldConflict} naming both files, and neither copy runs.
-//   - pollInterval comes from the user config.
+//   - pollInterval, toolBudget, maxArgumentBytes and the callTimeout and
+//     maxOutputTokens of servers that set none of their own come from the
+//     user config: the project's servers are resolved (MCP.Resolve)
+//     against it, here and only here.
 //   - A server of the user config whose entry has errors of its own is held
 //     with them (HoldInvalid, see Parse); the user's other servers are as
 //     they would be without it.
@@ -104,7 +107,7 @@ func (v *Validator) Desired(src Sources, contents Contents, opts LoadOptions) (*
 	}
 	t := DecideTrust(in)
 	if t.State == Trusted && !opts.NoExpand {
-		expanded, err := v.Parse(src.Project, pc.Data, LoadOptions{LookupEnv: opts.LookupEnv, Source: projectSource(src.Project)})
+		expanded, err := v.parse(src.Project, pc.Data, LoadOptions{LookupEnv: opts.LookupEnv, Source: projectSource(src.Project)})
 		if err != nil {
 			t.State, t.Err = TrustedUnresolved, err
 		} else {
@@ -119,11 +122,19 @@ func (v *Validator) Desired(src Sources, contents Contents, opts LoadOptions) (*
 func (v *Validator) parseContent(path string, c Content, opts LoadOptions) (*Config, error) {
 	switch {
 	case c.Missing():
-		return &Config{Path: path, MCP: MCP{PollInterval: DefaultPollInterval, CallTimeout: DefaultCallTimeout, ToolBudget: DefaultToolBudget}}, nil
+		return Empty(path), nil
 	case c.Err != nil:
 		return nil, fmt.Errorf("read config: %w", c.Err)
 	}
 	return v.Parse(path, c.Data, opts)
+}
+
+// Empty is the config of a file at path that does not exist: nothing
+// configured, every default.
+func Empty(path string) *Config {
+	cfg := newConfig(path)
+	cfg.MCP.resolve()
+	return cfg
 }
 
 // projectSource is the Server.Source of the servers of the project
@@ -136,7 +147,7 @@ type project struct {
 	hash string // DefinitionHash; "" when the file is invalid
 	// cfg holds its servers and rules, unexpanded, or expanded once
 	// trusted; of an invalid file only the servers it names validly, with
-	// no rules (namedServers).
+	// no rules (namedServers). Its servers are not resolved yet.
 	cfg *Config
 }
 
@@ -150,7 +161,7 @@ func (v *Validator) readProject(path string, c Content) (project, error) {
 	}
 	// Nothing of an untrusted project is expanded: its ${VAR}s must neither
 	// read the user's environment nor, unset, break the user's own servers.
-	cfg, err := v.Parse(path, c.Data, LoadOptions{NoExpand: true, Source: projectSource(path)})
+	cfg, err := v.parse(path, c.Data, LoadOptions{NoExpand: true, Source: projectSource(path)})
 	if err == nil {
 		p.hash, err = DefinitionHash(c.Data)
 	}
@@ -212,7 +223,8 @@ func namedServers(path string, data []byte, err error) []Server {
 }
 
 // merge returns the desired state: the user's config plus project p as
-// decided by t (see Desired for the rules). It changes neither input.
+// decided by t (see Desired for the rules), p's servers resolved against
+// the user's mcp section. It changes neither input.
 func merge(user *Config, p project, t Trust) *Config {
 	cfg := *user
 	cfg.MCP.Servers = slices.Clone(user.MCP.Servers)
@@ -230,7 +242,7 @@ func merge(user *Config, p project, t Trust) *Config {
 		// Only shown: held, clashing with nothing, none of its rules.
 		for _, s := range p.cfg.MCP.Servers {
 			s.Hold = &Hold{Kind: HoldUntrusted, Server: s.Name, Trust: t}
-			cfg.MCP.Servers = append(cfg.MCP.Servers, s)
+			cfg.MCP.Servers = append(cfg.MCP.Servers, user.MCP.Resolve(s))
 		}
 		return &cfg
 	}
@@ -254,7 +266,7 @@ func merge(user *Config, p project, t Trust) *Config {
 			cfg.MCP.Servers[i].Hold = &Hold{Kind: HoldConflict, Server: s.Name, Trust: t, UserFile: user.Path}
 			continue
 		}
-		cfg.MCP.Servers = append(cfg.MCP.Servers, s)
+		cfg.MCP.Servers = append(cfg.MCP.Servers, user.MCP.Resolve(s))
 	}
 	cfg.Permission.Deny = append(cfg.Permission.Deny, p.cfg.Permission.Deny...)
 	cfg.Permission.Ask = append(cfg.Permission.Ask, p.cfg.Permission.Ask...)

@@ -243,3 +243,55 @@ func TestWrappedErrorsAreSeen(t *testing.T) {
 		require.Equal(t, []string{"ok"}, names, "a server whose name is at fault is not shown (%T)", err)
 	}
 }
+
+// A project's servers are resolved against the user's mcp section: its
+// callTimeout and maxOutputTokens apply to them, the project's own do not;
+// the project's mcp.limits apply to its own servers only. Every server,
+// held ones included, comes out resolved.
+func TestDesiredResolvesProjectServersAgainstTheUsers(t *testing.T) {
+	v, err := NewValidator()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	src := Sources{User: filepath.Join(dir, "config.json"), Project: filepath.Join(dir, "repo", ProjectFile), Trust: filepath.Join(dir, "trust.json")}
+	proj := []byte(`{"mcp": {"callTimeout": 1000, "maxOutputTokens": 1000, "limits": {"maxListItems": 9}, "servers": [
+		{"name": "docs", "type": "local", "command": ["docs"]},
+		{"name": "own", "type": "local", "command": ["own"], "callTimeout": 2000, "timeout": 3000}]}}`)
+	hash, err := DefinitionHash(proj)
+	require.NoError(t, err)
+	contents := Contents{
+		src.User:    {Data: []byte(`{"mcp": {"callTimeout": 60000, "maxOutputTokens": 5000, "servers": [{"name": "mine", "type": "local", "command": ["mine"]}]}}`)},
+		src.Project: {Data: proj},
+		src.Trust:   {Data: []byte(fmt.Sprintf(`{"projects": {%q: {"hash": %q}}}`, src.Project, hash))},
+	}
+	for _, trusted := range []bool{true, false} {
+		if !trusted {
+			delete(contents, src.Trust)
+		}
+		cfg, err := v.Desired(src, contents, LoadOptions{})
+		require.NoError(t, err)
+		require.Equal(t, Settings{CallTimeout: time.Minute, MaxOutputTokens: 5000}, cfg.MCP.Defaults)
+		mine, docs, own := cfg.MCP.Servers[0], cfg.MCP.Servers[1], cfg.MCP.Servers[2]
+		require.Equal(t, cfg.MCP.Defaults, mine.Settings)
+		require.Equal(t, cfg.MCP.Defaults, docs.Settings, "the user's mcp settings, not the project's")
+		require.Equal(t, Settings{CallTimeout: 2 * time.Second, MaxOutputTokens: 5000, OwnCallTimeout: true}, own.Settings)
+		require.Equal(t, DefaultTimeout, docs.Timeout)
+		require.Equal(t, 3*time.Second, own.Timeout)
+		require.Equal(t, DefaultMaxListItems, mine.Limits.MaxListItems)
+		require.Equal(t, 9, docs.Limits.MaxListItems, "the project's mcp.limits")
+		require.Equal(t, Limits{}.WithDefaults().MaxMessageBytes, docs.Limits.MaxMessageBytes)
+	}
+}
+
+// The spec hash of a parsed server is what it was before settings were
+// resolved in one place: a server is not restarted by an upgrade.
+func TestSpecHashPinned(t *testing.T) {
+	v, err := NewValidator()
+	require.NoError(t, err)
+	cfg, err := v.Parse("c.json", []byte(`{"mcp": {"callTimeout": 60000, "limits": {"maxListPages": 50}, "servers": [
+		{"name": "a", "type": "local", "command": ["x"], "callTimeout": 1000, "maxOutputTokens": 2000},
+		{"name": "b", "type": "remote", "url": "https://h/mcp", "timeout": 9000, "limits": {"maxListItems": 7}}
+	]}}`), LoadOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "21bd321b2eb476f9", cfg.MCP.Servers[0].SpecHash())
+	require.Equal(t, "975d1aeea25159b2", cfg.MCP.Servers[1].SpecHash())
+}

@@ -92,14 +92,32 @@ func (v *Validator) Validate(file string, data []byte, opts LoadOptions) error {
 }
 
 // Parse validates data (the contents of file) and returns the typed config
-// with defaults applied and ${VAR} references expanded. Problems are
-// returned together as Errors.
+// with defaults applied (MCP.Resolve) and ${VAR} references expanded.
+// Problems are returned together as Errors.
 //
 // With opts.HoldInvalid, errors that belong to one server (see
 // partition.go) do not fail the file: that server is returned with a Hold
 // of kind HoldInvalid carrying them, and the others as usual. A file-level
 // error still fails it, with every error of the file.
 func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, error) {
+	cfg, err := v.parse(file, data, opts)
+	if cfg != nil {
+		cfg.MCP.resolve()
+	}
+	return cfg, err
+}
+
+// newConfig is the config of file before its contents are read: the
+// defaults of the mcp fields Resolve does not resolve (toolBudget may be
+// 0).
+func newConfig(file string) *Config {
+	return &Config{Path: file, MCP: MCP{PollInterval: DefaultPollInterval, ToolBudget: DefaultToolBudget}}
+}
+
+// parse is Parse without resolving (MCP.Resolve): the servers' and the
+// mcp section's settings are as written. Desired resolves a project's
+// servers against the user's mcp section instead of the project's.
+func (v *Validator) parse(file string, data []byte, opts LoadOptions) (*Config, error) {
 	data, _ = stripBOM(data)
 	root, errs := v.check(file, data)
 	if root == nil {
@@ -144,8 +162,8 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 			}
 		}
 	}
-	cfg := &Config{Path: file, Permission: raw.Permission, MCP: MCP{PollInterval: DefaultPollInterval, CallTimeout: DefaultCallTimeout, ToolBudget: DefaultToolBudget,
-		Limits: Limits{}.WithDefaults()}}
+	cfg := newConfig(file)
+	cfg.Permission = raw.Permission
 	if raw.MCP == nil {
 		return cfg, nil
 	}
@@ -172,7 +190,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 		cfg.MCP.PollInterval = duration(raw.MCP.PollInterval, MinPollInterval, MaxPollInterval, pollIntervalRule(), "mcp", "pollInterval")
 	}
 	if raw.MCP.CallTimeout != nil {
-		cfg.MCP.CallTimeout = duration(raw.MCP.CallTimeout, time.Millisecond, MaxCallTimeout, callTimeoutRule(), "mcp", "callTimeout")
+		cfg.MCP.written.callTimeout = duration(raw.MCP.CallTimeout, time.Millisecond, MaxCallTimeout, callTimeoutRule(), "mcp", "callTimeout")
 	}
 	if raw.MCP.MaxArgumentBytes != nil {
 		n, ok := wholeNumber(*raw.MCP.MaxArgumentBytes, MinArgumentBytesLimit, MaxArgumentBytesLimit)
@@ -184,7 +202,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 		cfg.MCP.MaxArgumentBytes = int(n)
 	}
 	if raw.MCP.MaxOutputTokens != nil {
-		cfg.MCP.MaxOutputTokens = outputTokens(raw.MCP.MaxOutputTokens, "mcp", "maxOutputTokens")
+		cfg.MCP.written.maxOutputTokens = outputTokens(raw.MCP.MaxOutputTokens, "mcp", "maxOutputTokens")
 	}
 	if raw.MCP.ToolBudget != nil {
 		n, ok := wholeNumber(*raw.MCP.ToolBudget, 0, MaxToolBudget)
@@ -205,8 +223,9 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 	if source == "" {
 		source = SourceUser
 	}
-	// mcp.limits applies to the servers of this file only.
-	limits := raw.MCP.Limits.resolve(Limits{}.WithDefaults())
+	// mcp.limits applies to the servers of this file only: merged into
+	// their limits here, before Resolve adds the defaults.
+	limits := raw.MCP.Limits.resolve(Limits{})
 	cfg.MCP.Limits = limits
 	x := expander{file: file, lines: lines, root: root, lookup: opts.LookupEnv}
 	if x.lookup == nil {
@@ -232,7 +251,7 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 		s := Server{
 			Name: rs.Name, Type: rs.Type, Command: rs.Command, URL: rs.URL,
 			Headers: rs.Headers, Env: rs.Env, Transport: rs.Transport, OAuth: rs.OAuth.resolve(),
-			Enabled: true, Timeout: DefaultTimeout, Source: source,
+			Enabled: true, Source: source,
 			Limits: rs.Limits.resolve(limits), Protocol: rs.Protocol, LogLevel: rs.LogLevel,
 			Tools: rs.Tools, AlwaysLoad: rs.AlwaysLoad,
 		}
@@ -244,10 +263,10 @@ func (v *Validator) Parse(file string, data []byte, opts LoadOptions) (*Config, 
 			s.Timeout = duration(rs.Timeout, time.Millisecond, MaxTimeout, timeoutRule(), "mcp", "servers", strconv.Itoa(i), "timeout")
 		}
 		if rs.CallTimeout != nil {
-			s.CallTimeout = duration(rs.CallTimeout, time.Millisecond, MaxCallTimeout, callTimeoutRule(), "mcp", "servers", strconv.Itoa(i), "callTimeout")
+			s.written.callTimeout = duration(rs.CallTimeout, time.Millisecond, MaxCallTimeout, callTimeoutRule(), "mcp", "servers", strconv.Itoa(i), "callTimeout")
 		}
 		if rs.MaxOutputTokens != nil {
-			s.MaxOutputTokens = outputTokens(rs.MaxOutputTokens, "mcp", "servers", strconv.Itoa(i), "maxOutputTokens")
+			s.written.maxOutputTokens = outputTokens(rs.MaxOutputTokens, "mcp", "servers", strconv.Itoa(i), "maxOutputTokens")
 		}
 		if s.Type == Remote && s.Transport == "" {
 			s.Transport = TransportAuto
@@ -389,7 +408,7 @@ func shown(t ServerType, command []string, url, source string) string {
 // are well formed) and a Hold of kind HoldInvalid (Parse fills its
 // errors).
 func heldEntry(key string, el *node, source string) Server {
-	s := Server{Name: key, Enabled: true, Timeout: DefaultTimeout, Source: source, Hold: &Hold{Kind: HoldInvalid, Server: key}}
+	s := Server{Name: key, Enabled: true, Source: source, Hold: &Hold{Kind: HoldInvalid, Server: key}}
 	if t := el.member("type"); t != nil && t.kind == '"' && (t.str == string(Local) || t.str == string(Remote)) {
 		s.Type = ServerType(t.str)
 	}

@@ -84,16 +84,18 @@ type Server struct {
 	Transport Transport         `json:"transport,omitempty"`
 	// OAuth is a remote server's oauth object, nil when the file has none
 	// (see SignsIn).
-	OAuth   *OAuth        `json:"oauth,omitempty"`
-	Enabled bool          `json:"enabled"`
+	OAuth   *OAuth `json:"oauth,omitempty"`
+	Enabled bool   `json:"enabled"`
+	// Timeout, Settings and Limits are resolved (MCP.Resolve): every
+	// Server a Config holds has them all set, and nothing downstream
+	// applies a default to them.
+	//
+	// Timeout bounds a start: connecting, initialize and listing tools
+	// (timeout, else DefaultTimeout).
 	Timeout time.Duration `json:"-"`
-	// CallTimeout bounds one call of the server's tools; 0 means the
-	// config's MCP.CallTimeout. It is not part of the spec: a change
-	// applies to the next call without a restart.
-	CallTimeout time.Duration `json:"-"`
-	// MaxOutputTokens caps one result of the server's tools; 0 means the
-	// config's MCP.MaxOutputTokens. Not part of the spec either.
-	MaxOutputTokens int `json:"-"`
+	// Settings bound the calls of the server's tools. Not part of the
+	// spec: a change applies to the next call without a restart.
+	Settings Settings `json:"-"`
 	// Limits bound what the server can make FreeCode hold: defaults, then
 	// the file's mcp.limits, then the server's own limits, field by field.
 	Limits Limits `json:"-"`
@@ -126,13 +128,18 @@ type Server struct {
 	// valid (CommandWarning), positioned in its file. They hold nothing
 	// back: the server runs as written.
 	Warnings Errors `json:"-"`
+
+	// written are the entry's settings as written, which Resolve reads.
+	written written
 }
 
 // SpecHash identifies what would run: the resolved command, env, url,
 // headers, transport, oauth object, timeout, limits, roots, protocol and
-// log level. Enabled, Source, CallTimeout and the Tools filter are not
-// part of it, so toggling a server, moving it between files or changing
-// which of its tools are registered does not count as a change of spec.
+// log level, as resolved. Enabled, Source, Settings (callTimeout,
+// maxOutputTokens), AlwaysLoad and the Tools filter are not part of it, so
+// toggling a server, moving it between files, changing how long its calls
+// may run or which of its tools are registered does not count as a change
+// of spec.
 func (s Server) SpecHash() string {
 	type spec struct {
 		Name      string     `json:"name"`
@@ -151,7 +158,7 @@ func (s Server) SpecHash() string {
 		Protocol string     `json:",omitempty"`
 		LogLevel string     `json:",omitempty"`
 	}
-	b, _ := json.Marshal(spec{s.Name, s.Type, s.Command, s.URL, sortedPairs(s.Headers), sortedPairs(s.Env), s.Transport, s.Timeout.Milliseconds(), s.Limits.WithDefaults(), s.OAuth.spec(),
+	b, _ := json.Marshal(spec{s.Name, s.Type, s.Command, s.URL, sortedPairs(s.Headers), sortedPairs(s.Env), s.Transport, s.Timeout.Milliseconds(), s.Limits, s.OAuth.spec(),
 		s.Roots, s.Protocol, s.LogLevel})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
@@ -178,16 +185,15 @@ type Permission struct {
 type MCP struct {
 	Servers      []Server      `json:"servers"`
 	PollInterval time.Duration `json:"-"`
-	// CallTimeout bounds one tool call (default DefaultCallTimeout); a
-	// server's own CallTimeout replaces it. Validator.Desired takes it from
-	// the user config.
-	CallTimeout time.Duration `json:"-"`
-	// MaxArgumentBytes bounds one tool call's arguments; 0 means the
-	// orchestrator's default (orchestrator.DefaultMaxArgumentBytes).
+	// Defaults are the settings of a tool source that sets none of its
+	// own, FreeCode's built-ins: mcp.callTimeout and mcp.maxOutputTokens,
+	// resolved. Validator.Desired takes them from the user config, for
+	// the project's servers too.
+	Defaults Settings `json:"-"`
+	// MaxArgumentBytes bounds one tool call's arguments (default
+	// DefaultMaxArgumentBytes). Validator.Desired takes it from the user
+	// config.
 	MaxArgumentBytes int `json:"-"`
-	// MaxOutputTokens caps one tool result (default DefaultMaxOutputTokens);
-	// a server's own MaxOutputTokens replaces it.
-	MaxOutputTokens int `json:"-"`
 	// ToolBudget is how many estimated tokens every tool's definition may
 	// take before tools are deferred (default DefaultToolBudget; 0: never).
 	// Validator.Desired takes it from the user config.
@@ -197,6 +203,9 @@ type MCP struct {
 	// (`freecode mcp serve`) may send (MaxMessageBytes). Validator.Desired
 	// takes them from the user config.
 	Limits Limits `json:"-"`
+
+	// written are the section's settings as written, which Resolve reads.
+	written written
 }
 
 // AlwaysLoaded returns the names of the servers whose tools are never
@@ -209,29 +218,6 @@ func (m MCP) AlwaysLoaded() []string {
 		}
 	}
 	return out
-}
-
-// MaxOutputTokensOf is the cap, in estimated tokens, of one result of the
-// tools of server s.
-func (m MCP) MaxOutputTokensOf(s Server) int {
-	if s.MaxOutputTokens > 0 {
-		return s.MaxOutputTokens
-	}
-	if m.MaxOutputTokens > 0 {
-		return m.MaxOutputTokens
-	}
-	return DefaultMaxOutputTokens
-}
-
-// CallTimeoutOf is how long one call of the tools of server s may run.
-func (m MCP) CallTimeoutOf(s Server) time.Duration {
-	if s.CallTimeout > 0 {
-		return s.CallTimeout
-	}
-	if m.CallTimeout > 0 {
-		return m.CallTimeout
-	}
-	return DefaultCallTimeout
 }
 
 // Config is a validated configuration file.

@@ -3,7 +3,6 @@ package serve
 import (
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
@@ -40,8 +39,7 @@ func (r *rulesHolder) limits() orchestrator.Limits {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.lim == nil {
-		return orchestrator.Limits{CallTimeout: schema.DefaultCallTimeout,
-			OutputDir: r.outputs, MaxOutputTokens: schema.DefaultMaxOutputTokens}
+		return CallLimits(schema.Empty(""), r.outputs)
 	}
 	return *r.lim
 }
@@ -94,26 +92,22 @@ func (r *rulesHolder) projectError() string {
 	return r.projectErr
 }
 
-// CallLimits are the orchestrator's limits for cfg: mcp.maxArgumentBytes,
-// mcp.callTimeout and mcp.maxOutputTokens for every tool, each server's
-// callTimeout and maxOutputTokens for its own, and outputs as the
-// directory of results over their cap.
+// CallLimits are the orchestrator's limits for cfg, whose settings schema
+// has resolved: mcp.maxArgumentBytes, each running server's settings for
+// its own tools and the mcp section's for the others (the built-ins), and
+// outputs as the directory of results over their cap. A held server has
+// no tools, and its entry may share its name with one that runs.
 func CallLimits(cfg *schema.Config, outputs string) orchestrator.Limits {
-	lim := orchestrator.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, CallTimeout: cfg.MCP.CallTimeoutOf(schema.Server{}),
-		OutputDir: outputs, MaxOutputTokens: cfg.MCP.MaxOutputTokensOf(schema.Server{})}
+	lim := orchestrator.Limits{MaxArgumentBytes: cfg.MCP.MaxArgumentBytes, OutputDir: outputs,
+		Default: sourceLimits(cfg.MCP.Defaults), Sources: map[string]orchestrator.SourceLimits{}}
 	for _, s := range cfg.MCP.Servers {
-		if s.MaxOutputTokens > 0 {
-			if lim.SourceMaxOutputTokens == nil {
-				lim.SourceMaxOutputTokens = map[string]int{}
-			}
-			lim.SourceMaxOutputTokens[s.Name] = s.MaxOutputTokens
-		}
-		if s.CallTimeout > 0 {
-			if lim.SourceCallTimeouts == nil {
-				lim.SourceCallTimeouts = map[string]time.Duration{}
-			}
-			lim.SourceCallTimeouts[s.Name] = s.CallTimeout
+		if s.Hold == nil {
+			lim.Sources[s.Name] = sourceLimits(s.Settings)
 		}
 	}
 	return lim
+}
+
+func sourceLimits(s schema.Settings) orchestrator.SourceLimits {
+	return orchestrator.SourceLimits{CallTimeout: s.CallTimeout, MaxOutputTokens: s.MaxOutputTokens, OwnOutputCap: s.OwnOutputCap}
 }

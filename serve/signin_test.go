@@ -51,7 +51,7 @@ func login(t *testing.T, home, name, url string) *auth.LoginResult {
 	t.Helper()
 	store, err := auth.OpenStore(TokenDir(home))
 	require.NoError(t, err)
-	si, err := mcp.NewSignIn(controller.MCPSpec(schema.Server{Name: name, Type: schema.Remote, URL: url}), mcp.Options{Tokens: store})
+	si, err := mcp.NewSignIn(controller.MCPSpec(schema.MCP{}.Resolve(schema.Server{Name: name, Type: schema.Remote, URL: url})), mcp.Options{Tokens: store})
 	require.NoError(t, err)
 	defer si.Close()
 	res, err := si.Login(context.Background(), auth.Interaction{Out: io.Discard, Open: testauth.Follow})

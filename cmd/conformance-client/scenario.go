@@ -156,14 +156,15 @@ type config struct {
 // closes the session, writing one line per step to out. It returns the first
 // failure; the session is closed in every case.
 func runScenario(ctx context.Context, sc scenario, cfg config, out io.Writer) (err error) {
-	srv := schema.Server{
+	// Resolved as a config file's entry with nothing more would be.
+	srv := schema.MCP{}.Resolve(schema.Server{
 		Name:      "conformance",
 		Type:      schema.Remote,
 		URL:       cfg.URL,
 		Transport: cfg.Transport,
 		Enabled:   true,
 		Timeout:   cfg.ConnectTimeout,
-	}
+	})
 	spec := controller.MCPSpec(srv)
 	opts := mcp.Options{
 		Logger:        cfg.Logger,

@@ -271,7 +271,11 @@ func (a *app) callLastValid(ctx context.Context, id string, in callInput, o call
 // limits serve applies but with o's timeout for every call.
 func (a *app) oneShotOrchestrator(reg *registry.Registry, cfg *schema.Config, outputs string, o callOpts) *orchestrator.Orchestrator {
 	lim := serve.CallLimits(cfg, outputs)
-	lim.CallTimeout, lim.SourceCallTimeouts = o.timeout, nil
+	lim.Default.CallTimeout = o.timeout
+	for name, s := range lim.Sources {
+		s.CallTimeout = o.timeout
+		lim.Sources[name] = s
+	}
 	return orchestrator.New(orchestrator.Options{
 		Registry:    reg,
 		Rules:       func() orchestrator.Rules { return orchestrator.Rules(cfg.Permission) },

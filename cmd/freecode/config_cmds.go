@@ -443,9 +443,12 @@ func view(s schema.Server, showSecrets bool) serverView {
 	}
 	v := serverView{Name: s.Name, Type: s.Type, Enabled: s.Enabled, Command: s.Command, URL: s.URL,
 		Transport: s.Transport, Headers: mask(s.Headers), Env: mask(s.Env), OAuth: viewOAuth(s.OAuth, showSecrets),
-		TimeoutMS:     s.Timeout.Milliseconds(),
-		CallTimeoutMS: s.CallTimeout.Milliseconds(), Source: s.Source,
-		Roots: s.Roots, Protocol: s.Protocol, LogLevel: s.LogLevel, Tools: s.Tools}
+		TimeoutMS: s.Timeout.Milliseconds(),
+		Source:    s.Source,
+		Roots:     s.Roots, Protocol: s.Protocol, LogLevel: s.LogLevel, Tools: s.Tools}
+	if s.Settings.OwnCallTimeout {
+		v.CallTimeoutMS = s.Settings.CallTimeout.Milliseconds()
+	}
 	if s.Hold != nil {
 		v.Held, v.heldKind = holdReason(s.Hold), s.Hold.Kind
 	}

@@ -84,9 +84,11 @@ func (a *app) gateway(ctx context.Context, f gatewayFlags) error {
 	// What a host may send is bounded as what a server may: by the
 	// file's mcp.limits, as the gateway starts. An invalid file is the
 	// servers' to report; the defaults hold meanwhile.
-	if cfg, err := a.load(false); err == nil {
-		opts.MaxMessageBytes = cfg.MCP.Limits.MaxMessageBytes
+	cfg, err := a.load(false)
+	if err != nil {
+		cfg = schema.Empty("")
 	}
+	opts.MaxMessageBytes = cfg.MCP.Limits.MaxMessageBytes
 	if f.http != "" {
 		ln, err := listenGateway(f.http, f.allowRemote)
 		if err != nil {
@@ -214,12 +216,14 @@ func (a *app) printGatewayConfig(f gatewayFlags) error {
 	if !slices.Contains(gateway.HostNames(), f.printConfig) {
 		return usageError{fmt.Errorf("--print-config %q: want one of %s", f.printConfig, strings.Join(gateway.HostNames(), ", "))}
 	}
-	l := gateway.Launch{Name: "freecode", CallTimeout: schema.DefaultCallTimeout}
-	if cfg, err := a.load(false); err == nil {
-		l.CallTimeout = cfg.MCP.CallTimeoutOf(schema.Server{})
-		for _, s := range cfg.MCP.Servers {
-			l.CallTimeout = max(l.CallTimeout, cfg.MCP.CallTimeoutOf(s))
-		}
+	cfg, err := a.load(false)
+	if err != nil {
+		// The host's timeout is a hint: an invalid file's defaults do.
+		cfg = schema.Empty("")
+	}
+	l := gateway.Launch{Name: "freecode", CallTimeout: cfg.MCP.Defaults.CallTimeout}
+	for _, s := range cfg.MCP.Servers {
+		l.CallTimeout = max(l.CallTimeout, s.Settings.CallTimeout)
 	}
 	if f.http != "" {
 		host, port, err := net.SplitHostPort(f.http)

@@ -93,9 +93,6 @@ func (a *app) connectWith(ctx context.Context, srv schema.Server, live *startLiv
 // nil: a line on stderr, which leaves stdout (and so --json) as it is.
 func (a *app) keepWaiting(opts *mcp.Options, srv schema.Server, notice func(how string, spent, budget time.Duration)) {
 	timeout := srv.Timeout
-	if timeout <= 0 {
-		timeout = schema.DefaultTimeout
-	}
 	opts.WorkingTimeout = controller.WorkingTimeout(timeout)
 	if a.startBound > 0 {
 		opts.WorkingTimeout = max(a.startBound, timeout)

@@ -117,7 +117,8 @@ func (h *host) waitPhase(name string, p wire.Phase) (time.Time, error) {
 	})
 }
 
-// localServer is a desired local server running argv.
+// localServer is a desired local server running argv, resolved as a
+// config file's entry would be.
 func localServer(name string, argv []string) schema.Server {
-	return schema.Server{Name: name, Type: schema.Local, Command: argv, Enabled: true, Timeout: 30 * time.Second, Source: schema.SourceUser}
+	return schema.MCP{}.Resolve(schema.Server{Name: name, Type: schema.Local, Command: argv, Enabled: true, Timeout: 30 * time.Second, Source: schema.SourceUser})
 }

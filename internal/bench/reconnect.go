@@ -170,8 +170,8 @@ func Reconnect(ctx context.Context, cfg Config, opts ReconnectOptions) ([]Row, e
 			name := fmt.Sprintf("remote%d", i)
 			rh.servers[name] = s
 			names = append(names, name)
-			desired = append(desired, schema.Server{Name: name, Type: schema.Remote, URL: s.url, Transport: k.transport,
-				Enabled: true, Timeout: 10 * time.Second, Source: schema.SourceUser})
+			desired = append(desired, schema.MCP{}.Resolve(schema.Server{Name: name, Type: schema.Remote, URL: s.url, Transport: k.transport,
+				Enabled: true, Timeout: 10 * time.Second, Source: schema.SourceUser}))
 		}
 		rh.host = newHost(o)
 		hosts = append(hosts, rh)

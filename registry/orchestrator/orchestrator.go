@@ -38,10 +38,8 @@ const defaultMaxParallel = 4
 // Defaults of Options and Limits.
 const (
 	// DefaultMaxArgumentBytes bounds a call's arguments when
-	// Limits.MaxArgumentBytes is 0. A model's arguments are rarely more than
-	// a few kilobytes; the largest ordinary ones are a file the built-in
-	// write replaces, and a model that writes a megabyte in one call is
-	// already far past what it can produce in a turn. The local API reads
+	// Limits.MaxArgumentBytes is 0: schema.DefaultMaxArgumentBytes, which
+	// says why (a test in serve checks they are equal). The local API reads
 	// at most 4 MiB of body, the most this may be raised to.
 	DefaultMaxArgumentBytes = 1 << 20
 	// DefaultValidateTimeout bounds one call's argument validation, waiting
@@ -60,26 +58,42 @@ var errValidateTimeout = errors.New("validation timed out")
 
 // Limits bound the work of each call. Options.Limits is read
 // once per Run, like the rules, so a changed configuration applies to the
-// next batch.
+// next batch. FreeCode's serve builds them from the configuration, whose
+// settings schema has resolved: nothing here is defaulted again.
 type Limits struct {
 	// MaxArgumentBytes bounds the size of a call's arguments; larger ones
 	// are refused before anything else is looked at. 0 means
-	// DefaultMaxArgumentBytes.
+	// DefaultMaxArgumentBytes (a Limits built without a configuration).
 	MaxArgumentBytes int
-	// CallTimeout bounds each attempt of each call; 0 means no bound beyond
-	// the ctx given to Run.
-	CallTimeout time.Duration
-	// SourceCallTimeouts, keyed by registry.Tool.Source (an MCP server's name),
-	// replace CallTimeout for that source's tools.
-	SourceCallTimeouts map[string]time.Duration
 	// OutputDir is where a result over its cap is kept whole (see
-	// capOutput); "" means results are never capped. MaxOutputTokens caps
-	// every result of a tool that is not built in, in estimated tokens
-	// (EstimateTokens; 0: no cap); SourceMaxOutputTokens, keyed by
-	// registry.Tool.Source, replace it for that source's tools.
-	OutputDir             string
-	MaxOutputTokens       int
-	SourceMaxOutputTokens map[string]int
+	// capOutput); "" means results are never capped.
+	OutputDir string
+	// Sources, keyed by registry.Tool.Source (an MCP server's name), bound
+	// the calls of that source's tools; Default bounds those of every
+	// other source (the built-ins).
+	Sources map[string]SourceLimits
+	Default SourceLimits
+}
+
+// SourceLimits bound the calls of one source's tools.
+type SourceLimits struct {
+	// CallTimeout bounds each attempt of each call; 0 means no bound
+	// beyond the ctx given to Run.
+	CallTimeout time.Duration
+	// MaxOutputTokens caps every result of a tool that is not built in, in
+	// estimated tokens (EstimateTokens; 0: no cap). OwnOutputCap says it
+	// is the source's own maxOutputTokens, which a tool's size hint does
+	// not raise; else it is mcp.maxOutputTokens.
+	MaxOutputTokens int
+	OwnOutputCap    bool
+}
+
+// Of returns the bounds of the calls of source's tools.
+func (l Limits) Of(source string) SourceLimits {
+	if s, ok := l.Sources[source]; ok {
+		return s
+	}
+	return l.Default
 }
 
 // MaxOutputTokensHint is the ceiling of a tool's own size hint
@@ -89,8 +103,8 @@ const MaxOutputTokensHint = 125000
 
 // outputCap is the cap of one result of t in estimated tokens (0: none)
 // and where it comes from, as a pointer to a capped result names it: the
-// source's own cap when the user set one; else MaxOutputTokens, raised by
-// the tool's size hint up to MaxOutputTokensHint. A hint only raises: a
+// source's own cap when the user set one; else mcp.maxOutputTokens, raised
+// by the tool's size hint up to MaxOutputTokensHint. A hint only raises: a
 // server cannot make its results go to files sooner than the user's cap
 // says, and the user keeps a server below its hint with the server's own
 // cap.
@@ -98,31 +112,23 @@ func (l Limits) outputCap(t registry.Tool) (int, string) {
 	if l.OutputDir == "" || t.Source == registry.SourceBuiltin {
 		return 0, ""
 	}
-	if n, ok := l.SourceMaxOutputTokens[t.Source]; ok && n > 0 {
-		return n, fmt.Sprintf("maxOutputTokens of server %q", t.Source)
+	s := l.Of(t.Source)
+	if s.OwnOutputCap && s.MaxOutputTokens > 0 {
+		return s.MaxOutputTokens, fmt.Sprintf("maxOutputTokens of server %q", t.Source)
 	}
 	hint := min(t.OutputTokensHint, MaxOutputTokensHint)
-	if hint > l.MaxOutputTokens && l.MaxOutputTokens > 0 {
+	if hint > s.MaxOutputTokens && s.MaxOutputTokens > 0 {
 		if t.OutputTokensHint > MaxOutputTokensHint {
 			return hint, fmt.Sprintf("the tool's _meta size hint, at most %d", MaxOutputTokensHint)
 		}
 		return hint, "the tool's _meta size hint"
 	}
-	return l.MaxOutputTokens, "mcp.maxOutputTokens"
+	return s.MaxOutputTokens, "mcp.maxOutputTokens"
 }
 
-// callTimeout is the bound of one attempt of a call of t (0: none).
-func (l Limits) callTimeout(t registry.Tool) time.Duration {
-	return l.TimeoutOf(t.Source)
-}
-
-// TimeoutOf is the bound of one call of a tool of source (0: none):
-// SourceCallTimeouts' entry, else CallTimeout.
+// TimeoutOf is the bound of one call of a tool of source (0: none).
 func (l Limits) TimeoutOf(source string) time.Duration {
-	if d, ok := l.SourceCallTimeouts[source]; ok && d > 0 {
-		return d
-	}
-	return l.CallTimeout
+	return l.Of(source).CallTimeout
 }
 
 func (l Limits) maxArgumentBytes() int {
@@ -169,7 +175,7 @@ type Options struct {
 	CallTimeout time.Duration
 	// Limits returns the current bounds of each call (argument size,
 	// per-source call timeouts); it is called once per Run. nil means
-	// Limits{CallTimeout: CallTimeout}.
+	// Limits{Default: SourceLimits{CallTimeout: CallTimeout}}.
 	Limits func() Limits
 	// MaxValidations bounds how many argument validations run at once
 	// across all batches (default 4); ValidateTimeout bounds one, its wait
@@ -199,7 +205,7 @@ func New(opts Options) *Orchestrator {
 		opts.Rules = func() Rules { return Rules{} }
 	}
 	if opts.Limits == nil {
-		l := Limits{CallTimeout: opts.CallTimeout}
+		l := Limits{Default: SourceLimits{CallTimeout: opts.CallTimeout}}
 		opts.Limits = func() Limits { return l }
 	}
 	if opts.MaxValidations < 1 {
@@ -217,7 +223,7 @@ type Call struct {
 	Tool string          // tool id
 	Args json.RawMessage // arguments object; empty means {}
 	// Timeout, when positive, bounds each attempt of this call in place of
-	// the limits' timeout (Limits.CallTimeout and the source's own): a
+	// the limits' timeout (SourceLimits.CallTimeout): a
 	// caller that says how long it will wait, as `freecode mcp call
 	// --timeout` does. Waiting for an approval does not count.
 	Timeout time.Duration
@@ -354,7 +360,7 @@ func (o *Orchestrator) check(ctx context.Context, policy Policy, limits Limits, 
 		}
 	}
 	c.Args = args
-	p := prepared{idx: i, call: c, tool: t, decision: d, timeout: limits.callTimeout(t),
+	p := prepared{idx: i, call: c, tool: t, decision: d, timeout: limits.TimeoutOf(t.Source),
 		outputDir: limits.OutputDir}
 	p.outputCap, p.capSource = limits.outputCap(t)
 	if c.Timeout > 0 {

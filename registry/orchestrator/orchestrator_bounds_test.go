@@ -201,7 +201,7 @@ func TestCallTimeoutPerSource(t *testing.T) {
 		return registry.TextResult("ok"), nil
 	})})
 	require.NoError(t, err)
-	limits := Limits{CallTimeout: time.Hour, SourceCallTimeouts: map[string]time.Duration{"slow": 20 * time.Millisecond}}
+	limits := Limits{Default: SourceLimits{CallTimeout: time.Hour}, Sources: map[string]SourceLimits{"slow": {CallTimeout: 20 * time.Millisecond}}}
 	o := newOrch(t, r, func(o *Options) {
 		o.CallTimeout = time.Nanosecond // replaced by Limits
 		o.Limits = func() Limits { return limits }
@@ -213,7 +213,7 @@ func TestCallTimeoutPerSource(t *testing.T) {
 	require.Equal(t, "ok", out[1].Result.Text())
 
 	// Limits are read per batch.
-	limits.SourceCallTimeouts = map[string]time.Duration{"slow": 30 * time.Millisecond}
+	limits.Sources = map[string]SourceLimits{"slow": {CallTimeout: 30 * time.Millisecond}}
 	out = runAsync(t, testCtx(t), o, Call{ID: "3", Tool: "mcp__slow__t"})
 	require.Equal(t, "tool mcp__slow__t did not finish within 30ms", out[0].Err.Error())
 }

@@ -122,7 +122,7 @@ func TestRunCapsOnlyMCPResults(t *testing.T) {
 	_, err = reg.ReplaceSource("b", []registry.Tool{tool("mcp__b__t", "b")})
 	require.NoError(t, err)
 	dir := filepath.Join(t.TempDir(), OutputsDirName)
-	lim := Limits{OutputDir: dir, MaxOutputTokens: 5000, SourceMaxOutputTokens: map[string]int{"b": 20000}}
+	lim := Limits{OutputDir: dir, Default: SourceLimits{MaxOutputTokens: 5000}, Sources: map[string]SourceLimits{"b": {MaxOutputTokens: 20000, OwnOutputCap: true}}}
 	o := New(Options{Registry: reg, Rules: func() Rules { return Rules{Allow: []string{"*"}} }, Limits: func() Limits { return lim }})
 	calls := []Call{{ID: "1", Tool: "own"}, {ID: "2", Tool: "mcp__a__t"}, {ID: "3", Tool: "mcp__b__t"}}
 	out := o.Run(context.Background(), calls)
