@@ -37,7 +37,7 @@ var allowed = map[string][]string{
 	"bridge":                {"mcp", "registry"},
 	"schema":                {""},
 	"schema/hosts":          {"schema"},
-	"wire":              nil,
+	"wire":                  nil,
 	"api":                   {"wire", "registry", "registry/event", "registry/defs", "registry/orchestrator"},
 	"controller":            {"wire", "schema", "mcp", "bridge", "registry", "registry/event"},
 	"serve":                 {"api", "wire", "controller", "internal/procguard", "mcp", "mcp/auth", "registry", "registry/defs", "registry/event", "registry/orchestrator", "schema"},
