@@ -2,9 +2,11 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/freecode/freecode/api"
@@ -13,65 +15,204 @@ import (
 	"github.com/freecode/freecode/wire"
 )
 
-// backend is the daemon as the API sees it (api.Backend): the controller's
-// status with serve's own fields added, its restarts and its logs. It is
-// the one place where the controller's errors become the API's (apiError).
-type backend struct {
-	ctrl                   *controller.Controller
-	cfgPath, project, root string
-	rules                  *rulesHolder
+// Core is the Engine in process: it answers what the API over it answers
+// (api.NewServer is its HTTP form), and it is the one place where the
+// controller's errors become the API's (apiError).
+var _ api.Engine = (*Core)(nil)
+
+// Status returns the controller's status with serve's own fields added.
+func (c *Core) Status(context.Context) (wire.Status, error) {
+	st := c.Controller.Status()
+	st.ServePID, st.ConfigPath, st.Project, st.Root = os.Getpid(), c.opts.Sources.User, c.opts.Sources.Project, c.root
+	st.ProjectError = c.rules.projectError()
+	return st, nil
 }
 
-func (b backend) Status() wire.Status {
-	st := b.ctrl.Status()
-	st.ServePID, st.ConfigPath, st.Project, st.Root = os.Getpid(), b.cfgPath, b.project, b.root
-	st.ProjectError = b.rules.projectError()
-	return st
+// Tools returns the provider-facing definitions in dialect.
+func (c *Core) Tools(_ context.Context, dialect string) (api.Tools, error) {
+	return api.ToolsOf(c.Defs, dialect, false)
 }
 
-func (b backend) Restart(name string) error { return apiError(b.ctrl.Restart(name)) }
-
-func (b backend) Logs(name string, after wire.LogCursor) (wire.Logs, error) {
-	logs, err := b.ctrl.Logs(name, after)
-	return logs, apiError(err)
+// ToolsSummary is Tools without the definitions.
+func (c *Core) ToolsSummary(_ context.Context, dialect string) (api.Tools, error) {
+	return api.ToolsOf(c.Defs, dialect, true)
 }
 
-func (b backend) WaitLogs(ctx context.Context, name string, after wire.LogCursor) (wire.Logs, error) {
-	logs, err := b.ctrl.WaitLogs(ctx, name, after)
-	return logs, apiError(err)
+// ServerTools returns the tools server name has registered, without those
+// its tools filter hides.
+func (c *Core) ServerTools(ctx context.Context, name string) (wire.ServerTools, error) {
+	st, err := c.AllServerTools(ctx, name)
+	st.Hidden = nil // asked for by `freecode mcp tools --all` only
+	return st, err
 }
 
-func (b backend) Tools(name string) (wire.ServerTools, error) {
-	st, err := b.ctrl.Tools(name)
-	return st, apiError(err)
-}
-
-func (b backend) Resources(name string) (wire.Resources, error) {
-	if name == "" {
-		return b.ctrl.AllResources(), nil
+// AllServerTools returns the tools server name has registered and those
+// its tools filter hides.
+func (c *Core) AllServerTools(_ context.Context, name string) (wire.ServerTools, error) {
+	st, err := c.Controller.Tools(name)
+	if err != nil {
+		return wire.ServerTools{}, apiError(err)
 	}
-	sr, err := b.ctrl.Resources(name)
+	if st.Tools == nil {
+		st.Tools = []wire.Tool{}
+	}
+	return st, nil
+}
+
+// ClearLoaded empties the set of tools tool_search loaded: a new
+// conversation starts from the always-loaded tools.
+func (c *Core) ClearLoaded(context.Context) error {
+	c.Defs.ResetLoaded()
+	return nil
+}
+
+// CallWith runs a tool through the orchestrator (api.RunCall); a call
+// without an id is numbered api-N.
+func (c *Core) CallWith(ctx context.Context, toolID string, args json.RawMessage, opts api.CallOptions) (api.CallResponse, error) {
+	if opts.ID == "" {
+		opts.ID = "api-" + strconv.FormatUint(c.calls.Add(1), 10)
+	}
+	return api.RunCall(ctx, c.Orchestrator, c.Bus, toolID, args, opts)
+}
+
+// Approvals lists the calls waiting for the user's approval (none when
+// Options.Approver answers them).
+func (c *Core) Approvals(context.Context) ([]api.Approval, error) { return c.approvals.Pending(), nil }
+
+// Answer approves or refuses a pending approval.
+func (c *Core) Answer(_ context.Context, id string, approve bool) error {
+	return c.approvals.Answer(id, approve)
+}
+
+// Elicitations lists the servers' elicitations waiting for an answer
+// (none when Options.Elicit answers them).
+func (c *Core) Elicitations(context.Context) ([]wire.Elicitation, error) {
+	return c.elicitations.Pending(), nil
+}
+
+// AnswerElicitation answers a pending elicitation.
+func (c *Core) AnswerElicitation(_ context.Context, id string, a wire.ElicitationAnswer) (wire.ElicitationAnswered, error) {
+	return c.elicitations.Answer(id, a)
+}
+
+// Restart restarts server name.
+func (c *Core) Restart(_ context.Context, name string) error {
+	return apiError(c.Controller.Restart(name))
+}
+
+// Logs returns server name's stderr as kept.
+func (c *Core) Logs(_ context.Context, name string) (wire.Logs, error) {
+	logs, err := c.Controller.Logs(name, wire.LogCursor{})
+	if err != nil {
+		return wire.Logs{}, apiError(err)
+	}
+	logs.Server = name
+	if logs.Lines == nil {
+		logs.Lines = []string{}
+	}
+	return logs, nil
+}
+
+// FollowLogs streams server name's stderr (api.NewLogStream).
+func (c *Core) FollowLogs(ctx context.Context, name string) (api.Stream, error) {
+	logs, err := c.Controller.Logs(name, wire.LogCursor{})
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return api.NewLogStream(ctx, logs, func(ctx context.Context, after wire.LogCursor) (wire.Logs, error) {
+		logs, err := c.Controller.WaitLogs(ctx, name, after)
+		return logs, apiError(err)
+	}), nil
+}
+
+// Events subscribes to the bus (api.NewEventStream).
+func (c *Core) Events(ctx context.Context) (api.Stream, error) {
+	return api.NewEventStream(ctx, c.Bus), nil
+}
+
+// Resources returns the resources of server name, or of every server that
+// has some when name is "".
+func (c *Core) Resources(_ context.Context, name string) (wire.Resources, error) {
+	if name == "" {
+		res := c.Controller.AllResources()
+		if res.Servers == nil {
+			res.Servers = []wire.ServerResources{}
+		}
+		return res, nil
+	}
+	sr, err := c.Controller.Resources(name)
 	if err != nil {
 		return wire.Resources{}, apiError(err)
 	}
 	return wire.Resources{Servers: []wire.ServerResources{sr}}, nil
 }
 
-func (b backend) Prompts(name string) (wire.Prompts, error) {
+// Prompts returns the prompts of server name, or of every server that has
+// some when name is "".
+func (c *Core) Prompts(_ context.Context, name string) (wire.Prompts, error) {
 	if name == "" {
-		return b.ctrl.AllPrompts(), nil
+		res := c.Controller.AllPrompts()
+		if res.Servers == nil {
+			res.Servers = []wire.ServerPrompts{}
+		}
+		return res, nil
 	}
-	sp, err := b.ctrl.Prompts(name)
+	sp, err := c.Controller.Prompts(name)
 	if err != nil {
 		return wire.Prompts{}, apiError(err)
 	}
 	return wire.Prompts{Servers: []wire.ServerPrompts{sp}}, nil
 }
 
+// ReadResource reads uri of server name, within its callTimeout.
+func (c *Core) ReadResource(ctx context.Context, name, uri string) (wire.ResourceRead, error) {
+	if name == "" || uri == "" {
+		return wire.ResourceRead{}, api.WithKind(errors.New("a read needs a server and a URI"), api.ErrBadRequest)
+	}
+	ctx, cancel, d := c.bounded(ctx, name)
+	defer cancel()
+	res, err := c.Controller.ReadResource(ctx, name, uri)
+	if err != nil {
+		return wire.ResourceRead{}, apiError(timedOut(ctx, err, d))
+	}
+	if res.Contents == nil {
+		res.Contents = []wire.ResourceContent{}
+	}
+	return res, nil
+}
+
+// GetPrompt gets prompt of server name with args, within its callTimeout.
+func (c *Core) GetPrompt(ctx context.Context, name, prompt string, args map[string]string) (wire.PromptResult, error) {
+	ctx, cancel, d := c.bounded(ctx, name)
+	defer cancel()
+	if args == nil {
+		args = map[string]string{}
+	}
+	res, err := c.Controller.GetPrompt(ctx, name, prompt, args)
+	if err != nil {
+		return wire.PromptResult{}, apiError(timedOut(ctx, err, d))
+	}
+	if res.Messages == nil {
+		res.Messages = []wire.PromptMessage{}
+	}
+	return res, nil
+}
+
+// Subscribe subscribes to updates of uri of server name (on), or ends
+// that, within its callTimeout.
+func (c *Core) Subscribe(ctx context.Context, name, uri string, on bool) error {
+	if name == "" || uri == "" {
+		return api.WithKind(errors.New("a subscription needs a server and a URI"), api.ErrBadRequest)
+	}
+	ctx, cancel, d := c.bounded(ctx, name)
+	defer cancel()
+	return apiError(timedOut(ctx, c.Controller.Subscribe(ctx, name, uri, on), d))
+}
+
 // bounded bounds ctx by server name's callTimeout: a read, a prompt or a
 // subscription takes no longer than a call of its tools may.
-func (b backend) bounded(ctx context.Context, name string) (context.Context, context.CancelFunc, time.Duration) {
-	d := b.rules.limits().TimeoutOf(name)
+func (c *Core) bounded(ctx context.Context, name string) (context.Context, context.CancelFunc, time.Duration) {
+	d := c.rules.limits().TimeoutOf(name)
 	if d <= 0 {
 		ctx, cancel := context.WithCancel(ctx)
 		return ctx, cancel, 0
@@ -86,29 +227,9 @@ var errRequestTimeout = errors.New("the server did not answer within its callTim
 // timedOut is err, marked as a timeout of d when ctx ran out of its time.
 func timedOut(ctx context.Context, err error, d time.Duration) error {
 	if err != nil && errors.Is(context.Cause(ctx), errRequestTimeout) {
-		return &kindError{err: fmt.Errorf("%w (%s, the server's callTimeout)", err, d), kind: api.ErrTimeout}
+		return api.WithKind(fmt.Errorf("%w (%s, the server's callTimeout)", err, d), api.ErrTimeout)
 	}
 	return err
-}
-
-func (b backend) ReadResource(ctx context.Context, name, uri string) (wire.ResourceRead, error) {
-	ctx, cancel, d := b.bounded(ctx, name)
-	defer cancel()
-	res, err := b.ctrl.ReadResource(ctx, name, uri)
-	return res, apiError(timedOut(ctx, err, d))
-}
-
-func (b backend) GetPrompt(ctx context.Context, name, prompt string, args map[string]string) (wire.PromptResult, error) {
-	ctx, cancel, d := b.bounded(ctx, name)
-	defer cancel()
-	res, err := b.ctrl.GetPrompt(ctx, name, prompt, args)
-	return res, apiError(timedOut(ctx, err, d))
-}
-
-func (b backend) Subscribe(ctx context.Context, name, uri string, on bool) error {
-	ctx, cancel, d := b.bounded(ctx, name)
-	defer cancel()
-	return apiError(timedOut(ctx, b.ctrl.Subscribe(ctx, name, uri, on), d))
 }
 
 // apiError gives a controller error the API sentinel it means, its message
@@ -125,18 +246,12 @@ func apiError(err error) error {
 	case errors.Is(err, api.ErrTimeout):
 		return err
 	case errors.Is(err, controller.ErrUnknownServer), errors.Is(err, mcp.ErrUnknownPrompt), errors.Is(err, mcp.ErrResourceNotFound):
-		return &kindError{err: err, kind: api.ErrNotFound}
+		return api.WithKind(err, api.ErrNotFound)
 	case errors.Is(err, controller.ErrDisabled), errors.Is(err, controller.ErrHeld), errors.Is(err, controller.ErrNotReady),
 		errors.Is(err, mcp.ErrNotOffered):
-		return &kindError{err: err, kind: api.ErrConflict}
+		return api.WithKind(err, api.ErrConflict)
 	case errors.Is(err, mcp.ErrPromptArguments), errors.Is(err, mcp.ErrInvalidParams):
-		return &kindError{err: err, kind: api.ErrBadRequest}
+		return api.WithKind(err, api.ErrBadRequest)
 	}
 	return err
 }
-
-// kindError is err that also wraps kind, an API sentinel.
-type kindError struct{ err, kind error }
-
-func (e *kindError) Error() string   { return e.err.Error() }
-func (e *kindError) Unwrap() []error { return []error{e.err, e.kind} }

@@ -55,7 +55,7 @@ func TestRunRestartRefusals(t *testing.T) {
 	require.ErrorIs(t, err, api.ErrNotFound)
 	lines, err := d.Client.Logs(t.Context(), "off")
 	require.NoError(t, err)
-	assert.Empty(t, lines)
+	assert.Empty(t, lines.Lines)
 }
 
 // One Run per home: a second one returns at once, naming the first, which
