@@ -175,9 +175,9 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, errorBody{Error: msg})
 }
 
-// errorStatus is the one mapping from errors to HTTP status codes: of the
-// backend's and the approvals' errors, and of a tool call's outcome, for
-// which it also names the failure's Kind.
+// errorStatus is the one mapping from errors to HTTP status codes: of an
+// Engine's errors, and of a tool call's outcome, for which it also names
+// the failure's Kind (RunCall).
 func errorStatus(err error) (code int, kind string) {
 	var ae *Error
 	if errors.As(err, &ae) {

@@ -88,6 +88,9 @@ type Config struct {
 	// Resources, when positive, declares resources: that many text
 	// resources, BinaryURI, ItemTemplate and their tools (see features.go).
 	Resources int
+	// ReadDelay, when positive, makes every read of a resource wait that
+	// long (or until the read is cancelled) before it is answered.
+	ReadDelay time.Duration
 	// Prompts declares the prompts greet and plain and their tool.
 	Prompts bool
 	// Instructions are the initialize result's instructions; without
@@ -170,6 +173,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.BoolVar(&c.EvilText, "evil-text", false, "put terminal escapes (EvilText) in an evil tool's title, description, schema and result and in stderr")
 	fs.BoolVar(&c.UnknownContent, "unknown-content", false, "add a tool hologram whose result holds a text block and a block of an unknown type (UnknownBlock)")
 	fs.IntVar(&c.Resources, "resources", 0, "declare resources: `N` text resources test://text/<i>, test://binary, the template test://items/{id} and the tools set_resource, remove_resource, links, relist")
+	fs.DurationVar(&c.ReadDelay, "read-delay", 0, "with --resources: wait `DURATION` (or until cancelled) before answering each resources/read")
 	fs.BoolVar(&c.Prompts, "prompts", false, "declare the prompts greet {name required, greeting} and plain, and the tools add_prompt and relist")
 	fs.StringVar(&c.Instructions, "instructions", "", "the initialize result's instructions")
 	fs.IntVar(&c.InstructionsBytes, "instructions-bytes", 0, "instructions of `N` bytes (two-byte characters after a short sentence)")
@@ -219,6 +223,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.InitStderrEvery < 0 {
 		return c, fmt.Errorf("--init-stderr-every %s: must not be negative", c.InitStderrEvery)
+	}
+	if c.ReadDelay < 0 {
+		return c, fmt.Errorf("--read-delay %s: must not be negative", c.ReadDelay)
 	}
 	if c.FloodBytes < 0 {
 		return c, fmt.Errorf("--flood-bytes %d: must not be negative", c.FloodBytes)

@@ -149,6 +149,8 @@
 //	                          stderr at start (before --exit-at-start) and on every call of evil
 //	--unknown-content         the tool "hologram" (above)
 //	--resources N             resources, a template and their tools (above)
+//	--read-delay DURATION     with --resources: each resources/read waits DURATION (or until
+//	                          cancelled) before it is answered, as a slow server's does
 //	--prompts                 prompts and their tool (above)
 //	--instructions TEXT       the initialize result's instructions
 //	--instructions-bytes N    instructions of N bytes: a sentence, then "é" (two bytes each)
