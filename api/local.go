@@ -40,17 +40,17 @@ func (e *kindError) Unwrap() []error { return []error{e.err, e.kind} }
 // badRequest is an error with message msg that wraps ErrBadRequest.
 func badRequest(msg string) error { return WithKind(errors.New(msg), ErrBadRequest) }
 
-// MaxCallTimeout bounds CallOptions.Timeout: a day, as config.cue bounds
+// maxCallTimeout bounds CallOptions.Timeout: a day, as config.cue bounds
 // callTimeout.
-const MaxCallTimeout = 24 * time.Hour
+const maxCallTimeout = 24 * time.Hour
 
 // checkCallOptions checks a call's options; its errors wrap ErrBadRequest.
 func checkCallOptions(opts CallOptions) error {
 	if id := opts.ID; len(id) < 1 || len(id) > 64 || strings.Trim(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != "" {
 		return badRequest("callId must be 1 to 64 letters, digits, '_', '-' or '.'")
 	}
-	if opts.Timeout > MaxCallTimeout {
-		return badRequest(fmt.Sprintf("timeout must be from 1 to %d milliseconds, not %d", MaxCallTimeout.Milliseconds(), opts.Timeout.Milliseconds()))
+	if opts.Timeout > maxCallTimeout {
+		return badRequest(fmt.Sprintf("timeout must be from 1 to %d milliseconds, not %d", maxCallTimeout.Milliseconds(), opts.Timeout.Milliseconds()))
 	}
 	return nil
 }

@@ -266,7 +266,7 @@ func callOptions(r *http.Request) (CallOptions, error) {
 	if t := q.Get("timeout"); t != "" {
 		ms, err := strconv.ParseInt(t, 10, 64)
 		if err != nil || ms < 1 {
-			return CallOptions{}, fmt.Errorf("timeout must be a whole number of milliseconds from 1 to %d, not %q", MaxCallTimeout.Milliseconds(), t)
+			return CallOptions{}, fmt.Errorf("timeout must be a whole number of milliseconds from 1 to %d, not %q", maxCallTimeout.Milliseconds(), t)
 		}
 		// Saturated, not overflowed: the engine refuses what is too long.
 		opts.Timeout = time.Duration(min(ms, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond
