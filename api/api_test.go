@@ -323,10 +323,10 @@ func TestFollowLogs(t *testing.T) {
 	next := func() string {
 		ev, err := s.Next()
 		require.NoError(t, err)
-		if ev.Kind == "session" {
+		if ev.Kind == wire.KindLogSession {
 			return "session " + ev.Data
 		}
-		require.Equal(t, "line", ev.Kind)
+		require.Equal(t, wire.KindLogLine, ev.Kind)
 		return ev.Data
 	}
 	assert.Equal(t, `session {"session":0}`, next())
@@ -488,7 +488,7 @@ func TestApprovalFlow(t *testing.T) {
 	// Approved: the call proceeds.
 	done := call("yes")
 	var req Approval
-	require.NoError(t, nextEvent(t, events, "approval_requested").Decode(&req))
+	require.NoError(t, nextEvent(t, events, wire.KindApprovalRequested).Decode(&req))
 	assert.Equal(t, "write", req.Tool)
 	assert.Contains(t, req.Reason, "approval required")
 	assert.JSONEq(t, `{"path":"out.txt","content":"yes"}`, string(req.Args))
@@ -501,7 +501,7 @@ func TestApprovalFlow(t *testing.T) {
 	require.NoError(t, r.err)
 	assert.False(t, r.resp.Result.IsError, r.resp.Result.Text())
 	var answered ApprovalAnswered
-	require.NoError(t, nextEvent(t, events, "approval_answered").Decode(&answered))
+	require.NoError(t, nextEvent(t, events, wire.KindApprovalAnswered).Decode(&answered))
 	assert.Equal(t, ApprovalAnswered{ID: req.ID, Approved: true}, answered)
 
 	// Answering twice is a 404.
@@ -509,7 +509,7 @@ func TestApprovalFlow(t *testing.T) {
 
 	// Denied: a model-readable refusal.
 	done = call("no")
-	require.NoError(t, nextEvent(t, events, "approval_requested").Decode(&req))
+	require.NoError(t, nextEvent(t, events, wire.KindApprovalRequested).Decode(&req))
 	require.NoError(t, f.client.Answer(ctx, req.ID, false))
 	r = <-done
 	var apiErr *Error
@@ -558,7 +558,7 @@ func TestCallOptions(t *testing.T) {
 		done <- err
 	}()
 	var req Approval
-	require.NoError(t, nextEvent(t, events, "approval_requested").Decode(&req))
+	require.NoError(t, nextEvent(t, events, wire.KindApprovalRequested).Decode(&req))
 	assert.Equal(t, "cli-42-ab", req.CallID)
 	require.NoError(t, f.client.Answer(ctx, req.ID, true))
 	require.NoError(t, <-done)
@@ -608,11 +608,11 @@ func TestApprovalCallerGone(t *testing.T) {
 		_, err := f.client.Call(ctx, "write", json.RawMessage(`{"path":"x","content":"y"}`))
 		done <- err
 	}()
-	nextEvent(t, events, "approval_requested")
+	nextEvent(t, events, wire.KindApprovalRequested)
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 	var answered ApprovalAnswered
-	require.NoError(t, nextEvent(t, events, "approval_answered").Decode(&answered))
+	require.NoError(t, nextEvent(t, events, wire.KindApprovalAnswered).Decode(&answered))
 	assert.Equal(t, "canceled", answered.Reason)
 	pending, err := f.client.Approvals(t.Context())
 	require.NoError(t, err)
@@ -632,7 +632,7 @@ func TestEventsToolsChanged(t *testing.T) {
 	require.True(t, changed)
 	ev, err := events.Next()
 	require.NoError(t, err)
-	assert.Equal(t, "tools_changed", ev.Kind)
+	assert.Equal(t, wire.KindToolsChanged, ev.Kind)
 	assert.JSONEq(t, `{"source":"x"}`, ev.Data)
 }
 
@@ -728,7 +728,7 @@ func TestFollowLogsLineBreaksStayInData(t *testing.T) {
 	for i, ev := range events {
 		kinds[i] = ev.Kind
 	}
-	require.Equal(t, []string{"session", "line", "line", "line"}, kinds)
+	require.Equal(t, []string{wire.KindLogSession, wire.KindLogLine, wire.KindLogLine, wire.KindLogLine}, kinds)
 	require.NotContains(t, events[1].Data, "\n")
 	require.Contains(t, events[1].Data, "approval_requested", "the line's text is kept")
 	require.Equal(t, "after", events[3].Data)
@@ -757,6 +757,6 @@ func TestCallProgressEvents(t *testing.T) {
 	res, err := f.client.CallWith(t.Context(), "mcp__p__steps", nil, CallOptions{ID: "c7"})
 	require.NoError(t, err)
 	require.Empty(t, res.Error)
-	require.Equal(t, `{"callId":"c7","tool":"mcp__p__steps","progress":1,"total":2,"message":"half"}`, nextEvent(t, events, "call_progress").Data)
-	require.Equal(t, `{"callId":"c7","tool":"mcp__p__steps","progress":2,"total":2}`, nextEvent(t, events, "call_progress").Data)
+	require.Equal(t, `{"callId":"c7","tool":"mcp__p__steps","progress":1,"total":2,"message":"half"}`, nextEvent(t, events, wire.KindCallProgress).Data)
+	require.Equal(t, `{"callId":"c7","tool":"mcp__p__steps","progress":2,"total":2}`, nextEvent(t, events, wire.KindCallProgress).Data)
 }

@@ -309,7 +309,7 @@ func (c *Client) Events(ctx context.Context) (Stream, error) {
 		return nil, err
 	}
 	ev, err := s.Next()
-	if err != nil || ev.Kind != "subscribed" {
+	if err != nil || ev.Kind != wire.KindSubscribed {
 		s.Close()
 		return nil, fmt.Errorf("events: expected a subscribed event, got %q: %w", ev.Kind, errors.Join(err, io.ErrUnexpectedEOF))
 	}

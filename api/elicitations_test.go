@@ -56,7 +56,7 @@ func TestElicitationFlow(t *testing.T) {
 
 	done := ask(f.elicit, ctx, wire.Elicitation{Server: "ts", Mode: "form", Message: "Who?", RequestedSchema: []byte(`{"type":"object"}`)})
 	var req wire.Elicitation
-	require.NoError(t, nextEvent(t, events, "elicitation_requested").Decode(&req))
+	require.NoError(t, nextEvent(t, events, wire.KindElicitationRequested).Decode(&req))
 	assert.Equal(t, "e1", req.ID)
 	assert.Equal(t, "ts", req.Server)
 	assert.Equal(t, "Who?", req.Message)
@@ -92,7 +92,7 @@ func TestElicitationFlow(t *testing.T) {
 	require.NoError(t, got.err)
 	assert.Equal(t, sent, got.ans)
 	var answered wire.ElicitationAnswered
-	ev := nextEvent(t, events, "elicitation_answered")
+	ev := nextEvent(t, events, wire.KindElicitationAnswered)
 	require.NoError(t, ev.Decode(&answered))
 	assert.Equal(t, wire.ElicitationAnswered{ID: "e1", Server: "ts", Action: "accept"}, answered)
 	assert.NotContains(t, ev.Data, "Ada", "the event carries no content")
@@ -102,7 +102,7 @@ func TestElicitationFlow(t *testing.T) {
 
 	// A URL-mode elicitation is accepted without content.
 	done = ask(f.elicit, ctx, wire.Elicitation{Server: "ts", Mode: "url", Message: "Sign in", URL: "https://example.com/x", Host: "example.com"})
-	require.NoError(t, nextEvent(t, events, "elicitation_requested").Decode(&req))
+	require.NoError(t, nextEvent(t, events, wire.KindElicitationRequested).Decode(&req))
 	_, err = f.client.AnswerElicitation(ctx, req.ID, wire.ElicitationAnswer{Action: "accept", Content: map[string]any{"a": 1}})
 	assert.ErrorContains(t, err, "a URL-mode elicitation is accepted without content")
 	_, err = f.client.AnswerElicitation(ctx, req.ID, wire.ElicitationAnswer{Action: "accept"})
@@ -112,7 +112,7 @@ func TestElicitationFlow(t *testing.T) {
 	// Decline and cancel carry no content.
 	for _, action := range []string{"decline", "cancel"} {
 		done = ask(f.elicit, ctx, wire.Elicitation{Server: "ts", Mode: "form", Message: "Who?"})
-		require.NoError(t, nextEvent(t, events, "elicitation_requested").Decode(&req))
+		require.NoError(t, nextEvent(t, events, wire.KindElicitationRequested).Decode(&req))
 		_, err = f.client.AnswerElicitation(ctx, req.ID, wire.ElicitationAnswer{Action: action})
 		require.NoError(t, err)
 		assert.Equal(t, wire.ElicitationAnswered{ID: req.ID, Server: "ts", Action: action}, (<-done).ans)

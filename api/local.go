@@ -160,7 +160,7 @@ func (s *eventStream) Next() (Event, error) {
 	}
 	if m.Missed > 0 {
 		s.next = &ev
-		return jsonEvent("missed", map[string]uint64{"missed": m.Missed})
+		return jsonEvent(wire.KindMissed, map[string]uint64{"missed": m.Missed})
 	}
 	return ev, nil
 }
@@ -221,12 +221,12 @@ func (s *logStream) Next() (Event, error) {
 		}
 		if s.logs.Session != s.cur.Session {
 			s.cur = wire.LogCursor{Session: s.logs.Session}
-			return jsonEvent("session", map[string]int64{"session": s.logs.Session})
+			return jsonEvent(wire.KindLogSession, map[string]int64{"session": s.logs.Session})
 		}
 		if len(s.logs.Lines) > 0 {
 			line := s.logs.Lines[0]
 			s.logs.Lines = s.logs.Lines[1:]
-			return Event{Kind: "line", Data: lineBreaks.Replace(line)}, nil
+			return Event{Kind: wire.KindLogLine, Data: lineBreaks.Replace(line)}, nil
 		}
 		s.cur = s.logs.Cursor()
 		logs, err := s.wait(s.ctx, s.cur)
@@ -235,7 +235,7 @@ func (s *logStream) Next() (Event, error) {
 		}
 		if err != nil {
 			s.ended = true
-			return Event{Kind: "error", Data: lineBreaks.Replace(err.Error())}, nil
+			return Event{Kind: wire.KindLogError, Data: lineBreaks.Replace(err.Error())}, nil
 		}
 		s.logs = logs
 	}

@@ -29,16 +29,16 @@ func TestEventStream(t *testing.T) {
 	for tools < eventBuffer {
 		ev, err := s.Next()
 		require.NoError(t, err)
-		if ev.Kind == "missed" {
+		if ev.Kind == wire.KindMissed {
 			var m struct{ Missed int }
 			require.NoError(t, ev.Decode(&m))
 			missed += m.Missed
 			next, err := s.Next()
 			require.NoError(t, err)
-			require.Equal(t, "tools_changed", next.Kind, "a missed event comes before the next event")
+			require.Equal(t, wire.KindToolsChanged, next.Kind, "a missed event comes before the next event")
 			ev = next
 		}
-		require.Equal(t, "tools_changed", ev.Kind)
+		require.Equal(t, wire.KindToolsChanged, ev.Kind)
 		tools++
 		if tools == eventBuffer {
 			assert.Equal(t, `{"source":"`+strconv.Itoa(n-1)+`"}`, ev.Data, "the newest are kept")
@@ -90,8 +90,8 @@ func TestLogStream(t *testing.T) {
 		}
 		got = append(got, ev)
 	}
-	assert.Equal(t, []Event{{"session", `{"session":1}`}, {"line", "a b"}, {"line", "c"}, {"session", `{"session":2}`}, {"line", "d"},
-		{"error", "gone for good"}}, got)
+	assert.Equal(t, []Event{{wire.KindLogSession, `{"session":1}`}, {wire.KindLogLine, "a b"}, {wire.KindLogLine, "c"},
+		{wire.KindLogSession, `{"session":2}`}, {wire.KindLogLine, "d"}, {wire.KindLogError, "gone for good"}}, got)
 
 	started := make(chan struct{})
 	s = NewLogStream(t.Context(), wire.Logs{}, func(ctx context.Context, _ wire.LogCursor) (wire.Logs, error) {

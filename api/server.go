@@ -367,7 +367,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	s.relay(w, r, st, Event{Kind: "subscribed", Data: "{}"})
+	s.relay(w, r, st, Event{Kind: wire.KindSubscribed, Data: "{}"})
 }
 
 // relay sends first, then st's events as server-sent events until st or

@@ -8,6 +8,7 @@ import (
 
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
+	"github.com/freecode/freecode/wire"
 )
 
 // Errors an Engine and Approvals wrap to say what kind of failure an error
@@ -95,7 +96,7 @@ type Approval struct {
 type ApprovalRequested struct{ Approval }
 
 // Kind implements event.Event.
-func (ApprovalRequested) Kind() string { return "approval_requested" }
+func (ApprovalRequested) Kind() string { return wire.KindApprovalRequested }
 
 // ApprovalAnswered is published when a pending approval was answered (by the
 // API, a timeout or the caller going away).
@@ -108,7 +109,7 @@ type ApprovalAnswered struct {
 }
 
 // Kind implements event.Event.
-func (ApprovalAnswered) Kind() string { return "approval_answered" }
+func (ApprovalAnswered) Kind() string { return wire.KindApprovalAnswered }
 
 // Event is one server-sent event as the client receives it: Data is JSON
 // for every event of /v1/events, and the raw line for a followed log.

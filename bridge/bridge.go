@@ -15,6 +15,7 @@ import (
 
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/wire"
 )
 
 // Caller calls a tool by the server's own tool name; *mcp.Session
@@ -45,6 +46,7 @@ func Tools(caller Caller, tools []mcp.Tool) []registry.Tool {
 			InputSchema: t.InputSchema,
 			Annotations: t.Annotations,
 			ReadOnly:    t.ReadOnly,
+			Raw:         t.Raw,
 			// Characters estimate as bytes do: four to a token.
 			OutputTokensHint: (t.MaxResultChars + 3) / 4,
 			Call:             call(caller, t.Name),
@@ -83,7 +85,8 @@ func call(caller Caller, name string) func(context.Context, json.RawMessage) (re
 // block those fields do not carry whole (annotations, _meta, fields of its
 // own, a type FreeCode does not know) also keeps its JSON verbatim, as the
 // server sent it, in Content.Raw, so nothing is lost. Structured content
-// is kept byte for byte. Raw and Structured share res's bytes.
+// and the result's _meta are kept byte for byte. Raw, Structured and Meta
+// share res's bytes.
 func Result(res *mcp.CallResult) (registry.Result, error) {
 	out := registry.Result{IsError: res.IsError, Content: make([]registry.Content, 0, len(res.Content))}
 	for i, block := range res.Content {
@@ -95,6 +98,9 @@ func Result(res *mcp.CallResult) (registry.Result, error) {
 	}
 	if len(res.Structured) > 0 {
 		out.Structured = res.Structured
+	}
+	if len(res.Meta) > 0 {
+		out.Meta = res.Meta
 	}
 	return out, nil
 }
@@ -157,15 +163,15 @@ func content(block json.RawMessage) (registry.Content, error) {
 	}
 	var errs [2]error
 	switch out.Type {
-	case "text":
+	case wire.ContentText:
 		out.Text, errs[0] = jsonString("text", text)
-	case "image", "audio":
+	case wire.ContentImage, wire.ContentAudio:
 		out.Data, errs[0] = jsonString("data", data)
 		out.MimeType, errs[1] = jsonString("mimeType", mimeType)
-	case "resource_link":
+	case wire.ContentResourceLink:
 		out.URI, errs[0] = jsonString("uri", uri)
 		out.MimeType, errs[1] = jsonString("mimeType", mimeType)
-	case "resource":
+	case wire.ContentResource:
 		if resource != nil {
 			var r *embedded
 			if err := json.Unmarshal(resource, &r); err != nil {
@@ -202,7 +208,7 @@ func jsonString(key string, value []byte) (string, error) {
 // intern is s as a string, without a copy for the names MCP gives content
 // types and MIME types most often.
 func intern(s []byte) string {
-	for _, known := range [...]string{"text", "image", "audio", "resource", "resource_link", "text/plain", "image/png", "application/json"} {
+	for _, known := range [...]string{wire.ContentText, wire.ContentImage, wire.ContentAudio, wire.ContentResource, wire.ContentResourceLink, "text/plain", "image/png", "application/json"} {
 		if string(s) == known {
 			return known
 		}
@@ -316,11 +322,11 @@ const (
 // whose resource object has fields of its own, and unknown types).
 func mappedKeys(typ string) keySet {
 	switch typ {
-	case "text":
+	case wire.ContentText:
 		return keyType | keyText
-	case "image", "audio":
+	case wire.ContentImage, wire.ContentAudio:
 		return keyType | keyData | keyMimeType
-	case "resource_link":
+	case wire.ContentResourceLink:
 		return keyType | keyURI | keyMimeType
 	}
 	return 0

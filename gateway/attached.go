@@ -82,7 +82,7 @@ func (b *attached) list(ctx context.Context) ([]defs.Def, map[string]toolMeta, e
 			continue
 		}
 		for _, t := range ts.Tools {
-			fresh[t.ID] = toolMeta{Title: t.Title, Annotations: t.Annotations}
+			fresh[t.ID] = toolMeta{Title: t.Title, Annotations: t.Annotations, Raw: t.Raw}
 		}
 	}
 	meta := make(map[string]toolMeta, len(tl.Tools))
@@ -195,10 +195,10 @@ func (b *attached) watch(ctx context.Context, changed func()) error {
 			return fmt.Errorf("freecode serve stopped: %w", err)
 		}
 		switch ev.Kind {
-		case registry.ToolsChanged{}.Kind(), defs.ToolsLoaded{}.Kind(), defs.PolicyChanged{}.Kind(),
-			wire.PhaseChanged{}.Kind(), wire.ResourcesChanged{}.Kind(), wire.PromptsChanged{}.Kind(), "missed":
+		case wire.KindToolsChanged, wire.KindToolsLoaded, wire.KindDefsPolicyChanged,
+			wire.KindPhaseChanged, wire.KindResourcesChanged, wire.KindPromptsChanged, wire.KindMissed:
 			changed()
-		case api.ApprovalRequested{}.Kind():
+		case wire.KindApprovalRequested:
 			var a api.ApprovalRequested
 			if ev.Decode(&a) != nil {
 				continue
@@ -209,7 +209,7 @@ func (b *attached) watch(ctx context.Context, changed func()) error {
 			if ac != nil {
 				wg.Go(func() { b.approve(ctx, ac, a.Approval) })
 			}
-		case wire.ElicitationRequested{}.Kind():
+		case wire.KindElicitationRequested:
 			var e wire.ElicitationRequested
 			if ev.Decode(&e) != nil || e.Mode != mcp.ElicitForm {
 				continue
@@ -217,7 +217,7 @@ func (b *attached) watch(ctx context.Context, changed func()) error {
 			if acs := b.callsTo(e.Server); len(acs) > 0 {
 				wg.Go(func() { b.elicit(ctx, acs, e.Elicitation) })
 			}
-		case wire.CallProgress{}.Kind():
+		case wire.KindCallProgress:
 			var p wire.CallProgress
 			if ev.Decode(&p) != nil {
 				continue

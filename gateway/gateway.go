@@ -101,10 +101,13 @@ type backend interface {
 	watch(ctx context.Context, changed func()) error
 }
 
-// toolMeta is what the definitions do not carry of a tool.
+// toolMeta is what the definitions do not carry of a tool: its title,
+// annotations, and its server's object (outputSchema, icons, _meta; nil
+// for a built-in).
 type toolMeta struct {
 	Title       string
 	Annotations json.RawMessage
+	Raw         json.RawMessage
 }
 
 // exposed is the list the gateway answers: the tools, and by listed name
@@ -126,7 +129,7 @@ func expose(ds []defs.Def, meta map[string]toolMeta, builtins bool) exposed {
 		}
 		m := meta[d.Name]
 		out.tools = append(out.tools, mcp.GatewayTool{Name: name, Title: m.Title, Description: d.Description,
-			InputSchema: d.InputSchema, Annotations: m.Annotations})
+			InputSchema: d.InputSchema, Annotations: m.Annotations, Raw: m.Raw})
 		out.ids[name] = d.Name
 	}
 	return out
@@ -299,7 +302,7 @@ func searchForHost(r registry.Result) registry.Result {
 	out := r
 	out.Content = make([]registry.Content, len(r.Content))
 	for i, c := range r.Content {
-		if c.Type == "text" {
+		if c.Type == wire.ContentText {
 			c.Text = rename.Replace(c.Text)
 			c.Raw = nil
 		}
@@ -313,9 +316,10 @@ func errorResult(text string) mcp.GatewayResult {
 }
 
 // gatewayResult is r for the host: each block verbatim as its server sent
-// it, or as FreeCode made it.
+// it, or as FreeCode made it; its structured content and _meta as the
+// server sent them.
 func gatewayResult(r registry.Result) mcp.GatewayResult {
-	out := mcp.GatewayResult{IsError: r.IsError, Structured: r.Structured, Content: make([]json.RawMessage, 0, len(r.Content))}
+	out := mcp.GatewayResult{IsError: r.IsError, Structured: r.Structured, Meta: r.Meta, Content: make([]json.RawMessage, 0, len(r.Content))}
 	for _, c := range r.Content {
 		if len(c.Raw) > 0 {
 			out.Content = append(out.Content, c.Raw)
@@ -323,7 +327,7 @@ func gatewayResult(r registry.Result) mcp.GatewayResult {
 		}
 		b, err := json.Marshal(c)
 		if err != nil {
-			b, _ = json.Marshal(registry.Content{Type: "text", Text: c.Text})
+			b, _ = json.Marshal(registry.Content{Type: wire.ContentText, Text: c.Text})
 		}
 		out.Content = append(out.Content, b)
 	}

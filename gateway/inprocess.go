@@ -26,7 +26,7 @@ func (b inProcess) list(context.Context) ([]defs.Def, map[string]toolMeta, error
 	meta := make(map[string]toolMeta, len(ds.Tools))
 	for _, d := range ds.Tools {
 		if t, ok := b.core.Registry.Get(d.Name); ok {
-			meta[d.Name] = toolMeta{Title: t.Title, Annotations: t.Annotations}
+			meta[d.Name] = toolMeta{Title: t.Title, Annotations: t.Annotations, Raw: t.Raw}
 		}
 	}
 	return ds.Tools, meta, nil

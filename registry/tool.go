@@ -17,6 +17,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+
+	"github.com/freecode/freecode/wire"
 )
 
 // SourceBuiltin is the source name of FreeCode's own tools.
@@ -97,6 +99,14 @@ type Tool struct {
 	// anything; everything else is treated as mutating: it runs alone and
 	// is never retried.
 	ReadOnly bool
+	// Raw is the tool as its source listed it (an MCP server's tools/list
+	// element; nil for a built-in), for what the fields above do not carry
+	// (outputSchema, icons, _meta): it is shown and passed on to hosts,
+	// never advertised to a model. It is part of change detection as
+	// canonical JSON, so a changed icon is a change (ToolsChanged), but the
+	// provider-facing definitions are made of the fields above alone: their
+	// bytes, and the version that hashes them, stay as they were.
+	Raw json.RawMessage
 	// OutputTokensHint is how large, in estimated tokens, the source says
 	// the tool's results may be given whole (an MCP tool's _meta
 	// "anthropic/maxResultSizeChars"); 0: it says nothing. The
@@ -126,7 +136,9 @@ type Tool struct {
 
 // Content is one piece of a tool's output, modelled on MCP content blocks.
 type Content struct {
-	// Type is "text", "image", "audio", "resource", "resource_link", ...
+	// Type is the block's type: wire.ContentText, ContentImage,
+	// ContentAudio, ContentResource, ContentResourceLink, or another the
+	// source sent (its block is then in Raw).
 	Type string `json:"type"`
 	// Text holds text content, or the text of an embedded text resource.
 	Text string `json:"text,omitempty"`
@@ -147,23 +159,27 @@ type Result struct {
 	IsError bool `json:"isError,omitempty"`
 	// Structured is the tool's structured output, if any.
 	Structured json.RawMessage `json:"structuredContent,omitempty"`
+	// Meta is the result's _meta object as the source sent it (an MCP
+	// tools/call result's), nil if none. It is passed on, never shown to
+	// a model.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // TextResult returns a successful result with one text block.
 func TextResult(text string) Result {
-	return Result{Content: []Content{{Type: "text", Text: text}}}
+	return Result{Content: []Content{{Type: wire.ContentText, Text: text}}}
 }
 
 // ErrorResult returns an IsError result with one text block.
 func ErrorResult(text string) Result {
-	return Result{Content: []Content{{Type: "text", Text: text}}, IsError: true}
+	return Result{Content: []Content{{Type: wire.ContentText, Text: text}}, IsError: true}
 }
 
 // Text returns the concatenated text blocks of r, separated by newlines.
 func (r Result) Text() string {
 	var parts []string
 	for _, c := range r.Content {
-		if c.Type == "text" {
+		if c.Type == wire.ContentText {
 			parts = append(parts, c.Text)
 		}
 	}

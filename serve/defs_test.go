@@ -12,6 +12,7 @@ import (
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/internal/servetest"
 	"github.com/freecode/freecode/registry/defs"
+	"github.com/freecode/freecode/wire"
 )
 
 func toolNames(t api.Tools) []string {
@@ -67,7 +68,7 @@ func TestRunDefersOverTheBudget(t *testing.T) {
 	require.Contains(t, resp.Result.Text(), "1. mcp__ts__tool_007:")
 	servetest.Until(t, events, "tools_loaded", func(ev api.Event) bool {
 		var tl defs.ToolsLoaded
-		return ev.Kind == "tools_loaded" && ev.Decode(&tl) == nil && slices.Equal(tl.IDs, []string{"mcp__ts__tool_007"})
+		return ev.Kind == wire.KindToolsLoaded && ev.Decode(&tl) == nil && slices.Equal(tl.IDs, []string{"mcp__ts__tool_007"})
 	})
 	loaded, err := d.Client.Tools(ctx, "openai")
 	require.NoError(t, err)
@@ -85,7 +86,7 @@ func TestRunDefersOverTheBudget(t *testing.T) {
 	policyChanged := func(budget int) {
 		servetest.Until(t, events, "defs_policy_changed", func(ev api.Event) bool {
 			var pc defs.PolicyChanged
-			return ev.Kind == "defs_policy_changed" && ev.Decode(&pc) == nil && pc.Budget == budget
+			return ev.Kind == wire.KindDefsPolicyChanged && ev.Decode(&pc) == nil && pc.Budget == budget
 		})
 	}
 	conf["permission"] = map[string]any{"deny": []string{defs.SearchToolID}}

@@ -45,7 +45,7 @@ func callAsync(d *daemon, tool, args string) <-chan api.CallResponse {
 // nextElicitation waits for the next elicitation_requested event.
 func nextElicitation(t *testing.T, events <-chan api.Event) wire.Elicitation {
 	t.Helper()
-	got := servetest.Until(t, events, "elicitation_requested", func(ev api.Event) bool { return ev.Kind == "elicitation_requested" })
+	got := servetest.Until(t, events, "elicitation_requested", func(ev api.Event) bool { return ev.Kind == wire.KindElicitationRequested })
 	var e wire.Elicitation
 	require.NoError(t, got[len(got)-1].Decode(&e))
 	return e
@@ -126,7 +126,7 @@ func TestElicitationThroughServe(t *testing.T) {
 	done = callAsync(d, tool, `{}`)
 	e = nextElicitation(t, events)
 	assert.Equal(t, 2*time.Second, e.Expires.Sub(e.Created))
-	got := servetest.Until(t, events, "elicitation_answered", func(ev api.Event) bool { return ev.Kind == "elicitation_answered" })
+	got := servetest.Until(t, events, "elicitation_answered", func(ev api.Event) bool { return ev.Kind == wire.KindElicitationAnswered })
 	var answered wire.ElicitationAnswered
 	require.NoError(t, got[len(got)-1].Decode(&answered))
 	assert.Equal(t, wire.ElicitationAnswered{ID: e.ID, Server: "everything", Action: "cancel", Reason: "timeout"}, answered)
@@ -162,7 +162,7 @@ func TestURLElicitationThroughServe(t *testing.T) {
 	// A server that cancels its request takes it off the list.
 	done = callAsync(d, "mcp__ts__ask", `{"cancelAfterMs":100}`)
 	e = nextElicitation(t, events)
-	got := servetest.Until(t, events, "elicitation_answered", func(ev api.Event) bool { return ev.Kind == "elicitation_answered" })
+	got := servetest.Until(t, events, "elicitation_answered", func(ev api.Event) bool { return ev.Kind == wire.KindElicitationAnswered })
 	var answered wire.ElicitationAnswered
 	require.NoError(t, got[len(got)-1].Decode(&answered))
 	assert.Equal(t, wire.ElicitationAnswered{ID: e.ID, Server: "ts", Reason: "the server cancelled its request"}, answered)

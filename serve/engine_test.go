@@ -332,7 +332,7 @@ func TestEngineInProcessAndOverTheSocket(t *testing.T) {
 			defer s.Close()
 			return s.Next()
 		}, func(t *testing.T, v any, a answer) {
-			assert.Equal(t, "session", v.(api.Event).Kind)
+			assert.Equal(t, wire.KindLogSession, v.(api.Event).Kind)
 			assert.Regexp(t, `^\{"session":[1-9][0-9]*\}$`, v.(api.Event).Data)
 		}},
 		{"followed logs of an unknown server", func(ctx context.Context, e api.Engine) (any, error) { return e.FollowLogs(ctx, "nope") },
@@ -362,7 +362,7 @@ func TestEngineInProcessAndOverTheSocket(t *testing.T) {
 				if err != nil {
 					return phases, err
 				}
-				if ev.Kind == "phase_changed" && strings.Contains(ev.Data, `"server":"ts"`) {
+				if ev.Kind == wire.KindPhaseChanged && strings.Contains(ev.Data, `"server":"ts"`) {
 					phases = append(phases, ev)
 					if strings.Contains(ev.Data, `"phase":"ready"`) {
 						return phases, nil
@@ -371,11 +371,11 @@ func TestEngineInProcessAndOverTheSocket(t *testing.T) {
 			}
 		}, func(t *testing.T, v any, a answer) {
 			assert.Equal(t, []api.Event{
-				{Kind: "phase_changed", Data: `{"server":"ts","phase":"stopping"}`},
-				{Kind: "phase_changed", Data: `{"server":"ts","phase":"stopped"}`},
-				{Kind: "phase_changed", Data: `{"server":"ts","phase":"pending"}`},
-				{Kind: "phase_changed", Data: `{"server":"ts","phase":"starting"}`},
-				{Kind: "phase_changed", Data: `{"server":"ts","phase":"ready"}`},
+				{Kind: wire.KindPhaseChanged, Data: `{"server":"ts","phase":"stopping"}`},
+				{Kind: wire.KindPhaseChanged, Data: `{"server":"ts","phase":"stopped"}`},
+				{Kind: wire.KindPhaseChanged, Data: `{"server":"ts","phase":"pending"}`},
+				{Kind: wire.KindPhaseChanged, Data: `{"server":"ts","phase":"starting"}`},
+				{Kind: wire.KindPhaseChanged, Data: `{"server":"ts","phase":"ready"}`},
 			}, v)
 		}},
 	} {

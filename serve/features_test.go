@@ -120,12 +120,12 @@ func TestRunResourcesAndPrompts(t *testing.T) {
 	require.NoError(t, err)
 	_, err = d.Client.Call(ctx, "mcp__ts__set_resource", json.RawMessage(`{"uri": "test://new", "text": "fresh"}`))
 	require.NoError(t, err)
-	seen := servetest.Until(t, events, "resources changed", func(ev api.Event) bool { return ev.Kind == "resources_changed" })
+	seen := servetest.Until(t, events, "resources changed", func(ev api.Event) bool { return ev.Kind == wire.KindResourcesChanged })
 	var rc wire.ResourcesChanged
 	require.NoError(t, seen[len(seen)-1].Decode(&rc))
 	assert.Equal(t, "ts", rc.Source)
 	for _, ev := range seen {
-		assert.NotEqual(t, "prompts_changed", ev.Kind, "the prompts did not change")
+		assert.NotEqual(t, wire.KindPromptsChanged, ev.Kind, "the prompts did not change")
 	}
 	read, err = d.Client.ReadResource(ctx, "ts", "test://new")
 	require.NoError(t, err)
@@ -216,7 +216,7 @@ func TestRunResourceSubscription(t *testing.T) {
 	updated := func(uri string) func(api.Event) bool {
 		return func(ev api.Event) bool {
 			var u wire.ResourceUpdated
-			return ev.Kind == "resource_updated" && ev.Decode(&u) == nil && u.Server == "ts" && u.URI == uri
+			return ev.Kind == wire.KindResourceUpdated && ev.Decode(&u) == nil && u.Server == "ts" && u.URI == uri
 		}
 	}
 	set := func(uri, text string) {

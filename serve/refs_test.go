@@ -11,6 +11,7 @@ import (
 
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/internal/servetest"
+	"github.com/freecode/freecode/wire"
 )
 
 // A server whose tool schemas hold references FreeCode does not follow:
@@ -50,7 +51,7 @@ func TestRunToolWithRefsNotFollowed(t *testing.T) {
 	events := d.Events()
 	_, err = d.Client.Call(t.Context(), "mcp__ext__add_tool", json.RawMessage(`{"name":"more"}`))
 	require.NoError(t, err)
-	servetest.Until(t, events, "tools changed", func(ev api.Event) bool { return ev.Kind == "tools_changed" })
+	servetest.Until(t, events, "tools changed", func(ev api.Event) bool { return ev.Kind == wire.KindToolsChanged })
 	tools, err = d.Client.Tools(t.Context(), "")
 	require.NoError(t, err)
 	require.True(t, servetest.HasTool(tools, "mcp__ext__more"))

@@ -99,7 +99,7 @@ func TestRun(t *testing.T) {
 		c.Write(servetest.Config(a, map[string]any{"name": "c", "type": "local", "command": []string{ts}, "enabled": false}), false)
 		got := servetest.Until(t, events, "c disabled", servetest.PhaseEvent("c", "disabled"))
 		for _, ev := range got {
-			aTools := ev.Kind == "tools_changed" && strings.Contains(ev.Data, `"a"`)
+			aTools := ev.Kind == wire.KindToolsChanged && strings.Contains(ev.Data, `"a"`)
 			assert.False(t, aTools || servetest.PhaseEvent("a", "starting")(ev) || servetest.PhaseEvent("a", "stopping")(ev), "unexpected event %v", ev)
 		}
 		s, _ = servetest.Server(d.Status(), "a")
@@ -175,7 +175,7 @@ func TestRun(t *testing.T) {
 		// add_tool is mutating; the config allows mcp__a.
 		_, err = d.Client.Call(t.Context(), "mcp__a__add_tool", json.RawMessage(`{"name":"fresh"}`))
 		require.NoError(t, err)
-		got := servetest.Until(t, events, "tools_changed", func(ev api.Event) bool { return ev.Kind == "tools_changed" })
+		got := servetest.Until(t, events, "tools_changed", func(ev api.Event) bool { return ev.Kind == wire.KindToolsChanged })
 		assert.JSONEq(t, `{"source":"a"}`, got[len(got)-1].Data)
 		after, err := d.Client.Tools(t.Context(), "")
 		require.NoError(t, err)
@@ -184,7 +184,7 @@ func TestRun(t *testing.T) {
 		// Exactly one: the next event is the one of the next change.
 		_, err = d.Client.Call(t.Context(), "mcp__a__remove_tool", json.RawMessage(`{"name":"fresh"}`))
 		require.NoError(t, err)
-		got = servetest.Until(t, events, "tools_changed", func(ev api.Event) bool { return ev.Kind == "tools_changed" })
+		got = servetest.Until(t, events, "tools_changed", func(ev api.Event) bool { return ev.Kind == wire.KindToolsChanged })
 		assert.Len(t, got, 1, "events: %v", got)
 		final, err := d.Client.Tools(t.Context(), "")
 		require.NoError(t, err)
@@ -211,7 +211,7 @@ func TestRun(t *testing.T) {
 		assert.False(t, s.NextRetry.IsZero())
 		lines, err := d.Client.Logs(t.Context(), "broken")
 		require.NoError(t, err)
-		assert.NotEmpty(t, lines)
+		assert.NotEmpty(t, lines.Lines)
 
 		// restart skips the backoff wait.
 		require.NoError(t, d.Client.Restart(t.Context(), "a"))
@@ -241,7 +241,7 @@ func TestRun(t *testing.T) {
 		}
 		for _, approve := range []bool{true, false} {
 			done := call()
-			got := servetest.Until(t, events, "approval_requested", func(ev api.Event) bool { return ev.Kind == "approval_requested" })
+			got := servetest.Until(t, events, "approval_requested", func(ev api.Event) bool { return ev.Kind == wire.KindApprovalRequested })
 			var req api.Approval
 			require.NoError(t, got[len(got)-1].Decode(&req))
 			assert.Equal(t, "mcp__n__note", req.Tool)
@@ -404,7 +404,7 @@ func TestRunCallLimits(t *testing.T) {
 				_, err := d.Client.Call(context.Background(), "read", json.RawMessage(`{"path":"`+path+`"}`))
 				done <- err
 			}()
-			got := servetest.Until(t, events, "approval_requested", func(ev api.Event) bool { return ev.Kind == "approval_requested" })
+			got := servetest.Until(t, events, "approval_requested", func(ev api.Event) bool { return ev.Kind == wire.KindApprovalRequested })
 			var req api.Approval
 			require.NoError(t, got[len(got)-1].Decode(&req))
 			assert.Equal(t, "read", req.Tool)

@@ -48,7 +48,7 @@ type ElicitationAnswer struct {
 type ElicitationRequested struct{ Elicitation }
 
 // Kind is the event's name on the wire (and implements event.Event).
-func (ElicitationRequested) Kind() string { return "elicitation_requested" }
+func (ElicitationRequested) Kind() string { return KindElicitationRequested }
 
 // ElicitationAnswered is published when a pending elicitation ended (event
 // elicitation_answered), and answers POST /v1/elicitations/{id}.
@@ -69,4 +69,4 @@ type ElicitationAnswered struct {
 }
 
 // Kind is the event's name on the wire (and implements event.Event).
-func (ElicitationAnswered) Kind() string { return "elicitation_answered" }
+func (ElicitationAnswered) Kind() string { return KindElicitationAnswered }

@@ -238,7 +238,7 @@ type PhaseChanged struct {
 }
 
 // Kind is the event's name on the wire (and implements event.Event).
-func (PhaseChanged) Kind() string { return "phase_changed" }
+func (PhaseChanged) Kind() string { return KindPhaseChanged }
 
 // CallProgress is published for every progress notice a server sends
 // about a call made through the API while it runs (event call_progress):
@@ -256,7 +256,7 @@ type CallProgress struct {
 }
 
 // Kind is the event's name on the wire (and implements event.Event).
-func (CallProgress) Kind() string { return "call_progress" }
+func (CallProgress) Kind() string { return KindCallProgress }
 
 // ConfigErrorChanged is published when the configuration error shown in
 // Status appears, changes or clears ("") (event config_error).
@@ -265,7 +265,7 @@ type ConfigErrorChanged struct {
 }
 
 // Kind is the event's name on the wire (and implements event.Event).
-func (ConfigErrorChanged) Kind() string { return "config_error" }
+func (ConfigErrorChanged) Kind() string { return KindConfigError }
 
 // SignIn is a remote server's OAuth sign-in as stored (serve's token store,
 // $FREECODE_HOME/auth). It never holds a token or a secret.
@@ -329,6 +329,24 @@ type Tool struct {
 	// InputSchema is the resolved, self-contained schema the arguments are
 	// validated against.
 	InputSchema json.RawMessage `json:"inputSchema"`
+	// Raw is the tool as its server listed it. Its JSON is this object
+	// with the fields above written over it, so what FreeCode does not
+	// interpret (outputSchema, icons, _meta, execution, …) is passed on;
+	// the server's inputSchema gives way to the resolved one. See
+	// marshalOver.
+	Raw json.RawMessage `json:"-"`
+}
+
+// MarshalJSON writes t's fields over the server's object (Raw).
+func (t Tool) MarshalJSON() ([]byte, error) {
+	type plain Tool
+	return marshalOver(t.Raw, plain(t))
+}
+
+// UnmarshalJSON decodes t and keeps the whole object as Raw.
+func (t *Tool) UnmarshalJSON(b []byte) error {
+	type plain Tool
+	return unmarshalKeep(b, (*plain)(t), &t.Raw)
 }
 
 // ServerTools is the answer of GET /v1/servers/{name}/tools: the tools the

@@ -90,3 +90,49 @@ func TestLogsCursor(t *testing.T) {
 	require.Equal(t, LogCursor{Session: 3, Line: 12}, Logs{Session: 3, Last: 12, Lines: []string{"a"}}.Cursor())
 	require.Zero(t, Logs{}.Cursor())
 }
+
+// The kinds are the API's names for its events: a constant's value never
+// changes, and no two kinds are the same name (a subscriber
+// could not tell the events apart: kinds is a map literal, so two kinds of
+// one name do not compile). The literals here are the contract.
+func TestKinds(t *testing.T) {
+	kinds := map[string]string{
+		KindPhaseChanged:         "phase_changed",
+		KindCallProgress:         "call_progress",
+		KindConfigError:          "config_error",
+		KindResourcesChanged:     "resources_changed",
+		KindPromptsChanged:       "prompts_changed",
+		KindResourceUpdated:      "resource_updated",
+		KindElicitationRequested: "elicitation_requested",
+		KindElicitationAnswered:  "elicitation_answered",
+		KindApprovalRequested:    "approval_requested",
+		KindApprovalAnswered:     "approval_answered",
+		KindToolsChanged:         "tools_changed",
+		KindToolsLoaded:          "tools_loaded",
+		KindDefsPolicyChanged:    "defs_policy_changed",
+		KindSubscribed:           "subscribed",
+		KindMissed:               "missed",
+		KindLogSession:           "session",
+		KindLogLine:              "line",
+		KindLogError:             "error",
+	}
+	for k, want := range kinds {
+		require.Equal(t, want, k)
+	}
+	for _, tc := range []struct {
+		ev   interface{ Kind() string }
+		want string
+	}{
+		{PhaseChanged{}, KindPhaseChanged}, {CallProgress{}, KindCallProgress}, {ConfigErrorChanged{}, KindConfigError},
+		{ResourcesChanged{}, KindResourcesChanged}, {PromptsChanged{}, KindPromptsChanged}, {ResourceUpdated{}, KindResourceUpdated},
+		{ElicitationRequested{}, KindElicitationRequested}, {ElicitationAnswered{}, KindElicitationAnswered},
+	} {
+		require.Equal(t, tc.want, tc.ev.Kind(), "%T", tc.ev)
+	}
+}
+
+// The content types are MCP's names for its blocks.
+func TestContentTypes(t *testing.T) {
+	content := []string{ContentText, ContentImage, ContentAudio, ContentResource, ContentResourceLink}
+	require.Equal(t, []string{"text", "image", "audio", "resource", "resource_link"}, content)
+}

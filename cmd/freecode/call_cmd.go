@@ -303,7 +303,7 @@ func (a *app) printOutcome(v outcomeView, text string, err error, asJSON bool) e
 	// Resource links are not text, but where to read more: say how.
 	if server := serverOfTool(v.Tool); server != "" {
 		for _, c := range v.Content {
-			if c.Type == "resource_link" && c.URI != "" {
+			if c.Type == wire.ContentResourceLink && c.URI != "" {
 				fmt.Fprintf(a.stdout, "[resource link %s: read it with `%s`]\n", termtext.Quote(c.URI),
 					termtext.Neutralize(termtext.ShellCommand("freecode", "mcp", "read", server, c.URI)))
 			}
@@ -363,12 +363,13 @@ type outcomeView struct {
 	Error      string             `json:"error,omitempty"`
 	Content    []registry.Content `json:"content"`
 	Structured json.RawMessage    `json:"structuredContent,omitempty"`
+	Meta       json.RawMessage    `json:"_meta,omitempty"`
 	Attempts   int                `json:"attempts"`
 	DurationMS float64            `json:"durationMs"`
 }
 
 func callView(o orchestrator.Outcome) outcomeView {
-	v := outcomeView{Tool: o.Tool, IsError: o.Result.IsError, Content: o.Result.Content, Structured: o.Result.Structured,
+	v := outcomeView{Tool: o.Tool, IsError: o.Result.IsError, Content: o.Result.Content, Structured: o.Result.Structured, Meta: o.Result.Meta,
 		Attempts: o.Attempts, DurationMS: float64(o.Duration.Microseconds()) / 1000}
 	if o.Err != nil {
 		v.Error = o.Err.Error()

@@ -127,12 +127,12 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 				continue
 			}
 			switch ev.Kind {
-			case "call_progress":
+			case wire.KindCallProgress:
 				var p wire.CallProgress
 				if !approving && !el.asking() && ev.Decode(&p) == nil && p.CallID == callID {
 					progress.show(registry.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 				}
-			case "approval_requested":
+			case wire.KindApprovalRequested:
 				var ap api.Approval
 				if ev.Decode(&ap) != nil || ap.CallID != callID {
 					continue
@@ -152,7 +152,7 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 					fmt.Fprintf(a.stderr, "Waiting for approval %s of %s: answer it with `freecode mcp approve %s` or `freecode mcp deny %s` (it is refused after %s without an answer).\n",
 						mine, termtext.Neutralize(ap.Tool), mine, mine, api.DefaultApprovalTimeout)
 				}
-			case "approval_answered":
+			case wire.KindApprovalAnswered:
 				var ans api.ApprovalAnswered
 				if ev.Decode(&ans) != nil || mine == "" || ans.ID != mine {
 					continue
@@ -161,13 +161,13 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 					approving = false
 					fmt.Fprintf(a.stderr, "\nAnswered from elsewhere: %s.\n", answeredText(ans))
 				}
-			case "elicitation_requested":
+			case wire.KindElicitationRequested:
 				var e wire.Elicitation
 				if ev.Decode(&e) == nil {
 					progress.end()
 					el.requested(e, !approving && !in.closed)
 				}
-			case "elicitation_answered":
+			case wire.KindElicitationAnswered:
 				var ans wire.ElicitationAnswered
 				if ev.Decode(&ans) == nil {
 					el.answered(ans)
@@ -296,7 +296,7 @@ func (a *app) serveOutcome(ctx context.Context, r route, id string, resp api.Cal
 		return fmt.Errorf("call %s through freecode serve: %w", id, err) // no answer
 	}
 	v := outcomeView{Tool: id, Via: viaServe, IsError: resp.Result.IsError, Error: resp.Error, Content: resp.Result.Content,
-		Structured: resp.Result.Structured, Attempts: resp.Attempts, DurationMS: float64(resp.DurationMS)}
+		Structured: resp.Result.Structured, Meta: resp.Result.Meta, Attempts: resp.Attempts, DurationMS: float64(resp.DurationMS)}
 	if v.Content == nil {
 		v.Content = []registry.Content{}
 	}

@@ -92,7 +92,7 @@ func TestServeToolFilter(t *testing.T) {
 
 	events := p.events()
 	c.write(withDeny(filtered("note")), true)
-	until(t, events, "tools_changed of a", func(ev api.Event) bool { return ev.Kind == "tools_changed" })
+	until(t, events, "tools_changed of a", func(ev api.Event) bool { return ev.Kind == wire.KindToolsChanged })
 	now := p.waitStatus("a with 6 tools", func(s wire.Status) bool {
 		a, _ := server(s, "a")
 		return a.Tools == 6
@@ -113,9 +113,9 @@ func TestServeToolFilter(t *testing.T) {
 	c.write(withDeny(filtered("note", "nothing-*")), true)
 	require.Eventually(t, func() bool { return strings.Count(p.stderr.String(), refiltered) == 2 }, waitFor, 10*time.Millisecond)
 	c.write(cfg(local("a", ts)), true)
-	seen := until(t, events, "tools_changed of a", func(ev api.Event) bool { return ev.Kind == "tools_changed" })
+	seen := until(t, events, "tools_changed of a", func(ev api.Event) bool { return ev.Kind == wire.KindToolsChanged })
 	for _, ev := range seen[:len(seen)-1] {
-		assert.NotEqual(t, "tools_changed", ev.Kind, "an edit that changed nothing published %v", ev)
+		assert.NotEqual(t, wire.KindToolsChanged, ev.Kind, "an edit that changed nothing published %v", ev)
 	}
 	now = p.waitStatus("a with 7 tools", func(s wire.Status) bool {
 		a, _ := server(s, "a")

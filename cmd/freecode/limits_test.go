@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/freecode/freecode/wire"
 )
 
 // rssBound is what serve may hold while every hostile server below attacks
@@ -193,7 +195,7 @@ func TestServeHostileServersStayBounded(t *testing.T) {
 		case ev, ok := <-events:
 			require.True(t, ok, "event stream ended (serve died?); peak RSS %d MiB", peak.Load()>>20)
 			var pc struct{ Server, Phase, Err string }
-			if ev.Kind != "phase_changed" || ev.Decode(&pc) != nil {
+			if ev.Kind != wire.KindPhaseChanged || ev.Decode(&pc) != nil {
 				continue
 			}
 			for _, h := range hostile {

@@ -673,14 +673,14 @@ func (a *app) logsCmd() *cobra.Command {
 					return err
 				}
 				switch ev.Kind {
-				case "line":
+				case wire.KindLogLine:
 					fmt.Fprintln(a.stdout, termtext.Neutralize(ev.Data))
-				case "session":
+				case wire.KindLogSession:
 					if started {
 						fmt.Fprintf(a.stderr, "--- %s restarted\n", args[0])
 					}
 					started = true
-				case "error":
+				case wire.KindLogError:
 					return errors.New(ev.Data)
 				}
 			}

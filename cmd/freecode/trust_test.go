@@ -18,6 +18,7 @@ import (
 
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/internal/testutil"
+	"github.com/freecode/freecode/wire"
 )
 
 // TestServeProjectTrust runs serve for a repository whose
@@ -70,7 +71,7 @@ func TestServeProjectTrust(t *testing.T) {
 		_, err := p.client.Call(t.Context(), "mcp__b__note", json.RawMessage(`{"text":"x"}`))
 		callDone <- err
 	}()
-	until(t, events, "approval requested", func(ev api.Event) bool { return ev.Kind == "approval_requested" })
+	until(t, events, "approval requested", func(ev api.Event) bool { return ev.Kind == wire.KindApprovalRequested })
 	approvals, err := p.client.Approvals(t.Context())
 	require.NoError(t, err)
 	require.Len(t, approvals, 1)

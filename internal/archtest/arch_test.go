@@ -1,14 +1,13 @@
-// Package archtest checks that the import graph is the architecture: each
-// package of the module imports only the packages of ours that the package
-// map (docs/architecture.md, "Package map") allows it, and only package
-// mcp — plus test infrastructure — speaks mcp-go.
 package archtest
 
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,54 +17,18 @@ import (
 	"github.com/freecode/freecode/internal/testutil"
 )
 
-const module = "github.com/freecode/freecode"
-
-// allowed lists, per package (relative to the module; "" is the root),
-// the packages of ours it may import in its non-test files. "*" allows
-// any. Leaf utilities (leaves) may be imported by every package.
-var allowed = map[string][]string{
-	"":                      nil,
-	"jsonschema":            nil,
-	"internal/procguard":    nil,
-	"internal/termtext":     nil,
-	"registry/event":        nil,
-	"registry":              {"jsonschema", "registry/event"},
-	"registry/orchestrator": {"registry", "jsonschema"},
-	"registry/defs":         {"registry", "registry/event", "jsonschema"},
-	"mcp/auth":              nil,
-	"mcp":                   {"jsonschema", "mcp/auth"},
-	"bridge":                {"mcp", "registry"},
-	"schema":                {""},
-	"schema/hosts":          {"schema"},
-	"wire":                  nil,
-	"api":                   {"wire", "registry", "registry/event", "registry/defs", "registry/orchestrator"},
-	"controller":            {"wire", "schema", "mcp", "bridge", "registry", "registry/event"},
-	"serve":                 {"api", "wire", "controller", "internal/procguard", "mcp", "mcp/auth", "registry", "registry/defs", "registry/event", "registry/orchestrator", "schema"},
-	"gateway":               {"api", "wire", "mcp", "registry", "registry/defs", "registry/orchestrator", "schema", "serve"},
-	// Composition roots, tools and test infrastructure.
-	"cmd/freecode":                 {"*"},
-	"cmd/conformance-client":       {"mcp", "mcp/auth", "controller", "bridge", "schema"},
-	"cmd/freecode-bench":           {"*"},
-	"cmd/mcp-testserver":           {"*"},
-	"internal/bench":               {"*"},
-	"internal/testserver":          {"*"},
-	"internal/testutil":            {"*"},
-	"internal/testauth":            {"*"},
-	"internal/archtest":            {"*"},
-	"internal/servetest":           {"*"},
-	"registry/internal/benchtools": {"*"},
-}
-
-// leaves import nothing of ours and may be imported by anyone.
-var leaves = []string{"internal/termtext"}
-
-// mcpGo lists the packages that may import mcp-go: the protocol package,
-// and tools and test infrastructure that measure or imitate it.
-var mcpGo = []string{"mcp", "cmd/mcp-testserver", "internal/testserver", "internal/bench", "internal/archtest"}
+const (
+	module = "github.com/freecode/freecode"
+	mcpGo  = "github.com/mark3labs/mcp-go"
+	// mapDoc is the page that holds the package map, relative to the
+	// repository root.
+	mapDoc = "docs/architecture.md"
+)
 
 type pkg struct {
 	ImportPath string
-	Imports    []string
+	// Imports are the imports of the package's non-test files.
+	Imports []string
 }
 
 func listPackages(t *testing.T) []pkg {
@@ -88,40 +51,67 @@ func listPackages(t *testing.T) []pkg {
 	return pkgs
 }
 
+// rel names an import path of ours as the package map does: relative to
+// the module, the root as ".".
 func rel(path string) (string, bool) {
 	if path == module {
-		return "", true
+		return ".", true
 	}
-	r, ok := strings.CutPrefix(path, module+"/")
-	return r, ok
+	return strings.CutPrefix(path, module+"/")
+}
+
+func loadMap(t *testing.T) Map {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), mapDoc))
+	require.NoError(t, err)
+	m, err := ParseMap(string(doc))
+	require.NoError(t, err, "%s: the package map does not parse", mapDoc)
+	return m
 }
 
 func TestImportGraphIsTheArchitecture(t *testing.T) {
+	m := loadMap(t)
 	pkgs := listPackages(t)
 	require.NotEmpty(t, pkgs)
-	for _, p := range pkgs {
-		name, _ := rel(p.ImportPath)
-		allow, known := allowed[name]
-		if !known {
-			t.Errorf("package %q is not in the package map: add it to docs/architecture.md (Package map) and to this test", name)
-			continue
-		}
-		for _, imp := range p.Imports {
-			if strings.HasPrefix(imp, "github.com/mark3labs/mcp-go") && !slices.Contains(mcpGo, name) {
-				t.Errorf("%s imports %s: only package mcp speaks mcp-go", name, imp)
-			}
-			dep, ours := rel(imp)
-			if !ours || slices.Contains(allow, "*") || slices.Contains(allow, dep) || slices.Contains(leaves, dep) {
-				continue
-			}
-			t.Errorf("%s imports %s, which the package map does not allow (allowed: %v)", displayName(name), displayName(dep), allow)
-		}
+	for _, problem := range graphProblems(m, pkgs) {
+		t.Error(problem)
 	}
 }
 
-func displayName(rel string) string {
-	if rel == "" {
-		return "the root package"
+// graphProblems compares the package map with the module's packages: a
+// package without a row, a row without a package, an import its row does
+// not allow, a product package importing test or bench support, mcp-go
+// imported outside the packages that may speak it.
+func graphProblems(m Map, pkgs []pkg) []string {
+	var out []string
+	exists := map[string]bool{}
+	for _, p := range pkgs {
+		name, _ := rel(p.ImportPath)
+		exists[name] = true
+		row, known := m.Rows[name]
+		if !known {
+			out = append(out, fmt.Sprintf("package %s has no row in the package map: add one to %s (%q)", name, mapDoc, MapHeading))
+			continue
+		}
+		for _, imp := range p.Imports {
+			if (imp == mcpGo || strings.HasPrefix(imp, mcpGo+"/")) && !slices.Contains(m.MCPGo, name) {
+				out = append(out, fmt.Sprintf("%s imports %s: only package mcp speaks mcp-go (the %q rule of %s)", name, imp, ruleMCPGo, mapDoc))
+			}
+			dep, ours := rel(imp)
+			switch {
+			case !ours:
+			case m.Product(name) && slices.Contains(m.Support, dep):
+				out = append(out, fmt.Sprintf("%s imports %s: a product package imports no test or bench support (the %q rule of %s)", name, dep, ruleSupport, mapDoc))
+			case !m.Allows(name, dep):
+				out = append(out, fmt.Sprintf("%s imports %s, which its row (%s:%d) does not allow", name, dep, mapDoc, row.Line))
+			}
+		}
 	}
-	return rel
+	for name, row := range m.Rows {
+		if !exists[name] {
+			out = append(out, fmt.Sprintf("%s:%d: the package map names %s, which is not a package of the module", mapDoc, row.Line, name))
+		}
+	}
+	slices.Sort(out)
+	return out
 }

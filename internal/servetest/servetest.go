@@ -161,7 +161,7 @@ func Until(t *testing.T, ch <-chan api.Event, what string, stop func(api.Event) 
 func PhaseEvent(server, phase string) func(api.Event) bool {
 	return func(ev api.Event) bool {
 		var pc struct{ Server, Phase string }
-		return ev.Kind == "phase_changed" && ev.Decode(&pc) == nil && pc.Server == server && pc.Phase == phase
+		return ev.Kind == wire.KindPhaseChanged && ev.Decode(&pc) == nil && pc.Server == server && pc.Phase == phase
 	}
 }
 

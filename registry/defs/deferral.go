@@ -10,6 +10,7 @@ import (
 
 	"github.com/freecode/freecode/jsonschema"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/wire"
 )
 
 // Deferred loading. When the definitions of every tool would take more
@@ -99,7 +100,7 @@ type ToolsLoaded struct {
 }
 
 // Kind implements event.Event.
-func (ToolsLoaded) Kind() string { return "tools_loaded" }
+func (ToolsLoaded) Kind() string { return wire.KindToolsLoaded }
 
 // PolicyChanged says that the deferral policy changed (SetPolicy): the
 // definitions may have changed with it. Its JSON is the API's
@@ -110,7 +111,7 @@ type PolicyChanged struct {
 }
 
 // Kind implements event.Event.
-func (PolicyChanged) Kind() string { return "defs_policy_changed" }
+func (PolicyChanged) Kind() string { return wire.KindDefsPolicyChanged }
 
 // view is a deferred list with what it was built from.
 type view struct {
@@ -387,7 +388,7 @@ func searchResult(query string, matches []Match, loaded bool) registry.Result {
 	structured, _ := json.Marshal(struct {
 		Tools []Match `json:"tools"`
 	}{out}) // strings and numbers always encode
-	return registry.Result{Content: []registry.Content{{Type: "text", Text: strings.TrimSuffix(b.String(), "\n")}}, Structured: structured}
+	return registry.Result{Content: []registry.Content{{Type: wire.ContentText, Text: strings.TrimSuffix(b.String(), "\n")}}, Structured: structured}
 }
 
 // matchSource says where a match's tool comes from: "server fs, user",

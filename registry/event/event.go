@@ -22,7 +22,9 @@ import (
 // Event is anything published on a Bus. Packages define their own event
 // types (the registry publishes ToolsChanged; the controller phase changes;
 // the API approval requests); Kind names the type for logs and for
-// subscribers that forward events elsewhere.
+// subscribers that forward events elsewhere. The kinds of FreeCode's
+// events are constants of package wire (wire.KindToolsChanged, …), so that
+// publishers and subscribers spell each one once.
 type Event interface {
 	Kind() string
 }

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/wire"
 )
 
 // Output caps: a result of an MCP tool whose estimated size is over its
@@ -45,7 +46,7 @@ func EstimateTokens(r registry.Result) int {
 	for _, c := range r.Content {
 		n += len(c.Text) + decodedLen(c.Data) + len(c.URI) + len(c.MimeType)
 		switch c.Type {
-		case "text", "image", "audio", "resource", "resource_link":
+		case wire.ContentText, wire.ContentImage, wire.ContentAudio, wire.ContentResource, wire.ContentResourceLink:
 		default:
 			n += len(c.Raw)
 		}
@@ -110,7 +111,7 @@ func capOutput(dir string, maxTokens int, capSource, tool string, res registry.R
 		}
 		b.WriteString("--- end ---\n")
 	}
-	return registry.Result{IsError: res.IsError, Content: []registry.Content{{Type: "text", Text: b.String()}}}, pruneErr
+	return registry.Result{IsError: res.IsError, Content: []registry.Content{{Type: wire.ContentText, Text: b.String()}}}, pruneErr
 }
 
 // head is the start of text, at most OutputExcerptBytes, ending after a
