@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,8 +28,9 @@ import (
 	"github.com/freecode/freecode/wire"
 )
 
-// fixture is an API server over a real registry, orchestrator and approvals
-// with a fake backend (fakeBackend) for status, restart and logs.
+// fixture is an API server over testEngine: a real registry, orchestrator
+// and approvals with a fake backend (fakeBackend) for status, restart and
+// logs.
 type fixture struct {
 	reg    *registry.Registry
 	bus    *event.Bus
@@ -37,6 +39,101 @@ type fixture struct {
 	logs   *fakeBackend
 	elicit *Elicitations
 }
+
+// testEngine is an Engine composed as serve.Core composes its parts, with
+// this package's helpers for Engines (RunCall, ToolsOf, NewEventStream,
+// NewLogStream), and fakeBackend in place of the controller. It offers no
+// resources or prompts.
+type testEngine struct {
+	servers   *fakeBackend
+	bus       *event.Bus
+	defs      *defs.DefsCache
+	orch      *orchestrator.Orchestrator
+	approvals *Approvals
+	elicit    *Elicitations
+	calls     atomic.Uint64
+}
+
+var _ Engine = (*testEngine)(nil)
+
+// newTestEngine is a testEngine over reg with rules, whose approvals time
+// out after approvalTimeout.
+func newTestEngine(bus *event.Bus, reg *registry.Registry, rules orchestrator.Rules, approvalTimeout time.Duration) *testEngine {
+	e := &testEngine{servers: &fakeBackend{}, bus: bus, defs: defs.NewDefsCache(reg, defs.Options{}),
+		approvals: NewApprovals(bus, approvalTimeout), elicit: NewElicitations(bus, 0)}
+	e.orch = orchestrator.New(orchestrator.Options{Registry: reg, Rules: func() orchestrator.Rules { return rules }, Approver: e.approvals})
+	return e
+}
+
+func (e *testEngine) Status(context.Context) (wire.Status, error) { return e.servers.Status(), nil }
+func (e *testEngine) Tools(_ context.Context, d string) (Tools, error) {
+	return ToolsOf(e.defs, d, false)
+}
+func (e *testEngine) ToolsSummary(_ context.Context, d string) (Tools, error) {
+	return ToolsOf(e.defs, d, true)
+}
+func (e *testEngine) ServerTools(_ context.Context, name string) (wire.ServerTools, error) {
+	st, err := e.servers.Tools(name)
+	st.Hidden = nil
+	return st, err
+}
+func (e *testEngine) AllServerTools(_ context.Context, name string) (wire.ServerTools, error) {
+	return e.servers.Tools(name)
+}
+func (e *testEngine) ClearLoaded(context.Context) error { e.defs.ResetLoaded(); return nil }
+func (e *testEngine) CallWith(ctx context.Context, tool string, args json.RawMessage, opts CallOptions) (CallResponse, error) {
+	if opts.ID == "" {
+		opts.ID = fmt.Sprintf("api-%d", e.calls.Add(1))
+	}
+	return RunCall(ctx, e.orch, e.bus, tool, args, opts)
+}
+func (e *testEngine) Approvals(context.Context) ([]Approval, error) {
+	return e.approvals.Pending(), nil
+}
+func (e *testEngine) Answer(_ context.Context, id string, approve bool) error {
+	return e.approvals.Answer(id, approve)
+}
+func (e *testEngine) Elicitations(context.Context) ([]wire.Elicitation, error) {
+	return e.elicit.Pending(), nil
+}
+func (e *testEngine) AnswerElicitation(_ context.Context, id string, a wire.ElicitationAnswer) (wire.ElicitationAnswered, error) {
+	return e.elicit.Answer(id, a)
+}
+func (e *testEngine) Restart(_ context.Context, name string) error { return e.servers.Restart(name) }
+func (e *testEngine) Logs(_ context.Context, name string) (wire.Logs, error) {
+	logs, err := e.servers.Logs(name, wire.LogCursor{})
+	logs.Server = name
+	return logs, err
+}
+func (e *testEngine) FollowLogs(ctx context.Context, name string) (Stream, error) {
+	logs, err := e.servers.Logs(name, wire.LogCursor{})
+	if err != nil {
+		return nil, err
+	}
+	return NewLogStream(ctx, logs, func(ctx context.Context, after wire.LogCursor) (wire.Logs, error) {
+		return e.servers.WaitLogs(ctx, name, after)
+	}), nil
+}
+func (e *testEngine) Events(ctx context.Context) (Stream, error) {
+	return NewEventStream(ctx, e.bus), nil
+}
+
+// errNoFeatures answers the resources and prompts of testEngine.
+var errNoFeatures = WithKind(errors.New("this serve offers no resources or prompts"), ErrNotFound)
+
+func (e *testEngine) Resources(context.Context, string) (wire.Resources, error) {
+	return wire.Resources{}, errNoFeatures
+}
+func (e *testEngine) Prompts(context.Context, string) (wire.Prompts, error) {
+	return wire.Prompts{}, errNoFeatures
+}
+func (e *testEngine) ReadResource(context.Context, string, string) (wire.ResourceRead, error) {
+	return wire.ResourceRead{}, errNoFeatures
+}
+func (e *testEngine) GetPrompt(context.Context, string, string, map[string]string) (wire.PromptResult, error) {
+	return wire.PromptResult{}, errNoFeatures
+}
+func (e *testEngine) Subscribe(context.Context, string, string, bool) error { return errNoFeatures }
 
 // fakeBackend serves one server, "one", whose stderr is what write and
 // newSession say, numbered as a session numbers its lines.
@@ -137,17 +234,9 @@ func newFixture(t *testing.T, rules orchestrator.Rules, approvalTimeout time.Dur
 	bus := event.NewBus()
 	reg := registry.NewRegistry(bus)
 	require.NoError(t, registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: t.TempDir()}))
-	f := &fixture{reg: reg, bus: bus, logs: &fakeBackend{}}
-	approvals := NewApprovals(bus, approvalTimeout)
-	f.elicit = NewElicitations(bus, 0)
-	srv := NewServer(Options{
-		Backend:      f.logs,
-		Bus:          bus,
-		Defs:         defs.NewDefsCache(reg, defs.Options{}),
-		Runner:       orchestrator.New(orchestrator.Options{Registry: reg, Rules: func() orchestrator.Rules { return rules }, Approver: approvals}),
-		Approvals:    approvals,
-		Elicitations: f.elicit,
-	})
+	e := newTestEngine(bus, reg, rules, approvalTimeout)
+	f := &fixture{reg: reg, bus: bus, logs: e.servers, elicit: e.elicit}
+	srv := NewServer(e, ServerOptions{})
 	dir, err := os.MkdirTemp("", "fcapi")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
@@ -220,7 +309,7 @@ func TestStatusToolsRestartLogs(t *testing.T) {
 	f.logs.write("a", "b")
 	lines, err := f.client.Logs(ctx, "one")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"a", "b"}, lines.Lines)
+	assert.Equal(t, wire.Logs{Server: "one", Lines: []string{"a", "b"}}, lines)
 	_, err = f.client.Logs(ctx, "two")
 	require.ErrorIs(t, err, ErrNotFound)
 }
@@ -309,8 +398,7 @@ func TestErrorStatus(t *testing.T) {
 		assert.Equal(t, want.code == http.StatusNotFound, errors.Is(err, ErrNotFound), name)
 	}
 
-	// Without a FeatureBackend the resources and prompts endpoints are not
-	// there.
+	// An Engine's errors reach the client as what they mean.
 	_, err := f.client.Resources(t.Context(), "")
 	assert.ErrorIs(t, err, ErrNotFound)
 	assert.ErrorContains(t, err, "this serve offers no resources or prompts")
@@ -551,11 +639,7 @@ func TestEventsToolsChanged(t *testing.T) {
 func TestStreamsEndWhenServerStops(t *testing.T) {
 	bus := event.NewBus()
 	reg := registry.NewRegistry(bus)
-	approvals := NewApprovals(bus, 0)
-	srv := NewServer(Options{
-		Backend: &fakeBackend{}, Bus: bus, Defs: defs.NewDefsCache(reg, defs.Options{}),
-		Runner: orchestrator.New(orchestrator.Options{Registry: reg}), Approvals: approvals,
-	})
+	srv := NewServer(newTestEngine(bus, reg, orchestrator.Rules{}, 0), ServerOptions{})
 	dir, err := os.MkdirTemp("", "fcapi")
 	require.NoError(t, err)
 	defer os.RemoveAll(dir)

@@ -169,11 +169,14 @@ func (c *Client) ClearLoaded(ctx context.Context) error {
 
 // CallOptions are the optional parameters of a call.
 type CallOptions struct {
-	// ID is the caller's own id for the call ("" lets serve number it): the
-	// approval of the call, if it needs one, carries it as CallID.
+	// ID is the caller's own id for the call ("" lets serve number it),
+	// 1 to 64 letters, digits, '_', '-' or '.': the approval of the call,
+	// if it needs one, carries it as CallID.
 	ID string
 	// Timeout, when positive, bounds the call in place of the configured
-	// callTimeout (whole milliseconds; an approval's wait does not count).
+	// callTimeout (whole milliseconds, at most a day; an approval's wait
+	// does not count). A wrong ID or Timeout is an error wrapping
+	// ErrBadRequest.
 	Timeout time.Duration
 }
 

@@ -76,9 +76,9 @@
 // Each event's data is the JSON of its Go type (package wire for the
 // status and the controller's events).
 //
-// The daemon behind the status, restart and logs endpoints is a Backend,
-// behind the resources and prompts endpoints a FeatureBackend; their
-// errors say what they mean by wrapping ErrNotFound, ErrConflict,
-// ErrBadRequest or ErrTimeout,
-// and the server turns errors into status codes in one place.
+// The server is the HTTP form of an Engine (serve.Core): each endpoint
+// asks it one thing. Its errors say what they mean by wrapping
+// ErrNotFound, ErrConflict, ErrBadRequest or ErrTimeout, and the server
+// turns errors into status codes in one place. Client is the same Engine
+// on the other side of the socket.
 package api

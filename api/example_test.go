@@ -11,45 +11,37 @@ import (
 
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/registry"
-	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/wire"
 )
 
-// exampleBackend is the daemon's side of the API for the examples: one
-// server, "notes", that is ready with one tool and has written two lines
-// to stderr.
-type exampleBackend struct{}
+// exampleEngine is the daemon behind the API for the examples: one
+// server, "notes", that is ready with one tool, the built-in tools, and
+// its events. The Engine methods the examples do not use are left to the
+// nil api.Engine it embeds (they would panic).
+type exampleEngine struct {
+	api.Engine
+	bus  *event.Bus
+	orch *orchestrator.Orchestrator
+}
 
-func (exampleBackend) Status() wire.Status {
+func (exampleEngine) Status(context.Context) (wire.Status, error) {
 	return wire.Status{Servers: []wire.ServerStatus{{
 		Name: "notes", Source: "user", Phase: wire.PhaseReady, Tools: 1,
 		Desired: wire.Desired{Enabled: true, Type: "local", Target: "mcp-testserver --name notes"},
-	}}}
+	}}}, nil
 }
 
-func (exampleBackend) Restart(name string) error {
-	if name != "notes" {
-		return fmt.Errorf("restart %q: %w", name, api.ErrNotFound)
+func (e exampleEngine) CallWith(ctx context.Context, toolID string, args json.RawMessage, opts api.CallOptions) (api.CallResponse, error) {
+	if opts.ID == "" {
+		opts.ID = "example"
 	}
-	return nil
+	return api.RunCall(ctx, e.orch, e.bus, toolID, args, opts)
 }
 
-func (exampleBackend) Logs(name string, after wire.LogCursor) (wire.Logs, error) {
-	if name != "notes" {
-		return wire.Logs{}, fmt.Errorf("logs of %q: %w", name, api.ErrNotFound)
-	}
-	return wire.Logs{Lines: []string{"notes server starting", "ready"}, Session: 1, Last: 2}, nil
-}
-
-func (exampleBackend) Tools(name string) (wire.ServerTools, error) {
-	return wire.ServerTools{}, fmt.Errorf("tools of %q: %w", name, api.ErrNotFound)
-}
-
-func (b exampleBackend) WaitLogs(ctx context.Context, name string, after wire.LogCursor) (wire.Logs, error) {
-	<-ctx.Done()
-	return wire.Logs{}, ctx.Err()
+func (e exampleEngine) Events(ctx context.Context) (api.Stream, error) {
+	return api.NewEventStream(ctx, e.bus), nil
 }
 
 // startExampleServe runs the API on a unix socket under a throwaway home,
@@ -76,13 +68,7 @@ func startExampleServe() (home string, reg *registry.Registry, stop func()) {
 		panic(err)
 	}
 	approvals := api.NewApprovals(bus, 0)
-	srv := api.NewServer(api.Options{
-		Backend:   exampleBackend{},
-		Bus:       bus,
-		Defs:      defs.NewDefsCache(reg, defs.Options{}),
-		Runner:    orchestrator.New(orchestrator.Options{Registry: reg, Approver: approvals}),
-		Approvals: approvals,
-	})
+	srv := api.NewServer(exampleEngine{bus: bus, orch: orchestrator.New(orchestrator.Options{Registry: reg, Approver: approvals})}, api.ServerOptions{})
 	ln, err := net.Listen("unix", api.SocketPath(home))
 	if err != nil {
 		panic(err)

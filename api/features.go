@@ -12,90 +12,37 @@ import (
 	"github.com/freecode/freecode/wire"
 )
 
-// features is the FeatureBackend, or an error answer when there is none.
-func (s *Server) features(w http.ResponseWriter) FeatureBackend {
-	if s.opts.Features == nil {
-		writeError(w, http.StatusNotFound, "this serve offers no resources or prompts")
-	}
-	return s.opts.Features
-}
-
 func (s *Server) resources(w http.ResponseWriter, r *http.Request) {
-	fb := s.features(w)
-	if fb == nil {
-		return
-	}
-	res, err := fb.Resources(r.URL.Query().Get("server"))
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	if res.Servers == nil {
-		res.Servers = []wire.ServerResources{}
-	}
-	writeJSON(w, http.StatusOK, res)
+	res, err := s.engine.Resources(r.Context(), r.URL.Query().Get("server"))
+	answer(w, http.StatusOK, res, err)
 }
 
 func (s *Server) readResource(w http.ResponseWriter, r *http.Request) {
-	fb := s.features(w)
-	if fb == nil {
-		return
-	}
 	q := r.URL.Query()
-	server, uri := q.Get("server"), q.Get("uri")
-	if server == "" || uri == "" {
-		writeError(w, http.StatusBadRequest, "read needs the query parameters server and uri: /v1/resources/read?server=NAME&uri=URI (URL-encoded)")
-		return
-	}
-	res, err := fb.ReadResource(r.Context(), server, uri)
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	if res.Contents == nil {
-		res.Contents = []wire.ResourceContent{}
-	}
-	writeJSON(w, http.StatusOK, res)
+	res, err := s.engine.ReadResource(r.Context(), q.Get("server"), q.Get("uri"))
+	answer(w, http.StatusOK, res, err)
 }
 
 func (s *Server) subscribe(on bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		fb := s.features(w)
-		if fb == nil {
-			return
-		}
 		var body struct {
 			Server string `json:"server"`
 			URI    string `json:"uri"`
 		}
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&body); err != nil || body.Server == "" || body.URI == "" {
+		if err := dec.Decode(&body); err != nil {
 			writeError(w, http.StatusBadRequest, `the body must be {"server": NAME, "uri": URI}`)
 			return
 		}
-		if err := fb.Subscribe(r.Context(), body.Server, body.URI, on); err != nil {
-			writeErr(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, wire.Subscription{Server: body.Server, URI: body.URI, Subscribed: on})
+		err := s.engine.Subscribe(r.Context(), body.Server, body.URI, on)
+		answer(w, http.StatusOK, wire.Subscription{Server: body.Server, URI: body.URI, Subscribed: on}, err)
 	}
 }
 
 func (s *Server) prompts(w http.ResponseWriter, r *http.Request) {
-	fb := s.features(w)
-	if fb == nil {
-		return
-	}
-	res, err := fb.Prompts(r.URL.Query().Get("server"))
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	if res.Servers == nil {
-		res.Servers = []wire.ServerPrompts{}
-	}
-	writeJSON(w, http.StatusOK, res)
+	res, err := s.engine.Prompts(r.Context(), r.URL.Query().Get("server"))
+	answer(w, http.StatusOK, res, err)
 }
 
 // promptArgs reads a prompt's arguments: a JSON object of strings (an
@@ -124,24 +71,13 @@ func promptArgs(w http.ResponseWriter, r *http.Request) (map[string]string, erro
 }
 
 func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request) {
-	fb := s.features(w)
-	if fb == nil {
-		return
-	}
 	args, err := promptArgs(w, r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	res, err := fb.GetPrompt(r.Context(), r.PathValue("server"), r.PathValue("name"), args)
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	if res.Messages == nil {
-		res.Messages = []wire.PromptMessage{}
-	}
-	writeJSON(w, http.StatusOK, res)
+	res, err := s.engine.GetPrompt(r.Context(), r.PathValue("server"), r.PathValue("name"), args)
+	answer(w, http.StatusOK, res, err)
 }
 
 // Resources returns GET /v1/resources: of server, or of every server that

@@ -16,26 +16,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/registry"
-	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/registry/orchestrator"
 )
 
 // limitedServer serves the API on a fresh socket with the given connection
 // options and returns the socket's path.
-func limitedServer(t *testing.T, mod func(*Options)) string {
+func limitedServer(t *testing.T, mod func(*ServerOptions)) string {
 	t.Helper()
 	bus := event.NewBus()
 	reg := registry.NewRegistry(bus)
 	require.NoError(t, registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: t.TempDir()}))
-	approvals := NewApprovals(bus, time.Minute)
-	opts := Options{
-		Backend:   &fakeBackend{},
-		Bus:       bus,
-		Defs:      defs.NewDefsCache(reg, defs.Options{}),
-		Runner:    orchestrator.New(orchestrator.Options{Registry: reg}),
-		Approvals: approvals,
-	}
+	e := newTestEngine(bus, reg, orchestrator.Rules{}, time.Minute)
+	var opts ServerOptions
 	mod(&opts)
 	dir, err := os.MkdirTemp("", "fclim")
 	require.NoError(t, err)
@@ -45,7 +38,7 @@ func limitedServer(t *testing.T, mod func(*Options)) string {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- NewServer(opts).Serve(ctx, ln) }()
+	go func() { done <- NewServer(e, opts).Serve(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, <-done)
@@ -106,7 +99,7 @@ func TestSlowBodiesAreCutOff(t *testing.T) {
 	// every connection's first bytes before it ends: opening 500 takes well
 	// over half a second on a loaded machine, where 500 ms made the server
 	// close connections the test had not written to yet.
-	socket := limitedServer(t, func(o *Options) { o.ReadTimeout = 3 * time.Second })
+	socket := limitedServer(t, func(o *ServerOptions) { o.ReadTimeout = 3 * time.Second })
 	slow := make([]net.Conn, 500)
 	for i := range slow {
 		slow[i] = slowBody(t, socket)
@@ -128,7 +121,7 @@ func TestSlowBodiesAreCutOff(t *testing.T) {
 }
 
 func TestIdleConnectionsAreClosed(t *testing.T) {
-	socket := limitedServer(t, func(o *Options) { o.IdleTimeout = 200 * time.Millisecond })
+	socket := limitedServer(t, func(o *ServerOptions) { o.IdleTimeout = 200 * time.Millisecond })
 	c, err := net.Dial("unix", socket)
 	require.NoError(t, err)
 	defer c.Close()
@@ -148,7 +141,7 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 // With MaxConns connections open, the next one waits to be accepted until
 // one of them closes.
 func TestConnectionsAreCapped(t *testing.T) {
-	socket := limitedServer(t, func(o *Options) { o.MaxConns = 4 })
+	socket := limitedServer(t, func(o *ServerOptions) { o.MaxConns = 4 })
 	held := make([]net.Conn, 4)
 	for i := range held {
 		// A request answered on it proves the server accepted it; kept

@@ -7,20 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
 	"golang.org/x/net/netutil"
 
 	"github.com/freecode/freecode/registry"
-	"github.com/freecode/freecode/registry/defs"
-	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/wire"
 )
@@ -49,95 +45,30 @@ const (
 	DefaultMaxConns = 1024
 )
 
-// Runner runs tool calls; *orchestrator.Orchestrator implements it.
-type Runner interface {
-	Run(ctx context.Context, calls []orchestrator.Call) []orchestrator.Outcome
-}
-
-// Backend is the daemon behind the status, restart and logs endpoints. Its
-// errors wrap ErrNotFound (no such server: 404) or ErrConflict (409) when
-// they mean that; any other error is answered 500. Its methods are called
-// concurrently.
-type Backend interface {
-	// Status returns the current status snapshot.
-	Status() wire.Status
-	// Restart restarts one server.
-	Restart(name string) error
-	// Logs returns, at once, a server's stderr lines after the cursor (the
-	// zero cursor: all it keeps), of the session named in the answer, with
-	// the cursor after them (Logs.Cursor).
-	Logs(name string, after wire.LogCursor) (wire.Logs, error)
-	// WaitLogs is Logs once there is something after the cursor: a line, or
-	// another session. It returns ctx's error when ctx ends first.
-	WaitLogs(ctx context.Context, name string, after wire.LogCursor) (wire.Logs, error)
-	// Tools returns the tools one server has registered, with its phase.
-	Tools(name string) (wire.ServerTools, error)
-}
-
-// FeatureBackend is the daemon behind the resources and prompts
-// endpoints: what the servers offer beside tools. Its errors wrap
-// ErrNotFound (no such server, prompt or resource: 404), ErrConflict (the
-// server is not ready, or does not offer it: 409), ErrBadRequest (wrong
-// prompt arguments, a URI the server refuses: 400), ErrTimeout (504) or
-// registry.ErrTransport (502). Its methods are called concurrently.
-type FeatureBackend interface {
-	// Resources returns the resources and templates of server name, or of
-	// every server that has them when name is "".
-	Resources(name string) (wire.Resources, error)
-	// ReadResource reads uri of server name.
-	ReadResource(ctx context.Context, name, uri string) (wire.ResourceRead, error)
-	// Subscribe subscribes to updates of uri of server name (on), or
-	// ends that; updates go out as wire.ResourceUpdated events.
-	Subscribe(ctx context.Context, name, uri string, on bool) error
-	// Prompts returns the prompts of server name, or of every server that
-	// has them when name is "".
-	Prompts(name string) (wire.Prompts, error)
-	// GetPrompt gets prompt of server name with args.
-	GetPrompt(ctx context.Context, name, prompt string, args map[string]string) (wire.PromptResult, error)
-}
-
-// Options configure NewServer. Backend, Bus, Defs, Runner and Approvals are
-// required.
-type Options struct {
-	Backend Backend
-	// Features serves the resources and prompts endpoints; nil answers
-	// them with 404.
-	Features FeatureBackend
-
-	// Bus feeds GET /v1/events: the bus the registry, the controller and
-	// Approvals publish on.
-	Bus       *event.Bus
-	Defs      *defs.DefsCache
-	Runner    Runner
-	Approvals *Approvals
-	// Elicitations feeds GET and POST /v1/elicitations: the servers'
-	// requests for input that serve holds. Nil: a new one on Bus, which
-	// nothing asks.
-	Elicitations *Elicitations
-
-	// ReadTimeout, IdleTimeout and MaxConns bound connections (defaults
-	// DefaultReadTimeout, DefaultIdleTimeout, DefaultMaxConns).
+// ServerOptions configure NewServer's connections: ReadTimeout,
+// IdleTimeout and MaxConns bound them (defaults DefaultReadTimeout,
+// DefaultIdleTimeout, DefaultMaxConns).
+type ServerOptions struct {
 	ReadTimeout time.Duration
 	IdleTimeout time.Duration
 	MaxConns    int
 	Logger      logr.Logger
 }
 
-// Server is the local API's HTTP handler.
+// Server is the local API's HTTP handler: the HTTP form of an Engine. Each
+// handler decodes its request, asks the Engine, and encodes the answer, or
+// the error with the status code errorStatus gives it.
 type Server struct {
-	opts  Options
-	mux   *http.ServeMux
-	calls atomic.Uint64 // numbers call ids
+	engine Engine
+	opts   ServerOptions
+	mux    *http.ServeMux
 }
 
-// NewServer returns the API handler. It panics when a required option is
-// missing, which is a programming error.
-func NewServer(opts Options) *Server {
-	if opts.Backend == nil || opts.Bus == nil || opts.Defs == nil || opts.Runner == nil || opts.Approvals == nil {
-		panic("api.NewServer: Backend, Bus, Defs, Runner and Approvals are required")
-	}
-	if opts.Elicitations == nil {
-		opts.Elicitations = NewElicitations(opts.Bus, 0)
+// NewServer returns the API handler over engine. It panics when engine is
+// nil, which is a programming error.
+func NewServer(engine Engine, opts ServerOptions) *Server {
+	if engine == nil {
+		panic("api.NewServer: an Engine is required")
 	}
 	if opts.ReadTimeout <= 0 {
 		opts.ReadTimeout = DefaultReadTimeout
@@ -148,7 +79,7 @@ func NewServer(opts Options) *Server {
 	if opts.MaxConns < 1 {
 		opts.MaxConns = DefaultMaxConns
 	}
-	s := &Server{opts: opts, mux: http.NewServeMux()}
+	s := &Server{engine: engine, opts: opts, mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /v1/status", s.status)
 	s.mux.HandleFunc("GET /v1/tools", s.tools)
 	s.mux.HandleFunc("POST /v1/tools/{id}/call", s.call)
@@ -244,10 +175,19 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, errorBody{Error: msg})
 }
 
-// errorStatus is the one mapping from errors to HTTP status codes: of the
-// backend's and the approvals' errors, and of a tool call's outcome, for
-// which it also names the failure's Kind.
+// errorStatus is the one mapping from errors to HTTP status codes: of an
+// Engine's errors, and of a tool call's outcome, for which it also names
+// the failure's Kind (RunCall).
 func errorStatus(err error) (code int, kind string) {
+	var ae *Error
+	if errors.As(err, &ae) {
+		// An answer of the API already (an Engine that is a Client, or a
+		// call's outcome): its status stands.
+		if ae.Call != nil {
+			return ae.Status, ae.Call.Kind
+		}
+		return ae.Status, ""
+	}
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound, ""
@@ -283,67 +223,59 @@ func writeErr(w http.ResponseWriter, err error) {
 	writeError(w, code, err.Error())
 }
 
+// answer writes v, the engine's answer, with code, or err as writeErr does.
+func answer(w http.ResponseWriter, code int, v any, err error) {
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, code, v)
+}
+
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.opts.Backend.Status())
+	st, err := s.engine.Status(r.Context())
+	answer(w, http.StatusOK, st, err)
 }
 
 func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
-	d := defs.Dialect(r.URL.Query().Get("dialect"))
-	if d == "" {
-		d = defs.DialectJSONSchema
+	q := r.URL.Query()
+	get := s.engine.Tools
+	if q.Get("summary") == "1" {
+		get = s.engine.ToolsSummary
 	}
-	if !slices.Contains(defs.Dialects(), d) {
-		names := make([]string, 0, 3)
-		for _, x := range defs.Dialects() {
-			names = append(names, string(x))
-		}
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown dialect %q (want one of %s)", d, strings.Join(names, ", ")))
-		return
-	}
-	list := s.opts.Defs.Defs(d)
-	tools := list.Tools
-	if tools == nil || r.URL.Query().Get("summary") == "1" {
-		// A summary: everything but the definitions themselves.
-		tools = []defs.Def{}
-	}
-	writeJSON(w, http.StatusOK, Tools{Dialect: string(d), Version: list.Version, Tools: tools, Count: len(list.Tools),
-		Problems: list.Problems, EstimatedTokens: list.EstimatedTokens, Deferral: list.Deferral})
+	t, err := get(r.Context(), q.Get("dialect"))
+	answer(w, http.StatusOK, t, err)
 }
 
 // clearLoaded empties the set of tools tool_search loaded: a new
 // conversation starts from the always-loaded tools.
 func (s *Server) clearLoaded(w http.ResponseWriter, r *http.Request) {
-	s.opts.Defs.ResetLoaded()
+	if err := s.engine.ClearLoaded(r.Context()); err != nil {
+		writeErr(w, err)
+		return
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// maxCallTimeoutMS bounds the timeout query parameter of a call: a day, as
-// config.cue bounds callTimeout.
-const maxCallTimeoutMS = 86400000
-
-// callParams reads the call endpoint's query: callId, the caller's own id
-// for the call (it names the call's approval, so that the caller can tell
-// its approvals from others'), and timeout, in milliseconds.
-func callParams(r *http.Request) (callID string, timeout time.Duration, err error) {
+// callOptions reads the call endpoint's query: callId, the caller's own id
+// for the call, and timeout, in milliseconds. The engine checks their
+// values; here only that timeout is a number of milliseconds.
+func callOptions(r *http.Request) (CallOptions, error) {
 	q := r.URL.Query()
-	if callID = q.Get("callId"); callID != "" {
-		if len(callID) > 64 || strings.Trim(callID, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != "" {
-			return "", 0, errors.New("callId must be 1 to 64 letters, digits, '_', '-' or '.'")
-		}
-	}
+	opts := CallOptions{ID: q.Get("callId")}
 	if t := q.Get("timeout"); t != "" {
 		ms, err := strconv.ParseInt(t, 10, 64)
-		if err != nil || ms < 1 || ms > maxCallTimeoutMS {
-			return "", 0, fmt.Errorf("timeout must be a whole number of milliseconds from 1 to %d, not %q", maxCallTimeoutMS, t)
+		if err != nil || ms < 1 {
+			return CallOptions{}, fmt.Errorf("timeout must be a whole number of milliseconds from 1 to %d, not %q", maxCallTimeout.Milliseconds(), t)
 		}
-		timeout = time.Duration(ms) * time.Millisecond
+		// Saturated, not overflowed: the engine refuses what is too long.
+		opts.Timeout = time.Duration(min(ms, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond
 	}
-	return callID, timeout, nil
+	return opts, nil
 }
 
 func (s *Server) call(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	callID, timeout, err := callParams(r)
+	opts, err := callOptions(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -353,37 +285,18 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "read arguments: "+err.Error())
 		return
 	}
-	if callID == "" {
-		callID = "api-" + strconv.FormatUint(s.calls.Add(1), 10)
-	}
-	ctx := r.Context()
-	if s.opts.Bus != nil {
-		// The bus never blocks a publisher: the notices cannot hold up the
-		// server's other answers.
-		ctx = registry.WithProgress(ctx, func(p registry.Progress) {
-			s.opts.Bus.Publish(wire.CallProgress{CallID: callID, Tool: id, Progress: p.Progress, Total: p.Total, Message: p.Message})
-		})
-	}
-	out := s.opts.Runner.Run(ctx, []orchestrator.Call{{ID: callID, Tool: id, Args: body, Timeout: timeout}})
-	if len(out) != 1 {
-		writeError(w, http.StatusInternalServerError, fmt.Sprintf("orchestrator returned %d outcomes for one call", len(out)))
+	resp, err := s.engine.CallWith(r.Context(), r.PathValue("id"), body, opts)
+	// A call that did not complete answers its response, with its status.
+	if ae := (*Error)(nil); errors.As(err, &ae) && ae.Call != nil {
+		writeJSON(w, ae.Status, ae.Call)
 		return
 	}
-	oc := out[0]
-	resp := CallResponse{Tool: id, Result: oc.Result, Attempts: oc.Attempts, DurationMS: oc.Duration.Milliseconds()}
-	if resp.Result.Content == nil {
-		resp.Result.Content = []registry.Content{}
-	}
-	code := http.StatusOK
-	if oc.Err != nil {
-		resp.Error = oc.Err.Error()
-		code, resp.Kind = errorStatus(oc.Err)
-	}
-	writeJSON(w, code, resp)
+	answer(w, http.StatusOK, resp, err)
 }
 
 func (s *Server) approvals(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.opts.Approvals.Pending())
+	list, err := s.engine.Approvals(r.Context())
+	answer(w, http.StatusOK, list, err)
 }
 
 func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
@@ -396,115 +309,100 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, `the body must be {"approve": true} or {"approve": false}`)
 		return
 	}
-	if err := s.opts.Approvals.Answer(r.PathValue("id"), *body.Approve); err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, ApprovalAnswered{ID: r.PathValue("id"), Approved: *body.Approve})
+	id := r.PathValue("id")
+	err := s.engine.Answer(r.Context(), id, *body.Approve)
+	answer(w, http.StatusOK, ApprovalAnswered{ID: id, Approved: *body.Approve}, err)
 }
 
 func (s *Server) elicitations(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.opts.Elicitations.Pending())
+	list, err := s.engine.Elicitations(r.Context())
+	answer(w, http.StatusOK, list, err)
 }
 
 func (s *Server) answerElicitation(w http.ResponseWriter, r *http.Request) {
 	var body wire.ElicitationAnswer
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil || body.Action == "" {
+	if err := dec.Decode(&body); err != nil {
 		writeError(w, http.StatusBadRequest, `the body must be {"action": "accept", "content": {...}}, {"action": "decline"} or {"action": "cancel"}`)
 		return
 	}
-	ans, err := s.opts.Elicitations.Answer(r.PathValue("id"), body)
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, ans)
+	ans, err := s.engine.AnswerElicitation(r.Context(), r.PathValue("id"), body)
+	answer(w, http.StatusOK, ans, err)
 }
 
 func (s *Server) restart(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if err := s.opts.Backend.Restart(name); err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusAccepted, map[string]string{"restarting": name})
+	err := s.engine.Restart(r.Context(), name)
+	answer(w, http.StatusAccepted, map[string]string{"restarting": name}, err)
 }
 
 func (s *Server) serverTools(w http.ResponseWriter, r *http.Request) {
-	st, err := s.opts.Backend.Tools(r.PathValue("name"))
-	if err != nil {
-		writeErr(w, err)
-		return
+	get := s.engine.ServerTools
+	if r.URL.Query().Get("all") == "true" {
+		get = s.engine.AllServerTools
 	}
-	if st.Tools == nil {
-		st.Tools = []wire.Tool{}
-	}
-	if r.URL.Query().Get("all") != "true" {
-		st.Hidden = nil // asked for by `freecode mcp tools --all` only
-	}
-	writeJSON(w, http.StatusOK, st)
+	st, err := get(r.Context(), r.PathValue("name"))
+	answer(w, http.StatusOK, st, err)
 }
 
 func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	logs, err := s.opts.Backend.Logs(name, wire.LogCursor{})
+	if f := r.URL.Query().Get("follow"); f == "" || f == "0" || f == "false" {
+		logs, err := s.engine.Logs(r.Context(), name)
+		answer(w, http.StatusOK, logs, err)
+		return
+	}
+	st, err := s.engine.FollowLogs(r.Context(), name)
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
-	logs.Server = name
-	if logs.Lines == nil {
-		logs.Lines = []string{}
-	}
-	if f := r.URL.Query().Get("follow"); f == "" || f == "0" || f == "false" {
-		writeJSON(w, http.StatusOK, logs)
-		return
-	}
-	// Followed by cursor: every read asks for the lines after the last one
-	// sent, so each line goes out once, under the session that wrote it.
-	sw := startStream(w)
-	cur := wire.LogCursor{Session: -1} // no session announced yet
-	for {
-		if logs.Session != cur.Session && sw.event(wire.KindLogSession, map[string]int64{"session": logs.Session}) != nil {
-			return
-		}
-		for _, l := range logs.Lines {
-			if sw.event(wire.KindLogLine, l) != nil {
-				return
-			}
-		}
-		cur = logs.Cursor()
-		for {
-			// A wait that outlasts defaultKeepalive sends a keepalive
-			// comment and waits again.
-			wctx, cancel := context.WithTimeout(r.Context(), defaultKeepalive)
-			logs, err = s.opts.Backend.WaitLogs(wctx, name, cur)
-			cancel()
-			if r.Context().Err() != nil {
-				return
-			}
-			if err == nil {
-				break
-			}
-			if !errors.Is(err, context.DeadlineExceeded) {
-				_ = sw.event(wire.KindLogError, err.Error())
-				return
-			}
-			if sw.comment("keepalive") != nil {
-				return
-			}
-		}
-	}
+	s.relay(w, r, st)
 }
 
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	msgs, cancel := s.opts.Bus.Subscribe(64)
-	defer cancel()
-	sw := startStream(w)
-	if sw.event(wire.KindSubscribed, struct{}{}) != nil {
+	st, err := s.engine.Events(r.Context())
+	if err != nil {
+		writeErr(w, err)
 		return
+	}
+	s.relay(w, r, st, Event{Kind: wire.KindSubscribed, Data: "{}"})
+}
+
+// relay sends first, then st's events as server-sent events until st or
+// the request ends or the client stops reading; a keepalive comment goes
+// out every defaultKeepalive without an event. It closes st.
+func (s *Server) relay(w http.ResponseWriter, r *http.Request, st Stream, first ...Event) {
+	// One goroutine reads st, owned by relay: it ends once st is closed
+	// (below), and relay waits for it.
+	events := make(chan Event)
+	done := make(chan struct{})
+	go func() {
+		defer close(events)
+		for {
+			ev, err := st.Next()
+			if err != nil {
+				return
+			}
+			select {
+			case events <- ev:
+			case <-done:
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(done)
+		st.Close()
+		for range events { // until the reader returned
+		}
+	}()
+	sw := startStream(w)
+	for _, ev := range first {
+		if sw.event(ev.Kind, ev.Data) != nil {
+			return
+		}
 	}
 	keep := time.NewTicker(defaultKeepalive)
 	defer keep.Stop()
@@ -516,17 +414,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			if sw.comment("keepalive") != nil {
 				return
 			}
-		case m, ok := <-msgs:
+		case ev, ok := <-events:
 			if !ok {
 				return
 			}
-			if m.Missed > 0 {
-				if sw.event(wire.KindMissed, map[string]uint64{"missed": m.Missed}) != nil {
-					return
-				}
-			}
-			// Every event's JSON is its wire form.
-			if sw.event(m.Event.Kind(), m.Event) != nil {
+			if sw.event(ev.Kind, ev.Data) != nil {
 				return
 			}
 		}

@@ -25,9 +25,6 @@ func startStream(w http.ResponseWriter) *stream {
 	return &stream{w: w, rc: http.NewResponseController(w)}
 }
 
-// lineBreaks are what ends a line of an event stream: CRLF, CR or LF.
-var lineBreaks = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ")
-
 // event sends one event; a string payload is sent as one data line, each of
 // its line breaks (CRLF, CR or LF: all end a line of an event stream) made a
 // space, anything else as JSON. A string such as a server's stderr line

@@ -11,9 +11,9 @@ import (
 	"github.com/freecode/freecode/wire"
 )
 
-// Errors a Backend, a FeatureBackend and Approvals wrap to say what kind of
-// failure an error is; the server answers them with 404, 409, 400 and 504
-// (see errorStatus).
+// Errors an Engine and Approvals wrap to say what kind of failure an error
+// is; the server answers them with 404, 409, 400 and 504 (see
+// errorStatus).
 var (
 	// ErrNotFound: no such server, tool or approval.
 	ErrNotFound = errors.New("not found")

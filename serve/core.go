@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -30,18 +31,23 @@ import (
 // holds no lock on the home and listens on nothing: Run adds the home lock
 // and the local API around it.
 //
-// The fields are set by NewCore and only read after.
+// The exported fields are set by NewCore and only read after. Core is the
+// api.Engine in process (engine.go).
 type Core struct {
 	Bus          *event.Bus
 	Registry     *registry.Registry
 	Defs         *defs.DefsCache
 	Controller   *controller.Controller
 	Orchestrator *orchestrator.Orchestrator
-	// Approvals and Elicitations are the API's queues. Approvals answers
-	// the orchestrator's asks unless Options.Approver replaces it;
-	// Elicitations the servers' elicitations unless Options.Elicit does.
-	Approvals    *api.Approvals
-	Elicitations *api.Elicitations
+
+	// approvals and elicitations are the Engine's queues (Core.Approvals,
+	// Core.Elicitations). approvals answers the orchestrator's asks unless
+	// Options.Approver replaces it; elicitations the servers' elicitations
+	// unless Options.Elicit does.
+	approvals    *api.Approvals
+	elicitations *api.Elicitations
+	// calls numbers the calls that come without an id (CallWith).
+	calls atomic.Uint64
 
 	opts      Options
 	validator *schema.Validator
@@ -148,12 +154,12 @@ func NewCore(opts Options) (_ *Core, err error) {
 	// per process, not at every restart.
 	// The servers' elicitations wait for an answer through the API, unless
 	// the caller answers them itself.
-	c.Elicitations = api.NewElicitations(c.Bus, opts.ElicitationTimeout)
+	c.elicitations = api.NewElicitations(c.Bus, opts.ElicitationTimeout)
 	elicit, elicitTimeout := opts.Elicit, opts.ElicitationTimeout
 	if elicit == nil {
-		elicit = elicitThroughAPI(c.Elicitations, log.WithName("elicitation"))
+		elicit = elicitThroughAPI(c.elicitations, log.WithName("elicitation"))
 		// The API's own timeout answers first; the session's is a backstop.
-		elicitTimeout = c.Elicitations.Timeout() + time.Minute
+		elicitTimeout = c.elicitations.Timeout() + time.Minute
 	}
 	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: c.guard.Track,
 		Schemas: mcp.NewSchemaCache(schemaCacheSize), Launcher: ReaperLauncher(reaper, log.WithName("procguard")),
@@ -172,8 +178,8 @@ func NewCore(opts Options) (_ *Core, err error) {
 		SignIn:      func(s schema.Server) *wire.SignIn { return SignIn(c.tokens, s) },
 	})
 	c.rules = &rulesHolder{phrase: opts.ProjectError, outputs: outputs}
-	c.Approvals = api.NewApprovals(c.Bus, 0)
-	var approver orchestrator.Approver = c.Approvals
+	c.approvals = api.NewApprovals(c.Bus, 0)
+	var approver orchestrator.Approver = c.approvals
 	if opts.Approver != nil {
 		approver = opts.Approver
 	}

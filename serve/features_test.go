@@ -81,7 +81,7 @@ func TestRunResourcesAndPrompts(t *testing.T) {
 	assert.ErrorContains(t, err, `server "plain" offers no resources`)
 	_, err = d.Client.ReadResource(ctx, "ts", "")
 	assert.Equal(t, http.StatusBadRequest, apiStatus(err), "%v", err)
-	assert.ErrorContains(t, err, "read needs the query parameters server and uri")
+	assert.ErrorContains(t, err, "a read needs a server and a URI")
 
 	prompts, err := d.Client.Prompts(ctx, "")
 	require.NoError(t, err)

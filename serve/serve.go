@@ -97,17 +97,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return err
 	}
 	defer core.Close()
-	be := backend{ctrl: core.Controller, cfgPath: opts.Sources.User, project: opts.Sources.Project, root: core.root, rules: core.rules}
-	srv := api.NewServer(api.Options{
-		Backend:      be,
-		Features:     be,
-		Bus:          core.Bus,
-		Defs:         core.Defs,
-		Runner:       core.Orchestrator,
-		Approvals:    core.Approvals,
-		Elicitations: core.Elicitations,
-		Logger:       log.WithName("api"),
-	})
+	srv := api.NewServer(core, api.ServerOptions{Logger: log.WithName("api")})
 	log.Info("serving", "home", home, "config", opts.Sources.User, "project", opts.Sources.Project, "socket", api.SocketPath(home), "pid", os.Getpid())
 	return core.Run(ctx, Part{Name: "api", Run: func(ctx context.Context) error { return srv.Serve(ctx, ln) }})
 }

@@ -88,6 +88,9 @@ type Config struct {
 	// Resources, when positive, declares resources: that many text
 	// resources, BinaryURI, ItemTemplate and their tools (see features.go).
 	Resources int
+	// ReadDelay, when positive, makes every read of a resource wait that
+	// long (or until the read is cancelled) before it is answered.
+	ReadDelay time.Duration
 	// Prompts declares the prompts greet and plain and their tool.
 	Prompts bool
 	// Rich declares resources and prompts and adds the fixture of
@@ -174,6 +177,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.BoolVar(&c.EvilText, "evil-text", false, "put terminal escapes (EvilText) in an evil tool's title, description, schema and result and in stderr")
 	fs.BoolVar(&c.UnknownContent, "unknown-content", false, "add a tool hologram whose result holds a text block and a block of an unknown type (UnknownBlock)")
 	fs.IntVar(&c.Resources, "resources", 0, "declare resources: `N` text resources test://text/<i>, test://binary, the template test://items/{id} and the tools set_resource, remove_resource, links, relist")
+	fs.DurationVar(&c.ReadDelay, "read-delay", 0, "with --resources: wait `DURATION` (or until cancelled) before answering each resources/read")
 	fs.BoolVar(&c.Prompts, "prompts", false, "declare the prompts greet {name required, greeting} and plain, and the tools add_prompt and relist")
 	fs.BoolVar(&c.Rich, "rich", false, "declare resources and prompts and add the tool, resource, template and prompt "+RichTool+" with title, icons, outputSchema, annotations and _meta, whose results carry _meta")
 	fs.StringVar(&c.Instructions, "instructions", "", "the initialize result's instructions")
@@ -224,6 +228,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.InitStderrEvery < 0 {
 		return c, fmt.Errorf("--init-stderr-every %s: must not be negative", c.InitStderrEvery)
+	}
+	if c.ReadDelay < 0 {
+		return c, fmt.Errorf("--read-delay %s: must not be negative", c.ReadDelay)
 	}
 	if c.FloodBytes < 0 {
 		return c, fmt.Errorf("--flood-bytes %d: must not be negative", c.FloodBytes)

@@ -157,6 +157,8 @@
 //	                          stderr at start (before --exit-at-start) and on every call of evil
 //	--unknown-content         the tool "hologram" (above)
 //	--resources N             resources, a template and their tools (above)
+//	--read-delay DURATION     with --resources: each resources/read waits DURATION (or until
+//	                          cancelled) before it is answered, as a slow server's does
 //	--prompts                 prompts and their tool (above)
 //	--rich                    the tool, resource, template and prompt "rich" (above)
 //	--instructions TEXT       the initialize result's instructions

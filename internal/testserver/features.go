@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -61,6 +62,20 @@ func (c Config) featureOptions() []server.ServerOption {
 	var opts []server.ServerOption
 	if c.Resources > 0 || c.EndlessResourcePages || c.Rich {
 		opts = append(opts, server.WithResourceCapabilities(true, true))
+	}
+	if c.ReadDelay > 0 {
+		opts = append(opts, server.WithResourceHandlerMiddleware(func(next server.ResourceHandlerFunc) server.ResourceHandlerFunc {
+			return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				t := time.NewTimer(c.ReadDelay)
+				defer t.Stop()
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				return next(ctx, req)
+			}
+		}))
 	}
 	if c.Prompts || c.Rich {
 		opts = append(opts, server.WithPromptCapabilities(true))
