@@ -37,11 +37,11 @@ var allowed = map[string][]string{
 	"bridge":                {"mcp", "registry"},
 	"schema":                {""},
 	"schema/hosts":          {"schema"},
-	"wire":              nil,
+	"wire":                  nil,
 	"api":                   {"wire", "registry", "registry/event", "registry/defs", "registry/orchestrator"},
 	"controller":            {"wire", "schema", "mcp", "bridge", "registry", "registry/event"},
 	"serve":                 {"api", "wire", "controller", "internal/procguard", "mcp", "mcp/auth", "registry", "registry/defs", "registry/event", "registry/orchestrator", "schema"},
-	"gateway":               {"api", "wire", "mcp", "registry", "registry/defs", "registry/orchestrator", "schema", "serve"},
+	"gateway":               {"api", "wire", "mcp", "registry", "registry/defs", "schema", "serve"},
 	// Composition roots, tools and test infrastructure.
 	"cmd/freecode":                 {"*"},
 	"cmd/conformance-client":       {"mcp", "mcp/auth", "controller", "bridge", "schema"},
