@@ -45,6 +45,7 @@ func Tools(caller Caller, tools []mcp.Tool) []registry.Tool {
 			InputSchema: t.InputSchema,
 			Annotations: t.Annotations,
 			ReadOnly:    t.ReadOnly,
+			Raw:         t.Raw,
 			// Characters estimate as bytes do: four to a token.
 			OutputTokensHint: (t.MaxResultChars + 3) / 4,
 			Call:             call(caller, t.Name),
@@ -83,7 +84,8 @@ func call(caller Caller, name string) func(context.Context, json.RawMessage) (re
 // block those fields do not carry whole (annotations, _meta, fields of its
 // own, a type FreeCode does not know) also keeps its JSON verbatim, as the
 // server sent it, in Content.Raw, so nothing is lost. Structured content
-// is kept byte for byte. Raw and Structured share res's bytes.
+// and the result's _meta are kept byte for byte. Raw, Structured and Meta
+// share res's bytes.
 func Result(res *mcp.CallResult) (registry.Result, error) {
 	out := registry.Result{IsError: res.IsError, Content: make([]registry.Content, 0, len(res.Content))}
 	for i, block := range res.Content {
@@ -95,6 +97,9 @@ func Result(res *mcp.CallResult) (registry.Result, error) {
 	}
 	if len(res.Structured) > 0 {
 		out.Structured = res.Structured
+	}
+	if len(res.Meta) > 0 {
+		out.Meta = res.Meta
 	}
 	return out, nil
 }

@@ -28,18 +28,18 @@ func Features(src FeatureSource, f mcp.Features) registry.Features {
 	}
 	for i, r := range f.Resources {
 		out.Resources[i] = registry.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description,
-			MimeType: r.MimeType, Size: r.Size, Annotations: r.Annotations}
+			MimeType: r.MimeType, Size: r.Size, Annotations: r.Annotations, Raw: r.Raw}
 	}
 	for i, t := range f.Templates {
 		out.Templates[i] = registry.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Title: t.Title,
-			Description: t.Description, MimeType: t.MimeType, Annotations: t.Annotations}
+			Description: t.Description, MimeType: t.MimeType, Annotations: t.Annotations, Raw: t.Raw}
 	}
 	for i, p := range f.Prompts {
 		args := make([]registry.PromptArgument, len(p.Arguments))
 		for j, a := range p.Arguments {
-			args[j] = registry.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required}
+			args[j] = registry.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required, Raw: a.Raw}
 		}
-		out.Prompts[i] = registry.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Arguments: args}
+		out.Prompts[i] = registry.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Arguments: args, Raw: p.Raw}
 	}
 	if f.Offers.Resources {
 		out.Read = func(ctx context.Context, uri string) ([]registry.ResourceContents, error) {
@@ -49,7 +49,7 @@ func Features(src FeatureSource, f mcp.Features) registry.Features {
 			}
 			rc := make([]registry.ResourceContents, len(got))
 			for i, c := range got {
-				rc[i] = registry.ResourceContents{URI: c.URI, MimeType: c.MimeType, Text: c.Text, Blob: c.Blob, Binary: c.Binary}
+				rc[i] = registry.ResourceContents{URI: c.URI, MimeType: c.MimeType, Text: c.Text, Blob: c.Blob, Binary: c.Binary, Raw: c.Raw}
 			}
 			return rc, nil
 		}
@@ -63,7 +63,7 @@ func Features(src FeatureSource, f mcp.Features) registry.Features {
 			if res == nil {
 				return registry.PromptResult{}, fmt.Errorf("prompts/get %q: empty result", name)
 			}
-			pr := registry.PromptResult{Description: res.Description, Messages: make([]registry.PromptMessage, len(res.Messages))}
+			pr := registry.PromptResult{Description: res.Description, Meta: res.Meta, Messages: make([]registry.PromptMessage, len(res.Messages))}
 			for i, m := range res.Messages {
 				pr.Messages[i] = registry.PromptMessage{Role: m.Role, Content: m.Content}
 			}

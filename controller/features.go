@@ -197,11 +197,11 @@ func (c *Controller) Resources(name string) (wire.ServerResources, error) {
 	f, _ := c.reg.SourceFeatures(name)
 	for _, r := range f.Resources {
 		out.Resources = append(out.Resources, wire.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description,
-			MimeType: r.MimeType, Size: r.Size, Annotations: r.Annotations})
+			MimeType: r.MimeType, Size: r.Size, Annotations: r.Annotations, Raw: r.Raw})
 	}
 	for _, t := range f.Templates {
 		out.Templates = append(out.Templates, wire.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Title: t.Title,
-			Description: t.Description, MimeType: t.MimeType, Annotations: t.Annotations})
+			Description: t.Description, MimeType: t.MimeType, Annotations: t.Annotations, Raw: t.Raw})
 	}
 	c.mu.Lock()
 	if st := c.servers[name]; st != nil {
@@ -237,9 +237,9 @@ func (c *Controller) Prompts(name string) (wire.ServerPrompts, error) {
 	out := wire.ServerPrompts{Server: name, Phase: phase, Prompts: []wire.Prompt{}}
 	f, _ := c.reg.SourceFeatures(name)
 	for _, p := range f.Prompts {
-		wp := wire.Prompt{Name: p.Name, Title: p.Title, Description: p.Description}
+		wp := wire.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Raw: p.Raw}
 		for _, a := range p.Arguments {
-			wp.Arguments = append(wp.Arguments, wire.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
+			wp.Arguments = append(wp.Arguments, wire.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required, Raw: a.Raw})
 		}
 		out.Prompts = append(out.Prompts, wp)
 	}
@@ -289,7 +289,7 @@ func (c *Controller) ReadResource(ctx context.Context, name, uri string) (wire.R
 	}
 	out := wire.ResourceRead{Server: name, URI: uri, Contents: make([]wire.ResourceContent, len(got))}
 	for i, rc := range got {
-		out.Contents[i] = wire.ResourceContent{URI: rc.URI, MimeType: rc.MimeType}
+		out.Contents[i] = wire.ResourceContent{URI: rc.URI, MimeType: rc.MimeType, Raw: rc.Raw}
 		if rc.Binary {
 			out.Contents[i].Blob = rc.Blob
 		} else {
@@ -307,7 +307,7 @@ func (c *Controller) GetPrompt(ctx context.Context, name, prompt string, args ma
 	if err != nil {
 		return wire.PromptResult{}, c.notServing(name, "prompts", err)
 	}
-	out := wire.PromptResult{Server: name, Prompt: prompt, Description: res.Description, Messages: make([]wire.PromptMessage, len(res.Messages))}
+	out := wire.PromptResult{Server: name, Prompt: prompt, Description: res.Description, Meta: res.Meta, Messages: make([]wire.PromptMessage, len(res.Messages))}
 	for i, m := range res.Messages {
 		out.Messages[i] = wire.PromptMessage{Role: m.Role, Content: m.Content}
 	}

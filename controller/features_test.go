@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"syscall"
 	"testing"
 	"time"
@@ -81,8 +82,10 @@ func TestFeaturesFollowTheServer(t *testing.T) {
 	ap := h.c.AllPrompts()
 	require.Len(t, ap.Servers, 1)
 	require.Equal(t, "greet", ap.Servers[0].Prompts[0].Name)
-	require.Equal(t, []wire.PromptArgument{{Name: "name", Description: "Who to greet", Required: true},
-		{Name: "greeting", Description: "The word to greet with (default Hello)"}}, ap.Servers[0].Prompts[0].Arguments)
+	args, err := json.Marshal(ap.Servers[0].Prompts[0].Arguments)
+	require.NoError(t, err)
+	require.JSONEq(t, `[{"name":"name","description":"Who to greet","required":true},
+		{"name":"greeting","description":"The word to greet with (default Hello)"}]`, string(args))
 
 	read, err := h.c.ReadResource(t.Context(), "f", testserver.BinaryURI)
 	require.NoError(t, err)

@@ -39,7 +39,7 @@ func (c *Controller) Tools(name string) (wire.ServerTools, error) {
 			n = t.ID
 		}
 		out.Tools = append(out.Tools, wire.Tool{ID: t.ID, Name: n, Title: t.Title, Description: t.Description,
-			ReadOnly: t.ReadOnly, Annotations: t.Annotations, InputSchema: t.InputSchema})
+			ReadOnly: t.ReadOnly, Annotations: t.Annotations, InputSchema: t.InputSchema, Raw: t.Raw})
 	}
 	if ce, ok := conn.(convertErrors); ok {
 		for _, err := range ce.ConvertErrors() {

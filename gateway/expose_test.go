@@ -22,7 +22,8 @@ func TestExpose(t *testing.T) {
 		{Name: "write", Description: "Writes a file."},
 	}
 	tools := map[string]wire.Tool{"mcp__github__create_issue": {ID: "mcp__github__create_issue", Name: "create_issue", Title: "Create issue",
-		Description: "The server's own description.", Annotations: json.RawMessage(`{"readOnlyHint":false}`)}}
+		Description: "The server's own description.", Annotations: json.RawMessage(`{"readOnlyHint":false}`),
+		Raw: json.RawMessage(`{"name":"create_issue","icons":[{"src":"https://x/i.png"}]}`)}}
 	for _, c := range []struct {
 		name     string
 		builtins bool
@@ -44,6 +45,7 @@ func TestExpose(t *testing.T) {
 			assert.JSONEq(t, `{"readOnlyHint":false}`, string(e.tools[0].Annotations))
 			assert.JSONEq(t, `{"type":"object"}`, string(e.tools[0].InputSchema))
 			assert.Equal(t, "Creates an issue.", e.tools[0].Description, "the definition's description, as the budget shaped it")
+			assert.JSONEq(t, `{"name":"create_issue","icons":[{"src":"https://x/i.png"}]}`, string(e.tools[0].Raw), "the server's object")
 		})
 	}
 }

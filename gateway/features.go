@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -49,17 +50,17 @@ func exposeFeatures(f features) ([]mcp.GatewayResource, []mcp.GatewayTemplate, [
 	for _, s := range f.resources.Servers {
 		for _, r := range s.Resources {
 			rs = append(rs, mcp.GatewayResource{URI: resourceURI(s.Server, r.URI), Name: s.Server + "__" + r.Name, Title: r.Title,
-				Description: r.Description, MimeType: r.MimeType, Size: r.Size, Annotations: r.Annotations})
+				Description: r.Description, MimeType: r.MimeType, Size: r.Size, Annotations: r.Annotations, Raw: r.Raw})
 		}
 		for _, t := range s.Templates {
 			ts = append(ts, mcp.GatewayTemplate{URITemplate: resourceURI(s.Server, t.URITemplate), Name: s.Server + "__" + t.Name, Title: t.Title,
-				Description: t.Description, MimeType: t.MimeType, Annotations: t.Annotations})
+				Description: t.Description, MimeType: t.MimeType, Annotations: t.Annotations, Raw: t.Raw})
 		}
 	}
 	var ps []mcp.GatewayPrompt
 	for _, s := range f.prompts.Servers {
 		for _, p := range s.Prompts {
-			gp := mcp.GatewayPrompt{Name: s.Server + "__" + p.Name, Title: p.Title, Description: p.Description}
+			gp := mcp.GatewayPrompt{Name: s.Server + "__" + p.Name, Title: p.Title, Description: p.Description, Raw: p.Raw}
 			for _, a := range p.Arguments {
 				gp.Arguments = append(gp.Arguments, mcp.GatewayPromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
 			}
@@ -103,7 +104,7 @@ func (g *gateway) read(ctx context.Context, uri string) ([]mcp.GatewayContents, 
 	}
 	out := make([]mcp.GatewayContents, 0, len(rr.Contents))
 	for _, c := range rr.Contents {
-		gc := mcp.GatewayContents{URI: resourceURI(server, c.URI), MimeType: c.MimeType}
+		gc := mcp.GatewayContents{URI: resourceURI(server, c.URI), MimeType: c.MimeType, Meta: metaOf(c.Raw)}
 		if c.Text != nil {
 			gc.Text = *c.Text
 		} else {
@@ -115,18 +116,29 @@ func (g *gateway) read(ctx context.Context, uri string) ([]mcp.GatewayContents, 
 }
 
 // getPrompt gets a listed prompt from its server.
-func (g *gateway) getPrompt(ctx context.Context, name string, args map[string]string) (string, []mcp.GatewayMessage, error) {
+func (g *gateway) getPrompt(ctx context.Context, name string, args map[string]string) (mcp.GatewayPromptResult, error) {
 	server, own, ok := strings.Cut(name, "__")
 	if !ok {
-		return "", nil, fmt.Errorf("prompt %q: the gateway's prompts are named <server>__<prompt>", name)
+		return mcp.GatewayPromptResult{}, fmt.Errorf("prompt %q: the gateway's prompts are named <server>__<prompt>", name)
 	}
 	pr, err := g.eng.GetPrompt(ctx, server, own, args)
 	if err != nil {
-		return "", nil, err
+		return mcp.GatewayPromptResult{}, err
 	}
-	msgs := make([]mcp.GatewayMessage, 0, len(pr.Messages))
+	out := mcp.GatewayPromptResult{Description: pr.Description, Meta: pr.Meta, Messages: make([]mcp.GatewayMessage, 0, len(pr.Messages))}
 	for _, m := range pr.Messages {
-		msgs = append(msgs, mcp.GatewayMessage{Role: m.Role, Content: m.Content})
+		out.Messages = append(out.Messages, mcp.GatewayMessage{Role: m.Role, Content: m.Content})
 	}
-	return pr.Description, msgs, nil
+	return out, nil
+}
+
+// metaOf is the _meta of raw, a server's object (nil: none).
+func metaOf(raw json.RawMessage) json.RawMessage {
+	var o struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &o) != nil || string(o.Meta) == "null" {
+		return nil
+	}
+	return o.Meta
 }

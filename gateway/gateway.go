@@ -111,10 +111,11 @@ func expose(ds []defs.Def, tools map[string]wire.Tool, builtins bool) exposed {
 
 // hostTool is the tool d defines as the host sees it, named name: the
 // definition's description and input schema (what every filter and budget
-// shaped) with the rest of the tool t as its server lists it (zero when
-// unknown).
+// shaped) with the rest of the tool t as its server lists it: title,
+// annotations, and the server's object (outputSchema, icons, _meta); zero
+// for a tool no server lists (a built-in).
 func hostTool(name string, d defs.Def, t wire.Tool) mcp.GatewayTool {
-	return mcp.GatewayTool{Name: name, Title: t.Title, Description: d.Description, InputSchema: d.InputSchema, Annotations: t.Annotations}
+	return mcp.GatewayTool{Name: name, Title: t.Title, Description: d.Description, InputSchema: d.InputSchema, Annotations: t.Annotations, Raw: t.Raw}
 }
 
 // gateway joins an engine to the MCP server side.
@@ -323,9 +324,10 @@ func errorResult(text string) mcp.GatewayResult {
 }
 
 // gatewayResult is r for the host: each block verbatim as its server sent
-// it, or as FreeCode made it.
+// it, or as FreeCode made it; its structured content and _meta as the
+// server sent them.
 func gatewayResult(r registry.Result) mcp.GatewayResult {
-	out := mcp.GatewayResult{IsError: r.IsError, Structured: r.Structured, Content: make([]json.RawMessage, 0, len(r.Content))}
+	out := mcp.GatewayResult{IsError: r.IsError, Structured: r.Structured, Meta: r.Meta, Content: make([]json.RawMessage, 0, len(r.Content))}
 	for _, c := range r.Content {
 		if len(c.Raw) > 0 {
 			out.Content = append(out.Content, c.Raw)

@@ -45,6 +45,11 @@ type Tool struct {
 	// caller's decision.
 	MaxResultChars int
 	Validator      *jsonschema.Validator
+	// Raw is the tools/list element as the server sent it, for what the
+	// fields above do not carry (outputSchema, icons, _meta, execution,
+	// fields of later revisions): it is shown and passed on, never
+	// interpreted. Shared with the session: do not modify it.
+	Raw json.RawMessage
 	// Warnings lists the references of the input schema that Resolve could
 	// not follow: those parts of InputSchema accept any value (see
 	// jsonschema.Warning). Nil when there are none. Tools with the same
@@ -257,6 +262,7 @@ func convertTool(server string, raw json.RawMessage, prep func(json.RawMessage) 
 		Validator:      p.Validator,
 		Warnings:       p.Warnings,
 		MaxResultChars: maxResultChars(rt.Meta),
+		Raw:            raw,
 	}
 	if rt.Description != nil {
 		t.Description = *rt.Description

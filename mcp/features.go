@@ -110,6 +110,8 @@ type PromptArgument struct {
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
 	Required    bool   `json:"required,omitempty"`
+	// Raw is the argument as the server declared it.
+	Raw json.RawMessage `json:"-"`
 }
 
 // Features is what a server offers beside tools, as it listed it: the
@@ -351,6 +353,14 @@ func decodePrompt(raw json.RawMessage) (Prompt, error) {
 	}
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return Prompt{}, err
+	}
+	var args struct {
+		Arguments []json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(raw, &args); err == nil && len(args.Arguments) == len(w.Arguments) {
+		for i := range w.Arguments {
+			w.Arguments[i].Raw = args.Arguments[i]
+		}
 	}
 	for i, a := range w.Arguments {
 		if a.Name == "" {

@@ -52,6 +52,11 @@ func TestFeaturesListed(t *testing.T) {
 	require.Equal(t, []string{"greet", "plain"}, promptNames(f))
 	greet := f.Prompts[0]
 	require.Equal(t, "Greeting", greet.Title)
+	// Each argument keeps what the server declared, beside its fields.
+	require.JSONEq(t, `{"name":"name","description":"Who to greet","required":true}`, string(greet.Arguments[0].Raw))
+	for i := range greet.Arguments {
+		greet.Arguments[i].Raw = nil
+	}
 	require.Equal(t, []PromptArgument{{Name: "name", Description: "Who to greet", Required: true},
 		{Name: "greeting", Description: "The word to greet with (default Hello)"}}, greet.Arguments)
 	bin := f.Resources[0]

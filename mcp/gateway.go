@@ -39,6 +39,12 @@ type GatewayTool struct {
 	// Annotations is the source's annotations object verbatim (nil if
 	// none); the hints the protocol defines are passed on.
 	Annotations json.RawMessage
+	// Raw is the tool as its server listed it (nil: none, a built-in).
+	// What of it mcp-go models beside the fields above is listed too:
+	// outputSchema, icons, _meta, execution. Fields mcp-go does not model
+	// (a later revision's) are lost here, on the gateway alone: the API
+	// and the CLI pass the whole object on.
+	Raw json.RawMessage
 }
 
 // GatewayProgress is how far a call got, to be passed to the host.
@@ -67,6 +73,8 @@ type GatewayResult struct {
 	// Structured is the structured content (nil: none).
 	Structured json.RawMessage
 	IsError    bool
+	// Meta is the result's _meta object (nil: none).
+	Meta json.RawMessage
 }
 
 // GatewayOptions configure NewGateway.
@@ -83,7 +91,7 @@ type GatewayOptions struct {
 	// Read reads a listed resource (a resource's URI, or one a template
 	// makes); GetPrompt gets a listed prompt. nil: not offered.
 	Read      func(ctx context.Context, uri string) ([]GatewayContents, error)
-	GetPrompt func(ctx context.Context, name string, args map[string]string) (description string, msgs []GatewayMessage, err error)
+	GetPrompt func(ctx context.Context, name string, args map[string]string) (GatewayPromptResult, error)
 	// ServerOf names the upstream server the calls of a listed tool go to
 	// ("" for none), so that Elicit puts a server's question to the host
 	// whose call waits on that server. nil: every question goes to the
@@ -225,17 +233,41 @@ func (g *Gateway) SetTools(tools []GatewayTool) (changed bool) {
 
 func sameGatewayTool(a, b GatewayTool) bool {
 	return a.Name == b.Name && a.Title == b.Title && a.Description == b.Description &&
-		bytes.Equal(a.InputSchema, b.InputSchema) && bytes.Equal(a.Annotations, b.Annotations)
+		bytes.Equal(a.InputSchema, b.InputSchema) && bytes.Equal(a.Annotations, b.Annotations) && bytes.Equal(a.Raw, b.Raw)
 }
 
-// mcpTool is t for mcp-go: the schema raw, the annotations' hints typed
-// (mcp-go models no others).
+// mcpTool is t for mcp-go: what mcp-go models of the server's tool (Raw:
+// outputSchema raw, icons, _meta, execution), with the gateway's name,
+// title, description and input schema raw, and the annotations' hints
+// typed (mcp-go models no others).
 func mcpTool(t GatewayTool) mcpgo.Tool {
 	schema := t.InputSchema
 	if len(schema) == 0 {
 		schema = json.RawMessage(`{"type":"object"}`)
 	}
-	out := mcpgo.Tool{Name: t.Name, Title: t.Title, Description: t.Description, RawInputSchema: schema}
+	var out mcpgo.Tool
+	if len(t.Raw) > 0 {
+		var extra struct {
+			OutputSchema json.RawMessage `json:"outputSchema"`
+			Meta         json.RawMessage `json:"_meta"`
+		}
+		if json.Unmarshal(t.Raw, &out) != nil {
+			// A tool mcp-go's type cannot hold (a schema of a shape it
+			// does not expect): its icons, _meta and output schema still.
+			out = mcpgo.Tool{}
+			out.Icons, _ = listed(t.Raw)
+		}
+		_ = json.Unmarshal(t.Raw, &extra)
+		// The output schema raw, as the input schema is: mcp-go's typed
+		// one keeps only some keywords.
+		out.InputSchema, out.OutputSchema = mcpgo.ToolInputSchema{}, mcpgo.ToolOutputSchema{}
+		if o := bytes.TrimSpace(extra.OutputSchema); len(o) > 0 && o[0] == '{' {
+			out.RawOutputSchema = extra.OutputSchema
+		}
+		out.Meta = metaOf(extra.Meta)
+	}
+	out.Name, out.Title, out.Description, out.RawInputSchema = t.Name, t.Title, t.Description, schema
+	out.Annotations = mcpgo.ToolAnnotation{}
 	if len(t.Annotations) > 0 {
 		// Annotations that do not decode are a server's mistake: the
 		// tool is listed without them.
@@ -295,6 +327,7 @@ func (g *Gateway) handler(name string) server.ToolHandlerFunc {
 		if len(res.Structured) > 0 {
 			out.RawStructuredContent = res.Structured
 		}
+		out.Meta = metaOf(res.Meta)
 		return out, nil
 	}
 }
@@ -685,4 +718,29 @@ type logWriter struct{ l logr.Logger }
 func (w logWriter) Write(p []byte) (int, error) {
 	w.l.Info("mcp server", "message", strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// metaOf is a _meta object for mcp-go (nil: none, or not an object).
+// Numbers are kept as written (json.Number), not rounded to float64.
+func metaOf(raw json.RawMessage) *mcpgo.Meta {
+	m := metaMap(raw)
+	if m == nil {
+		return nil
+	}
+	return mcpgo.NewMetaFromMap(m)
+}
+
+// metaMap is a _meta object as a map, its numbers as written; nil for
+// none or anything but an object.
+func metaMap(raw json.RawMessage) map[string]any {
+	if r := bytes.TrimSpace(raw); len(r) == 0 || r[0] != '{' {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var m map[string]any
+	if dec.Decode(&m) != nil {
+		return nil
+	}
+	return m
 }

@@ -19,6 +19,9 @@ type GatewayResource struct {
 	Size                                    *int64
 	// Annotations is the source's annotations object verbatim (nil: none).
 	Annotations json.RawMessage
+	// Raw is the resource as its server listed it (nil: none): its icons
+	// and _meta are listed too (see GatewayTool.Raw).
+	Raw json.RawMessage
 }
 
 // GatewayTemplate is one resource template (RFC 6570) as the gateway lists
@@ -26,12 +29,16 @@ type GatewayResource struct {
 type GatewayTemplate struct {
 	URITemplate, Name, Title, Description, MimeType string
 	Annotations                                     json.RawMessage
+	// Raw is the template as its server listed it (see GatewayResource).
+	Raw json.RawMessage
 }
 
 // GatewayPrompt is one prompt as the gateway lists it.
 type GatewayPrompt struct {
 	Name, Title, Description string
 	Arguments                []GatewayPromptArgument
+	// Raw is the prompt as its server listed it (see GatewayResource).
+	Raw json.RawMessage
 }
 
 // GatewayPromptArgument is one argument of a GatewayPrompt.
@@ -46,12 +53,39 @@ type GatewayContents struct {
 	URI, MimeType, Text string
 	Blob                []byte
 	Binary              bool
+	// Meta is the part's _meta object as its server sent it (nil: none).
+	Meta json.RawMessage
 }
 
 // GatewayMessage is one message of a prompt, its content block verbatim.
 type GatewayMessage struct {
 	Role    string
 	Content json.RawMessage
+}
+
+// GatewayPromptResult is a prompt as the host gets it.
+type GatewayPromptResult struct {
+	Description string
+	Messages    []GatewayMessage
+	// Meta is the result's _meta object as its server sent it (nil: none).
+	Meta json.RawMessage
+}
+
+// listed is what mcp-go models of a resource's, template's or prompt's
+// own object beside the fields the gateway sets: its icons and _meta.
+// A part that does not decode is left out.
+func listed(raw json.RawMessage) (icons []mcpgo.Icon, meta *mcpgo.Meta) {
+	var extra struct {
+		Icons json.RawMessage `json:"icons"`
+		Meta  json.RawMessage `json:"_meta"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &extra) != nil {
+		return nil, nil
+	}
+	if json.Unmarshal(extra.Icons, &icons) != nil {
+		icons = nil
+	}
+	return icons, metaOf(extra.Meta)
 }
 
 // SetResources makes rs and ts the listed resources and templates and
@@ -76,6 +110,7 @@ func (g *Gateway) SetResources(rs []GatewayResource, ts []GatewayTemplate) (chan
 		for _, r := range rs {
 			res := mcpgo.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MimeType, Size: r.Size}
 			res.Annotations = annotations(r.Annotations)
+			res.Icons, res.Meta = listed(r.Raw)
 			sr = append(sr, server.ServerResource{Resource: res, Handler: g.readHandler()})
 		}
 		g.srv.SetResources(sr...)
@@ -113,6 +148,7 @@ func (g *Gateway) SetPrompts(ps []GatewayPrompt) (changed bool) {
 	sp := make([]server.ServerPrompt, 0, len(ps))
 	for _, p := range ps {
 		mp := mcpgo.Prompt{Name: p.Name, Title: p.Title, Description: p.Description}
+		mp.Icons, mp.Meta = listed(p.Raw)
 		for _, a := range p.Arguments {
 			mp.Arguments = append(mp.Arguments, mcpgo.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
 		}
@@ -124,16 +160,18 @@ func (g *Gateway) SetPrompts(ps []GatewayPrompt) (changed bool) {
 
 func sameResource(a, b GatewayResource) bool {
 	return a.URI == b.URI && a.Name == b.Name && a.Title == b.Title && a.Description == b.Description && a.MimeType == b.MimeType &&
-		(a.Size == nil) == (b.Size == nil) && (a.Size == nil || *a.Size == *b.Size) && bytes.Equal(a.Annotations, b.Annotations)
+		(a.Size == nil) == (b.Size == nil) && (a.Size == nil || *a.Size == *b.Size) && bytes.Equal(a.Annotations, b.Annotations) &&
+		bytes.Equal(a.Raw, b.Raw)
 }
 
 func sameTemplate(a, b GatewayTemplate) bool {
 	return a.URITemplate == b.URITemplate && a.Name == b.Name && a.Title == b.Title && a.Description == b.Description &&
-		a.MimeType == b.MimeType && bytes.Equal(a.Annotations, b.Annotations)
+		a.MimeType == b.MimeType && bytes.Equal(a.Annotations, b.Annotations) && bytes.Equal(a.Raw, b.Raw)
 }
 
 func samePrompt(a, b GatewayPrompt) bool {
-	return a.Name == b.Name && a.Title == b.Title && a.Description == b.Description && slices.Equal(a.Arguments, b.Arguments)
+	return a.Name == b.Name && a.Title == b.Title && a.Description == b.Description && slices.Equal(a.Arguments, b.Arguments) &&
+		bytes.Equal(a.Raw, b.Raw)
 }
 
 // annotations decodes a source's annotations for mcp-go, which models
@@ -161,6 +199,7 @@ func resourceTemplate(t GatewayTemplate) (tmpl mcpgo.ResourceTemplate, ok bool) 
 	tmpl = mcpgo.NewResourceTemplate(t.URITemplate, t.Name, mcpgo.WithTemplateDescription(t.Description), mcpgo.WithTemplateMIMEType(t.MimeType))
 	tmpl.Title = t.Title
 	tmpl.Annotations = annotations(t.Annotations)
+	tmpl.Icons, tmpl.Meta = listed(t.Raw)
 	return tmpl, true
 }
 
@@ -175,10 +214,11 @@ func (g *Gateway) readHandler() server.ResourceHandlerFunc {
 		}
 		out := make([]mcpgo.ResourceContents, 0, len(cs))
 		for _, c := range cs {
+			meta := metaMap(c.Meta)
 			if c.Binary {
-				out = append(out, mcpgo.BlobResourceContents{URI: c.URI, MIMEType: c.MimeType, Blob: base64.StdEncoding.EncodeToString(c.Blob)})
+				out = append(out, mcpgo.BlobResourceContents{URI: c.URI, MIMEType: c.MimeType, Blob: base64.StdEncoding.EncodeToString(c.Blob), Meta: meta})
 			} else {
-				out = append(out, mcpgo.TextResourceContents{URI: c.URI, MIMEType: c.MimeType, Text: c.Text})
+				out = append(out, mcpgo.TextResourceContents{URI: c.URI, MIMEType: c.MimeType, Text: c.Text, Meta: meta})
 			}
 		}
 		return out, nil
@@ -190,12 +230,13 @@ func (g *Gateway) promptHandler(name string) server.PromptHandlerFunc {
 		if g.opts.GetPrompt == nil {
 			return nil, fmt.Errorf("prompt %s: %w", name, ErrNotOffered)
 		}
-		desc, msgs, err := g.opts.GetPrompt(ctx, name, req.Params.Arguments)
+		res, err := g.opts.GetPrompt(ctx, name, req.Params.Arguments)
 		if err != nil {
 			return nil, err
 		}
-		out := &mcpgo.GetPromptResult{Description: desc, Messages: make([]mcpgo.PromptMessage, 0, len(msgs))}
-		for _, m := range msgs {
+		out := &mcpgo.GetPromptResult{Description: res.Description, Messages: make([]mcpgo.PromptMessage, 0, len(res.Messages))}
+		out.Meta = metaOf(res.Meta)
+		for _, m := range res.Messages {
 			out.Messages = append(out.Messages, mcpgo.PromptMessage{Role: mcpgo.Role(m.Role), Content: rawContent{raw: m.Content}})
 		}
 		return out, nil

@@ -90,3 +90,63 @@ func TestGatewayResourceChangeNotifiesOnce(t *testing.T) {
 	assert.Zero(t, s.drain(changed), "the same lists")
 	assert.Len(t, g.srv.ListResources(), 2)
 }
+
+// TestGatewayListsTheServersObjects: what mcp-go models of a server's own
+// tool, resource, template and prompt beyond the gateway's fields
+// (outputSchema raw, icons, _meta) is listed; a changed icon is a change,
+// the same objects again are none; an object that does not decode as
+// mcp-go's lists the gateway's fields (and what decodes of the rest).
+func TestGatewayListsTheServersObjects(t *testing.T) {
+	g := NewGateway(GatewayOptions{Name: "t", Version: "0", Logger: logr.Discard(),
+		Call: func(context.Context, GatewayCall) (GatewayResult, error) { return GatewayResult{}, nil }})
+	const icons = `[{"src":"https://x/a.png","mimeType":"image/png"}]`
+	const meta = `{"anthropic/maxResultSizeChars":500000,"example.com/n":12345678901234567}`
+	out := `{"type":"object","$defs":{"x":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/x"}}}`
+	raw := func(icon string) json.RawMessage {
+		return json.RawMessage(`{"name":"own","inputSchema":{"$ref":"#/x"},"outputSchema":` + out + `,"icons":` + icon + `,"_meta":` + meta + `}`)
+	}
+	tool := GatewayTool{Name: "s__own", Title: "T", InputSchema: json.RawMessage(`{"type":"object"}`), Raw: raw(icons)}
+	assert.True(t, g.SetTools([]GatewayTool{tool}))
+	assert.False(t, g.SetTools([]GatewayTool{tool}), "the same object")
+	got, err := json.Marshal(g.srv.GetTool("s__own").Tool)
+	require.NoError(t, err)
+	var f map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(got, &f))
+	assert.JSONEq(t, `"s__own"`, string(f["name"]), "the gateway's name")
+	assert.JSONEq(t, `{"type":"object"}`, string(f["inputSchema"]), "the gateway's schema")
+	assert.JSONEq(t, out, string(f["outputSchema"]))
+	assert.JSONEq(t, icons, string(f["icons"]))
+	assert.JSONEq(t, meta, string(f["_meta"]))
+	tool.Raw = raw(`[{"src":"https://x/b.png"}]`)
+	assert.True(t, g.SetTools([]GatewayTool{tool}), "a changed icon")
+
+	// A schema mcp-go's type cannot hold: the rest is still listed.
+	tool.Raw = json.RawMessage(`{"name":"own","inputSchema":{"type":"object","properties":[]},"icons":` + icons + `,"_meta":` + meta + `}`)
+	assert.True(t, g.SetTools([]GatewayTool{tool}))
+	got, err = json.Marshal(g.srv.GetTool("s__own").Tool)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(got, &f))
+	assert.JSONEq(t, icons, string(f["icons"]))
+	assert.JSONEq(t, meta, string(f["_meta"]))
+
+	res := GatewayResource{URI: "freecode://a/test://x", Name: "a__x", Raw: json.RawMessage(`{"uri":"test://x","icons":` + icons + `,"_meta":` + meta + `}`)}
+	assert.True(t, g.SetResources([]GatewayResource{res}, nil))
+	assert.False(t, g.SetResources([]GatewayResource{res}, nil))
+	got, err = json.Marshal(g.srv.ListResources()["freecode://a/test://x"].Resource)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(got, &f))
+	assert.JSONEq(t, `"freecode://a/test://x"`, string(f["uri"]))
+	assert.JSONEq(t, icons, string(f["icons"]))
+	assert.JSONEq(t, meta, string(f["_meta"]))
+	res.Raw = json.RawMessage(`{"uri":"test://x","icons":[]}`)
+	assert.True(t, g.SetResources([]GatewayResource{res}, nil), "changed icons")
+
+	p := GatewayPrompt{Name: "a__p", Raw: json.RawMessage(`{"name":"p","icons":` + icons + `,"_meta":` + meta + `}`)}
+	assert.True(t, g.SetPrompts([]GatewayPrompt{p}))
+	assert.False(t, g.SetPrompts([]GatewayPrompt{p}))
+	got, err = json.Marshal(g.srv.ListPrompts()["a__p"].Prompt)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(got, &f))
+	assert.JSONEq(t, icons, string(f["icons"]))
+	assert.JSONEq(t, meta, string(f["_meta"]))
+}

@@ -38,6 +38,8 @@ type PromptMessage struct {
 type PromptResult struct {
 	Description string
 	Messages    []PromptMessage
+	// Meta is the result's _meta object verbatim, nil if none.
+	Meta json.RawMessage
 }
 
 // ReadResource reads uri with resources/read: a resource of the list, one
@@ -150,7 +152,8 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]st
 		return nil, err
 	}
 	var res struct {
-		Description string `json:"description"`
+		Description string          `json:"description"`
+		Meta        json.RawMessage `json:"_meta"`
 		Messages    []struct {
 			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
@@ -159,7 +162,7 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]st
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, fmt.Errorf("server %q: decode %s result: %w", s.srv.Name, what, err)
 	}
-	out := &PromptResult{Description: res.Description, Messages: make([]PromptMessage, 0, len(res.Messages))}
+	out := &PromptResult{Description: res.Description, Meta: nonNull(res.Meta), Messages: make([]PromptMessage, 0, len(res.Messages))}
 	for i, m := range res.Messages {
 		if !json.Valid(m.Content) || len(nonNull(m.Content)) == 0 {
 			return nil, fmt.Errorf("server %q: %s: message #%d has no content", s.srv.Name, what, i)

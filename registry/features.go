@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +30,10 @@ type Resource struct {
 	Size *int64
 	// Annotations is the source's annotations object verbatim (nil if none).
 	Annotations json.RawMessage
+	// Raw is the source's object as it sent it (nil: none), for what the
+	// fields above do not carry (icons, _meta); it is passed on and part
+	// of change detection, as Tool.Raw is.
+	Raw json.RawMessage
 }
 
 // ResourceTemplate is one URI template of resources a source can read.
@@ -39,6 +44,10 @@ type ResourceTemplate struct {
 	Description string
 	MimeType    string
 	Annotations json.RawMessage
+	// Raw is the source's object as it sent it (nil: none), for what the
+	// fields above do not carry (icons, _meta); it is passed on and part
+	// of change detection, as Tool.Raw is.
+	Raw json.RawMessage
 }
 
 // Prompt is one prompt a source offers.
@@ -47,6 +56,10 @@ type Prompt struct {
 	Title       string
 	Description string
 	Arguments   []PromptArgument
+	// Raw is the source's object as it sent it (nil: none), for what the
+	// fields above do not carry (icons, _meta); it is passed on and part
+	// of change detection, as Tool.Raw is.
+	Raw json.RawMessage
 }
 
 // PromptArgument is one (string) argument of a prompt.
@@ -55,6 +68,9 @@ type PromptArgument struct {
 	Title       string
 	Description string
 	Required    bool
+	// Raw is the argument as the source declared it (nil: none); it is
+	// part of its prompt's Raw.
+	Raw json.RawMessage
 }
 
 // ResourceContents is one part of a resource as read: text, or bytes when
@@ -65,6 +81,8 @@ type ResourceContents struct {
 	Text     string
 	Blob     []byte
 	Binary   bool
+	// Raw is the part as the source sent it (nil: none), for its _meta.
+	Raw json.RawMessage
 }
 
 // PromptMessage is one message of a prompt: its role and its content block
@@ -78,6 +96,8 @@ type PromptMessage struct {
 type PromptResult struct {
 	Description string
 	Messages    []PromptMessage
+	// Meta is the result's _meta object as the source sent it (nil: none).
+	Meta json.RawMessage
 }
 
 // Features is what a source offers beside tools — resources, resource
@@ -115,6 +135,8 @@ type features struct {
 	resCanon   [][]byte // of f.Resources[i].Annotations
 	tmplCanon  [][]byte // of f.Templates[i].Annotations
 	promptArgs []string // of f.Prompts[i], for comparison
+	// The SHA-256 of each element's Raw as canonical JSON (zero: none).
+	resRaw, tmplRaw, promptRaw [][sha256.Size]byte
 }
 
 // ReplaceFeatures makes f the complete features of source, replacing what
@@ -122,8 +144,9 @@ type features struct {
 // fails, changing nothing, when source is empty, a resource has no URI, a
 // template no URI template or a prompt no name, one is listed twice, or
 // annotations are not valid JSON. The change says which lists differ from
-// before (titles, descriptions, MIME types, sizes, annotations as canonical
-// JSON, arguments — never the functions); the caller announces it. An
+// before (titles, descriptions, MIME types, sizes, annotations and the
+// source's objects (Raw) as canonical JSON, arguments — never the
+// functions); the caller announces it. An
 // empty f removes the source.
 func (r *Registry) ReplaceFeatures(source string, f Features) (FeaturesChange, error) {
 	if source == "" {
@@ -167,6 +190,11 @@ func prepareFeatures(source string, f Features) (features, error) {
 			return features{}, fmt.Errorf("replace features of %s: annotations of resource %q: %w", source, res.URI, err)
 		}
 		out.resCanon = append(out.resCanon, c)
+		sum, err := rawSum(res.Raw)
+		if err != nil {
+			return features{}, fmt.Errorf("replace features of %s: resource %q: %w", source, res.URI, err)
+		}
+		out.resRaw = append(out.resRaw, sum)
 	}
 	for i, t := range f.Templates {
 		if t.URITemplate == "" {
@@ -180,6 +208,11 @@ func prepareFeatures(source string, f Features) (features, error) {
 			return features{}, fmt.Errorf("replace features of %s: annotations of resource template %q: %w", source, t.URITemplate, err)
 		}
 		out.tmplCanon = append(out.tmplCanon, c)
+		sum, err := rawSum(t.Raw)
+		if err != nil {
+			return features{}, fmt.Errorf("replace features of %s: resource template %q: %w", source, t.URITemplate, err)
+		}
+		out.tmplRaw = append(out.tmplRaw, sum)
 	}
 	for i, p := range f.Prompts {
 		if p.Name == "" {
@@ -193,6 +226,11 @@ func prepareFeatures(source string, f Features) (features, error) {
 			fmt.Fprintf(&key, "%q %q %q %t;", a.Name, a.Title, a.Description, a.Required)
 		}
 		out.promptArgs = append(out.promptArgs, key.String())
+		sum, err := rawSum(p.Raw)
+		if err != nil {
+			return features{}, fmt.Errorf("replace features of %s: prompt %q: %w", source, p.Name, err)
+		}
+		out.promptRaw = append(out.promptRaw, sum)
 	}
 	return out, nil
 }
@@ -211,10 +249,11 @@ func diffFeatures(a, b features) FeaturesChange {
 	c.Resources = !slices.EqualFunc(a.f.Resources, b.f.Resources, sameResourceFields) ||
 		!slices.EqualFunc(a.resCanon, b.resCanon, bytes.Equal) ||
 		!slices.EqualFunc(a.f.Templates, b.f.Templates, sameTemplateFields) ||
-		!slices.EqualFunc(a.tmplCanon, b.tmplCanon, bytes.Equal)
+		!slices.EqualFunc(a.tmplCanon, b.tmplCanon, bytes.Equal) ||
+		!slices.Equal(a.resRaw, b.resRaw) || !slices.Equal(a.tmplRaw, b.tmplRaw)
 	c.Prompts = !slices.EqualFunc(a.f.Prompts, b.f.Prompts, func(x, y Prompt) bool {
 		return x.Name == y.Name && x.Title == y.Title && x.Description == y.Description
-	}) || !slices.Equal(a.promptArgs, b.promptArgs)
+	}) || !slices.Equal(a.promptArgs, b.promptArgs) || !slices.Equal(a.promptRaw, b.promptRaw)
 	return c
 }
 

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -14,7 +15,8 @@ import (
 )
 
 // ToolsChanged says that a source's tool set really changed: an id, title,
-// description, schema, annotations or read-only flag differs from before.
+// description, schema, annotations, read-only flag or the source's own
+// object (Tool.Raw: an icon, an output schema) differs from before.
 // It carries only the source name; readers re-read the registry. Its JSON
 // is the API's tools_changed event.
 type ToolsChanged struct {
@@ -27,10 +29,12 @@ func (ToolsChanged) Kind() string { return "tools_changed" }
 // Registry holds tools keyed by id and grouped by source, and each source's
 // resources and prompts (Features). It is safe for concurrent use.
 //
-// Change detection compares ids, titles, descriptions, input schemas and
-// annotations (as canonical JSON: key order and spacing do not matter) and
-// the ReadOnly flag — never the Validate or Call functions, so re-registering
-// the same tools with fresh closures is not a change.
+// Change detection compares ids, titles, descriptions, input schemas,
+// annotations and the sources' objects (Tool.Raw; as canonical JSON: key
+// order and spacing do not matter) and the ReadOnly flag — never the
+// Validate or Call functions, so re-registering the same tools with fresh
+// closures is not a change. A change of Raw alone changes no provider-facing
+// definition, so the definitions' version (their hash) stays put.
 type Registry struct {
 	bus *event.Bus
 
@@ -52,6 +56,9 @@ type Entry struct {
 	Schema []byte
 
 	annotCanon []byte // Tool.Annotations, canonical
+	// rawSum is the SHA-256 of Tool.Raw as canonical JSON (zero: none):
+	// a digest, not the bytes, since Raw holds the whole object again.
+	rawSum [sha256.Size]byte
 }
 
 // NewRegistry returns an empty registry that publishes ToolsChanged on bus
@@ -124,8 +131,14 @@ func (r *Registry) ReplaceSource(source string, tools []Tool) (changed bool, err
 		if err != nil {
 			return false, fmt.Errorf("replace tools of %s: annotations of %q: %w", source, t.ID, err)
 		}
+		rs := p.rawSum
+		if !had || !bytes.Equal(t.Raw, p.Tool.Raw) {
+			if rs, err = rawSum(t.Raw); err != nil {
+				return false, fmt.Errorf("replace tools of %s: the source's object of %q: %w", source, t.ID, err)
+			}
+		}
 		t.Source = source
-		next[t.ID] = Entry{Tool: t, Schema: sc, annotCanon: ac}
+		next[t.ID] = Entry{Tool: t, Schema: sc, annotCanon: ac, rawSum: rs}
 	}
 
 	r.mu.Lock()
@@ -181,7 +194,20 @@ func sameEntry(a, b Entry) bool {
 		a.Tool.Description == b.Tool.Description &&
 		a.Tool.ReadOnly == b.Tool.ReadOnly &&
 		bytes.Equal(a.Schema, b.Schema) &&
-		bytes.Equal(a.annotCanon, b.annotCanon)
+		bytes.Equal(a.annotCanon, b.annotCanon) &&
+		a.rawSum == b.rawSum
+}
+
+// rawSum is the SHA-256 of raw as canonical JSON; zero for none.
+func rawSum(raw json.RawMessage) ([sha256.Size]byte, error) {
+	if len(raw) == 0 {
+		return [sha256.Size]byte{}, nil
+	}
+	c, err := jsonschema.Canonical(raw)
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	return sha256.Sum256(c), nil
 }
 
 // RemoveSource removes every tool of source and reports whether there were

@@ -97,6 +97,14 @@ type Tool struct {
 	// anything; everything else is treated as mutating: it runs alone and
 	// is never retried.
 	ReadOnly bool
+	// Raw is the tool as its source listed it (an MCP server's tools/list
+	// element; nil for a built-in), for what the fields above do not carry
+	// (outputSchema, icons, _meta): it is shown and passed on to hosts,
+	// never advertised to a model. It is part of change detection as
+	// canonical JSON, so a changed icon is a change (ToolsChanged), but the
+	// provider-facing definitions are made of the fields above alone: their
+	// bytes, and the version that hashes them, stay as they were.
+	Raw json.RawMessage
 	// OutputTokensHint is how large, in estimated tokens, the source says
 	// the tool's results may be given whole (an MCP tool's _meta
 	// "anthropic/maxResultSizeChars"); 0: it says nothing. The
@@ -147,6 +155,10 @@ type Result struct {
 	IsError bool `json:"isError,omitempty"`
 	// Structured is the tool's structured output, if any.
 	Structured json.RawMessage `json:"structuredContent,omitempty"`
+	// Meta is the result's _meta object as the source sent it (an MCP
+	// tools/call result's), nil if none. It is passed on, never shown to
+	// a model.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // TextResult returns a successful result with one text block.

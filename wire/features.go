@@ -42,6 +42,22 @@ type Resource struct {
 	MimeType    string          `json:"mimeType,omitempty"`
 	Size        *int64          `json:"size,omitempty"`
 	Annotations json.RawMessage `json:"annotations,omitempty"`
+	// Raw is the resource as the server sent it; its JSON is this object
+	// with the fields above written over it (see Tool.Raw), so _meta,
+	// icons and what FreeCode does not interpret pass on.
+	Raw json.RawMessage `json:"-"`
+}
+
+// MarshalJSON writes r's fields over the server's object (Raw).
+func (r Resource) MarshalJSON() ([]byte, error) {
+	type plain Resource
+	return marshalOver(r.Raw, plain(r))
+}
+
+// UnmarshalJSON decodes r and keeps the whole object as Raw.
+func (r *Resource) UnmarshalJSON(b []byte) error {
+	type plain Resource
+	return unmarshalKeep(b, (*plain)(r), &r.Raw)
 }
 
 // ResourceTemplate is one URI template (RFC 6570) of resources a server
@@ -53,6 +69,22 @@ type ResourceTemplate struct {
 	Description string          `json:"description,omitempty"`
 	MimeType    string          `json:"mimeType,omitempty"`
 	Annotations json.RawMessage `json:"annotations,omitempty"`
+	// Raw is the template as the server sent it; its JSON is this object
+	// with the fields above written over it (see Tool.Raw), so _meta,
+	// icons and what FreeCode does not interpret pass on.
+	Raw json.RawMessage `json:"-"`
+}
+
+// MarshalJSON writes t's fields over the server's object (Raw).
+func (t ResourceTemplate) MarshalJSON() ([]byte, error) {
+	type plain ResourceTemplate
+	return marshalOver(t.Raw, plain(t))
+}
+
+// UnmarshalJSON decodes t and keeps the whole object as Raw.
+func (t *ResourceTemplate) UnmarshalJSON(b []byte) error {
+	type plain ResourceTemplate
+	return unmarshalKeep(b, (*plain)(t), &t.Raw)
 }
 
 // ServerResources is one server's resources and templates, sorted by URI
@@ -82,6 +114,21 @@ type ResourceContent struct {
 	MimeType string  `json:"mimeType,omitempty"`
 	Text     *string `json:"text,omitempty"`
 	Blob     []byte  `json:"blob,omitempty"`
+	// Raw is the part as the server sent it; its JSON is this object
+	// with the fields above written over it (see Tool.Raw), so its _meta and what FreeCode does not interpret pass on.
+	Raw json.RawMessage `json:"-"`
+}
+
+// MarshalJSON writes c's fields over the server's object (Raw).
+func (c ResourceContent) MarshalJSON() ([]byte, error) {
+	type plain ResourceContent
+	return marshalOver(c.Raw, plain(c))
+}
+
+// UnmarshalJSON decodes c and keeps the whole object as Raw.
+func (c *ResourceContent) UnmarshalJSON(b []byte) error {
+	type plain ResourceContent
+	return unmarshalKeep(b, (*plain)(c), &c.Raw)
 }
 
 // Binary reports whether c is binary (it has no text).
@@ -108,6 +155,21 @@ type PromptArgument struct {
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
 	Required    bool   `json:"required,omitempty"`
+	// Raw is the argument as the server sent it; its JSON is this object
+	// with the fields above written over it (see Tool.Raw), so what FreeCode does not interpret pass on.
+	Raw json.RawMessage `json:"-"`
+}
+
+// MarshalJSON writes a's fields over the server's object (Raw).
+func (a PromptArgument) MarshalJSON() ([]byte, error) {
+	type plain PromptArgument
+	return marshalOver(a.Raw, plain(a))
+}
+
+// UnmarshalJSON decodes a and keeps the whole object as Raw.
+func (a *PromptArgument) UnmarshalJSON(b []byte) error {
+	type plain PromptArgument
+	return unmarshalKeep(b, (*plain)(a), &a.Raw)
 }
 
 // Prompt is one prompt a server offers.
@@ -116,6 +178,22 @@ type Prompt struct {
 	Title       string           `json:"title,omitempty"`
 	Description string           `json:"description,omitempty"`
 	Arguments   []PromptArgument `json:"arguments,omitempty"`
+	// Raw is the prompt as the server sent it; its JSON is this object
+	// with the fields above written over it (see Tool.Raw), so _meta,
+	// icons and what FreeCode does not interpret pass on.
+	Raw json.RawMessage `json:"-"`
+}
+
+// MarshalJSON writes p's fields over the server's object (Raw).
+func (p Prompt) MarshalJSON() ([]byte, error) {
+	type plain Prompt
+	return marshalOver(p.Raw, plain(p))
+}
+
+// UnmarshalJSON decodes p and keeps the whole object as Raw.
+func (p *Prompt) UnmarshalJSON(b []byte) error {
+	type plain Prompt
+	return unmarshalKeep(b, (*plain)(p), &p.Raw)
 }
 
 // ServerPrompts is one server's prompts, sorted by name.
@@ -146,4 +224,6 @@ type PromptResult struct {
 	Prompt      string          `json:"prompt"`
 	Description string          `json:"description,omitempty"`
 	Messages    []PromptMessage `json:"messages"`
+	// Meta is the result's _meta object as the server sent it (nil: none).
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }

@@ -329,6 +329,24 @@ type Tool struct {
 	// InputSchema is the resolved, self-contained schema the arguments are
 	// validated against.
 	InputSchema json.RawMessage `json:"inputSchema"`
+	// Raw is the tool as its server listed it. Its JSON is this object
+	// with the fields above written over it, so what FreeCode does not
+	// interpret (outputSchema, icons, _meta, execution, …) is passed on;
+	// the server's inputSchema gives way to the resolved one. See
+	// marshalOver.
+	Raw json.RawMessage `json:"-"`
+}
+
+// MarshalJSON writes t's fields over the server's object (Raw).
+func (t Tool) MarshalJSON() ([]byte, error) {
+	type plain Tool
+	return marshalOver(t.Raw, plain(t))
+}
+
+// UnmarshalJSON decodes t and keeps the whole object as Raw.
+func (t *Tool) UnmarshalJSON(b []byte) error {
+	type plain Tool
+	return unmarshalKeep(b, (*plain)(t), &t.Raw)
 }
 
 // ServerTools is the answer of GET /v1/servers/{name}/tools: the tools the

@@ -363,12 +363,13 @@ type outcomeView struct {
 	Error      string             `json:"error,omitempty"`
 	Content    []registry.Content `json:"content"`
 	Structured json.RawMessage    `json:"structuredContent,omitempty"`
+	Meta       json.RawMessage    `json:"_meta,omitempty"`
 	Attempts   int                `json:"attempts"`
 	DurationMS float64            `json:"durationMs"`
 }
 
 func callView(o orchestrator.Outcome) outcomeView {
-	v := outcomeView{Tool: o.Tool, IsError: o.Result.IsError, Content: o.Result.Content, Structured: o.Result.Structured,
+	v := outcomeView{Tool: o.Tool, IsError: o.Result.IsError, Content: o.Result.Content, Structured: o.Result.Structured, Meta: o.Result.Meta,
 		Attempts: o.Attempts, DurationMS: float64(o.Duration.Microseconds()) / 1000}
 	if o.Err != nil {
 		v.Error = o.Err.Error()

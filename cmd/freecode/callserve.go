@@ -296,7 +296,7 @@ func (a *app) serveOutcome(ctx context.Context, r route, id string, resp api.Cal
 		return fmt.Errorf("call %s through freecode serve: %w", id, err) // no answer
 	}
 	v := outcomeView{Tool: id, Via: viaServe, IsError: resp.Result.IsError, Error: resp.Error, Content: resp.Result.Content,
-		Structured: resp.Result.Structured, Attempts: resp.Attempts, DurationMS: float64(resp.DurationMS)}
+		Structured: resp.Result.Structured, Meta: resp.Result.Meta, Attempts: resp.Attempts, DurationMS: float64(resp.DurationMS)}
 	if v.Content == nil {
 		v.Content = []registry.Content{}
 	}

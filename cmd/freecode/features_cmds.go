@@ -222,11 +222,11 @@ func sessionResources(name string, sess *mcp.Session) wire.ServerResources {
 		Warnings: f.Problems}
 	for _, r := range f.Resources {
 		out.Resources = append(out.Resources, wire.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description,
-			MimeType: r.MimeType, Size: r.Size, Annotations: r.Annotations})
+			MimeType: r.MimeType, Size: r.Size, Annotations: r.Annotations, Raw: r.Raw})
 	}
 	for _, t := range f.Templates {
 		out.Templates = append(out.Templates, wire.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Title: t.Title,
-			Description: t.Description, MimeType: t.MimeType, Annotations: t.Annotations})
+			Description: t.Description, MimeType: t.MimeType, Annotations: t.Annotations, Raw: t.Raw})
 	}
 	return out
 }
@@ -317,7 +317,7 @@ never to a terminal. --json prints the contents with binary parts in base64.`,
 					}
 					res = wire.ResourceRead{Server: name, URI: uri, Contents: make([]wire.ResourceContent, len(got))}
 					for i, rc := range got {
-						res.Contents[i] = wire.ResourceContent{URI: rc.URI, MimeType: rc.MimeType}
+						res.Contents[i] = wire.ResourceContent{URI: rc.URI, MimeType: rc.MimeType, Raw: rc.Raw}
 						if rc.Binary {
 							res.Contents[i].Blob = rc.Blob
 						} else {
@@ -430,9 +430,9 @@ func sessionPrompts(name string, sess *mcp.Session) wire.ServerPrompts {
 	f := sess.Features()
 	out := wire.ServerPrompts{Server: name, Phase: wire.PhaseReady, Prompts: []wire.Prompt{}, Warnings: f.Problems}
 	for _, p := range f.Prompts {
-		wp := wire.Prompt{Name: p.Name, Title: p.Title, Description: p.Description}
+		wp := wire.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Raw: p.Raw}
 		for _, arg := range p.Arguments {
-			wp.Arguments = append(wp.Arguments, wire.PromptArgument{Name: arg.Name, Title: arg.Title, Description: arg.Description, Required: arg.Required})
+			wp.Arguments = append(wp.Arguments, wire.PromptArgument{Name: arg.Name, Title: arg.Title, Description: arg.Description, Required: arg.Required, Raw: arg.Raw})
 		}
 		out.Prompts = append(out.Prompts, wp)
 	}
@@ -515,7 +515,7 @@ missing, or one the prompt does not have, is an error naming it.`,
 					if err != nil {
 						return err
 					}
-					res = wire.PromptResult{Server: name, Prompt: prompt, Description: got.Description, Messages: make([]wire.PromptMessage, len(got.Messages))}
+					res = wire.PromptResult{Server: name, Prompt: prompt, Description: got.Description, Meta: got.Meta, Messages: make([]wire.PromptMessage, len(got.Messages))}
 					for i, m := range got.Messages {
 						res.Messages[i] = wire.PromptMessage{Role: m.Role, Content: m.Content}
 					}

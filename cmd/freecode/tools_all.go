@@ -120,7 +120,7 @@ func wireTools(tools []mcp.Tool) []wire.Tool {
 	out := make([]wire.Tool, len(tools))
 	for i, t := range tools {
 		out[i] = wire.Tool{ID: t.ID, Name: t.Name, Title: t.Title, Description: t.Description, ReadOnly: t.ReadOnly,
-			Annotations: t.Annotations, InputSchema: t.InputSchema}
+			Annotations: t.Annotations, InputSchema: t.InputSchema, Raw: t.Raw}
 	}
 	return out
 }

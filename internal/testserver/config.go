@@ -90,6 +90,10 @@ type Config struct {
 	Resources int
 	// Prompts declares the prompts greet and plain and their tool.
 	Prompts bool
+	// Rich declares resources and prompts and adds the fixture of
+	// rich.go: a tool, resource, template and prompt, and their results,
+	// with every field a client passes on without interpreting.
+	Rich bool
 	// Instructions are the initialize result's instructions; without
 	// them, InstructionsBytes makes that many bytes of them.
 	Instructions      string
@@ -171,6 +175,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.BoolVar(&c.UnknownContent, "unknown-content", false, "add a tool hologram whose result holds a text block and a block of an unknown type (UnknownBlock)")
 	fs.IntVar(&c.Resources, "resources", 0, "declare resources: `N` text resources test://text/<i>, test://binary, the template test://items/{id} and the tools set_resource, remove_resource, links, relist")
 	fs.BoolVar(&c.Prompts, "prompts", false, "declare the prompts greet {name required, greeting} and plain, and the tools add_prompt and relist")
+	fs.BoolVar(&c.Rich, "rich", false, "declare resources and prompts and add the tool, resource, template and prompt "+RichTool+" with title, icons, outputSchema, annotations and _meta, whose results carry _meta")
 	fs.StringVar(&c.Instructions, "instructions", "", "the initialize result's instructions")
 	fs.IntVar(&c.InstructionsBytes, "instructions-bytes", 0, "instructions of `N` bytes (two-byte characters after a short sentence)")
 	fs.BoolVar(&c.Ask, "ask", false, "add the tools ask, ask_url and capabilities, which send the client elicitation requests")

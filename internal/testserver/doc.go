@@ -57,6 +57,14 @@
 // greeting} ("<greeting, default Hello>, <name>!"), plain {} (one message;
 // with --evil-text a second one holding EvilText), and the tool add_prompt
 // {name}, which registers another prompt like plain and announces it.
+// With --rich it declares resources and prompts and adds one of each
+// carrying every field a client passes on without interpreting (rich.go
+// has them as JSON): the read-only tool "rich" {q?} with a title, icons,
+// an outputSchema, annotations and a _meta (anthropic/maxResultSizeChars
+// and vendor keys), whose result has structuredContent and a _meta; the
+// resource test://rich and the template test://rich/{id} with icons and
+// _meta, whose contents have a _meta; the prompt "rich" {topic} with icons
+// and _meta, whose result has a _meta.
 // Either flag adds relist {} (read-only), which sends the list_changed
 // notifications of what the server declares without changing anything.
 // With --ask four read-only tools send the client requests and return its
@@ -150,6 +158,7 @@
 //	--unknown-content         the tool "hologram" (above)
 //	--resources N             resources, a template and their tools (above)
 //	--prompts                 prompts and their tool (above)
+//	--rich                    the tool, resource, template and prompt "rich" (above)
 //	--instructions TEXT       the initialize result's instructions
 //	--instructions-bytes N    instructions of N bytes: a sentence, then "é" (two bytes each)
 //	--ask                     the tools "ask", "ask_url" and "capabilities" (above)

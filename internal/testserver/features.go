@@ -59,10 +59,10 @@ func instructionsText(n int) string {
 // instructions flags.
 func (c Config) featureOptions() []server.ServerOption {
 	var opts []server.ServerOption
-	if c.Resources > 0 || c.EndlessResourcePages {
+	if c.Resources > 0 || c.EndlessResourcePages || c.Rich {
 		opts = append(opts, server.WithResourceCapabilities(true, true))
 	}
-	if c.Prompts {
+	if c.Prompts || c.Rich {
 		opts = append(opts, server.WithPromptCapabilities(true))
 	}
 	switch {

@@ -89,6 +89,9 @@ func New(cfg Config) (*Server, error) {
 		s.mcp.AddTools(hologramTool())
 	}
 	s.addFeatures()
+	if cfg.Rich {
+		s.addRich()
+	}
 	if cfg.Ask {
 		s.mcp.AddTools(s.askTools()...)
 	}
