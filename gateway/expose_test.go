@@ -8,6 +8,7 @@ import (
 
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
+	"github.com/freecode/freecode/wire"
 )
 
 // TestExpose: MCP tools lose "mcp__" and gain their title and
@@ -20,7 +21,9 @@ func TestExpose(t *testing.T) {
 		{Name: ToolSearch, Description: "Finds tools."},
 		{Name: "write", Description: "Writes a file."},
 	}
-	meta := map[string]toolMeta{"mcp__github__create_issue": {Title: "Create issue", Annotations: json.RawMessage(`{"readOnlyHint":false}`)}}
+	tools := map[string]wire.Tool{"mcp__github__create_issue": {ID: "mcp__github__create_issue", Name: "create_issue", Title: "Create issue",
+		Description: "The server's own description.", Annotations: json.RawMessage(`{"readOnlyHint":false}`),
+		Raw: json.RawMessage(`{"name":"create_issue","icons":[{"src":"https://x/i.png"}]}`)}}
 	for _, c := range []struct {
 		name     string
 		builtins bool
@@ -30,7 +33,7 @@ func TestExpose(t *testing.T) {
 		{"with built-ins", true, []string{"github__create_issue", "read", ToolSearch, "write"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := expose(ds, meta, c.builtins)
+			e := expose(ds, tools, c.builtins)
 			var names []string
 			for _, tl := range e.tools {
 				names = append(names, tl.Name)
@@ -41,6 +44,8 @@ func TestExpose(t *testing.T) {
 			assert.Equal(t, "Create issue", e.tools[0].Title)
 			assert.JSONEq(t, `{"readOnlyHint":false}`, string(e.tools[0].Annotations))
 			assert.JSONEq(t, `{"type":"object"}`, string(e.tools[0].InputSchema))
+			assert.Equal(t, "Creates an issue.", e.tools[0].Description, "the definition's description, as the budget shaped it")
+			assert.JSONEq(t, `{"name":"create_issue","icons":[{"src":"https://x/i.png"}]}`, string(e.tools[0].Raw), "the server's object")
 		})
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/internal/procguard"
 	"github.com/freecode/freecode/internal/servetest"
 	"github.com/freecode/freecode/internal/testutil"
@@ -98,55 +99,83 @@ func TestAttachedGatewayOutlivesServe(t *testing.T) {
 	assert.Contains(t, h.tools(), "t__echo")
 }
 
-// fakeBackend is a backend whose watch ends with err at once, and counts
-// its watches; the other methods are not called by fallback.watch.
-type fakeBackend struct {
-	backend
-	err     error
-	watches atomic.Int32
-	// block makes every watch wait for ctx; else the fourth does.
+// fakeEngine is an engine whose event streams end with err at once, and
+// counts its subscriptions; the other methods are not called by the
+// switching stream.
+type fakeEngine struct {
+	api.Engine
+	err    error
+	events atomic.Int32
+	// block makes every stream wait for ctx; else the fourth does.
 	block bool
 }
 
-func (b *fakeBackend) watch(ctx context.Context, changed func()) error {
-	if b.watches.Add(1) > 3 || b.block {
-		<-ctx.Done()
-		return nil
+func (e *fakeEngine) Events(ctx context.Context) (api.Stream, error) {
+	if e.events.Add(1) > 3 || e.block {
+		return ctxStream{ctx}, nil
 	}
-	return b.err
+	return failedStream{e.err}, nil
 }
 
-func (b *fakeBackend) settle(context.Context) {}
+// ctxStream is a stream with no events that ends with its ctx.
+type ctxStream struct{ ctx context.Context }
+
+func (s ctxStream) Next() (api.Event, error) { <-s.ctx.Done(); return api.Event{}, s.ctx.Err() }
+func (s ctxStream) Close() error             { return nil }
 
 // A broken event stream from a serve that still runs is subscribed again
 // (a restart, a full connection table), never a reason to start a second
 // set of servers; only a serve that is gone is.
 func TestFallbackOnlyWhenServeIsGone(t *testing.T) {
-	attached := &fakeBackend{err: errors.New("stream broke")}
-	own := &fakeBackend{block: true}
+	attached := &fakeEngine{err: errors.New("stream broke")}
+	own := &fakeEngine{block: true}
 	var gone atomic.Bool
 	starts := atomic.Int32{}
-	f := &fallback{cur: attached, log: logr.Discard(), gone: gone.Load,
-		start: func(context.Context) (backend, error) { starts.Add(1); return own, nil }}
+	sw := &switching{cur: attached, log: logr.Discard(), gone: gone.Load,
+		start: func(context.Context) (api.Engine, error) { starts.Add(1); return own, nil }}
+	// follow reads the events of sw until ctx ends, counting the
+	// "missed" ones (each makes the gateway read the list again).
+	missed := atomic.Int32{}
+	follow := func(ctx context.Context) error {
+		s, err := sw.Events(ctx)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		for {
+			ev, err := s.Next()
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+			if ev.Kind == "missed" {
+				missed.Add(1)
+			}
+		}
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	pokes := atomic.Int32{}
-	go func() { done <- f.watch(ctx, func() { pokes.Add(1) }) }()
-	require.Eventually(t, func() bool { return attached.watches.Load() == 4 }, waitFor, time.Millisecond)
+	go func() { done <- follow(ctx) }()
+	require.Eventually(t, func() bool { return attached.events.Load() == 4 }, waitFor, time.Millisecond)
 	assert.Zero(t, starts.Load(), "serve still runs: subscribed again, nothing started")
-	assert.Equal(t, int32(3), pokes.Load(), "each new subscription reads the list again")
+	require.Eventually(t, func() bool { return missed.Load() == 3 }, waitFor, time.Millisecond, "each new subscription reads the list again")
+	assert.False(t, sw.owned())
 	cancel()
 	require.NoError(t, <-done)
 
 	gone.Store(true)
-	attached.watches.Store(0)
-	f.cur = attached
+	attached.events.Store(0)
+	missed.Store(0)
 	ctx, cancel = context.WithCancel(t.Context())
 	defer cancel()
-	go func() { done <- f.watch(ctx, func() {}) }()
-	require.Eventually(t, func() bool { return own.watches.Load() == 1 }, waitFor, time.Millisecond)
+	go func() { done <- follow(ctx) }()
+	require.Eventually(t, func() bool { return own.events.Load() == 1 }, waitFor, time.Millisecond)
 	assert.Equal(t, int32(1), starts.Load(), "serve gone: the servers are started here, once")
-	assert.Equal(t, own, f.get())
+	require.Eventually(t, func() bool { return missed.Load() == 1 }, waitFor, time.Millisecond, "the new servers' list is read")
+	assert.Equal(t, api.Engine(own), sw.get())
+	assert.True(t, sw.owned())
 	cancel()
 	require.NoError(t, <-done)
 }

@@ -21,7 +21,7 @@ const ResourcePrefix = "freecode://"
 // ErrUnknownResource is a read of a URI the gateway did not make.
 var ErrUnknownResource = errors.New("not a resource of the gateway")
 
-// features is what a backend lists besides tools.
+// features is what an engine lists besides tools.
 type features struct {
 	resources wire.Resources
 	prompts   wire.Prompts
@@ -98,7 +98,7 @@ func (g *gateway) read(ctx context.Context, uri string) ([]mcp.GatewayContents, 
 	if err != nil {
 		return nil, err
 	}
-	rr, err := g.be.read(ctx, server, own)
+	rr, err := g.eng.ReadResource(ctx, server, own)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func (g *gateway) getPrompt(ctx context.Context, name string, args map[string]st
 	if !ok {
 		return mcp.GatewayPromptResult{}, fmt.Errorf("prompt %q: the gateway's prompts are named <server>__<prompt>", name)
 	}
-	pr, err := g.be.getPrompt(ctx, server, own, args)
+	pr, err := g.eng.GetPrompt(ctx, server, own, args)
 	if err != nil {
 		return mcp.GatewayPromptResult{}, err
 	}

@@ -2,15 +2,19 @@
 // behind one MCP endpoint (stdio, or streamable HTTP) for any host. It
 // attaches to the `freecode serve` of the home when one runs, so that every
 // host shares one set of running servers, and otherwise runs the servers
-// itself (serve.Core) for as long as its host is connected.
+// itself (serve.Core) for as long as its host is connected. Either way it
+// goes through one api.Engine, and behaves the same: what it lists and
+// answers is the Engine's answers, a call's approval and the elicitations
+// of the servers its calls wait on are put to the host and answered
+// through the Engine.
 //
-// What it lists is the provider-facing definitions (registry/defs, or
-// /v1/tools of the API) joined with the tools' titles and annotations, so
-// every filter and budget that shapes those definitions shapes the
+// What it lists is the provider-facing definitions (Engine.Tools) joined
+// with the rest of each tool as its server lists it (Engine.ServerTools),
+// so every filter and budget that shapes those definitions shapes the
 // gateway's list too. MCP tool ids lose their "mcp__" prefix
 // (mcp__github__create_issue is listed as github__create_issue), so that a
 // host adding its own prefix does not stutter. Calls go through the
-// orchestrator and its permission rules.
+// Engine's orchestrator and its permission rules.
 package gateway
 
 import (
@@ -22,6 +26,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -80,36 +85,6 @@ type Options struct {
 	HTTPMaxConns    int
 }
 
-// backend is where the tools are: this process's registry (inProcess) or
-// a running serve's (attached).
-type backend interface {
-	// list returns the definitions and, by tool id, their metadata.
-	list(ctx context.Context) ([]defs.Def, map[string]toolMeta, error)
-	// call runs one call under the rules; progress gets the tool's
-	// progress. A refusal is a result with IsError, not an error.
-	call(ctx context.Context, id string, args json.RawMessage, progress func(registry.Progress)) (registry.Result, error)
-	// features lists resources, templates, prompts and instructions.
-	features(ctx context.Context) (features, error)
-	// read reads a resource of a server; getPrompt gets a prompt.
-	read(ctx context.Context, server, uri string) (wire.ResourceRead, error)
-	getPrompt(ctx context.Context, server, name string, args map[string]string) (wire.PromptResult, error)
-	// settle waits, until ctx ends at the latest, for the servers' first
-	// starts, so that the host's first list holds their tools.
-	settle(ctx context.Context)
-	// watch calls changed whenever the list may have changed, until ctx
-	// ends; an error means the backend is gone.
-	watch(ctx context.Context, changed func()) error
-}
-
-// toolMeta is what the definitions do not carry of a tool: its title,
-// annotations, and its server's object (outputSchema, icons, _meta; nil
-// for a built-in).
-type toolMeta struct {
-	Title       string
-	Annotations json.RawMessage
-	Raw         json.RawMessage
-}
-
 // exposed is the list the gateway answers: the tools, and by listed name
 // the tool id each stands for.
 type exposed struct {
@@ -117,29 +92,60 @@ type exposed struct {
 	ids   map[string]string
 }
 
-// expose decides what the gateway lists from the definitions ds and their
-// metadata: every MCP tool under its id without "mcp__", the built-ins
-// only with builtins, except ToolSearch, always listed when present.
-func expose(ds []defs.Def, meta map[string]toolMeta, builtins bool) exposed {
+// expose decides what the gateway lists from the definitions ds and the
+// tools they define, by id: every MCP tool under its id without "mcp__",
+// the built-ins only with builtins, except ToolSearch, always listed when
+// present.
+func expose(ds []defs.Def, tools map[string]wire.Tool, builtins bool) exposed {
 	out := exposed{ids: make(map[string]string, len(ds))}
 	for _, d := range ds {
 		name, isMCP := strings.CutPrefix(d.Name, mcpPrefix)
 		if !isMCP && !builtins && d.Name != ToolSearch {
 			continue
 		}
-		m := meta[d.Name]
-		out.tools = append(out.tools, mcp.GatewayTool{Name: name, Title: m.Title, Description: d.Description,
-			InputSchema: d.InputSchema, Annotations: m.Annotations, Raw: m.Raw})
+		out.tools = append(out.tools, hostTool(name, d, tools[d.Name]))
 		out.ids[name] = d.Name
 	}
 	return out
 }
 
-// gateway joins a backend to the MCP server side.
+// hostTool is the tool d defines as the host sees it, named name: the
+// definition's description and input schema (what every filter and budget
+// shaped) with the rest of the tool t as its server lists it: title,
+// annotations, and the server's object (outputSchema, icons, _meta); zero
+// for a tool no server lists (a built-in).
+func hostTool(name string, d defs.Def, t wire.Tool) mcp.GatewayTool {
+	return mcp.GatewayTool{Name: name, Title: t.Title, Description: d.Description, InputSchema: d.InputSchema, Annotations: t.Annotations, Raw: t.Raw}
+}
+
+// gateway joins an engine to the MCP server side.
 type gateway struct {
-	be   backend
+	eng  engine
 	srv  *mcp.Gateway
 	opts Options
+	// alone reports whether the gateway is its engine's only client (the
+	// engine runs in this process): an elicitation none of its hosts can
+	// show is declined then, as nobody else could answer it.
+	alone func() bool
+	// subscribed is closed once watch's event stream is in place; calls
+	// wait for it, so that none misses its approval.
+	subscribed chan struct{}
+	subOnce    sync.Once
+
+	mu sync.Mutex // guards calls, asked and each call's noHost
+	// calls are the hosts' calls in flight, by call id.
+	calls map[string]*hostCall
+	// asked ends the questions put to hosts, by "approval <id>" or
+	// "elicitation <id>", when their approval or elicitation ends.
+	asked map[string]context.CancelCauseFunc
+
+	// meta is the last known tool of each listed definition, by tool id:
+	// a tool still defined while its server's list cannot be read keeps
+	// its title and annotations, so that the answered list does not
+	// change (and the host hears no list_changed) when nothing did. Only
+	// list reads and writes it, and list has one caller at a time (the
+	// gateway's relist).
+	meta map[string]wire.Tool
 	// current holds the last list, for calls to look names up, and
 	// instructions the merged instructions of the last list: one-slot
 	// channels, taken and put back, so each is its own lock. relist
@@ -151,8 +157,10 @@ type gateway struct {
 	refresh chan struct{}
 }
 
-func newGateway(be backend, opts Options) *gateway {
-	g := &gateway{be: be, opts: opts, current: make(chan exposed, 1), refresh: make(chan struct{}, 1), instructions: make(chan string, 1)}
+// newGateway is the gateway of eng; alone as gateway.alone.
+func newGateway(eng engine, alone func() bool, opts Options) *gateway {
+	g := &gateway{eng: eng, alone: alone, opts: opts, current: make(chan exposed, 1), refresh: make(chan struct{}, 1), instructions: make(chan string, 1),
+		subscribed: make(chan struct{}), calls: map[string]*hostCall{}, asked: map[string]context.CancelCauseFunc{}, meta: map[string]wire.Tool{}}
 	g.current <- exposed{}
 	g.instructions <- ""
 	g.srv = mcp.NewGateway(mcp.GatewayOptions{Name: "freecode", Version: opts.Version, Call: g.call, Logger: opts.Logger.WithName("mcp"),
@@ -192,25 +200,25 @@ func (g *gateway) serverOf(name string) string {
 	return server
 }
 
-// relist hands the backend's current list to the MCP side, which tells
+// relist hands the engine's current list to the MCP side, which tells
 // the host only of a real change. It runs on one goroutine at a time
 // (serve's before sync starts, then sync's), as mcp.Gateway's Set methods
-// and the attached backend's list require.
+// and list require.
 func (g *gateway) relist(ctx context.Context) {
-	ds, meta, err := g.be.list(ctx)
+	ds, tools, err := g.list(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			g.opts.Logger.Error(err, "cannot list the tools; keeping the last list")
 		}
 		return
 	}
-	e := expose(ds, meta, g.opts.Builtins)
+	e := expose(ds, tools, g.opts.Builtins)
 	<-g.current
 	g.current <- e
 	if g.srv.SetTools(e.tools) {
 		g.opts.Logger.V(1).Info("tools changed", "tools", len(e.tools))
 	}
-	f, err := g.be.features(ctx)
+	f, err := g.features(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			g.opts.Logger.Error(err, "cannot list the resources and prompts; keeping the last lists")
@@ -228,7 +236,7 @@ func (g *gateway) relist(ctx context.Context) {
 	g.instructions <- mergeInstructions(f.instructions)
 }
 
-// sync keeps the listed set in line with the backend until ctx ends: it
+// sync keeps the listed set in line with the engine until ctx ends: it
 // re-lists on every poke.
 func (g *gateway) sync(ctx context.Context) {
 	for {
@@ -246,13 +254,13 @@ func (g *gateway) call(ctx context.Context, c mcp.GatewayCall) (mcp.GatewayResul
 	if !ok {
 		return errorResult(fmt.Sprintf("unknown tool %q: the gateway lists no tool of that name (any more)", c.Name)), nil
 	}
-	var progress func(registry.Progress)
+	var progress func(wire.CallProgress)
 	if c.Progress != nil {
-		progress = func(p registry.Progress) {
+		progress = func(p wire.CallProgress) {
 			c.Progress(mcp.GatewayProgress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 		}
 	}
-	res, err := g.be.call(ctx, id, c.Args, progress)
+	res, err := g.run(ctx, id, c.Args, progress)
 	if id == ToolSearch {
 		// It may have loaded tools into the definitions: look again.
 		g.poke()
@@ -341,7 +349,7 @@ func (g *gateway) serve(ctx context.Context) error {
 	defer cancel(nil)
 	// The host waits for its initialize answer meanwhile.
 	sctx, scancel := context.WithTimeout(ctx, StartupWait)
-	g.be.settle(sctx)
+	settle(sctx, g.eng)
 	scancel()
 	g.relist(ctx)
 	done := make(chan struct{})
@@ -352,7 +360,7 @@ func (g *gateway) serve(ctx context.Context) error {
 	defer func() { <-done }()
 	watchDone := make(chan error, 1)
 	go func() {
-		err := g.be.watch(ctx, g.poke)
+		err := g.watch(ctx, g.poke)
 		if err != nil && ctx.Err() == nil {
 			cancel(err)
 		}

@@ -99,7 +99,7 @@ func runChild() int {
 		opts.HTTP, opts.Token = ln, tok
 		fmt.Fprintf(os.Stderr, "listening on %s\n", ln.Addr())
 	}
-	var attach *api.Client
+	var attach api.Engine
 	if os.Getenv(childAttach) != "" {
 		c, err := api.Dial(api.SocketPath(home))
 		if err != nil {

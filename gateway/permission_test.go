@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/internal/servetest"
-	"github.com/freecode/freecode/registry/orchestrator"
 )
 
 // permissionConfig has the test server t with its elicitation tools and a
@@ -87,7 +87,7 @@ func TestDeclinedAskIsRefused(t *testing.T) {
 }
 
 func TestNeedsRuleErrorSaysWhatLetsTheCallThrough(t *testing.T) {
-	e := &needsRuleError{req: orchestrator.ApprovalRequest{ToolID: "read", Reason: "it reads FreeCode's home", Sensitive: true}, configPath: "/h/config.json"}
+	e := &needsRuleError{a: api.Approval{Tool: "read", Reason: "it reads FreeCode's home", Sensitive: true}, configPath: "/h/config.json"}
 	assert.Contains(t, e.Error(), "no rule lets such a call run unasked")
 	assert.NotContains(t, e.Error(), "permission.allow")
 }
@@ -117,12 +117,12 @@ func TestUpstreamElicitationGoesToTheCallersHost(t *testing.T) {
 // after padding is in the question and the cut is announced.
 func TestApprovalQuestionShowsWhatFollowsPadding(t *testing.T) {
 	args := `{"pad":"` + strings.Repeat(" ", 5000) + `","path":"/home/me/.ssh/id_ed25519"}`
-	q := approvalQuestion(orchestrator.ApprovalRequest{ToolID: "mcp__t__note", Args: json.RawMessage(args), Reason: "asks by default"})
+	q := approvalQuestion(api.Approval{Tool: "mcp__t__note", Args: json.RawMessage(args), Reason: "asks by default"})
 	assert.Contains(t, q, `"path":"/home/me/.ssh/id_ed25519"}`)
 	assert.Contains(t, q, "(5,044 bytes; 4,044 not shown)")
 	assert.Contains(t, q, "not all shown")
 	assert.Less(t, len(q), 1300)
 
-	short := approvalQuestion(orchestrator.ApprovalRequest{ToolID: "read", Args: json.RawMessage(`{"path":"a"}`), Reason: "r"})
+	short := approvalQuestion(api.Approval{Tool: "read", Args: json.RawMessage(`{"path":"a"}`), Reason: "r"})
 	assert.Equal(t, `FreeCode wants to run its read tool with {"path":"a"} (r): allow?`, short)
 }

@@ -122,11 +122,11 @@ func (a *app) gateway(ctx context.Context, f gatewayFlags) error {
 			defer attach.Close()
 		}
 	}
-	if attach != nil {
-		log.Info("attached to freecode serve", "home", home)
-	} else {
+	if attach == nil {
 		log.Info("running the servers in this process", "home", home, "config", src.User, "project", src.Project, "why", why)
+		return gateway.Run(ctx, opts, so, nil)
 	}
+	log.Info("attached to freecode serve", "home", home)
 	return gateway.Run(ctx, opts, so, attach)
 }
 

@@ -1,0 +1,371 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/registry/defs"
+	"github.com/freecode/freecode/wire"
+)
+
+// engine is the part of api.Engine the gateway goes through: serve.Core
+// in this process, api.Client for a running serve, or switching from the
+// one to the other. Whichever it is, the gateway lists its definitions
+// joined with each server's tools, calls through it with a call id of its
+// own, and follows its events: a call's progress is passed to its host,
+// a call's approval and the elicitation of a server its calls wait on are
+// put to the host and answered through it.
+type engine interface {
+	api.StatusReader
+	api.ToolReader
+	api.Caller
+	api.FeatureReader
+	api.Approver
+	api.ElicitationAnswerer
+	api.EventSource
+}
+
+// settler is implemented by an engine that starts servers of its own
+// (serve.Core): Settled waits, until ctx ends at the latest, for their
+// first starts, so that the host's first list holds their tools. An
+// engine without it has its servers running already.
+type settler interface {
+	Settled(ctx context.Context) bool
+}
+
+// settle waits for e's first starts, if it has any (see settler).
+func settle(ctx context.Context, e any) {
+	if s, ok := e.(settler); ok {
+		s.Settled(ctx)
+	}
+}
+
+// hostCall is a call of a host in flight, by its call id.
+type hostCall struct {
+	ctx      context.Context // the host's call: AskHost reaches its host
+	server   string          // the MCP server called ("" for a built-in)
+	progress func(wire.CallProgress)
+	// noHost is set when the call's approval was refused because the host
+	// cannot be asked; guarded by gateway.mu.
+	noHost *needsRuleError
+}
+
+// list returns the definitions and, by tool id, the tools they join:
+// the definitions (in the JSON Schema dialect) from the engine's Tools,
+// the rest of each tool (title, annotations, ...) from its server's
+// tools. Only relist calls it, one at a time, as meta requires.
+func (g *gateway) list(ctx context.Context) ([]defs.Def, map[string]wire.Tool, error) {
+	tl, err := g.eng.Tools(ctx, string(defs.DialectJSONSchema))
+	if err != nil {
+		return nil, nil, fmt.Errorf("list the tools: %w", err)
+	}
+	st, err := g.eng.Status(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list the tools: %w", err)
+	}
+	// Every server's registered tools are read, whatever its phase: a
+	// server that crashed keeps its tools registered (its status counts
+	// none) until it is back, and they must keep their metadata
+	// meanwhile.
+	fresh := map[string]wire.Tool{}
+	for _, s := range st.Servers {
+		ts, err := g.eng.ServerTools(ctx, s.Name)
+		if err != nil {
+			// A server that went away meanwhile lists no tools; its
+			// tools still defined keep their last known metadata.
+			continue
+		}
+		for _, t := range ts.Tools {
+			fresh[t.ID] = t
+		}
+	}
+	tools := make(map[string]wire.Tool, len(tl.Tools))
+	for _, d := range tl.Tools {
+		t, ok := fresh[d.Name]
+		if !ok {
+			t, ok = g.meta[d.Name]
+		}
+		if ok {
+			tools[d.Name] = t
+		}
+	}
+	g.meta = tools
+	return tl.Tools, tools, nil
+}
+
+// features lists the resources, templates, prompts and instructions.
+func (g *gateway) features(ctx context.Context) (features, error) {
+	rs, err := g.eng.Resources(ctx, "")
+	if err != nil {
+		return features{}, fmt.Errorf("list the resources: %w", err)
+	}
+	ps, err := g.eng.Prompts(ctx, "")
+	if err != nil {
+		return features{}, fmt.Errorf("list the prompts: %w", err)
+	}
+	st, err := g.eng.Status(ctx)
+	if err != nil {
+		return features{}, fmt.Errorf("list the instructions: %w", err)
+	}
+	f := features{resources: rs, prompts: ps, instructions: map[string]string{}}
+	for _, s := range st.Servers {
+		if s.Instructions != "" {
+			f.instructions[s.Name] = s.Instructions
+		}
+	}
+	return f, nil
+}
+
+// run runs one call of a host through the engine under a call id of its
+// own; progress gets the call's progress. A refusal is a result with
+// IsError, not an error.
+func (g *gateway) run(ctx context.Context, id string, args json.RawMessage, progress func(wire.CallProgress)) (registry.Result, error) {
+	select {
+	case <-g.subscribed:
+	case <-ctx.Done():
+		return registry.Result{}, fmt.Errorf("call %s: %w", id, ctx.Err())
+	}
+	callID, err := newCallID()
+	if err != nil {
+		return registry.Result{}, err
+	}
+	hc := &hostCall{ctx: ctx, progress: progress}
+	hc.server, _, _ = splitID(id)
+	g.mu.Lock()
+	g.calls[callID] = hc
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		delete(g.calls, callID)
+		g.mu.Unlock()
+	}()
+	resp, err := g.eng.CallWith(ctx, id, args, api.CallOptions{ID: callID})
+	if err != nil && ctx.Err() != nil {
+		// The host cancelled the call; mcp-go answers nothing then.
+		return registry.Result{}, fmt.Errorf("call %s: %w", id, ctx.Err())
+	}
+	var ae *api.Error
+	if err != nil && (!errors.As(err, &ae) || ae.Call == nil) {
+		return registry.Result{}, fmt.Errorf("call %s: %w", id, err)
+	}
+	g.mu.Lock()
+	noHost := hc.noHost
+	g.mu.Unlock()
+	if noHost != nil && resp.Kind == api.KindNotApproved {
+		return registry.ErrorResult(noHost.Error()), nil
+	}
+	return resp.Result, nil
+}
+
+// watch follows the engine's events until ctx ends: tools_changed,
+// tools_loaded, defs_policy_changed (and a phase change, a change of
+// resources or prompts, or missed events) call changed; a call's
+// approval and the elicitations of a server a call waits on are put to
+// the host; a call's progress is passed on. The stream ending otherwise
+// is an error, which ends the gateway. Every question it puts to a host
+// runs on a goroutine of its own that watch waits for; ctx ends them.
+func (g *gateway) watch(ctx context.Context, changed func()) error {
+	s, err := g.eng.Events(ctx)
+	if err != nil {
+		return fmt.Errorf("subscribe to the events: %w", err)
+	}
+	defer s.Close()
+	stop := context.AfterFunc(ctx, func() { s.Close() })
+	defer stop()
+	g.subOnce.Do(func() { close(g.subscribed) })
+	// A change between the first list and the subscription is not missed.
+	changed()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		ev, err := s.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("the event stream ended: %w", err)
+		}
+		switch ev.Kind {
+		case registry.ToolsChanged{}.Kind(), defs.ToolsLoaded{}.Kind(), defs.PolicyChanged{}.Kind(),
+			wire.PhaseChanged{}.Kind(), wire.ResourcesChanged{}.Kind(), wire.PromptsChanged{}.Kind(), "missed":
+			changed()
+		case api.ApprovalRequested{}.Kind():
+			var a api.ApprovalRequested
+			if ev.Decode(&a) != nil {
+				continue
+			}
+			g.mu.Lock()
+			hc := g.calls[a.CallID]
+			g.mu.Unlock()
+			if hc != nil {
+				actx, done := g.asking(hc.ctx, "approval "+a.ID, time.Time{})
+				wg.Go(func() {
+					defer done()
+					g.approve(ctx, actx, hc, a.Approval)
+				})
+			}
+		case api.ApprovalAnswered{}.Kind():
+			var a api.ApprovalAnswered
+			if ev.Decode(&a) == nil {
+				g.answered("approval " + a.ID)
+			}
+		case wire.ElicitationRequested{}.Kind():
+			var e wire.ElicitationRequested
+			if ev.Decode(&e) != nil {
+				continue
+			}
+			if g.alone() || g.waitsOn(e.Server) {
+				ectx, done := g.asking(ctx, "elicitation "+e.ID, e.Expires)
+				wg.Go(func() {
+					defer done()
+					g.elicit(ctx, ectx, e.Elicitation)
+				})
+			}
+		case wire.ElicitationAnswered{}.Kind():
+			var e wire.ElicitationAnswered
+			if ev.Decode(&e) == nil {
+				g.answered("elicitation " + e.ID)
+			}
+		case wire.CallProgress{}.Kind():
+			var p wire.CallProgress
+			if ev.Decode(&p) != nil {
+				continue
+			}
+			g.mu.Lock()
+			hc := g.calls[p.CallID]
+			g.mu.Unlock()
+			if hc != nil && hc.progress != nil {
+				hc.progress(p)
+			}
+		}
+	}
+}
+
+// errAnsweredElsewhere ends a question to a host whose approval or
+// elicitation ended otherwise: another client answered it, it timed out,
+// or its server or call went away.
+var errAnsweredElsewhere = errors.New("answered elsewhere, or ended")
+
+// asking is the context of a question to a host about key (an approval's
+// or an elicitation's id): parent's, until expires (if set) or until an
+// event says key ended (answered). done releases it once the question
+// is over.
+func (g *gateway) asking(parent context.Context, key string, expires time.Time) (_ context.Context, done func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	stop := func() {}
+	if !expires.IsZero() {
+		var c context.CancelFunc
+		ctx, c = context.WithDeadline(ctx, expires)
+		stop = c
+	}
+	g.mu.Lock()
+	g.asked[key] = cancel
+	g.mu.Unlock()
+	return ctx, func() {
+		g.mu.Lock()
+		delete(g.asked, key)
+		g.mu.Unlock()
+		stop()
+		cancel(nil)
+	}
+}
+
+// answered ends the question about key, if one is being asked.
+func (g *gateway) answered(key string) {
+	g.mu.Lock()
+	cancel := g.asked[key]
+	g.mu.Unlock()
+	if cancel != nil {
+		cancel(errAnsweredElsewhere)
+	}
+}
+
+// waitsOn reports whether a call of this gateway's hosts waits on server.
+func (g *gateway) waitsOn(server string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, hc := range g.calls {
+		if hc.server == server {
+			return true
+		}
+	}
+	return false
+}
+
+// elicit puts e to a host (mcp.Gateway.Elicit: the host of the latest
+// call waiting on e's server that can show it or, when none waits, the
+// latest host that can) within ctx, and answers the engine within
+// watchCtx. When no host can show it: the gateway alone could answer it
+// (its engine is its own) and declines it; otherwise it leaves e to the
+// engine's other clients (the command line, another host's gateway):
+// serve cannot tell whose call the question belongs to, so declining here
+// could take the answer from a user who can give it, and serve's timeout
+// ends it otherwise.
+func (g *gateway) elicit(watchCtx, ctx context.Context, e wire.Elicitation) {
+	// A URL-mode question names the elicitation by the engine's id: the
+	// server's own does not reach its clients.
+	me := &mcp.Elicitation{Server: e.Server, Mode: e.Mode, Message: e.Message, URL: e.URL, ElicitationID: e.ID}
+	if len(e.RequestedSchema) > 0 {
+		me.Form = &mcp.Form{Schema: e.RequestedSchema}
+	}
+	res, err := g.srv.Elicit(ctx, me)
+	switch {
+	case errors.Is(err, mcp.ErrHostCannotElicit) && g.alone():
+		g.opts.Logger.Info("declined an elicitation: the host declared no elicitation capability", "server", e.Server)
+		res = mcp.ElicitResult{Action: mcp.ElicitDecline}
+	case errors.Is(err, mcp.ErrHostCannotElicit):
+		g.opts.Logger.Info("left an elicitation to serve's other clients: the host declared no elicitation capability", "server", e.Server)
+		return
+	case errors.Is(context.Cause(ctx), errAnsweredElsewhere):
+		return
+	case err != nil:
+		g.opts.Logger.Info("could not forward an elicitation to the host", "server", e.Server, "error", err.Error())
+		return
+	}
+	a := wire.ElicitationAnswer{Action: string(res.Action)}
+	if res.Action == mcp.ElicitAccept {
+		a.Content = res.Content
+	}
+	if _, err := g.eng.AnswerElicitation(watchCtx, e.ID, a); err != nil && !errors.Is(err, api.ErrNotFound) {
+		g.opts.Logger.Info("could not answer an elicitation", "server", e.Server, "error", err.Error())
+	}
+}
+
+// approve puts a, the approval of hc, to hc's host within ctx and
+// answers the engine within watchCtx. A host that cannot be asked
+// refuses it, and hc's answer says what would let it through.
+func (g *gateway) approve(watchCtx, ctx context.Context, hc *hostCall, a api.Approval) {
+	ok, err := askHost(ctx, a, g.opts.ConfigPath)
+	var nr *needsRuleError
+	switch {
+	case errors.As(err, &nr):
+		g.mu.Lock()
+		hc.noHost = nr
+		g.mu.Unlock()
+	case errors.Is(context.Cause(ctx), errAnsweredElsewhere):
+		return
+	case err != nil:
+		g.opts.Logger.Info("could not ask the host; the call is refused", "tool", a.Tool, "error", err.Error())
+	}
+	if err := g.eng.Answer(watchCtx, a.ID, ok); err != nil && !errors.Is(err, api.ErrNotFound) {
+		g.opts.Logger.Info("could not answer an approval", "tool", a.Tool, "error", err.Error())
+	}
+}
+
+// newCallID is a random id for a call of a host.
+func newCallID() (string, error) {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("call id: %w", err)
+	}
+	return "gw-" + hex.EncodeToString(b), nil
+}
