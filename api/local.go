@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/freecode/freecode/registry"
@@ -70,7 +71,9 @@ func RunCall(ctx context.Context, o *orchestrator.Orchestrator, bus *event.Bus, 
 	}
 	// The bus never blocks a publisher: the notices cannot hold up the
 	// call or anything else.
+	var published atomic.Int64
 	pctx := registry.WithProgress(ctx, func(p registry.Progress) {
+		published.Add(1)
 		bus.Publish(wire.CallProgress{CallID: opts.ID, Tool: toolID, Progress: p.Progress, Total: p.Total, Message: p.Message})
 	})
 	out := o.Run(pctx, []orchestrator.Call{{ID: opts.ID, Tool: toolID, Args: args, Timeout: max(opts.Timeout, 0)}})
@@ -81,7 +84,8 @@ func RunCall(ctx context.Context, o *orchestrator.Orchestrator, bus *event.Bus, 
 	if oc.Err != nil && ctx.Err() != nil {
 		return CallResponse{}, fmt.Errorf("call %s: %w", toolID, context.Cause(ctx))
 	}
-	resp := CallResponse{Tool: toolID, Result: oc.Result, Attempts: oc.Attempts, DurationMS: oc.Duration.Milliseconds()}
+	resp := CallResponse{Tool: toolID, Result: oc.Result, Attempts: oc.Attempts, DurationMS: oc.Duration.Milliseconds(),
+		Progress: int(published.Load())}
 	if resp.Result.Content == nil {
 		resp.Result.Content = []registry.Content{}
 	}

@@ -61,6 +61,10 @@ type CallResponse struct {
 	Kind       string          `json:"kind,omitempty"`
 	Attempts   int             `json:"attempts"`
 	DurationMS int64           `json:"durationMs"`
+	// Progress counts the call_progress events the call published before
+	// this answer, so that a caller relaying them (the gateway) can pass
+	// each on before the answer it belongs to; 0 is left out.
+	Progress int `json:"progress,omitempty"`
 }
 
 // Failure kinds of CallResponse.Kind.

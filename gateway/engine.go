@@ -54,6 +54,10 @@ type hostCall struct {
 	ctx      context.Context // the host's call: AskHost reaches its host
 	server   string          // the MCP server called ("" for a built-in)
 	progress func(wire.CallProgress)
+	// relayed counts the progress events passed to progress, and wake is
+	// signalled after each; guarded by gateway.mu (wake is not).
+	relayed int
+	wake    chan struct{}
 	// noHost is set when the call's approval was refused because the host
 	// cannot be asked; guarded by gateway.mu.
 	noHost *needsRuleError
@@ -138,7 +142,7 @@ func (g *gateway) run(ctx context.Context, id string, args json.RawMessage, prog
 	if err != nil {
 		return registry.Result{}, err
 	}
-	hc := &hostCall{ctx: ctx, progress: progress}
+	hc := &hostCall{ctx: ctx, progress: progress, wake: make(chan struct{}, 1)}
 	hc.server, _, _ = splitID(id)
 	g.mu.Lock()
 	g.calls[callID] = hc
@@ -157,6 +161,9 @@ func (g *gateway) run(ctx context.Context, id string, args json.RawMessage, prog
 	if err != nil && (!errors.As(err, &ae) || ae.Call == nil) {
 		return registry.Result{}, fmt.Errorf("call %s: %w", id, err)
 	}
+	if progress != nil {
+		g.awaitProgress(ctx, hc, resp.Progress)
+	}
 	g.mu.Lock()
 	noHost := hc.noHost
 	g.mu.Unlock()
@@ -164,6 +171,40 @@ func (g *gateway) run(ctx context.Context, id string, args json.RawMessage, prog
 		return registry.ErrorResult(noHost.Error()), nil
 	}
 	return resp.Result, nil
+}
+
+// progressWait bounds how long an answer waits for the progress events
+// published before it: the event stream may have dropped some (it never
+// blocks a publisher), and then they never come.
+const progressWait = 5 * time.Second
+
+// awaitProgress waits until the n progress events hc's call published
+// before its answer were passed to the host, so that the host gets them
+// before the answer (the events and the answer travel apart), or until
+// progressWait or ctx ends.
+func (g *gateway) awaitProgress(ctx context.Context, hc *hostCall, n int) {
+	var timeout <-chan time.Time
+	for {
+		g.mu.Lock()
+		relayed := hc.relayed
+		g.mu.Unlock()
+		if relayed >= n {
+			return
+		}
+		if timeout == nil {
+			t := time.NewTimer(progressWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-hc.wake:
+		case <-timeout:
+			g.opts.Logger.V(1).Info("answered before every progress notice was relayed", "relayed", relayed, "published", n)
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // watch follows the engine's events until ctx ends: tools_changed,
@@ -195,10 +236,10 @@ func (g *gateway) watch(ctx context.Context, changed func()) error {
 			return fmt.Errorf("the event stream ended: %w", err)
 		}
 		switch ev.Kind {
-		case registry.ToolsChanged{}.Kind(), defs.ToolsLoaded{}.Kind(), defs.PolicyChanged{}.Kind(),
-			wire.PhaseChanged{}.Kind(), wire.ResourcesChanged{}.Kind(), wire.PromptsChanged{}.Kind(), "missed":
+		case wire.KindToolsChanged, wire.KindToolsLoaded, wire.KindDefsPolicyChanged,
+			wire.KindPhaseChanged, wire.KindResourcesChanged, wire.KindPromptsChanged, wire.KindMissed:
 			changed()
-		case api.ApprovalRequested{}.Kind():
+		case wire.KindApprovalRequested:
 			var a api.ApprovalRequested
 			if ev.Decode(&a) != nil {
 				continue
@@ -213,12 +254,12 @@ func (g *gateway) watch(ctx context.Context, changed func()) error {
 					g.approve(ctx, actx, hc, a.Approval)
 				})
 			}
-		case api.ApprovalAnswered{}.Kind():
+		case wire.KindApprovalAnswered:
 			var a api.ApprovalAnswered
 			if ev.Decode(&a) == nil {
 				g.answered("approval " + a.ID)
 			}
-		case wire.ElicitationRequested{}.Kind():
+		case wire.KindElicitationRequested:
 			var e wire.ElicitationRequested
 			if ev.Decode(&e) != nil {
 				continue
@@ -230,12 +271,12 @@ func (g *gateway) watch(ctx context.Context, changed func()) error {
 					g.elicit(ctx, ectx, e.Elicitation)
 				})
 			}
-		case wire.ElicitationAnswered{}.Kind():
+		case wire.KindElicitationAnswered:
 			var e wire.ElicitationAnswered
 			if ev.Decode(&e) == nil {
 				g.answered("elicitation " + e.ID)
 			}
-		case wire.CallProgress{}.Kind():
+		case wire.KindCallProgress:
 			var p wire.CallProgress
 			if ev.Decode(&p) != nil {
 				continue
@@ -245,6 +286,13 @@ func (g *gateway) watch(ctx context.Context, changed func()) error {
 			g.mu.Unlock()
 			if hc != nil && hc.progress != nil {
 				hc.progress(p)
+				g.mu.Lock()
+				hc.relayed++
+				g.mu.Unlock()
+				select {
+				case hc.wake <- struct{}{}:
+				default:
+				}
 			}
 		}
 	}

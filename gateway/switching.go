@@ -226,7 +226,7 @@ func (w *switchingStream) Next() (api.Event, error) {
 				return api.Event{}, err
 			}
 			if serr == nil {
-				return api.Event{Kind: "missed"}, nil
+				return api.Event{Kind: wire.KindMissed}, nil
 			}
 			continue
 		}
@@ -248,7 +248,7 @@ func (w *switchingStream) Next() (api.Event, error) {
 		w.s.mu.Lock()
 		w.s.cur, w.s.own = ne, true
 		w.s.mu.Unlock()
-		return api.Event{Kind: "missed"}, nil
+		return api.Event{Kind: wire.KindMissed}, nil
 	}
 }
 
