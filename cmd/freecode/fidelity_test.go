@@ -122,7 +122,7 @@ func TestServerFieldsArriveUnchanged(t *testing.T) {
 // client as the host, and checks what it lists and answers.
 func viaGateway(t *testing.T, home, via string) {
 	t.Helper()
-	spec := controller.MCPSpec(schema.Server{Name: "gw", Type: schema.Local, Enabled: true, Timeout: waitFor,
+	spec := controller.MCPSpec(schema.Server{Name: "gw", Type: schema.Local, Enabled: true, Timeout: waitFor, Limits: schema.Limits{}.WithDefaults(),
 		Command: []string{"freecode", "mcp", "serve"}, Env: map[string]string{"FREECODE_HOME": home}})
 	ctx := t.Context()
 	sess, err := mcp.Connect(ctx, spec, mcp.Options{})
