@@ -96,11 +96,11 @@ func (c *Controller) holdFeatures(name string) {
 		return
 	}
 	if f.Read != nil {
-		f.Read = func(context.Context, string) ([]registry.ResourceContents, error) { return nil, c.outageError(name) }
+		f.Read = func(context.Context, string) ([]wire.ResourceContent, error) { return nil, c.outageError(name) }
 	}
 	if f.GetPrompt != nil {
-		f.GetPrompt = func(context.Context, string, map[string]string) (registry.PromptResult, error) {
-			return registry.PromptResult{}, c.outageError(name)
+		f.GetPrompt = func(context.Context, string, map[string]string) (wire.PromptResult, error) {
+			return wire.PromptResult{}, c.outageError(name)
 		}
 	}
 	if _, err := c.reg.ReplaceFeatures(name, f); err != nil {
@@ -193,16 +193,8 @@ func (c *Controller) Resources(name string) (wire.ServerResources, error) {
 	if err != nil {
 		return wire.ServerResources{}, err
 	}
-	out := wire.ServerResources{Server: name, Phase: phase, Resources: []wire.Resource{}, Templates: []wire.ResourceTemplate{}}
 	f, _ := c.reg.SourceFeatures(name)
-	for _, r := range f.Resources {
-		out.Resources = append(out.Resources, wire.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description,
-			MimeType: r.MimeType, Size: r.Size, Annotations: r.Annotations, Raw: r.Raw})
-	}
-	for _, t := range f.Templates {
-		out.Templates = append(out.Templates, wire.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Title: t.Title,
-			Description: t.Description, MimeType: t.MimeType, Annotations: t.Annotations, Raw: t.Raw})
-	}
+	out := wire.ServerResources{Server: name, Phase: phase, Resources: nonNil(f.Resources), Templates: nonNil(f.Templates)}
 	c.mu.Lock()
 	if st := c.servers[name]; st != nil {
 		out.Subscriptions = slices.Sorted(maps.Keys(st.subs))
@@ -234,15 +226,8 @@ func (c *Controller) Prompts(name string) (wire.ServerPrompts, error) {
 	if err != nil {
 		return wire.ServerPrompts{}, err
 	}
-	out := wire.ServerPrompts{Server: name, Phase: phase, Prompts: []wire.Prompt{}}
 	f, _ := c.reg.SourceFeatures(name)
-	for _, p := range f.Prompts {
-		wp := wire.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Raw: p.Raw}
-		for _, a := range p.Arguments {
-			wp.Arguments = append(wp.Arguments, wire.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required, Raw: a.Raw})
-		}
-		out.Prompts = append(out.Prompts, wp)
-	}
+	out := wire.ServerPrompts{Server: name, Phase: phase, Prompts: nonNil(f.Prompts)}
 	out.Warnings = problems(conn)
 	return out, nil
 }
@@ -287,17 +272,7 @@ func (c *Controller) ReadResource(ctx context.Context, name, uri string) (wire.R
 	if err != nil {
 		return wire.ResourceRead{}, c.notServing(name, "resources", err)
 	}
-	out := wire.ResourceRead{Server: name, URI: uri, Contents: make([]wire.ResourceContent, len(got))}
-	for i, rc := range got {
-		out.Contents[i] = wire.ResourceContent{URI: rc.URI, MimeType: rc.MimeType, Raw: rc.Raw}
-		if rc.Binary {
-			out.Contents[i].Blob = rc.Blob
-		} else {
-			text := rc.Text
-			out.Contents[i].Text = &text
-		}
-	}
-	return out, nil
+	return wire.ResourceRead{Server: name, URI: uri, Contents: nonNil(got)}, nil
 }
 
 // GetPrompt gets prompt of server name with args through the registry,
@@ -307,11 +282,17 @@ func (c *Controller) GetPrompt(ctx context.Context, name, prompt string, args ma
 	if err != nil {
 		return wire.PromptResult{}, c.notServing(name, "prompts", err)
 	}
-	out := wire.PromptResult{Server: name, Prompt: prompt, Description: res.Description, Meta: res.Meta, Messages: make([]wire.PromptMessage, len(res.Messages))}
-	for i, m := range res.Messages {
-		out.Messages[i] = wire.PromptMessage{Role: m.Role, Content: m.Content}
+	res.Server, res.Prompt, res.Messages = name, prompt, nonNil(res.Messages)
+	return res, nil
+}
+
+// nonNil is s, or an empty slice for nil: the answers' lists are [] in
+// JSON, never null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
-	return out, nil
+	return s
 }
 
 // Subscribe subscribes serve to updates of uri of server name (on=true) or

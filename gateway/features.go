@@ -2,13 +2,11 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/wire"
 )
 
@@ -43,28 +41,27 @@ func splitResourceURI(uri string) (server, own string, err error) {
 	return server, own, nil
 }
 
-// exposeFeatures is what the gateway lists of f.
-func exposeFeatures(f features) ([]mcp.GatewayResource, []mcp.GatewayTemplate, []mcp.GatewayPrompt) {
-	var rs []mcp.GatewayResource
-	var ts []mcp.GatewayTemplate
+// exposeFeatures is what the gateway lists of f: copies of the servers'
+// descriptors with the URIs and names made unique per server (Raw, the
+// server's own object, stays as it is).
+func exposeFeatures(f features) ([]wire.Resource, []wire.ResourceTemplate, []wire.Prompt) {
+	var rs []wire.Resource
+	var ts []wire.ResourceTemplate
 	for _, s := range f.resources.Servers {
 		for _, r := range s.Resources {
-			rs = append(rs, mcp.GatewayResource{URI: resourceURI(s.Server, r.URI), Name: s.Server + "__" + r.Name, Title: r.Title,
-				Description: r.Description, MimeType: r.MimeType, Size: r.Size, Annotations: r.Annotations, Raw: r.Raw})
+			r.URI, r.Name = resourceURI(s.Server, r.URI), s.Server+"__"+r.Name
+			rs = append(rs, r)
 		}
 		for _, t := range s.Templates {
-			ts = append(ts, mcp.GatewayTemplate{URITemplate: resourceURI(s.Server, t.URITemplate), Name: s.Server + "__" + t.Name, Title: t.Title,
-				Description: t.Description, MimeType: t.MimeType, Annotations: t.Annotations, Raw: t.Raw})
+			t.URITemplate, t.Name = resourceURI(s.Server, t.URITemplate), s.Server+"__"+t.Name
+			ts = append(ts, t)
 		}
 	}
-	var ps []mcp.GatewayPrompt
+	var ps []wire.Prompt
 	for _, s := range f.prompts.Servers {
 		for _, p := range s.Prompts {
-			gp := mcp.GatewayPrompt{Name: s.Server + "__" + p.Name, Title: p.Title, Description: p.Description, Raw: p.Raw}
-			for _, a := range p.Arguments {
-				gp.Arguments = append(gp.Arguments, mcp.GatewayPromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
-			}
-			ps = append(ps, gp)
+			p.Name = s.Server + "__" + p.Name
+			ps = append(ps, p)
 		}
 	}
 	return rs, ts, ps
@@ -92,8 +89,9 @@ func mergeInstructions(by map[string]string) string {
 	return b.String()
 }
 
-// read reads a listed resource from its server.
-func (g *gateway) read(ctx context.Context, uri string) ([]mcp.GatewayContents, error) {
+// read reads a listed resource from its server; the parts' URIs are
+// rewritten as the gateway lists them.
+func (g *gateway) read(ctx context.Context, uri string) ([]wire.ResourceContent, error) {
 	server, own, err := splitResourceURI(uri)
 	if err != nil {
 		return nil, err
@@ -102,43 +100,17 @@ func (g *gateway) read(ctx context.Context, uri string) ([]mcp.GatewayContents, 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]mcp.GatewayContents, 0, len(rr.Contents))
-	for _, c := range rr.Contents {
-		gc := mcp.GatewayContents{URI: resourceURI(server, c.URI), MimeType: c.MimeType, Meta: metaOf(c.Raw)}
-		if c.Text != nil {
-			gc.Text = *c.Text
-		} else {
-			gc.Blob, gc.Binary = c.Blob, true
-		}
-		out = append(out, gc)
+	for i := range rr.Contents {
+		rr.Contents[i].URI = resourceURI(server, rr.Contents[i].URI)
 	}
-	return out, nil
+	return rr.Contents, nil
 }
 
 // getPrompt gets a listed prompt from its server.
-func (g *gateway) getPrompt(ctx context.Context, name string, args map[string]string) (mcp.GatewayPromptResult, error) {
+func (g *gateway) getPrompt(ctx context.Context, name string, args map[string]string) (wire.PromptResult, error) {
 	server, own, ok := strings.Cut(name, "__")
 	if !ok {
-		return mcp.GatewayPromptResult{}, fmt.Errorf("prompt %q: the gateway's prompts are named <server>__<prompt>", name)
+		return wire.PromptResult{}, fmt.Errorf("prompt %q: the gateway's prompts are named <server>__<prompt>", name)
 	}
-	pr, err := g.eng.GetPrompt(ctx, server, own, args)
-	if err != nil {
-		return mcp.GatewayPromptResult{}, err
-	}
-	out := mcp.GatewayPromptResult{Description: pr.Description, Meta: pr.Meta, Messages: make([]mcp.GatewayMessage, 0, len(pr.Messages))}
-	for _, m := range pr.Messages {
-		out.Messages = append(out.Messages, mcp.GatewayMessage{Role: m.Role, Content: m.Content})
-	}
-	return out, nil
-}
-
-// metaOf is the _meta of raw, a server's object (nil: none).
-func metaOf(raw json.RawMessage) json.RawMessage {
-	var o struct {
-		Meta json.RawMessage `json:"_meta"`
-	}
-	if len(raw) == 0 || json.Unmarshal(raw, &o) != nil || string(o.Meta) == "null" {
-		return nil
-	}
-	return o.Meta
+	return g.eng.GetPrompt(ctx, server, own, args)
 }

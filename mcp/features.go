@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/freecode/freecode/wire"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -69,58 +70,15 @@ type Offers struct {
 	PromptsListChanged bool
 }
 
-// Resource is one element of resources/list. Raw is the element as the
-// server sent it; the other fields are read from it.
-type Resource struct {
-	URI         string
-	Name        string
-	Title       string
-	Description string
-	MimeType    string
-	// Size is the resource's size in bytes, nil when the server gives none.
-	Size        *int64
-	Annotations json.RawMessage
-	Raw         json.RawMessage
-}
-
-// ResourceTemplate is one element of resources/templates/list.
-type ResourceTemplate struct {
-	URITemplate string
-	Name        string
-	Title       string
-	Description string
-	MimeType    string
-	Annotations json.RawMessage
-	Raw         json.RawMessage
-}
-
-// Prompt is one element of prompts/list.
-type Prompt struct {
-	Name        string
-	Title       string
-	Description string
-	Arguments   []PromptArgument
-	Raw         json.RawMessage
-}
-
-// PromptArgument is one argument a prompt declares. Prompt arguments are
-// strings.
-type PromptArgument struct {
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	Required    bool   `json:"required,omitempty"`
-	// Raw is the argument as the server declared it.
-	Raw json.RawMessage `json:"-"`
-}
-
 // Features is what a server offers beside tools, as it listed it: the
-// lists are sorted by URI, URI template and name, each key once.
+// lists are sorted by URI, URI template and name, each key once. Each
+// element's Raw is the whole object the server sent, so that it passes on
+// and a relist that changed any of it is a change.
 type Features struct {
 	Offers    Offers
-	Resources []Resource
-	Templates []ResourceTemplate
-	Prompts   []Prompt
+	Resources []wire.Resource
+	Templates []wire.ResourceTemplate
+	Prompts   []wire.Prompt
 	// Problems say what of the lists was left out and why: an element
 	// without a URI or name, one listed twice, a list the server answered
 	// with an error.
@@ -281,11 +239,11 @@ func (s *Session) listFeature(ctx context.Context, step string, f *Features, pro
 	var problems []string
 	switch step {
 	case stepResourcesList:
-		f.Resources = decodeList(raws, "resource", "uri", decodeResource, func(r Resource) string { return r.URI }, &problems)
+		f.Resources = decodeList(raws, "resource", "uri", decodeResource, func(r wire.Resource) string { return r.URI }, &problems)
 	case stepTemplatesList:
-		f.Templates = decodeList(raws, "resource template", "uriTemplate", decodeTemplate, func(t ResourceTemplate) string { return t.URITemplate }, &problems)
+		f.Templates = decodeList(raws, "resource template", "uriTemplate", decodeTemplate, func(t wire.ResourceTemplate) string { return t.URITemplate }, &problems)
 	case stepPromptsList:
-		f.Prompts = decodeList(raws, "prompt", "name", decodePrompt, func(p Prompt) string { return p.Name }, &problems)
+		f.Prompts = decodeList(raws, "prompt", "name", decodePrompt, func(p wire.Prompt) string { return p.Name }, &problems)
 	}
 	return problems, nil
 }
@@ -314,63 +272,54 @@ func decodeList[T any](raws []json.RawMessage, what, keyName string, decode func
 	return out
 }
 
-// resourceWire is the part of a resource (or template) FreeCode reads.
-type resourceWire struct {
-	URI         string          `json:"uri"`
-	URITemplate string          `json:"uriTemplate"`
-	Name        string          `json:"name"`
-	Title       string          `json:"title"`
-	Description string          `json:"description"`
-	MimeType    string          `json:"mimeType"`
-	Size        *int64          `json:"size"`
-	Annotations json.RawMessage `json:"annotations"`
+// decodeResource, decodeTemplate and decodePrompt decode one element of a
+// list into its wire type, keeping the whole element as Raw (the wire
+// types' own decoding keeps it only when it has keys they do not name; the
+// session keeps it always, since sameFeatures compares it). A null
+// annotations is none.
+func decodeResource(raw json.RawMessage) (wire.Resource, error) {
+	var r wire.Resource
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return wire.Resource{}, err
+	}
+	r.Annotations, r.Raw = nonNull(r.Annotations), raw
+	return r, nil
 }
 
-func decodeResource(raw json.RawMessage) (Resource, error) {
-	var w resourceWire
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return Resource{}, err
+func decodeTemplate(raw json.RawMessage) (wire.ResourceTemplate, error) {
+	var t wire.ResourceTemplate
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return wire.ResourceTemplate{}, err
 	}
-	return Resource{URI: w.URI, Name: w.Name, Title: w.Title, Description: w.Description, MimeType: w.MimeType,
-		Size: w.Size, Annotations: nonNull(w.Annotations), Raw: raw}, nil
+	t.Annotations, t.Raw = nonNull(t.Annotations), raw
+	return t, nil
 }
 
-func decodeTemplate(raw json.RawMessage) (ResourceTemplate, error) {
-	var w resourceWire
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return ResourceTemplate{}, err
-	}
-	return ResourceTemplate{URITemplate: w.URITemplate, Name: w.Name, Title: w.Title, Description: w.Description,
-		MimeType: w.MimeType, Annotations: nonNull(w.Annotations), Raw: raw}, nil
-}
-
-func decodePrompt(raw json.RawMessage) (Prompt, error) {
-	var w struct {
-		Name        string           `json:"name"`
-		Title       string           `json:"title"`
-		Description string           `json:"description"`
-		Arguments   []PromptArgument `json:"arguments"`
-	}
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return Prompt{}, err
+// decodePrompt also refuses a prompt whose arguments lack a name or repeat
+// one. Each argument keeps its own object as Raw too.
+func decodePrompt(raw json.RawMessage) (wire.Prompt, error) {
+	var p wire.Prompt
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return wire.Prompt{}, err
 	}
 	var args struct {
 		Arguments []json.RawMessage `json:"arguments"`
 	}
-	if err := json.Unmarshal(raw, &args); err == nil && len(args.Arguments) == len(w.Arguments) {
-		for i := range w.Arguments {
-			w.Arguments[i].Raw = args.Arguments[i]
+	if err := json.Unmarshal(raw, &args); err == nil && len(args.Arguments) == len(p.Arguments) {
+		for i := range p.Arguments {
+			p.Arguments[i].Raw = args.Arguments[i]
 		}
 	}
-	for i, a := range w.Arguments {
+	for i, a := range p.Arguments {
 		if a.Name == "" {
-			return Prompt{}, fmt.Errorf("argument #%d has no name", i)
+			return wire.Prompt{}, fmt.Errorf("argument #%d has no name", i)
 		}
-		if slices.ContainsFunc(w.Arguments[:i], func(b PromptArgument) bool { return b.Name == a.Name }) {
-			return Prompt{}, fmt.Errorf("argument %q is declared twice", a.Name)
+		if slices.ContainsFunc(p.Arguments[:i], func(b wire.PromptArgument) bool { return b.Name == a.Name }) {
+			return wire.Prompt{}, fmt.Errorf("argument %q is declared twice", a.Name)
 		}
 	}
-	return Prompt{Name: w.Name, Title: w.Title, Description: w.Description, Arguments: w.Arguments, Raw: raw}, nil
+	p.Raw = raw
+	return p, nil
 }
 
 // nonNull is raw, or nil for an absent or null value.
@@ -482,9 +431,9 @@ func (s *Session) refreshFeatures() {
 
 // sameFeatures compares everything a user sees of two listings.
 func sameFeatures(a, b Features) bool {
-	return slices.EqualFunc(a.Resources, b.Resources, func(x, y Resource) bool { return bytes.Equal(x.Raw, y.Raw) }) &&
-		slices.EqualFunc(a.Templates, b.Templates, func(x, y ResourceTemplate) bool { return bytes.Equal(x.Raw, y.Raw) }) &&
-		slices.EqualFunc(a.Prompts, b.Prompts, func(x, y Prompt) bool { return bytes.Equal(x.Raw, y.Raw) }) &&
+	return slices.EqualFunc(a.Resources, b.Resources, func(x, y wire.Resource) bool { return bytes.Equal(x.Raw, y.Raw) }) &&
+		slices.EqualFunc(a.Templates, b.Templates, func(x, y wire.ResourceTemplate) bool { return bytes.Equal(x.Raw, y.Raw) }) &&
+		slices.EqualFunc(a.Prompts, b.Prompts, func(x, y wire.Prompt) bool { return bytes.Equal(x.Raw, y.Raw) }) &&
 		slices.Equal(a.Problems, b.Problems)
 }
 

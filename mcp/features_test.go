@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/internal/testserver"
+	"github.com/freecode/freecode/wire"
 )
 
 func resourceURIs(f Features) []string {
@@ -57,7 +58,7 @@ func TestFeaturesListed(t *testing.T) {
 	for i := range greet.Arguments {
 		greet.Arguments[i].Raw = nil
 	}
-	require.Equal(t, []PromptArgument{{Name: "name", Description: "Who to greet", Required: true},
+	require.Equal(t, []wire.PromptArgument{{Name: "name", Description: "Who to greet", Required: true},
 		{Name: "greeting", Description: "The word to greet with (default Hello)"}}, greet.Arguments)
 	bin := f.Resources[0]
 	require.Equal(t, "application/octet-stream", bin.MimeType)
@@ -93,18 +94,18 @@ func TestReadResource(t *testing.T) {
 			require.Len(t, got, 1)
 			require.Equal(t, "test://text/1", got[0].URI)
 			require.Equal(t, "text/plain", got[0].MimeType)
-			require.False(t, got[0].Binary)
-			require.Equal(t, testserver.TextContents(1), got[0].Text)
+			require.False(t, got[0].Binary())
+			require.Equal(t, testserver.TextContents(1), *got[0].Text)
 
 			got, err = s.ReadResource(ctx, testserver.BinaryURI)
 			require.NoError(t, err)
 			require.Len(t, got, 1)
-			require.True(t, got[0].Binary)
+			require.True(t, got[0].Binary())
 			require.Equal(t, testserver.BinaryContents(), got[0].Blob)
 
 			got, err = s.ReadResource(ctx, "test://items/42")
 			require.NoError(t, err)
-			require.Equal(t, "item 42", got[0].Text)
+			require.Equal(t, "item 42", *got[0].Text)
 
 			_, err = s.ReadResource(ctx, "test://nothing")
 			require.Error(t, err)
@@ -159,7 +160,7 @@ func TestFeaturesFollowListChanged(t *testing.T) {
 	require.Contains(t, resourceURIs(s.Features()), "test://new")
 	got, err := s.ReadResource(context.Background(), "test://new")
 	require.NoError(t, err)
-	require.Equal(t, "fresh", got[0].Text)
+	require.Equal(t, "fresh", *got[0].Text)
 
 	callText(t, s, "add_prompt", `{"name": "later"}`)
 	waitClosed(t, s.FeaturesChanged(), "FeaturesChanged after a new prompt")
@@ -258,11 +259,11 @@ func TestEverythingFeatures(t *testing.T) {
 	got, err := s.ReadResource(ctx, "demo://resource/static/document/instructions.md")
 	require.NoError(t, err)
 	require.Equal(t, "text/markdown", got[0].MimeType)
-	require.Equal(t, in.Text, got[0].Text)
+	require.Equal(t, in.Text, *got[0].Text)
 
 	got, err = s.ReadResource(ctx, "demo://resource/dynamic/blob/7")
 	require.NoError(t, err)
-	require.True(t, got[0].Binary)
+	require.True(t, got[0].Binary())
 	require.Contains(t, string(got[0].Blob), "Resource 7: This is a base64 blob")
 
 	// The links of a tool result read back.
@@ -279,7 +280,7 @@ func TestEverythingFeatures(t *testing.T) {
 	require.Equal(t, []string{"demo://resource/dynamic/blob/1", "demo://resource/dynamic/text/2"}, links)
 	got, err = s.ReadResource(ctx, links[1])
 	require.NoError(t, err)
-	require.Contains(t, got[0].Text, "Resource 2: This is a plaintext resource")
+	require.Contains(t, *got[0].Text, "Resource 2: This is a plaintext resource")
 
 	// A resource made by a tool is announced (list_changed), and its link
 	// reads back binary.
@@ -290,7 +291,7 @@ func TestEverythingFeatures(t *testing.T) {
 	require.Contains(t, resourceURIs(s.Features()), "demo://resource/session/hello.gz")
 	got, err = s.ReadResource(ctx, "demo://resource/session/hello.gz")
 	require.NoError(t, err)
-	require.True(t, got[0].Binary)
+	require.True(t, got[0].Binary())
 	require.Equal(t, "application/gzip", got[0].MimeType)
 	require.Equal(t, []byte{0x1f, 0x8b}, got[0].Blob[:2], "gzip magic")
 

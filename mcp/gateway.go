@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/freecode/freecode/wire"
 	"github.com/go-logr/logr"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -89,9 +90,11 @@ type GatewayOptions struct {
 	// IsError instead.
 	Call func(ctx context.Context, c GatewayCall) (GatewayResult, error)
 	// Read reads a listed resource (a resource's URI, or one a template
-	// makes); GetPrompt gets a listed prompt. nil: not offered.
-	Read      func(ctx context.Context, uri string) ([]GatewayContents, error)
-	GetPrompt func(ctx context.Context, name string, args map[string]string) (GatewayPromptResult, error)
+	// makes; each part's URI as the host sees it, its _meta passed on from
+	// Raw); GetPrompt gets a listed prompt (Server and Prompt are not
+	// sent). nil: not offered.
+	Read      func(ctx context.Context, uri string) ([]wire.ResourceContent, error)
+	GetPrompt func(ctx context.Context, name string, args map[string]string) (wire.PromptResult, error)
 	// ServerOf names the upstream server the calls of a listed tool go to
 	// ("" for none), so that Elicit puts a server's question to the host
 	// whose call waits on that server. nil: every question goes to the
@@ -135,9 +138,9 @@ type Gateway struct {
 	tools []GatewayTool
 	// resources, templates and prompts are the listed features; the Set
 	// flags say they were set once (mcp-go declares no list before).
-	resources   []GatewayResource
-	templates   []GatewayTemplate
-	prompts     []GatewayPrompt
+	resources   []wire.Resource
+	templates   []wire.ResourceTemplate
+	prompts     []wire.Prompt
 	featuresSet bool
 	promptsSet  bool
 	// hosts are the initialized sessions, oldest first.

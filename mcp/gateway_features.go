@@ -9,67 +9,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/freecode/freecode/wire"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
-
-// GatewayResource is one resource as the gateway lists it.
-type GatewayResource struct {
-	URI, Name, Title, Description, MimeType string
-	Size                                    *int64
-	// Annotations is the source's annotations object verbatim (nil: none).
-	Annotations json.RawMessage
-	// Raw is the resource as its server listed it (nil: none): its icons
-	// and _meta are listed too (see GatewayTool.Raw).
-	Raw json.RawMessage
-}
-
-// GatewayTemplate is one resource template (RFC 6570) as the gateway lists
-// it.
-type GatewayTemplate struct {
-	URITemplate, Name, Title, Description, MimeType string
-	Annotations                                     json.RawMessage
-	// Raw is the template as its server listed it (see GatewayResource).
-	Raw json.RawMessage
-}
-
-// GatewayPrompt is one prompt as the gateway lists it.
-type GatewayPrompt struct {
-	Name, Title, Description string
-	Arguments                []GatewayPromptArgument
-	// Raw is the prompt as its server listed it (see GatewayResource).
-	Raw json.RawMessage
-}
-
-// GatewayPromptArgument is one argument of a GatewayPrompt.
-type GatewayPromptArgument struct {
-	Name, Title, Description string
-	Required                 bool
-}
-
-// GatewayContents is one part of a read resource: Text, or Blob when
-// Binary.
-type GatewayContents struct {
-	URI, MimeType, Text string
-	Blob                []byte
-	Binary              bool
-	// Meta is the part's _meta object as its server sent it (nil: none).
-	Meta json.RawMessage
-}
-
-// GatewayMessage is one message of a prompt, its content block verbatim.
-type GatewayMessage struct {
-	Role    string
-	Content json.RawMessage
-}
-
-// GatewayPromptResult is a prompt as the host gets it.
-type GatewayPromptResult struct {
-	Description string
-	Messages    []GatewayMessage
-	// Meta is the result's _meta object as its server sent it (nil: none).
-	Meta json.RawMessage
-}
 
 // listed is what mcp-go models of a resource's, template's or prompt's
 // own object beside the fields the gateway sets: its icons and _meta.
@@ -88,16 +31,29 @@ func listed(raw json.RawMessage) (icons []mcpgo.Icon, meta *mcpgo.Meta) {
 	return icons, metaOf(extra.Meta)
 }
 
-// SetResources makes rs and ts the listed resources and templates and
-// reports whether they changed; the host is sent
-// notifications/resources/list_changed only then (compared as SetTools
-// compares tools), once for a change of either list, twice when both
-// changed (mcp-go notifies for each). A template mcp-go cannot parse is
-// left out. It has one caller at a time (see Gateway).
-func (g *Gateway) SetResources(rs []GatewayResource, ts []GatewayTemplate) (changed bool) {
+// rawMeta is the _meta member of raw, a server's object; nil when it has
+// none or does not decode.
+func rawMeta(raw json.RawMessage) json.RawMessage {
+	var o struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &o) != nil {
+		return nil
+	}
+	return o.Meta
+}
+
+// SetResources makes rs and ts the listed resources and templates (their
+// URIs and names as the host sees them, Raw their servers' objects, whose
+// icons and _meta are listed too) and reports whether they changed; the
+// host is sent notifications/resources/list_changed only then (compared
+// as SetTools compares tools), once for a change of either list, twice
+// when both changed (mcp-go notifies for each). A template mcp-go cannot
+// parse is left out. It has one caller at a time (see Gateway).
+func (g *Gateway) SetResources(rs []wire.Resource, ts []wire.ResourceTemplate) (changed bool) {
 	rs, ts = slices.Clone(rs), slices.Clone(ts)
-	slices.SortFunc(rs, func(a, b GatewayResource) int { return strings.Compare(a.URI, b.URI) })
-	slices.SortFunc(ts, func(a, b GatewayTemplate) int { return strings.Compare(a.URITemplate, b.URITemplate) })
+	slices.SortFunc(rs, func(a, b wire.Resource) int { return strings.Compare(a.URI, b.URI) })
+	slices.SortFunc(ts, func(a, b wire.ResourceTemplate) int { return strings.Compare(a.URITemplate, b.URITemplate) })
 	g.mu.Lock()
 	newResources := !g.featuresSet || !slices.EqualFunc(g.resources, rs, sameResource)
 	newTemplates := !g.featuresSet || !slices.EqualFunc(g.templates, ts, sameTemplate)
@@ -133,9 +89,9 @@ func (g *Gateway) SetResources(rs []GatewayResource, ts []GatewayTemplate) (chan
 // SetPrompts makes ps the listed prompts and reports whether they changed;
 // the host is sent notifications/prompts/list_changed only then. It has
 // one caller at a time (see Gateway).
-func (g *Gateway) SetPrompts(ps []GatewayPrompt) (changed bool) {
+func (g *Gateway) SetPrompts(ps []wire.Prompt) (changed bool) {
 	ps = slices.Clone(ps)
-	slices.SortFunc(ps, func(a, b GatewayPrompt) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(ps, func(a, b wire.Prompt) int { return strings.Compare(a.Name, b.Name) })
 	g.mu.Lock()
 	same := slices.EqualFunc(g.prompts, ps, samePrompt) && g.promptsSet
 	if !same {
@@ -158,19 +114,24 @@ func (g *Gateway) SetPrompts(ps []GatewayPrompt) (changed bool) {
 	return true
 }
 
-func sameResource(a, b GatewayResource) bool {
+func sameResource(a, b wire.Resource) bool {
 	return a.URI == b.URI && a.Name == b.Name && a.Title == b.Title && a.Description == b.Description && a.MimeType == b.MimeType &&
 		(a.Size == nil) == (b.Size == nil) && (a.Size == nil || *a.Size == *b.Size) && bytes.Equal(a.Annotations, b.Annotations) &&
 		bytes.Equal(a.Raw, b.Raw)
 }
 
-func sameTemplate(a, b GatewayTemplate) bool {
+func sameTemplate(a, b wire.ResourceTemplate) bool {
 	return a.URITemplate == b.URITemplate && a.Name == b.Name && a.Title == b.Title && a.Description == b.Description &&
 		a.MimeType == b.MimeType && bytes.Equal(a.Annotations, b.Annotations) && bytes.Equal(a.Raw, b.Raw)
 }
 
-func samePrompt(a, b GatewayPrompt) bool {
-	return a.Name == b.Name && a.Title == b.Title && a.Description == b.Description && slices.Equal(a.Arguments, b.Arguments) &&
+func samePrompt(a, b wire.Prompt) bool {
+	return a.Name == b.Name && a.Title == b.Title && a.Description == b.Description &&
+		slices.EqualFunc(a.Arguments, b.Arguments, sameArgument) && bytes.Equal(a.Raw, b.Raw)
+}
+
+func sameArgument(a, b wire.PromptArgument) bool {
+	return a.Name == b.Name && a.Title == b.Title && a.Description == b.Description && a.Required == b.Required &&
 		bytes.Equal(a.Raw, b.Raw)
 }
 
@@ -190,7 +151,7 @@ func annotations(raw json.RawMessage) *mcpgo.Annotations {
 
 // resourceTemplate is t for mcp-go, whose parser panics on a template it
 // cannot read; ok is false then.
-func resourceTemplate(t GatewayTemplate) (tmpl mcpgo.ResourceTemplate, ok bool) {
+func resourceTemplate(t wire.ResourceTemplate) (tmpl mcpgo.ResourceTemplate, ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false
@@ -214,11 +175,11 @@ func (g *Gateway) readHandler() server.ResourceHandlerFunc {
 		}
 		out := make([]mcpgo.ResourceContents, 0, len(cs))
 		for _, c := range cs {
-			meta := metaMap(c.Meta)
-			if c.Binary {
+			meta := metaMap(rawMeta(c.Raw))
+			if c.Binary() {
 				out = append(out, mcpgo.BlobResourceContents{URI: c.URI, MIMEType: c.MimeType, Blob: base64.StdEncoding.EncodeToString(c.Blob), Meta: meta})
 			} else {
-				out = append(out, mcpgo.TextResourceContents{URI: c.URI, MIMEType: c.MimeType, Text: c.Text, Meta: meta})
+				out = append(out, mcpgo.TextResourceContents{URI: c.URI, MIMEType: c.MimeType, Text: *c.Text, Meta: meta})
 			}
 		}
 		return out, nil

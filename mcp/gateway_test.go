@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/freecode/freecode/wire"
 	"github.com/go-logr/logr"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
@@ -75,12 +76,12 @@ func TestGatewayResourceChangeNotifiesOnce(t *testing.T) {
 	s := countingSession{ch: make(chan mcpgo.JSONRPCNotification, 16)}
 	require.NoError(t, g.srv.RegisterSession(t.Context(), s))
 	const changed = string(mcpgo.MethodNotificationResourcesListChanged)
-	rs := []GatewayResource{{URI: "freecode://a/test://x", Name: "a__x"}}
-	ts := []GatewayTemplate{{URITemplate: "freecode://a/test://items/{id}", Name: "a__items"}}
+	rs := []wire.Resource{{URI: "freecode://a/test://x", Name: "a__x"}}
+	ts := []wire.ResourceTemplate{{URITemplate: "freecode://a/test://items/{id}", Name: "a__items"}}
 	g.SetResources(rs, ts)
 	s.drain(changed)
 
-	rs = append(rs, GatewayResource{URI: "freecode://a/test://y", Name: "a__y"})
+	rs = append(rs, wire.Resource{URI: "freecode://a/test://y", Name: "a__y"})
 	assert.True(t, g.SetResources(rs, ts))
 	assert.Equal(t, 1, s.drain(changed), "a new resource")
 	ts[0].Description = "now described"
@@ -129,9 +130,9 @@ func TestGatewayListsTheServersObjects(t *testing.T) {
 	assert.JSONEq(t, icons, string(f["icons"]))
 	assert.JSONEq(t, meta, string(f["_meta"]))
 
-	res := GatewayResource{URI: "freecode://a/test://x", Name: "a__x", Raw: json.RawMessage(`{"uri":"test://x","icons":` + icons + `,"_meta":` + meta + `}`)}
-	assert.True(t, g.SetResources([]GatewayResource{res}, nil))
-	assert.False(t, g.SetResources([]GatewayResource{res}, nil))
+	res := wire.Resource{URI: "freecode://a/test://x", Name: "a__x", Raw: json.RawMessage(`{"uri":"test://x","icons":` + icons + `,"_meta":` + meta + `}`)}
+	assert.True(t, g.SetResources([]wire.Resource{res}, nil))
+	assert.False(t, g.SetResources([]wire.Resource{res}, nil))
 	got, err = json.Marshal(g.srv.ListResources()["freecode://a/test://x"].Resource)
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(got, &f))
@@ -139,11 +140,11 @@ func TestGatewayListsTheServersObjects(t *testing.T) {
 	assert.JSONEq(t, icons, string(f["icons"]))
 	assert.JSONEq(t, meta, string(f["_meta"]))
 	res.Raw = json.RawMessage(`{"uri":"test://x","icons":[]}`)
-	assert.True(t, g.SetResources([]GatewayResource{res}, nil), "changed icons")
+	assert.True(t, g.SetResources([]wire.Resource{res}, nil), "changed icons")
 
-	p := GatewayPrompt{Name: "a__p", Raw: json.RawMessage(`{"name":"p","icons":` + icons + `,"_meta":` + meta + `}`)}
-	assert.True(t, g.SetPrompts([]GatewayPrompt{p}))
-	assert.False(t, g.SetPrompts([]GatewayPrompt{p}))
+	p := wire.Prompt{Name: "a__p", Raw: json.RawMessage(`{"name":"p","icons":` + icons + `,"_meta":` + meta + `}`)}
+	assert.True(t, g.SetPrompts([]wire.Prompt{p}))
+	assert.False(t, g.SetPrompts([]wire.Prompt{p}))
 	got, err = json.Marshal(g.srv.ListPrompts()["a__p"].Prompt)
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(got, &f))

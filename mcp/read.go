@@ -10,37 +10,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/freecode/freecode/wire"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
-
-// ResourceContents is one element of a resources/read result. A text
-// element has Text; a binary one (a "blob") has Binary set and its bytes,
-// decoded from base64, in Blob. Raw is the element as the server sent it.
-type ResourceContents struct {
-	URI      string
-	MimeType string
-	Text     string
-	Blob     []byte
-	Binary   bool
-	Raw      json.RawMessage
-}
-
-// PromptMessage is one message of a prompts/get result: its role and its
-// content block verbatim (text, image, audio, an embedded resource, a
-// resource link, or a type FreeCode does not know).
-type PromptMessage struct {
-	Role    string
-	Content json.RawMessage
-}
-
-// PromptResult is a prompts/get result.
-type PromptResult struct {
-	Description string
-	Messages    []PromptMessage
-	// Meta is the result's _meta object verbatim, nil if none.
-	Meta json.RawMessage
-}
 
 // ReadResource reads uri with resources/read: a resource of the list, one
 // a template describes, or one a tool result links to. The whole answer
@@ -50,7 +23,8 @@ type PromptResult struct {
 // server without the resources capability, ErrResourceNotFound when the
 // server says there is no such resource, ErrInvalidParams when it refuses
 // the URI; transport failures and calls after the end are as for CallTool.
-func (s *Session) ReadResource(ctx context.Context, uri string) ([]ResourceContents, error) {
+// A part without a URI is given uri; each keeps the server's object as Raw.
+func (s *Session) ReadResource(ctx context.Context, uri string) ([]wire.ResourceContent, error) {
 	what := fmt.Sprintf("resources/read %q", uri)
 	if !s.feat.offers.Resources {
 		return nil, s.notOffered(what, "resources")
@@ -68,7 +42,7 @@ func (s *Session) ReadResource(ctx context.Context, uri string) ([]ResourceConte
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, fmt.Errorf("server %q: decode %s result: %w", s.srv.Name, what, err)
 	}
-	out := make([]ResourceContents, 0, len(res.Contents))
+	out := make([]wire.ResourceContent, 0, len(res.Contents))
 	for i, c := range res.Contents {
 		rc, err := decodeContents(c)
 		if err != nil {
@@ -82,8 +56,9 @@ func (s *Session) ReadResource(ctx context.Context, uri string) ([]ResourceConte
 	return out, nil
 }
 
-// decodeContents decodes one element of resources/read's contents.
-func decodeContents(raw json.RawMessage) (ResourceContents, error) {
+// decodeContents decodes one element of resources/read's contents: text,
+// or a blob in base64, which some servers send without its padding.
+func decodeContents(raw json.RawMessage) (wire.ResourceContent, error) {
 	var w struct {
 		URI      string  `json:"uri"`
 		MimeType string  `json:"mimeType"`
@@ -91,25 +66,24 @@ func decodeContents(raw json.RawMessage) (ResourceContents, error) {
 		Blob     *string `json:"blob"`
 	}
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return ResourceContents{}, err
+		return wire.ResourceContent{}, err
 	}
-	rc := ResourceContents{URI: w.URI, MimeType: w.MimeType, Raw: raw}
+	rc := wire.ResourceContent{URI: w.URI, MimeType: w.MimeType, Text: w.Text, Raw: raw}
 	switch {
 	case w.Text != nil && w.Blob != nil:
-		return ResourceContents{}, errors.New("it has both text and blob")
+		return wire.ResourceContent{}, errors.New("it has both text and blob")
 	case w.Text != nil:
-		rc.Text = *w.Text
 	case w.Blob != nil:
 		b, err := base64.StdEncoding.DecodeString(*w.Blob)
 		if err != nil {
 			// Some servers leave out the padding.
 			if b, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(*w.Blob, "=")); err != nil {
-				return ResourceContents{}, fmt.Errorf("blob is not base64: %w", err)
+				return wire.ResourceContent{}, fmt.Errorf("blob is not base64: %w", err)
 			}
 		}
-		rc.Blob, rc.Binary = b, true
+		rc.Blob = b
 	default:
-		return ResourceContents{}, errors.New("it has neither text nor blob")
+		return wire.ResourceContent{}, errors.New("it has neither text nor blob")
 	}
 	return rc, nil
 }
@@ -120,16 +94,17 @@ func decodeContents(raw json.RawMessage) (ResourceContents, error) {
 // argument that is missing, or an argument the prompt does not declare,
 // wraps ErrPromptArguments, naming the argument and the prompt's
 // arguments. ErrNotOffered for a server without the prompts capability;
-// the server's refusal of the values wraps ErrInvalidParams.
-func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]string) (*PromptResult, error) {
+// the server's refusal of the values wraps ErrInvalidParams. The result
+// names the server and the prompt; every message has content.
+func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]string) (wire.PromptResult, error) {
 	what := fmt.Sprintf("prompts/get %q", name)
 	if !s.feat.offers.Prompts {
-		return nil, s.notOffered(what, "prompts")
+		return wire.PromptResult{}, s.notOffered(what, "prompts")
 	}
 	s.feat.mu.Lock()
 	prompts := s.feat.cur.Prompts
 	s.feat.mu.Unlock()
-	i, found := slices.BinarySearchFunc(prompts, name, func(p Prompt, n string) int { return strings.Compare(p.Name, n) })
+	i, found := slices.BinarySearchFunc(prompts, name, func(p wire.Prompt, n string) int { return strings.Compare(p.Name, n) })
 	if !found {
 		names := make([]string, len(prompts))
 		for i, p := range prompts {
@@ -139,44 +114,40 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]st
 		if len(names) > 0 {
 			list = "its prompts: " + strings.Join(names, ", ")
 		}
-		return nil, newError(fmt.Sprintf("server %q has no prompt %q (%s)", s.srv.Name, name, list), ErrUnknownPrompt)
+		return wire.PromptResult{}, newError(fmt.Sprintf("server %q has no prompt %q (%s)", s.srv.Name, name, list), ErrUnknownPrompt)
 	}
 	if err := CheckPromptArguments(prompts[i], args); err != nil {
-		return nil, newError(fmt.Sprintf("server %q: %s", s.srv.Name, err), err)
+		return wire.PromptResult{}, newError(fmt.Sprintf("server %q: %s", s.srv.Name, err), err)
 	}
 	if args == nil {
 		args = map[string]string{}
 	}
 	raw, err := s.request(ctx, string(mcpgo.MethodPromptsGet), what, map[string]any{"name": name, "arguments": args})
 	if err != nil {
-		return nil, err
+		return wire.PromptResult{}, err
 	}
-	var res struct {
-		Description string          `json:"description"`
-		Meta        json.RawMessage `json:"_meta"`
-		Messages    []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
+	var res wire.PromptResult
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("server %q: decode %s result: %w", s.srv.Name, what, err)
+		return wire.PromptResult{}, fmt.Errorf("server %q: decode %s result: %w", s.srv.Name, what, err)
 	}
-	out := &PromptResult{Description: res.Description, Meta: nonNull(res.Meta), Messages: make([]PromptMessage, 0, len(res.Messages))}
 	for i, m := range res.Messages {
-		if !json.Valid(m.Content) || len(nonNull(m.Content)) == 0 {
-			return nil, fmt.Errorf("server %q: %s: message #%d has no content", s.srv.Name, what, i)
+		if len(nonNull(m.Content)) == 0 {
+			return wire.PromptResult{}, fmt.Errorf("server %q: %s: message #%d has no content", s.srv.Name, what, i)
 		}
-		out.Messages = append(out.Messages, PromptMessage{Role: m.Role, Content: m.Content})
 	}
-	return out, nil
+	// The server's own "server" and "prompt" keys, if any, are not ours.
+	res.Server, res.Prompt, res.Meta = s.srv.Name, name, nonNull(res.Meta)
+	if res.Messages == nil {
+		res.Messages = []wire.PromptMessage{}
+	}
+	return res, nil
 }
 
 // CheckPromptArguments checks args against what p declares: every
 // required argument given, no argument p does not declare. Its error wraps
 // ErrPromptArguments and names the arguments that are wrong and those p
 // has.
-func CheckPromptArguments(p Prompt, args map[string]string) error {
+func CheckPromptArguments(p wire.Prompt, args map[string]string) error {
 	var missing, unknown []string
 	for _, a := range p.Arguments {
 		if _, ok := args[a.Name]; a.Required && !ok {
@@ -184,7 +155,7 @@ func CheckPromptArguments(p Prompt, args map[string]string) error {
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(args)) {
-		if !slices.ContainsFunc(p.Arguments, func(a PromptArgument) bool { return a.Name == k }) {
+		if !slices.ContainsFunc(p.Arguments, func(a wire.PromptArgument) bool { return a.Name == k }) {
 			unknown = append(unknown, k)
 		}
 	}
@@ -207,7 +178,7 @@ func CheckPromptArguments(p Prompt, args map[string]string) error {
 
 // DescribeArguments says what arguments a prompt has, for messages:
 // "its arguments: city (required), state", or "it takes no arguments".
-func DescribeArguments(args []PromptArgument) string {
+func DescribeArguments(args []wire.PromptArgument) string {
 	if len(args) == 0 {
 		return "it takes no arguments"
 	}

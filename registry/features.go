@@ -12,106 +12,26 @@ import (
 	"strings"
 
 	"github.com/freecode/freecode/jsonschema"
+	"github.com/freecode/freecode/wire"
 )
 
 // ErrUnknownSource is wrapped by the errors of ReadResource and GetPrompt
 // for a source that has no features registered.
 var ErrUnknownSource = errors.New("no resources or prompts registered for this source")
 
-// Resource is one resource a source lists: the part of an MCP server's
-// resources/list element that FreeCode shows.
-type Resource struct {
-	URI         string
-	Name        string
-	Title       string
-	Description string
-	MimeType    string
-	// Size is the size in bytes the source gives; nil: none.
-	Size *int64
-	// Annotations is the source's annotations object verbatim (nil if none).
-	Annotations json.RawMessage
-	// Raw is the source's object as it sent it (nil: none), for what the
-	// fields above do not carry (icons, _meta); it is passed on and part
-	// of change detection, as Tool.Raw is.
-	Raw json.RawMessage
-}
-
-// ResourceTemplate is one URI template of resources a source can read.
-type ResourceTemplate struct {
-	URITemplate string
-	Name        string
-	Title       string
-	Description string
-	MimeType    string
-	Annotations json.RawMessage
-	// Raw is the source's object as it sent it (nil: none), for what the
-	// fields above do not carry (icons, _meta); it is passed on and part
-	// of change detection, as Tool.Raw is.
-	Raw json.RawMessage
-}
-
-// Prompt is one prompt a source offers.
-type Prompt struct {
-	Name        string
-	Title       string
-	Description string
-	Arguments   []PromptArgument
-	// Raw is the source's object as it sent it (nil: none), for what the
-	// fields above do not carry (icons, _meta); it is passed on and part
-	// of change detection, as Tool.Raw is.
-	Raw json.RawMessage
-}
-
-// PromptArgument is one (string) argument of a prompt.
-type PromptArgument struct {
-	Name        string
-	Title       string
-	Description string
-	Required    bool
-	// Raw is the argument as the source declared it (nil: none); it is
-	// part of its prompt's Raw.
-	Raw json.RawMessage
-}
-
-// ResourceContents is one part of a resource as read: text, or bytes when
-// Binary.
-type ResourceContents struct {
-	URI      string
-	MimeType string
-	Text     string
-	Blob     []byte
-	Binary   bool
-	// Raw is the part as the source sent it (nil: none), for its _meta.
-	Raw json.RawMessage
-}
-
-// PromptMessage is one message of a prompt: its role and its content block
-// as the source sent it.
-type PromptMessage struct {
-	Role    string
-	Content json.RawMessage
-}
-
-// PromptResult is a prompt with its arguments filled in.
-type PromptResult struct {
-	Description string
-	Messages    []PromptMessage
-	// Meta is the result's _meta object as the source sent it (nil: none).
-	Meta json.RawMessage
-}
-
 // Features is what a source offers beside tools — resources, resource
-// templates and prompts — with the functions that read a resource and get
-// a prompt. Both functions must honour ctx and be safe for concurrent use;
+// templates and prompts, as the source sent them (Raw: the source's
+// object, passed on and part of change detection as Tool.Raw is) — with
+// the functions that read a resource and get a prompt. Both functions must honour ctx and be safe for concurrent use;
 // nil means the source cannot do it. Like Tool.Call they are no part of
 // change detection: registering the same lists with fresh functions is not
 // a change.
 type Features struct {
-	Resources []Resource
-	Templates []ResourceTemplate
-	Prompts   []Prompt
-	Read      func(ctx context.Context, uri string) ([]ResourceContents, error)
-	GetPrompt func(ctx context.Context, name string, args map[string]string) (PromptResult, error)
+	Resources []wire.Resource
+	Templates []wire.ResourceTemplate
+	Prompts   []wire.Prompt
+	Read      func(ctx context.Context, uri string) ([]wire.ResourceContent, error)
+	GetPrompt func(ctx context.Context, name string, args map[string]string) (wire.PromptResult, error)
 }
 
 // empty reports whether f holds nothing at all.
@@ -251,19 +171,19 @@ func diffFeatures(a, b features) FeaturesChange {
 		!slices.EqualFunc(a.f.Templates, b.f.Templates, sameTemplateFields) ||
 		!slices.EqualFunc(a.tmplCanon, b.tmplCanon, bytes.Equal) ||
 		!slices.Equal(a.resRaw, b.resRaw) || !slices.Equal(a.tmplRaw, b.tmplRaw)
-	c.Prompts = !slices.EqualFunc(a.f.Prompts, b.f.Prompts, func(x, y Prompt) bool {
+	c.Prompts = !slices.EqualFunc(a.f.Prompts, b.f.Prompts, func(x, y wire.Prompt) bool {
 		return x.Name == y.Name && x.Title == y.Title && x.Description == y.Description
 	}) || !slices.Equal(a.promptArgs, b.promptArgs) || !slices.Equal(a.promptRaw, b.promptRaw)
 	return c
 }
 
-func sameResourceFields(a, b Resource) bool {
+func sameResourceFields(a, b wire.Resource) bool {
 	sameSize := (a.Size == nil) == (b.Size == nil) && (a.Size == nil || *a.Size == *b.Size)
 	return a.URI == b.URI && a.Name == b.Name && a.Title == b.Title && a.Description == b.Description &&
 		a.MimeType == b.MimeType && sameSize
 }
 
-func sameTemplateFields(a, b ResourceTemplate) bool {
+func sameTemplateFields(a, b wire.ResourceTemplate) bool {
 	return a.URITemplate == b.URITemplate && a.Name == b.Name && a.Title == b.Title && a.Description == b.Description &&
 		a.MimeType == b.MimeType
 }
@@ -309,7 +229,7 @@ func (r *Registry) FeatureSources() []string {
 }
 
 // ReadResource reads uri through source's Read.
-func (r *Registry) ReadResource(ctx context.Context, source, uri string) ([]ResourceContents, error) {
+func (r *Registry) ReadResource(ctx context.Context, source, uri string) ([]wire.ResourceContent, error) {
 	f, ok := r.SourceFeatures(source)
 	if !ok || f.Read == nil {
 		return nil, fmt.Errorf("read %q of %s: %w", uri, source, ErrUnknownSource)
@@ -318,10 +238,10 @@ func (r *Registry) ReadResource(ctx context.Context, source, uri string) ([]Reso
 }
 
 // GetPrompt gets prompt name of source with args through its GetPrompt.
-func (r *Registry) GetPrompt(ctx context.Context, source, name string, args map[string]string) (PromptResult, error) {
+func (r *Registry) GetPrompt(ctx context.Context, source, name string, args map[string]string) (wire.PromptResult, error) {
 	f, ok := r.SourceFeatures(source)
 	if !ok || f.GetPrompt == nil {
-		return PromptResult{}, fmt.Errorf("prompt %q of %s: %w", name, source, ErrUnknownSource)
+		return wire.PromptResult{}, fmt.Errorf("prompt %q of %s: %w", name, source, ErrUnknownSource)
 	}
 	return f.GetPrompt(ctx, name, args)
 }

@@ -6,22 +6,23 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/freecode/freecode/wire"
 	"github.com/stretchr/testify/require"
 )
 
 func sampleFeatures() Features {
 	size := int64(12)
 	return Features{
-		Resources: []Resource{
+		Resources: []wire.Resource{
 			{URI: "b://two", Name: "two", Annotations: json.RawMessage(`{"priority": 1, "audience": ["user"]}`)},
 			{URI: "a://one", Name: "one", MimeType: "text/plain", Size: &size},
 		},
-		Templates: []ResourceTemplate{{URITemplate: "a://{id}", Name: "by id"}},
-		Prompts: []Prompt{
-			{Name: "greet", Arguments: []PromptArgument{{Name: "name", Required: true}}},
+		Templates: []wire.ResourceTemplate{{URITemplate: "a://{id}", Name: "by id"}},
+		Prompts: []wire.Prompt{
+			{Name: "greet", Arguments: []wire.PromptArgument{{Name: "name", Required: true}}},
 			{Name: "plain"},
 		},
-		Read: func(context.Context, string) ([]ResourceContents, error) { return nil, nil },
+		Read: func(context.Context, string) ([]wire.ResourceContent, error) { return nil, nil },
 	}
 }
 
@@ -39,7 +40,7 @@ func TestFeaturesChangeOnlyOnRealChange(t *testing.T) {
 	same := sampleFeatures()
 	same.Resources[0].Annotations = json.RawMessage(`{"audience":["user"],"priority":1}`)
 	same.Resources[0], same.Resources[1] = same.Resources[1], same.Resources[0]
-	same.Read = func(context.Context, string) ([]ResourceContents, error) { return nil, errors.New("other") }
+	same.Read = func(context.Context, string) ([]wire.ResourceContent, error) { return nil, errors.New("other") }
 	ch, err = r.ReplaceFeatures("s", same)
 	require.NoError(t, err)
 	require.False(t, ch.Any(), "%+v", ch)
@@ -53,7 +54,7 @@ func TestFeaturesChangeOnlyOnRealChange(t *testing.T) {
 		"annotations":          {func(f *Features) { f.Resources[0].Annotations = json.RawMessage(`{"priority": 2}`) }, FeaturesChange{Resources: true}},
 		"template":             {func(f *Features) { f.Templates = nil }, FeaturesChange{Resources: true}},
 		"argument required":    {func(f *Features) { f.Prompts[0].Arguments[0].Required = false }, FeaturesChange{Prompts: true}},
-		"prompt added":         {func(f *Features) { f.Prompts = append(f.Prompts, Prompt{Name: "more"}) }, FeaturesChange{Prompts: true}},
+		"prompt added":         {func(f *Features) { f.Prompts = append(f.Prompts, wire.Prompt{Name: "more"}) }, FeaturesChange{Prompts: true}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := NewRegistry(nil)
@@ -100,14 +101,14 @@ func TestReadAndGetGoThroughTheSource(t *testing.T) {
 	_, err := r.ReadResource(context.Background(), "s", "a://one")
 	require.ErrorIs(t, err, ErrUnknownSource)
 	f := sampleFeatures()
-	f.Read = func(_ context.Context, uri string) ([]ResourceContents, error) {
-		return []ResourceContents{{URI: uri, Text: "read " + uri}}, nil
+	f.Read = func(_ context.Context, uri string) ([]wire.ResourceContent, error) {
+		return []wire.ResourceContent{{URI: uri, Text: new("read " + uri)}}, nil
 	}
 	_, err = r.ReplaceFeatures("s", f)
 	require.NoError(t, err)
 	got, err := r.ReadResource(context.Background(), "s", "a://one")
 	require.NoError(t, err)
-	require.Equal(t, "read a://one", got[0].Text)
+	require.Equal(t, "read a://one", *got[0].Text)
 	_, err = r.GetPrompt(context.Background(), "s", "greet", nil)
 	require.ErrorIs(t, err, ErrUnknownSource, "no GetPrompt registered")
 	require.Equal(t, []string{"s"}, r.FeatureSources())

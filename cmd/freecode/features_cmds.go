@@ -218,17 +218,8 @@ server is connected for the command.`,
 // sessionResources is what sess lists of resources, in the wire model.
 func sessionResources(name string, sess *mcp.Session) wire.ServerResources {
 	f := sess.Features()
-	out := wire.ServerResources{Server: name, Phase: wire.PhaseReady, Resources: []wire.Resource{}, Templates: []wire.ResourceTemplate{},
-		Warnings: f.Problems}
-	for _, r := range f.Resources {
-		out.Resources = append(out.Resources, wire.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description,
-			MimeType: r.MimeType, Size: r.Size, Annotations: r.Annotations, Raw: r.Raw})
-	}
-	for _, t := range f.Templates {
-		out.Templates = append(out.Templates, wire.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Title: t.Title,
-			Description: t.Description, MimeType: t.MimeType, Annotations: t.Annotations, Raw: t.Raw})
-	}
-	return out
+	return wire.ServerResources{Server: name, Phase: wire.PhaseReady, Resources: append([]wire.Resource{}, f.Resources...),
+		Templates: append([]wire.ResourceTemplate{}, f.Templates...), Warnings: f.Problems}
 }
 
 // writeResources prints servers' resources as a table per server. All of
@@ -312,20 +303,8 @@ never to a terminal. --json prints the contents with binary parts in base64.`,
 				},
 				func(sess *mcp.Session) error {
 					got, err := sess.ReadResource(c.Context(), uri)
-					if err != nil {
-						return err
-					}
-					res = wire.ResourceRead{Server: name, URI: uri, Contents: make([]wire.ResourceContent, len(got))}
-					for i, rc := range got {
-						res.Contents[i] = wire.ResourceContent{URI: rc.URI, MimeType: rc.MimeType, Raw: rc.Raw}
-						if rc.Binary {
-							res.Contents[i].Blob = rc.Blob
-						} else {
-							text := rc.Text
-							res.Contents[i].Text = &text
-						}
-					}
-					return nil
+					res = wire.ResourceRead{Server: name, URI: uri, Contents: got}
+					return err
 				})
 			if err != nil {
 				return err
@@ -428,15 +407,7 @@ their arguments, or those of every enabled server that has some. Get one with
 // sessionPrompts is what sess lists of prompts, in the wire model.
 func sessionPrompts(name string, sess *mcp.Session) wire.ServerPrompts {
 	f := sess.Features()
-	out := wire.ServerPrompts{Server: name, Phase: wire.PhaseReady, Prompts: []wire.Prompt{}, Warnings: f.Problems}
-	for _, p := range f.Prompts {
-		wp := wire.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Raw: p.Raw}
-		for _, arg := range p.Arguments {
-			wp.Arguments = append(wp.Arguments, wire.PromptArgument{Name: arg.Name, Title: arg.Title, Description: arg.Description, Required: arg.Required, Raw: arg.Raw})
-		}
-		out.Prompts = append(out.Prompts, wp)
-	}
-	return out
+	return wire.ServerPrompts{Server: name, Phase: wire.PhaseReady, Prompts: append([]wire.Prompt{}, f.Prompts...), Warnings: f.Problems}
 }
 
 // writePrompts prints servers' prompts: name, arguments and description,
@@ -511,15 +482,9 @@ missing, or one the prompt does not have, is an error naming it.`,
 					return err
 				},
 				func(sess *mcp.Session) error {
-					got, err := sess.GetPrompt(c.Context(), prompt, promptArgs)
-					if err != nil {
-						return err
-					}
-					res = wire.PromptResult{Server: name, Prompt: prompt, Description: got.Description, Meta: got.Meta, Messages: make([]wire.PromptMessage, len(got.Messages))}
-					for i, m := range got.Messages {
-						res.Messages[i] = wire.PromptMessage{Role: m.Role, Content: m.Content}
-					}
-					return nil
+					var err error
+					res, err = sess.GetPrompt(c.Context(), prompt, promptArgs)
+					return err
 				})
 			if err != nil {
 				return err
