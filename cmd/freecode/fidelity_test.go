@@ -122,8 +122,8 @@ func TestServerFieldsArriveUnchanged(t *testing.T) {
 // client as the host, and checks what it lists and answers.
 func viaGateway(t *testing.T, home, via string) {
 	t.Helper()
-	spec := controller.MCPSpec(schema.Server{Name: "gw", Type: schema.Local, Enabled: true, Timeout: waitFor, Limits: schema.Limits{}.WithDefaults(),
-		Command: []string{"freecode", "mcp", "serve"}, Env: map[string]string{"FREECODE_HOME": home}})
+	spec := controller.MCPSpec(schema.MCP{}.Resolve(schema.Server{Name: "gw", Type: schema.Local, Enabled: true, Timeout: waitFor,
+		Command: []string{"freecode", "mcp", "serve"}, Env: map[string]string{"FREECODE_HOME": home}}))
 	ctx := t.Context()
 	sess, err := mcp.Connect(ctx, spec, mcp.Options{})
 	require.NoError(t, err, via)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -28,6 +29,27 @@ type toolRow struct {
 	// Deferred: serve leaves the definition out of what it advertises
 	// (mcp.toolBudget) until tool_search loads it. Only serve defers.
 	Deferred bool `json:"deferred"`
+}
+
+// MarshalJSON writes the tool as wire.Tool has it (the server's object
+// under FreeCode's fields) followed by the row's own fields: without it
+// the embedded Tool's MarshalJSON would be the row's and leave them out.
+func (r toolRow) MarshalJSON() ([]byte, error) {
+	tool, err := json.Marshal(r.Tool)
+	if err != nil {
+		return nil, err
+	}
+	own, err := json.Marshal(struct {
+		Server     string `json:"server"`
+		Permission string `json:"permission"`
+		Deferred   bool   `json:"deferred"`
+	}{r.Server, r.Permission, r.Deferred})
+	if err != nil {
+		return nil, err
+	}
+	// tool is an object with members (id and name at least); own's
+	// members join them.
+	return append(append(tool[:len(tool)-1:len(tool)-1], ','), own[1:]...), nil
 }
 
 // flags are the row's flags for the text listing.
