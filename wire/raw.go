@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 )
 
 // A descriptor a server sent (a tool, resource, template, prompt, prompt
@@ -28,11 +29,22 @@ import (
 // bounded by what was received: raw is scanned in place, and only the
 // values written are copied, once, unchanged.
 func marshalOver(raw json.RawMessage, decoded any) ([]byte, error) {
+	return MarshalOver(raw, decoded)
+}
+
+// MarshalOver is marshalOver for a type outside this package that writes
+// fields of its own over a descriptor's (a struct embedding a method-less
+// copy of the descriptor type, say). A key of raw that matches one of
+// decoded's keys regardless of case is left out even when decoded omits
+// its field only in case: encoding/json matches keys regardless of case,
+// so a server's "Id" or "ReadOnly" must never decode as FreeCode's field
+// on the other end. Raw that is not valid UTF-8 adds nothing either.
+func MarshalOver(raw json.RawMessage, decoded any) ([]byte, error) {
 	own, err := json.Marshal(decoded)
 	if err != nil {
 		return nil, err
 	}
-	if len(bytes.TrimSpace(raw)) == 0 {
+	if len(bytes.TrimSpace(raw)) == 0 || !utf8.Valid(raw) {
 		return own, nil
 	}
 	extra, err := objectMembers(raw)
@@ -43,9 +55,20 @@ func marshalOver(raw json.RawMessage, decoded any) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("marshal %T: not a JSON object: %w", decoded, err)
 	}
-	written := make(map[string]bool, len(mine))
+	// written: the keys already written. known: decoded's keys, written or
+	// not, folded as encoding/json folds them (strings.EqualFold). A key of
+	// the server's that is one of decoded's exactly and was left out
+	// (omitempty) keeps the server's value; one that differs from one of
+	// them only in case is left out, since a decoder would take it for
+	// FreeCode's field.
+	written := make(map[string]bool, len(mine)+len(extra))
 	for _, m := range mine {
 		written[m.key] = true
+	}
+	exact := jsonKeys(reflect.TypeOf(decoded))
+	known := make(map[string]bool, len(exact))
+	for k := range exact {
+		known[strings.ToLower(k)] = true
 	}
 	var b bytes.Buffer
 	b.Grow(len(own) + len(raw))
@@ -64,7 +87,7 @@ func marshalOver(raw json.RawMessage, decoded any) ([]byte, error) {
 		add(m)
 	}
 	for _, m := range extra {
-		if written[m.key] {
+		if written[m.key] || !exact[m.key] && known[strings.ToLower(m.key)] {
 			continue
 		}
 		written[m.key] = true // a key the server repeats is written once
@@ -80,6 +103,7 @@ func marshalOver(raw json.RawMessage, decoded any) ([]byte, error) {
 // marshalOver writes is then what b holds. An object of known keys alone
 // keeps nothing, since decoded's fields say all of it.
 func unmarshalKeep(b []byte, decoded any, raw *json.RawMessage) error {
+	*raw = nil // a reused value keeps nothing of what it held
 	if err := json.Unmarshal(b, decoded); err != nil {
 		return err
 	}
@@ -97,12 +121,23 @@ func unmarshalKeep(b []byte, decoded any, raw *json.RawMessage) error {
 	return nil
 }
 
-// jsonKeys is the set of keys the JSON of struct type t has fields for.
+// jsonKeys is the set of keys the JSON of struct type t has fields for,
+// those of embedded structs included (none when t is not a struct).
 func jsonKeys(t reflect.Type) map[string]bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
 	keys := make(map[string]bool, t.NumField())
 	for f := range t.Fields() {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		switch {
+		case name == "" && f.Anonymous && (f.Type.Kind() == reflect.Struct || f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct):
+			for k := range jsonKeys(f.Type) {
+				keys[k] = true
+			}
 		case name == "-" || !f.IsExported():
 		case name == "":
 			keys[f.Name] = true

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,25 +30,20 @@ type toolRow struct {
 	Deferred bool `json:"deferred"`
 }
 
-// MarshalJSON writes the tool as wire.Tool has it (the server's object
-// under FreeCode's fields) followed by the row's own fields: without it
-// the embedded Tool's MarshalJSON would be the row's and leave them out.
+// plainTool is wire.Tool without its methods, for toolRow's JSON.
+type plainTool wire.Tool
+
+// MarshalJSON writes the row as wire.Tool writes a tool — the server's
+// object under FreeCode's fields, the row's own among them — since the
+// embedded Tool's MarshalJSON, promoted to the row, would leave the row's
+// fields out.
 func (r toolRow) MarshalJSON() ([]byte, error) {
-	tool, err := json.Marshal(r.Tool)
-	if err != nil {
-		return nil, err
-	}
-	own, err := json.Marshal(struct {
+	return wire.MarshalOver(r.Tool.Raw, struct {
+		plainTool
 		Server     string `json:"server"`
 		Permission string `json:"permission"`
 		Deferred   bool   `json:"deferred"`
-	}{r.Server, r.Permission, r.Deferred})
-	if err != nil {
-		return nil, err
-	}
-	// tool is an object with members (id and name at least); own's
-	// members join them.
-	return append(append(tool[:len(tool)-1:len(tool)-1], ','), own[1:]...), nil
+	}{plainTool(r.Tool), r.Server, r.Permission, r.Deferred})
 }
 
 // flags are the row's flags for the text listing.
