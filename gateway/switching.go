@@ -226,9 +226,16 @@ func (w *switchingStream) Next() (api.Event, error) {
 				return api.Event{}, err
 			}
 			if serr == nil {
-				return api.Event{Kind: wire.KindMissed}, nil
+				w.delay = fallbackRetry // a later drop starts over
+				return api.Event{Kind: wire.KindMissed, Data: missedData}, nil
 			}
 			continue
+		}
+		w.mu.Lock()
+		closed := w.closed
+		w.mu.Unlock()
+		if closed {
+			return api.Event{}, err // nobody follows: start nothing
 		}
 		w.s.log.Info("freecode serve went away; running the servers in this process", "reason", err.Error())
 		ne, serr := w.s.start(w.ctx)
@@ -248,9 +255,13 @@ func (w *switchingStream) Next() (api.Event, error) {
 		w.s.mu.Lock()
 		w.s.cur, w.s.own = ne, true
 		w.s.mu.Unlock()
-		return api.Event{Kind: wire.KindMissed}, nil
+		return api.Event{Kind: wire.KindMissed, Data: missedData}, nil
 	}
 }
+
+// missedData is the data of the missed event a switch sends, as the
+// streams write it (with no count: how many is unknown).
+const missedData = `{"missed":0}`
 
 // failedStream is a subscription that failed with err: Next returns it.
 type failedStream struct{ err error }
