@@ -35,18 +35,22 @@ type Error struct {
 	Message string
 	// Call is set for POST /v1/tools/{id}/call: the model-readable result.
 	Call *CallResponse
+	// answer marks the error of POST /v1/elicitations/{id}, whose 400 is
+	// an invalid answer.
+	answer bool
 }
 
 func (e *Error) Error() string { return e.Message }
 
 // Is makes errors.Is(err, ErrNotFound) hold for 404 answers,
-// errors.Is(err, ErrConflict) for 409, errors.Is(err, ErrBadRequest) and
-// errors.Is(err, ErrInvalidAnswer) for 400 and errors.Is(err, ErrTimeout)
-// for 504.
+// errors.Is(err, ErrConflict) for 409, errors.Is(err, ErrBadRequest) for
+// 400 (and errors.Is(err, ErrInvalidAnswer) too for an elicitation's
+// answer, as in process) and errors.Is(err, ErrTimeout) for 504.
 func (e *Error) Is(target error) bool {
 	return target == ErrNotFound && e.Status == http.StatusNotFound ||
 		target == ErrConflict && e.Status == http.StatusConflict ||
-		(target == ErrBadRequest || target == ErrInvalidAnswer) && e.Status == http.StatusBadRequest ||
+		target == ErrBadRequest && e.Status == http.StatusBadRequest ||
+		target == ErrInvalidAnswer && e.answer && e.Status == http.StatusBadRequest ||
 		target == ErrTimeout && e.Status == http.StatusGatewayTimeout
 }
 
@@ -248,7 +252,11 @@ func (c *Client) Elicitations(ctx context.Context) ([]wire.Elicitation, error) {
 // (errors.Is(err, ErrInvalidAnswer)); the elicitation goes on waiting.
 func (c *Client) AnswerElicitation(ctx context.Context, id string, a wire.ElicitationAnswer) (wire.ElicitationAnswered, error) {
 	var out wire.ElicitationAnswered
-	return out, c.call(ctx, http.MethodPost, "/v1/elicitations/"+url.PathEscape(id), a, &out)
+	err := c.call(ctx, http.MethodPost, "/v1/elicitations/"+url.PathEscape(id), a, &out)
+	if e, ok := errors.AsType[*Error](err); ok {
+		e.answer = true
+	}
+	return out, err
 }
 
 // Restart restarts one server.

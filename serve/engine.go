@@ -92,7 +92,11 @@ func (c *Core) Elicitations(context.Context) ([]wire.Elicitation, error) {
 
 // AnswerElicitation answers a pending elicitation.
 func (c *Core) AnswerElicitation(_ context.Context, id string, a wire.ElicitationAnswer) (wire.ElicitationAnswered, error) {
-	return c.elicitations.Answer(id, a)
+	ans, err := c.elicitations.Answer(id, a)
+	if errors.Is(err, api.ErrInvalidAnswer) {
+		err = api.WithKind(err, api.ErrBadRequest) // a 400 over the socket
+	}
+	return ans, err
 }
 
 // Restart restarts server name.
