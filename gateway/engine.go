@@ -54,10 +54,16 @@ type hostCall struct {
 	ctx      context.Context // the host's call: AskHost reaches its host
 	server   string          // the MCP server called ("" for a built-in)
 	progress func(wire.CallProgress)
-	// relayed counts the progress events passed to progress, and wake is
-	// signalled after each; guarded by gateway.mu (wake is not).
-	relayed int
-	wake    chan struct{}
+	// relayed counts the progress events passed to progress; lossy says
+	// events may have been missed (so some may never come); answered that
+	// the call's answer is on its way (no progress is passed on after
+	// it). wake is signalled after each change. Guarded by mu, which is
+	// held while progress runs (progress must not block).
+	mu       sync.Mutex
+	relayed  int
+	lossy    bool
+	answered bool
+	wake     chan struct{}
 	// noHost is set when the call's approval was refused because the host
 	// cannot be asked; guarded by gateway.mu.
 	noHost *needsRuleError
@@ -164,6 +170,9 @@ func (g *gateway) run(ctx context.Context, id string, args json.RawMessage, prog
 	if progress != nil {
 		g.awaitProgress(ctx, hc, resp.Progress)
 	}
+	hc.mu.Lock()
+	hc.answered = true
+	hc.mu.Unlock()
 	g.mu.Lock()
 	noHost := hc.noHost
 	g.mu.Unlock()
@@ -181,14 +190,14 @@ const progressWait = 5 * time.Second
 // awaitProgress waits until the n progress events hc's call published
 // before its answer were passed to the host, so that the host gets them
 // before the answer (the events and the answer travel apart), or until
-// progressWait or ctx ends.
+// events were missed (those may never come), progressWait or ctx ends.
 func (g *gateway) awaitProgress(ctx context.Context, hc *hostCall, n int) {
 	var timeout <-chan time.Time
 	for {
-		g.mu.Lock()
-		relayed := hc.relayed
-		g.mu.Unlock()
-		if relayed >= n {
+		hc.mu.Lock()
+		relayed, lossy := hc.relayed, hc.lossy
+		hc.mu.Unlock()
+		if relayed >= n || lossy {
 			return
 		}
 		if timeout == nil {
@@ -227,6 +236,38 @@ func (g *gateway) watch(ctx context.Context, changed func()) error {
 	changed()
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	// askApproval puts a call's approval to its host, and askElicitation
+	// an elicitation of a server a call waits on; each at most once at a
+	// time (an event and a re-read after missed events may both name it).
+	askApproval := func(a api.Approval) {
+		g.mu.Lock()
+		hc := g.calls[a.CallID]
+		g.mu.Unlock()
+		if hc == nil {
+			return
+		}
+		actx, done, ok := g.asking(hc.ctx, "approval "+a.ID, time.Time{})
+		if !ok {
+			return
+		}
+		wg.Go(func() {
+			defer done()
+			g.approve(ctx, actx, hc, a)
+		})
+	}
+	askElicitation := func(e wire.Elicitation) {
+		if !g.alone() && !g.waitsOn(e.Server) {
+			return
+		}
+		ectx, done, ok := g.asking(ctx, "elicitation "+e.ID, e.Expires)
+		if !ok {
+			return
+		}
+		wg.Go(func() {
+			defer done()
+			g.elicit(ctx, ectx, e)
+		})
+	}
 	for {
 		ev, err := s.Next()
 		if err != nil {
@@ -236,23 +277,20 @@ func (g *gateway) watch(ctx context.Context, changed func()) error {
 			return fmt.Errorf("the event stream ended: %w", err)
 		}
 		switch ev.Kind {
+		case wire.KindMissed:
+			// What was missed is read again: the lists, the questions
+			// waiting for this gateway's calls; a call's progress may
+			// never come.
+			changed()
+			g.missedProgress()
+			g.recoverQuestions(ctx, &wg, askApproval, askElicitation)
 		case wire.KindToolsChanged, wire.KindToolsLoaded, wire.KindDefsPolicyChanged,
-			wire.KindPhaseChanged, wire.KindResourcesChanged, wire.KindPromptsChanged, wire.KindMissed:
+			wire.KindPhaseChanged, wire.KindResourcesChanged, wire.KindPromptsChanged:
 			changed()
 		case wire.KindApprovalRequested:
 			var a api.ApprovalRequested
-			if ev.Decode(&a) != nil {
-				continue
-			}
-			g.mu.Lock()
-			hc := g.calls[a.CallID]
-			g.mu.Unlock()
-			if hc != nil {
-				actx, done := g.asking(hc.ctx, "approval "+a.ID, time.Time{})
-				wg.Go(func() {
-					defer done()
-					g.approve(ctx, actx, hc, a.Approval)
-				})
+			if ev.Decode(&a) == nil {
+				askApproval(a.Approval)
 			}
 		case wire.KindApprovalAnswered:
 			var a api.ApprovalAnswered
@@ -261,15 +299,8 @@ func (g *gateway) watch(ctx context.Context, changed func()) error {
 			}
 		case wire.KindElicitationRequested:
 			var e wire.ElicitationRequested
-			if ev.Decode(&e) != nil {
-				continue
-			}
-			if g.alone() || g.waitsOn(e.Server) {
-				ectx, done := g.asking(ctx, "elicitation "+e.ID, e.Expires)
-				wg.Go(func() {
-					defer done()
-					g.elicit(ctx, ectx, e.Elicitation)
-				})
+			if ev.Decode(&e) == nil {
+				askElicitation(e.Elicitation)
 			}
 		case wire.KindElicitationAnswered:
 			var e wire.ElicitationAnswered
@@ -285,17 +316,64 @@ func (g *gateway) watch(ctx context.Context, changed func()) error {
 			hc := g.calls[p.CallID]
 			g.mu.Unlock()
 			if hc != nil && hc.progress != nil {
-				hc.progress(p)
-				g.mu.Lock()
-				hc.relayed++
-				g.mu.Unlock()
-				select {
-				case hc.wake <- struct{}{}:
-				default:
+				hc.mu.Lock()
+				if !hc.answered {
+					hc.progress(p)
+					hc.relayed++
 				}
+				hc.mu.Unlock()
+				hc.signal()
 			}
 		}
 	}
+}
+
+// signal wakes the call's awaitProgress.
+func (hc *hostCall) signal() {
+	select {
+	case hc.wake <- struct{}{}:
+	default:
+	}
+}
+
+// missedProgress marks every call in flight as one whose progress events
+// may have been missed, so that its answer does not wait for them.
+func (g *gateway) missedProgress() {
+	g.mu.Lock()
+	calls := make([]*hostCall, 0, len(g.calls))
+	for _, hc := range g.calls {
+		calls = append(calls, hc)
+	}
+	g.mu.Unlock()
+	for _, hc := range calls {
+		hc.mu.Lock()
+		hc.lossy = true
+		hc.mu.Unlock()
+		hc.signal()
+	}
+}
+
+// recoverQuestions reads the approvals and elicitations waiting in the
+// engine and asks those of this gateway's calls that no event brought
+// (they were missed), through askApproval and askElicitation. It runs
+// on a goroutine of wg, so that the reads do not hold up the events.
+func (g *gateway) recoverQuestions(ctx context.Context, wg *sync.WaitGroup, askApproval func(api.Approval), askElicitation func(wire.Elicitation)) {
+	wg.Go(func() {
+		if as, err := g.eng.Approvals(ctx); err == nil {
+			for _, a := range as {
+				askApproval(a)
+			}
+		} else if ctx.Err() == nil {
+			g.opts.Logger.Info("could not read the approvals after missed events", "error", err.Error())
+		}
+		if es, err := g.eng.Elicitations(ctx); err == nil {
+			for _, e := range es {
+				askElicitation(e)
+			}
+		} else if ctx.Err() == nil {
+			g.opts.Logger.Info("could not read the elicitations after missed events", "error", err.Error())
+		}
+	})
 }
 
 // errAnsweredElsewhere ends a question to a host whose approval or
@@ -306,8 +384,9 @@ var errAnsweredElsewhere = errors.New("answered elsewhere, or ended")
 // asking is the context of a question to a host about key (an approval's
 // or an elicitation's id): parent's, until expires (if set) or until an
 // event says key ended (answered). done releases it once the question
-// is over.
-func (g *gateway) asking(parent context.Context, key string, expires time.Time) (_ context.Context, done func()) {
+// is over. ok is false, and nothing is started, when a question about
+// key is being asked already.
+func (g *gateway) asking(parent context.Context, key string, expires time.Time) (_ context.Context, done func(), ok bool) {
 	ctx, cancel := context.WithCancelCause(parent)
 	stop := func() {}
 	if !expires.IsZero() {
@@ -316,6 +395,12 @@ func (g *gateway) asking(parent context.Context, key string, expires time.Time) 
 		stop = c
 	}
 	g.mu.Lock()
+	if _, dup := g.asked[key]; dup {
+		g.mu.Unlock()
+		stop()
+		cancel(nil)
+		return nil, nil, false
+	}
 	g.asked[key] = cancel
 	g.mu.Unlock()
 	return ctx, func() {
@@ -324,7 +409,7 @@ func (g *gateway) asking(parent context.Context, key string, expires time.Time) 
 		g.mu.Unlock()
 		stop()
 		cancel(nil)
-	}
+	}, true
 }
 
 // answered ends the question about key, if one is being asked.
