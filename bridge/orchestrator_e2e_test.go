@@ -35,6 +35,7 @@ import (
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // testServerBin is the mcp-testserver binary built by TestMain.
@@ -530,7 +531,7 @@ func TestE2EUnknownContentKeptVerbatim(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, res.IsError)
 	require.Len(t, res.Content, 2)
-	require.Equal(t, registry.Content{Type: "text", Text: testserver.HologramText}, res.Content[0])
+	require.Equal(t, wire.Content{Type: "text", Text: testserver.HologramText}, res.Content[0])
 	require.Equal(t, "hologram", res.Content[1].Type)
 	require.Equal(t, testserver.UnknownBlock, string(res.Content[1].Raw))
 	require.Equal(t, testserver.HologramText, res.Text())
@@ -543,10 +544,10 @@ func TestE2EProgressReported(t *testing.T) {
 	f := startServer(t, testLogger(t), "--progress")
 	orch := f.orchestrator(orchestrator.Options{Logger: testLogger(t)})
 	var mu sync.Mutex
-	var got []registry.Progress
+	var got []wire.Progress
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	ctx = registry.WithProgress(ctx, func(p registry.Progress) {
+	ctx = registry.WithProgress(ctx, func(p wire.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, p)
@@ -563,7 +564,7 @@ func TestE2EProgressReported(t *testing.T) {
 	}, wait, 5*time.Millisecond)
 	mu.Lock()
 	for i, p := range got {
-		require.Equal(t, registry.Progress{Progress: float64(i + 1), Total: 3, Message: fmt.Sprintf("step %d of 3", i+1)}, p)
+		require.Equal(t, wire.Progress{Progress: float64(i + 1), Total: 3, Message: fmt.Sprintf("step %d of 3", i+1)}, p)
 	}
 	mu.Unlock()
 	cancel()

@@ -83,7 +83,7 @@ func TestRemoteAuthorization(t *testing.T) {
 	res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"hi"}`))
 	require.NoError(t, err)
 	require.Len(t, res.Content, 1)
-	require.JSONEq(t, `{"type":"text","text":"echo: hi"}`, string(res.Content[0]))
+	require.JSONEq(t, `{"type":"text","text":"echo: hi"}`, string(blockOf(t, res.Content[0])))
 	require.Equal(t, 1, srv.Counts().CodeExchanges)
 	require.Equal(t, "mcp:tools", srv.AuthorizeRequests()[0].Scope)
 

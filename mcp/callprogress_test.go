@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freecode/freecode/wire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -26,10 +27,10 @@ func TestCallProgress(t *testing.T) {
 			srv.Protocol = protocol
 			s := connect(t, srv)
 			var mu sync.Mutex
-			var got []Progress
+			var got []wire.Progress
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			ctx = WithProgress(ctx, func(p Progress) {
+			ctx = WithProgress(ctx, func(p wire.Progress) {
 				mu.Lock()
 				defer mu.Unlock()
 				got = append(got, p)
@@ -49,7 +50,7 @@ func TestCallProgress(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			for i, p := range got {
-				require.Equal(t, Progress{Progress: float64(i + 1), Total: 3, Message: fmt.Sprintf("step %d of 3", i+1)}, p)
+				require.Equal(t, wire.Progress{Progress: float64(i + 1), Total: 3, Message: fmt.Sprintf("step %d of 3", i+1)}, p)
 			}
 		})
 	}

@@ -318,7 +318,7 @@ func TestEverythingElicitation(t *testing.T) {
 	var raw string
 	for _, c := range res.Content {
 		var tc struct{ Text string }
-		require.NoError(t, json.Unmarshal(c, &tc))
+		require.NoError(t, json.Unmarshal(blockOf(t, c), &tc))
 		raw += tc.Text + "\n"
 	}
 	assert.Contains(t, raw, "User provided the requested information!")

@@ -271,7 +271,7 @@ func TestEverythingFeatures(t *testing.T) {
 	var links []string
 	for _, block := range res.Content {
 		var b struct{ Type, URI string }
-		require.NoError(t, json.Unmarshal(block, &b))
+		require.NoError(t, json.Unmarshal(blockOf(t, block), &b))
 		if b.Type == "resource_link" {
 			links = append(links, b.URI)
 		}

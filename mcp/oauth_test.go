@@ -69,7 +69,7 @@ func echo(t *testing.T, s *Session) error {
 	res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"hi"}`))
 	if err == nil {
 		require.Len(t, res.Content, 1)
-		assert.JSONEq(t, `{"type":"text","text":"echo: hi"}`, string(res.Content[0]))
+		assert.JSONEq(t, `{"type":"text","text":"echo: hi"}`, string(blockOf(t, res.Content[0])))
 	}
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/freecode/freecode/wire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -31,7 +32,7 @@ func TestSamplingRefusedOverEveryTransport(t *testing.T) {
 	}
 }
 
-func callEcho(t *testing.T, s *Session, text string) *CallResult {
+func callEcho(t *testing.T, s *Session, text string) *wire.CallResult {
 	t.Helper()
 	b, err := json.Marshal(map[string]string{"text": text})
 	require.NoError(t, err)

@@ -28,6 +28,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/internal/testutil"
+	"github.com/freecode/freecode/wire"
 )
 
 // signalWait bounds waits for signals that should arrive within
@@ -59,13 +60,21 @@ func findTool(tools []Tool, id string) (Tool, bool) {
 	return tools[i], true
 }
 
-func textOf(t *testing.T, res *CallResult) string {
+func textOf(t *testing.T, res *wire.CallResult) string {
 	t.Helper()
 	require.NotEmpty(t, res.Content)
 	var tc struct{ Type, Text string }
-	require.NoError(t, json.Unmarshal(res.Content[0], &tc))
-	require.Equal(t, "text", tc.Type, "first content is %s", res.Content[0])
+	require.NoError(t, json.Unmarshal(blockOf(t, res.Content[0]), &tc))
+	require.Equal(t, "text", tc.Type, "first content is %s", blockOf(t, res.Content[0]))
 	return tc.Text
+}
+
+// blockOf is c as the server sent it (its JSON block).
+func blockOf(t *testing.T, c wire.Content) json.RawMessage {
+	t.Helper()
+	b, err := c.Block()
+	require.NoError(t, err)
+	return b
 }
 
 // requireDeclared checks the session's converted tools against what the

@@ -362,14 +362,14 @@ func (a *app) unknownServer(cfg *schema.Config, id string, err error) error {
 type outcomeView struct {
 	Tool string `json:"tool"`
 	// Via says how the call reached the tool: "serve" or "one-shot".
-	Via        string             `json:"via"`
-	IsError    bool               `json:"isError"`
-	Error      string             `json:"error,omitempty"`
-	Content    []registry.Content `json:"content"`
-	Structured json.RawMessage    `json:"structuredContent,omitempty"`
-	Meta       json.RawMessage    `json:"_meta,omitempty"`
-	Attempts   int                `json:"attempts"`
-	DurationMS float64            `json:"durationMs"`
+	Via        string          `json:"via"`
+	IsError    bool            `json:"isError"`
+	Error      string          `json:"error,omitempty"`
+	Content    []wire.Content  `json:"content"`
+	Structured json.RawMessage `json:"structuredContent,omitempty"`
+	Meta       json.RawMessage `json:"_meta,omitempty"`
+	Attempts   int             `json:"attempts"`
+	DurationMS float64         `json:"durationMs"`
 }
 
 func callView(o orchestrator.Outcome) outcomeView {
@@ -379,7 +379,7 @@ func callView(o orchestrator.Outcome) outcomeView {
 		v.Error = o.Err.Error()
 	}
 	if v.Content == nil {
-		v.Content = []registry.Content{}
+		v.Content = []wire.Content{}
 	}
 	return v
 }
