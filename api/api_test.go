@@ -570,7 +570,7 @@ func TestCallOptions(t *testing.T) {
 	assert.Contains(t, apiErr.Message, "callId must be")
 
 	_, err = f.reg.ReplaceSource("slow", []registry.Tool{{ID: "mcp__slow__wait", ReadOnly: true,
-		Call: func(ctx context.Context, _ json.RawMessage) (wire.CallResult, error) {
+		Call: func(ctx context.Context, _ json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 			<-ctx.Done()
 			return wire.CallResult{}, ctx.Err()
 		}}})
@@ -624,7 +624,7 @@ func TestEventsToolsChanged(t *testing.T) {
 	events, err := f.client.Events(t.Context())
 	require.NoError(t, err)
 	defer events.Close()
-	tool := registry.Tool{ID: "mcp__x__t", Description: "t", Call: func(context.Context, json.RawMessage) (wire.CallResult, error) {
+	tool := registry.Tool{ID: "mcp__x__t", Description: "t", Call: func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
 		return wire.TextResult("ok"), nil
 	}}
 	changed, err := f.reg.ReplaceSource("x", []registry.Tool{tool})
@@ -740,8 +740,7 @@ func TestCallProgressEvents(t *testing.T) {
 	f := newFixture(t, orchestrator.Rules{Allow: []string{"mcp__p"}}, time.Minute)
 	_, err := f.reg.ReplaceSource("p", []registry.Tool{{
 		ID: "mcp__p__steps", Source: "p", Name: "steps", ReadOnly: true,
-		Call: func(ctx context.Context, _ json.RawMessage) (wire.CallResult, error) {
-			fn := registry.ProgressFrom(ctx)
+		Call: func(_ context.Context, _ json.RawMessage, fn func(wire.Progress)) (wire.CallResult, error) {
 			if fn == nil {
 				return wire.CallResult{}, errors.New("no progress asked for")
 			}

@@ -20,7 +20,7 @@ import (
 // Caller calls a tool by the server's own tool name; *mcp.Session
 // satisfies it.
 type Caller interface {
-	CallTool(ctx context.Context, name string, args json.RawMessage) (*wire.CallResult, error)
+	CallTool(ctx context.Context, name string, args json.RawMessage, progress func(wire.Progress)) (*wire.CallResult, error)
 }
 
 // Tools returns one registry.Tool per tool, in the same order. Each tool's
@@ -30,9 +30,8 @@ type Caller interface {
 // converts the answer to a wire.CallResult. A call error that wraps
 // mcp.ErrTransport also wraps registry.ErrTransport, so the orchestrator can
 // tell a lost connection from any other failure. The call's timeout is the
-// orchestrator's (orchestrator.Limits, per server). A call whose context
-// has registry.WithProgress asks the server for progress notices and
-// passes them on.
+// orchestrator's (orchestrator.Limits, per server). A call given a progress
+// function asks the server for progress notices and passes them on.
 func Tools(caller Caller, tools []mcp.Tool) []registry.Tool {
 	out := make([]registry.Tool, 0, len(tools))
 	for _, t := range tools {
@@ -58,12 +57,9 @@ func Tools(caller Caller, tools []mcp.Tool) []registry.Tool {
 	return out
 }
 
-func call(caller Caller, name string) func(context.Context, json.RawMessage) (wire.CallResult, error) {
-	return func(ctx context.Context, args json.RawMessage) (wire.CallResult, error) {
-		if fn := registry.ProgressFrom(ctx); fn != nil {
-			ctx = mcp.WithProgress(ctx, fn)
-		}
-		res, err := caller.CallTool(ctx, name, args)
+func call(caller Caller, name string) func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
+	return func(ctx context.Context, args json.RawMessage, progress func(wire.Progress)) (wire.CallResult, error) {
+		res, err := caller.CallTool(ctx, name, args, progress)
 		if err != nil {
 			if errors.Is(err, mcp.ErrTransport) && !errors.Is(err, registry.ErrTransport) {
 				return wire.CallResult{}, fmt.Errorf("%w: %w", registry.ErrTransport, err)

@@ -21,7 +21,7 @@ type fakeCaller struct {
 	err  error
 }
 
-func (f *fakeCaller) CallTool(_ context.Context, name string, args json.RawMessage) (*wire.CallResult, error) {
+func (f *fakeCaller) CallTool(_ context.Context, name string, args json.RawMessage, _ func(wire.Progress)) (*wire.CallResult, error) {
 	f.name, f.args = name, args
 	return f.res, f.err
 }
@@ -68,7 +68,7 @@ func TestCallUsesServerToolName(t *testing.T) {
 	require.NotEqual(t, "do.it", tool.ID)
 	fc := &fakeCaller{res: &wire.CallResult{Content: []wire.Content{{Type: wire.ContentText, Text: "done"}}}}
 	tools := Tools(fc, []mcp.Tool{tool})
-	res, err := tools[0].Call(context.Background(), json.RawMessage(`{"a":1}`))
+	res, err := tools[0].Call(context.Background(), json.RawMessage(`{"a":1}`), nil)
 	require.NoError(t, err)
 	require.Equal(t, "do.it", fc.name)
 	require.JSONEq(t, `{"a":1}`, string(fc.args))
@@ -92,7 +92,7 @@ func TestCallErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tools := Tools(&fakeCaller{err: tc.err}, []mcp.Tool{tool})
-			_, err := tools[0].Call(context.Background(), nil)
+			_, err := tools[0].Call(context.Background(), nil, nil)
 			require.ErrorIs(t, err, tc.err)
 			require.Equal(t, tc.wantTransport, errors.Is(err, registry.ErrTransport))
 		})
@@ -102,6 +102,6 @@ func TestCallErrors(t *testing.T) {
 func TestNilResult(t *testing.T) {
 	tool := convert(t, "srv", `{"name":"t","inputSchema":{"type":"object"}}`)
 	tools := Tools(&fakeCaller{}, []mcp.Tool{tool})
-	_, err := tools[0].Call(context.Background(), nil)
+	_, err := tools[0].Call(context.Background(), nil, nil)
 	require.Error(t, err)
 }

@@ -527,7 +527,7 @@ func TestE2EUnknownContentKeptVerbatim(t *testing.T) {
 	f := startServer(t, testLogger(t), "--unknown-content")
 	tool, ok := f.reg.Get(id("hologram"))
 	require.True(t, ok)
-	res, err := tool.Call(t.Context(), json.RawMessage(`{}`))
+	res, err := tool.Call(t.Context(), json.RawMessage(`{}`), nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError)
 	require.Len(t, res.Content, 2)
@@ -537,7 +537,7 @@ func TestE2EUnknownContentKeptVerbatim(t *testing.T) {
 	require.Equal(t, testserver.HologramText, res.Text())
 }
 
-// A call whose context asks for progress (registry.WithProgress) gets the
+// A call that asks for progress (orchestrator.Call.Progress) gets the
 // server's notices, in order, while it runs; abandoning it then reaches
 // the server (notifications/cancelled), which ends the call.
 func TestE2EProgressReported(t *testing.T) {
@@ -547,14 +547,14 @@ func TestE2EProgressReported(t *testing.T) {
 	var got []wire.Progress
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	ctx = registry.WithProgress(ctx, func(p wire.Progress) {
+	progress := func(p wire.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, p)
-	})
+	}
 	done := make(chan orchestrator.Outcome, 1)
 	go func() {
-		done <- orch.Run(ctx, []orchestrator.Call{{ID: "1", Tool: id("progress"), Args: json.RawMessage(`{"steps":3,"hold":true}`)}})[0]
+		done <- orch.Run(ctx, []orchestrator.Call{{ID: "1", Tool: id("progress"), Args: json.RawMessage(`{"steps":3,"hold":true}`), Progress: progress}})[0]
 	}()
 	// The call holds after its steps, so every notice comes while it runs.
 	require.Eventually(t, func() bool {

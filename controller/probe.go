@@ -142,7 +142,7 @@ func (c *Controller) holdTools(name string) {
 		c.holdFeatures(name)
 		return
 	}
-	call := func(context.Context, json.RawMessage) (wire.CallResult, error) {
+	call := func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
 		return wire.CallResult{}, c.outageError(name)
 	}
 	for i := range tools {

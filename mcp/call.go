@@ -86,8 +86,13 @@ func decodeCallResult(raw json.RawMessage) (*wire.CallResult, error) {
 // (decodeCallResult).
 // Cancelling ctx abandons the call and tells the server with
 // notifications/cancelled (on the 2026-07-28 revision over HTTP, ending
-// the request's stream is the cancellation). A context made by
-// WithProgress asks the server for progress notices. A failure of the connection wraps ErrTransport
+// the request's stream is the cancellation). A progress that is not nil
+// asks the server for progress notices (a progressToken in the request's
+// _meta) and is handed each one, in the order they came, its message cut
+// to maxProgressMessageBytes; it is called from the goroutine that reads
+// the server's messages, so it must not block (it would hold up every
+// answer of the session), and not after CallTool returned. A failure of
+// the connection wraps ErrTransport
 // (and, when the local process exited, is an *ExitError); a call after the
 // session ended wraps ErrClosed. A tool that reports a failure is not an
 // error: see wire.CallResult.IsError.
@@ -95,7 +100,7 @@ func decodeCallResult(raw json.RawMessage) (*wire.CallResult, error) {
 // The request is sent through the transport directly, as tools/list is,
 // so that mcp-go's content types, which fail a whole result over one block
 // of a type they do not know, never see the answer.
-func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage) (*wire.CallResult, error) {
+func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage, progress func(wire.Progress)) (*wire.CallResult, error) {
 	if err := s.endedError(name); err != nil {
 		return nil, err
 	}
@@ -107,10 +112,10 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 		return nil, fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, context.Cause(ctx))
 	}
 	var meta map[string]any
-	if fn := progressFrom(ctx); fn != nil {
+	if progress != nil {
 		token := fmt.Sprintf("freecode-progress-%d", s.reqSeq.Add(1))
 		meta = map[string]any{"progressToken": token}
-		defer s.progress.watch(token, fn)()
+		defer s.progress.watch(token, progress)()
 	}
 	req := s.newRequest("tools-call", string(mcpgo.MethodToolsCall), map[string]any{"name": name, "arguments": args}, meta)
 	id := req.ID

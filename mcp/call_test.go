@@ -24,7 +24,7 @@ func TestCallKeepsUnknownContent(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := connect(t, srv)
-			res, err := s.CallTool(t.Context(), "hologram", nil)
+			res, err := s.CallTool(t.Context(), "hologram", nil, nil)
 			require.NoError(t, err)
 			require.False(t, res.IsError)
 			require.Len(t, res.Content, 2)

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"context"
 	"encoding/json"
 	"sync"
 	"time"
@@ -20,23 +19,6 @@ const (
 	progressBurst           = 20
 	maxProgressMessageBytes = 1024
 )
-
-type progressKey struct{}
-
-// WithProgress returns a context that makes CallTool ask the server for
-// progress notices (a progressToken in the request's _meta) and hand each
-// one to fn, in the order they came, its message cut to
-// maxProgressMessageBytes. fn is called from the goroutine that
-// reads the server's messages: it must not block, or it holds up every
-// answer of the session.
-func WithProgress(ctx context.Context, fn func(wire.Progress)) context.Context {
-	return context.WithValue(ctx, progressKey{}, fn)
-}
-
-func progressFrom(ctx context.Context) func(wire.Progress) {
-	fn, _ := ctx.Value(progressKey{}).(func(wire.Progress))
-	return fn
-}
 
 // progressWatch is one call whose progress is followed.
 type progressWatch struct {

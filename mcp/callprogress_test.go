@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A call made with WithProgress gets the server's progress notices, in
+// A call made with a progress function gets the server's progress notices, in
 // order, while it runs, on both revisions. (mcp-go's servers write
 // notices on a goroutine of their own, so a notice can come after the
 // answer; the call then no longer takes it. Hence the held call here.)
@@ -30,14 +30,14 @@ func TestCallProgress(t *testing.T) {
 			var got []wire.Progress
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			ctx = WithProgress(ctx, func(p wire.Progress) {
+			progress := func(p wire.Progress) {
 				mu.Lock()
 				defer mu.Unlock()
 				got = append(got, p)
-			})
+			}
 			done := make(chan error, 1)
 			go func() {
-				_, err := s.CallTool(ctx, "progress", json.RawMessage(`{"steps":3,"hold":true}`))
+				_, err := s.CallTool(ctx, "progress", json.RawMessage(`{"steps":3,"hold":true}`), progress)
 				done <- err
 			}()
 			require.Eventually(t, func() bool {

@@ -227,7 +227,7 @@ func (f fileTools) open(ctx context.Context, tool string, raw json.RawMessage, a
 	return root, name, nil, nil
 }
 
-func (f fileTools) read(ctx context.Context, raw json.RawMessage) (wire.CallResult, error) {
+func (f fileTools) read(ctx context.Context, raw json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 	var a readArgs
 	root, name, fail, err := f.open(ctx, "read", raw, &a, func() string { return a.Path })
 	if fail != nil || err != nil {
@@ -301,7 +301,7 @@ func (f fileTools) read(ctx context.Context, raw json.RawMessage) (wire.CallResu
 	return wire.TextResult(text), nil
 }
 
-func (f fileTools) write(ctx context.Context, raw json.RawMessage) (wire.CallResult, error) {
+func (f fileTools) write(ctx context.Context, raw json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 	var a writeArgs
 	root, name, fail, err := f.open(ctx, "write", raw, &a, func() string { return a.Path })
 	if fail != nil || err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/freecode/freecode/wire"
 )
 
-func nopCall(context.Context, json.RawMessage) (wire.CallResult, error) {
+func nopCall(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
 	return wire.TextResult("ok"), nil
 }
 
@@ -55,7 +55,9 @@ func TestRegistryChangedSemantics(t *testing.T) {
 		tool("mcp__s__a", "A", `{ "type" : "object" }`),
 		tool("mcp__s__b", "B", `{"properties":{"x":{"type":"string"}},"type":"object"}`),
 	}
-	same[0].Call = func(context.Context, json.RawMessage) (wire.CallResult, error) { return wire.CallResult{}, nil }
+	same[0].Call = func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
+		return wire.CallResult{}, nil
+	}
 	gen := r.Generation()
 	changed, err = r.ReplaceSource("s", same)
 	require.NoError(t, err)

@@ -34,22 +34,6 @@ func Approved(ctx context.Context) bool {
 	return ok
 }
 
-type progressKey struct{}
-
-// WithProgress returns a context whose calls report their progress to fn,
-// if their tool can (an MCP tool asks its server for progress notices).
-// fn is called in the order the reports came; it must not block, since
-// it may run on the goroutine that reads the server's messages.
-func WithProgress(ctx context.Context, fn func(wire.Progress)) context.Context {
-	return context.WithValue(ctx, progressKey{}, fn)
-}
-
-// ProgressFrom returns the function WithProgress gave ctx, or nil.
-func ProgressFrom(ctx context.Context) func(wire.Progress) {
-	fn, _ := ctx.Value(progressKey{}).(func(wire.Progress))
-	return fn
-}
-
 // WithApproval returns ctx marked as the context of an approved call
 // (Approved reports true for it). The orchestrator marks the context of
 // every call the Approver approved, and nothing else should.
@@ -118,6 +102,10 @@ type Tool struct {
 	// Call runs the tool. It must honour ctx (cancellation and deadline).
 	// A tool-level failure is a result with IsError; a non-nil error means
 	// the call could not be completed (wrap ErrTransport for transport
-	// failures).
-	Call func(ctx context.Context, args json.RawMessage) (wire.CallResult, error)
+	// failures). progress, when not nil, is given the call's progress
+	// reports if the tool can make them (an MCP tool asks its server for
+	// progress notices), in the order they came; it must not block, since
+	// it may run on the goroutine that reads a server's messages, and is
+	// not called once Call has returned.
+	Call func(ctx context.Context, args json.RawMessage, progress func(wire.Progress)) (wire.CallResult, error)
 }

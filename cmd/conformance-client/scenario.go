@@ -227,7 +227,7 @@ func acceptDefaults(_ context.Context, e *mcp.Elicitation) (mcp.ElicitResult, er
 
 // caller is the part of *mcp.Session a tool call needs.
 type caller interface {
-	CallTool(ctx context.Context, name string, args json.RawMessage) (*wire.CallResult, error)
+	CallTool(ctx context.Context, name string, args json.RawMessage, progress func(wire.Progress)) (*wire.CallResult, error)
 }
 
 // callTool checks that the server listed call.Tool, validates the arguments
@@ -249,7 +249,7 @@ func callTool(ctx context.Context, sess caller, tools []mcp.Tool, call toolCall,
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := sess.CallTool(cctx, call.Tool, call.Args)
+	res, err := sess.CallTool(cctx, call.Tool, call.Args, nil)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Errorf("tools/call %q: no result within %s: %w", call.Tool, timeout, err)

@@ -203,7 +203,7 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 		progress.end()
 		return err
 	}
-	out := a.oneShotOrchestrator(reg, cfg, outputs, o).Run(registry.WithProgress(ctx, progress.show), []orchestrator.Call{{ID: "cli", Tool: id, Args: callArgs}})[0]
+	out := a.oneShotOrchestrator(reg, cfg, outputs, o).Run(ctx, []orchestrator.Call{{ID: "cli", Tool: id, Args: callArgs, Progress: progress.show}})[0]
 	progress.end()
 	view := callView(out)
 	view.Via = viaOneShot

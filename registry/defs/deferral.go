@@ -330,7 +330,7 @@ func (c *DefsCache) SearchTool() (registry.Tool, error) {
 	}, nil
 }
 
-func (c *DefsCache) callSearch(ctx context.Context, args json.RawMessage) (wire.CallResult, error) {
+func (c *DefsCache) callSearch(ctx context.Context, args json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 	var a struct {
 		Query string `json:"query"`
 		Limit int    `json:"limit"`

@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func nopCall(context.Context, json.RawMessage) (wire.CallResult, error) {
+func nopCall(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
 	return wire.TextResult("ok"), nil
 }
 

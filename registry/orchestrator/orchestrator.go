@@ -228,6 +228,9 @@ type Call struct {
 	// caller that says how long it will wait, as `freecode mcp call
 	// --timeout` does. Waiting for an approval does not count.
 	Timeout time.Duration
+	// Progress, when not nil, is given the call's progress reports (see
+	// registry.Tool.Call: it must not block), of every attempt.
+	Progress func(wire.Progress)
 }
 
 // Outcome is the result of one Call.
@@ -524,7 +527,7 @@ func (o *Orchestrator) attempt(ctx context.Context, p prepared) (res wire.CallRe
 				err = callErr(ErrToolPanicked, nil, "tool %s failed internally: %v", p.call.Tool, r)
 			}
 		}()
-		res, err = p.tool.Call(cctx, p.call.Args)
+		res, err = p.tool.Call(cctx, p.call.Args, p.call.Progress)
 	}()
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), ErrCallTimeout) {
 		return wire.CallResult{}, callErr(ErrCallTimeout, err, "tool %s did not finish within %s", p.call.Tool, p.timeout), true

@@ -188,14 +188,14 @@ func TestValidationsAreBounded(t *testing.T) {
 }
 
 func TestCallTimeoutPerSource(t *testing.T) {
-	block := func(ctx context.Context, _ json.RawMessage) (wire.CallResult, error) {
+	block := func(ctx context.Context, _ json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 		<-ctx.Done()
 		return wire.CallResult{}, ctx.Err()
 	}
 	r := registry.NewRegistry(nil)
 	_, err := r.ReplaceSource("slow", []registry.Tool{fakeTool("mcp__slow__t", true, nil, block)})
 	require.NoError(t, err)
-	_, err = r.ReplaceSource("other", []registry.Tool{fakeTool("mcp__other__t", true, nil, func(ctx context.Context, _ json.RawMessage) (wire.CallResult, error) {
+	_, err = r.ReplaceSource("other", []registry.Tool{fakeTool("mcp__other__t", true, nil, func(ctx context.Context, _ json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 		if dl, ok := ctx.Deadline(); !ok || time.Until(dl) < 30*time.Minute {
 			return wire.ErrorResult("want the global hour"), nil
 		}
@@ -225,7 +225,7 @@ func TestSensitiveCallsAsk(t *testing.T) {
 		path     string
 	}
 	calls := make(chan seen, 10)
-	read := fakeTool("read", true, nil, func(ctx context.Context, args json.RawMessage) (wire.CallResult, error) {
+	read := fakeTool("read", true, nil, func(ctx context.Context, args json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 		var a struct{ Path string }
 		_ = json.Unmarshal(args, &a)
 		calls <- seen{registry.Approved(ctx), a.Path}

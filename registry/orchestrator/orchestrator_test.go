@@ -18,18 +18,18 @@ import (
 )
 
 // fakeTool builds a tool whose Call is fn and counts invocations.
-func fakeTool(id string, readOnly bool, calls *atomic.Int32, fn func(ctx context.Context, args json.RawMessage) (wire.CallResult, error)) registry.Tool {
+func fakeTool(id string, readOnly bool, calls *atomic.Int32, fn func(ctx context.Context, args json.RawMessage, progress func(wire.Progress)) (wire.CallResult, error)) registry.Tool {
 	return registry.Tool{
 		ID:       id,
 		ReadOnly: readOnly,
-		Call: func(ctx context.Context, args json.RawMessage) (wire.CallResult, error) {
+		Call: func(ctx context.Context, args json.RawMessage, progress func(wire.Progress)) (wire.CallResult, error) {
 			if calls != nil {
 				calls.Add(1)
 			}
 			if fn == nil {
 				return wire.TextResult(id), nil
 			}
-			return fn(ctx, args)
+			return fn(ctx, args, progress)
 		},
 	}
 }
@@ -129,7 +129,7 @@ func TestOrchestratorReadOnlyOverlap(t *testing.T) {
 	entered.Add(2)
 	both := make(chan struct{})
 	go func() { entered.Wait(); close(both) }()
-	barrier := func(ctx context.Context, _ json.RawMessage) (wire.CallResult, error) {
+	barrier := func(ctx context.Context, _ json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 		entered.Done()
 		select {
 		case <-both:
@@ -161,7 +161,7 @@ func TestOrchestratorMutatingRunsAloneInOrder(t *testing.T) {
 		mu.Unlock()
 	}
 	mk := func(id string, ro bool) registry.Tool {
-		return fakeTool(id, ro, nil, func(ctx context.Context, _ json.RawMessage) (wire.CallResult, error) {
+		return fakeTool(id, ro, nil, func(ctx context.Context, _ json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 			n := active.Add(1)
 			if !ro && n != 1 {
 				overlaps.Add(1)
@@ -213,7 +213,7 @@ func TestOrchestratorMutatingRunsAloneInOrder(t *testing.T) {
 
 func TestOrchestratorMaxParallel(t *testing.T) {
 	var active, peak atomic.Int32
-	fn := func(context.Context, json.RawMessage) (wire.CallResult, error) {
+	fn := func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
 		n := active.Add(1)
 		for {
 			p := peak.Load()
@@ -257,7 +257,7 @@ func TestOrchestratorRetries(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var n atomic.Int32
-			tl := fakeTool("t", c.readOnly, &n, func(context.Context, json.RawMessage) (wire.CallResult, error) {
+			tl := fakeTool("t", c.readOnly, &n, func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
 				i := int(n.Load()) - 1
 				if err := c.errs[i]; err != nil {
 					return wire.CallResult{}, err
@@ -289,7 +289,7 @@ func TestOrchestratorRetries(t *testing.T) {
 func TestOrchestratorTimeoutPropagates(t *testing.T) {
 	var n atomic.Int32
 	seen := make(chan error, 2)
-	tl := fakeTool("slow", true, &n, func(ctx context.Context, _ json.RawMessage) (wire.CallResult, error) {
+	tl := fakeTool("slow", true, &n, func(ctx context.Context, _ json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 		<-ctx.Done()
 		seen <- ctx.Err()
 		// An adapter may report the aborted call as a transport failure;
@@ -312,7 +312,7 @@ func TestOrchestratorCancellation(t *testing.T) {
 	var later atomic.Int32
 	r := registry.NewRegistry(nil)
 	_, err := r.ReplaceSource("s", []registry.Tool{
-		fakeTool("block", false, nil, func(ctx context.Context, _ json.RawMessage) (wire.CallResult, error) {
+		fakeTool("block", false, nil, func(ctx context.Context, _ json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 			close(started)
 			<-ctx.Done()
 			return wire.CallResult{}, ctx.Err()
@@ -342,7 +342,7 @@ func TestOrchestratorApprovalsAndRuntimeRules(t *testing.T) {
 		return req.ToolID != "m2", nil
 	})
 	var approvalsAtRun atomic.Int32
-	runFn := func(context.Context, json.RawMessage) (wire.CallResult, error) {
+	runFn := func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
 		mu.Lock()
 		approvalsAtRun.Store(int32(len(reqs)))
 		mu.Unlock()
@@ -376,7 +376,7 @@ func TestOrchestratorApprovalsAndRuntimeRules(t *testing.T) {
 
 func TestOrchestratorPanicBecomesError(t *testing.T) {
 	r := registry.NewRegistry(nil)
-	_, err := r.ReplaceSource("s", []registry.Tool{fakeTool("p", true, nil, func(context.Context, json.RawMessage) (wire.CallResult, error) { panic("oops") })})
+	_, err := r.ReplaceSource("s", []registry.Tool{fakeTool("p", true, nil, func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) { panic("oops") })})
 	require.NoError(t, err)
 	out := newOrch(t, r, nil).Run(testCtx(t), []Call{{ID: "1", Tool: "p"}})
 	require.ErrorIs(t, out[0].Err, ErrToolPanicked)
@@ -385,7 +385,7 @@ func TestOrchestratorPanicBecomesError(t *testing.T) {
 
 func BenchmarkOrchestratorRun(b *testing.B) {
 	r := registry.NewRegistry(nil)
-	echo := fakeTool("mcp__bench__echo", true, nil, func(_ context.Context, args json.RawMessage) (wire.CallResult, error) {
+	echo := fakeTool("mcp__bench__echo", true, nil, func(_ context.Context, args json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 		return wire.TextResult(string(args)), nil
 	})
 	echo.Validate = func(context.Context, json.RawMessage) error { return nil }

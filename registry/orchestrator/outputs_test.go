@@ -114,7 +114,7 @@ func TestRunCapsOnlyMCPResults(t *testing.T) {
 	reg := registry.NewRegistry(nil)
 	tool := func(id, source string) registry.Tool {
 		return registry.Tool{ID: id, Source: source, ReadOnly: true,
-			Call: func(context.Context, json.RawMessage) (wire.CallResult, error) { return big, nil }}
+			Call: func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) { return big, nil }}
 	}
 	_, err := reg.ReplaceSource(registry.SourceBuiltin, []registry.Tool{tool("own", registry.SourceBuiltin)})
 	require.NoError(t, err)

@@ -52,7 +52,9 @@ func Tools(tb testing.TB, server string, distinct bool) []registry.Tool {
 	if len(errs) > 0 {
 		tb.Fatal(errors.Join(errs...))
 	}
-	call := func(context.Context, json.RawMessage) (wire.CallResult, error) { return wire.CallResult{}, nil }
+	call := func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
+		return wire.CallResult{}, nil
+	}
 	out := make([]registry.Tool, len(converted))
 	for i, t := range converted {
 		out[i] = registry.Tool{ID: t.ID, Source: server, Title: t.Title, Description: t.Description,
