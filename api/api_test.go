@@ -570,9 +570,9 @@ func TestCallOptions(t *testing.T) {
 	assert.Contains(t, apiErr.Message, "callId must be")
 
 	_, err = f.reg.ReplaceSource("slow", []registry.Tool{{ID: "mcp__slow__wait", ReadOnly: true,
-		Call: func(ctx context.Context, _ json.RawMessage) (registry.Result, error) {
+		Call: func(ctx context.Context, _ json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 			<-ctx.Done()
-			return registry.Result{}, ctx.Err()
+			return wire.CallResult{}, ctx.Err()
 		}}})
 	require.NoError(t, err)
 	resp, err := f.client.CallWith(ctx, "mcp__slow__wait", nil, CallOptions{Timeout: 50 * time.Millisecond})
@@ -624,8 +624,8 @@ func TestEventsToolsChanged(t *testing.T) {
 	events, err := f.client.Events(t.Context())
 	require.NoError(t, err)
 	defer events.Close()
-	tool := registry.Tool{ID: "mcp__x__t", Description: "t", Call: func(context.Context, json.RawMessage) (registry.Result, error) {
-		return registry.TextResult("ok"), nil
+	tool := registry.Tool{ID: "mcp__x__t", Description: "t", Call: func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
+		return wire.TextResult("ok"), nil
 	}}
 	changed, err := f.reg.ReplaceSource("x", []registry.Tool{tool})
 	require.NoError(t, err)
@@ -740,14 +740,13 @@ func TestCallProgressEvents(t *testing.T) {
 	f := newFixture(t, orchestrator.Rules{Allow: []string{"mcp__p"}}, time.Minute)
 	_, err := f.reg.ReplaceSource("p", []registry.Tool{{
 		ID: "mcp__p__steps", Source: "p", Name: "steps", ReadOnly: true,
-		Call: func(ctx context.Context, _ json.RawMessage) (registry.Result, error) {
-			fn := registry.ProgressFrom(ctx)
+		Call: func(_ context.Context, _ json.RawMessage, fn func(wire.Progress)) (wire.CallResult, error) {
 			if fn == nil {
-				return registry.Result{}, errors.New("no progress asked for")
+				return wire.CallResult{}, errors.New("no progress asked for")
 			}
-			fn(registry.Progress{Progress: 1, Total: 2, Message: "half"})
-			fn(registry.Progress{Progress: 2, Total: 2})
-			return registry.Result{Content: []registry.Content{{Type: "text", Text: "done"}}}, nil
+			fn(wire.Progress{Progress: 1, Total: 2, Message: "half"})
+			fn(wire.Progress{Progress: 2, Total: 2})
+			return wire.CallResult{Content: []wire.Content{{Type: "text", Text: "done"}}}, nil
 		},
 	}})
 	require.NoError(t, err)

@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/registry/orchestrator"
@@ -72,11 +71,11 @@ func RunCall(ctx context.Context, o *orchestrator.Orchestrator, bus *event.Bus, 
 	// The bus never blocks a publisher: the notices cannot hold up the
 	// call or anything else.
 	var published atomic.Int64
-	pctx := registry.WithProgress(ctx, func(p registry.Progress) {
+	progress := func(p wire.Progress) {
 		published.Add(1)
-		bus.Publish(wire.CallProgress{CallID: opts.ID, Tool: toolID, Progress: p.Progress, Total: p.Total, Message: p.Message})
-	})
-	out := o.Run(pctx, []orchestrator.Call{{ID: opts.ID, Tool: toolID, Args: args, Timeout: max(opts.Timeout, 0)}})
+		bus.Publish(wire.CallProgress{CallID: opts.ID, Tool: toolID, Progress: p})
+	}
+	out := o.Run(ctx, []orchestrator.Call{{ID: opts.ID, Tool: toolID, Args: args, Timeout: max(opts.Timeout, 0), Progress: progress}})
 	if len(out) != 1 {
 		return CallResponse{}, fmt.Errorf("call %s: the orchestrator returned %d outcomes for one call", toolID, len(out))
 	}
@@ -87,7 +86,7 @@ func RunCall(ctx context.Context, o *orchestrator.Orchestrator, bus *event.Bus, 
 	resp := CallResponse{Tool: toolID, Result: oc.Result, Attempts: oc.Attempts, DurationMS: oc.Duration.Milliseconds(),
 		Progress: int(published.Load())}
 	if resp.Result.Content == nil {
-		resp.Result.Content = []registry.Content{}
+		resp.Result.Content = []wire.Content{}
 	}
 	if oc.Err == nil {
 		return resp, nil

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/wire"
 )
@@ -56,7 +55,7 @@ type Tools struct {
 // itself reported an error in Result).
 type CallResponse struct {
 	Tool       string          `json:"tool"`
-	Result     registry.Result `json:"result"`
+	Result     wire.CallResult `json:"result"`
 	Error      string          `json:"error,omitempty"`
 	Kind       string          `json:"kind,omitempty"`
 	Attempts   int             `json:"attempts"`

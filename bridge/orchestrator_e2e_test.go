@@ -35,6 +35,7 @@ import (
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // testServerBin is the mcp-testserver binary built by TestMain.
@@ -526,34 +527,34 @@ func TestE2EUnknownContentKeptVerbatim(t *testing.T) {
 	f := startServer(t, testLogger(t), "--unknown-content")
 	tool, ok := f.reg.Get(id("hologram"))
 	require.True(t, ok)
-	res, err := tool.Call(t.Context(), json.RawMessage(`{}`))
+	res, err := tool.Call(t.Context(), json.RawMessage(`{}`), nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError)
 	require.Len(t, res.Content, 2)
-	require.Equal(t, registry.Content{Type: "text", Text: testserver.HologramText}, res.Content[0])
+	require.Equal(t, wire.Content{Type: "text", Text: testserver.HologramText}, res.Content[0])
 	require.Equal(t, "hologram", res.Content[1].Type)
 	require.Equal(t, testserver.UnknownBlock, string(res.Content[1].Raw))
 	require.Equal(t, testserver.HologramText, res.Text())
 }
 
-// A call whose context asks for progress (registry.WithProgress) gets the
+// A call that asks for progress (orchestrator.Call.Progress) gets the
 // server's notices, in order, while it runs; abandoning it then reaches
 // the server (notifications/cancelled), which ends the call.
 func TestE2EProgressReported(t *testing.T) {
 	f := startServer(t, testLogger(t), "--progress")
 	orch := f.orchestrator(orchestrator.Options{Logger: testLogger(t)})
 	var mu sync.Mutex
-	var got []registry.Progress
+	var got []wire.Progress
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	ctx = registry.WithProgress(ctx, func(p registry.Progress) {
+	progress := func(p wire.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, p)
-	})
+	}
 	done := make(chan orchestrator.Outcome, 1)
 	go func() {
-		done <- orch.Run(ctx, []orchestrator.Call{{ID: "1", Tool: id("progress"), Args: json.RawMessage(`{"steps":3,"hold":true}`)}})[0]
+		done <- orch.Run(ctx, []orchestrator.Call{{ID: "1", Tool: id("progress"), Args: json.RawMessage(`{"steps":3,"hold":true}`), Progress: progress}})[0]
 	}()
 	// The call holds after its steps, so every notice comes while it runs.
 	require.Eventually(t, func() bool {
@@ -563,7 +564,7 @@ func TestE2EProgressReported(t *testing.T) {
 	}, wait, 5*time.Millisecond)
 	mu.Lock()
 	for i, p := range got {
-		require.Equal(t, registry.Progress{Progress: float64(i + 1), Total: 3, Message: fmt.Sprintf("step %d of 3", i+1)}, p)
+		require.Equal(t, wire.Progress{Progress: float64(i + 1), Total: 3, Message: fmt.Sprintf("step %d of 3", i+1)}, p)
 	}
 	mu.Unlock()
 	cancel()

@@ -14,6 +14,7 @@ import (
 	"github.com/freecode/freecode/internal/testserver"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/orchestrator"
+	"github.com/freecode/freecode/wire"
 )
 
 // A 2 MB result of a real server is kept whole in a 0600 file under the
@@ -37,7 +38,7 @@ func TestOutputCapKeepsBigResultWhole(t *testing.T) {
 	})
 	require.NoError(t, out[0].Err)
 	require.NoError(t, out[1].Err)
-	require.Equal(t, registry.TextResult(testserver.BigText(1000)), out[1].Result, "a small result passes unchanged")
+	require.Equal(t, wire.TextResult(testserver.BigText(1000)), out[1].Result, "a small result passes unchanged")
 
 	res := out[0].Result
 	require.Len(t, res.Content, 1)
@@ -72,9 +73,9 @@ func TestOutputCapKeepsBigResultWhole(t *testing.T) {
 	}
 	data, err := os.ReadFile(jsonPath)
 	require.NoError(t, err)
-	var kept registry.Result
+	var kept wire.CallResult
 	require.NoError(t, json.Unmarshal(data, &kept))
-	require.Equal(t, registry.TextResult(want), kept, "the file holds the whole result")
+	require.Equal(t, wire.TextResult(want), kept, "the file holds the whole result")
 	data, err = os.ReadFile(textPath)
 	require.NoError(t, err)
 	require.Equal(t, want, string(data))

@@ -78,7 +78,7 @@ type Conn interface {
 	// by the next line, in one read.
 	LogAfter(n int64) (lines []mcp.LogLine, last int64, next <-chan struct{})
 	StderrTail() []string
-	CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallResult, error)
+	CallTool(ctx context.Context, name string, args json.RawMessage, progress func(wire.Progress)) (*wire.CallResult, error)
 }
 
 // Dialer starts or reaches srv and returns its session once it is

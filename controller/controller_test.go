@@ -375,7 +375,7 @@ func TestCallThroughRegistry(t *testing.T) {
 	require.True(t, ok)
 	require.True(t, tool.ReadOnly)
 	require.Error(t, tool.Validate(t.Context(), []byte(`{}`)))
-	res, err := tool.Call(t.Context(), []byte(`{"text":"hello"}`))
+	res, err := tool.Call(t.Context(), []byte(`{"text":"hello"}`), nil)
 	require.NoError(t, err)
 	require.Contains(t, res.Text(), "hello")
 }

@@ -42,7 +42,7 @@ func (h *harness) call(server, tool, args string) {
 	h.t.Helper()
 	t, ok := h.reg.Get(mcp.ToolID(server, tool))
 	require.True(h.t, ok, "tool %s of %s", tool, server)
-	res, err := t.Call(context.Background(), []byte(args))
+	res, err := t.Call(context.Background(), []byte(args), nil)
 	require.NoError(h.t, err)
 	require.False(h.t, res.IsError, "%s: %s", tool, res.Text())
 }

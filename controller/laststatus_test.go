@@ -59,7 +59,9 @@ func TestLastErrorClearsOnRecovery(t *testing.T) {
 
 		// Tools refused while running are a current error of a ready
 		// server, until an accepted set replaces them.
-		_, err := reg.ReplaceSource("other", []registry.Tool{{ID: "mcp__s__t9", Call: func(context.Context, json.RawMessage) (registry.Result, error) { return registry.Result{}, nil }}})
+		_, err := reg.ReplaceSource("other", []registry.Tool{{ID: "mcp__s__t9", Call: func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
+			return wire.CallResult{}, nil
+		}}})
 		require.NoError(t, err)
 		conn := d.last("s")
 		conn.changeTools(t, "t1", "t9")

@@ -25,7 +25,7 @@ func (h *harness) echoStderr(name, text string) {
 	require.True(h.t, ok)
 	args, err := json.Marshal(map[string]string{"text": text})
 	require.NoError(h.t, err)
-	_, err = tool.Call(h.t.Context(), args)
+	_, err = tool.Call(h.t.Context(), args, nil)
 	require.NoError(h.t, err)
 }
 
@@ -213,7 +213,7 @@ func TestLogsHoldLogMessages(t *testing.T) {
 	gen := h.waitPhase("g", wire.PhaseReady).ObservedGeneration
 	tool, ok := h.reg.Get(mcp.ToolID("g", "log"))
 	require.True(t, ok)
-	_, err := tool.Call(t.Context(), json.RawMessage(`{"level":"warning","logger":"db","text":"slow query"}`))
+	_, err := tool.Call(t.Context(), json.RawMessage(`{"level":"warning","logger":"db","text":"slow query"}`), nil)
 	require.NoError(t, err)
 	h.echoStderr("g", "on stderr")
 	got, _ := h.follow("g", wire.LogCursor{Session: gen}, 2)

@@ -280,7 +280,9 @@ func TestLoopToolsChangedAndCollision(t *testing.T) {
 
 		// A tool id already owned by another source: the server stays up
 		// without tools and says why.
-		_, err := reg.ReplaceSource("other", []registry.Tool{{ID: "mcp__a__t4", Call: func(context.Context, json.RawMessage) (registry.Result, error) { return registry.Result{}, nil }}})
+		_, err := reg.ReplaceSource("other", []registry.Tool{{ID: "mcp__a__t4", Call: func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
+			return wire.CallResult{}, nil
+		}}})
 		require.NoError(t, err)
 		conn.changeTools(t, "t1", "t4")
 		synctest.Wait()

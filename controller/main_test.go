@@ -294,6 +294,6 @@ func (f *fakeConn) LogAfter(n int64) ([]mcp.LogLine, int64, <-chan struct{}) {
 func (f *fakeConn) Instructions() string { return "" }
 func (f *fakeConn) PID() int             { return f.pid }
 func (f *fakeConn) StderrTail() []string { return []string{"fake stderr of " + f.name} }
-func (f *fakeConn) CallTool(context.Context, string, json.RawMessage) (*mcp.CallResult, error) {
-	return &mcp.CallResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"ok"}`)}}, nil
+func (f *fakeConn) CallTool(context.Context, string, json.RawMessage, func(wire.Progress)) (*wire.CallResult, error) {
+	return &wire.CallResult{Content: []wire.Content{{Type: wire.ContentText, Text: "ok"}}}, nil
 }

@@ -142,8 +142,8 @@ func (c *Controller) holdTools(name string) {
 		c.holdFeatures(name)
 		return
 	}
-	call := func(context.Context, json.RawMessage) (registry.Result, error) {
-		return registry.Result{}, c.outageError(name)
+	call := func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
+		return wire.CallResult{}, c.outageError(name)
 	}
 	for i := range tools {
 		tools[i].Call = call

@@ -164,7 +164,7 @@ func TestLoopOutageKeepsTools(t *testing.T) {
 		call := func() error {
 			tool, ok := reg.Get("mcp__r__t1")
 			require.True(t, ok, "the tool is registered")
-			_, err := tool.Call(context.Background(), nil)
+			_, err := tool.Call(context.Background(), nil, nil)
 			return err
 		}
 		require.NoError(t, call())
@@ -251,7 +251,7 @@ func TestOutageAnswerWithoutProbing(t *testing.T) {
 		synctest.Wait()
 		tool, ok := reg.Get("mcp__r__t2")
 		require.True(t, ok)
-		_, err := tool.Call(context.Background(), nil)
+		_, err := tool.Call(context.Background(), nil, nil)
 		require.ErrorContains(t, err, "; FreeCode retries at "+statusOf(c, "r").NextRetry.Local().Format("15:04:05"))
 	})
 }

@@ -134,7 +134,7 @@ func TestRemoteRecoversWhenItsEndpointReturns(t *testing.T) {
 			// A call now says what is going on.
 			tool, ok := h.reg.Get("mcp__far__echo")
 			require.True(t, ok, "the tools stay registered during the outage")
-			_, err = tool.Call(context.Background(), []byte(`{"text":"hi"}`))
+			_, err = tool.Call(context.Background(), []byte(`{"text":"hi"}`), nil)
 			require.ErrorContains(t, err, `server "far" is unreachable since `)
 			require.ErrorContains(t, err, "; FreeCode retries every second")
 
@@ -154,7 +154,7 @@ func TestRemoteRecoversWhenItsEndpointReturns(t *testing.T) {
 			require.Equal(t, changes, h.toolsChanged("far"), "no ToolsChanged across the outage")
 			tool, ok = h.reg.Get("mcp__far__echo")
 			require.True(t, ok)
-			res, err := tool.Call(context.Background(), []byte(`{"text":"hi"}`))
+			res, err := tool.Call(context.Background(), []byte(`{"text":"hi"}`), nil)
 			require.NoError(t, err)
 			require.Equal(t, "hi", res.Text())
 		})

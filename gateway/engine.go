@@ -12,7 +12,6 @@ import (
 
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/mcp"
-	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/wire"
 )
@@ -53,7 +52,7 @@ func settle(ctx context.Context, e any) {
 type hostCall struct {
 	ctx      context.Context // the host's call: AskHost reaches its host
 	server   string          // the MCP server called ("" for a built-in)
-	progress func(wire.CallProgress)
+	progress func(wire.Progress)
 	// relayed counts the progress events passed to progress; lossy says
 	// events may have been missed (so some may never come); answered that
 	// the call's answer is on its way (no progress is passed on after
@@ -138,15 +137,15 @@ func (g *gateway) features(ctx context.Context) (features, error) {
 // run runs one call of a host through the engine under a call id of its
 // own; progress gets the call's progress. A refusal is a result with
 // IsError, not an error.
-func (g *gateway) run(ctx context.Context, id string, args json.RawMessage, progress func(wire.CallProgress)) (registry.Result, error) {
+func (g *gateway) run(ctx context.Context, id string, args json.RawMessage, progress func(wire.Progress)) (wire.CallResult, error) {
 	select {
 	case <-g.subscribed:
 	case <-ctx.Done():
-		return registry.Result{}, fmt.Errorf("call %s: %w", id, ctx.Err())
+		return wire.CallResult{}, fmt.Errorf("call %s: %w", id, ctx.Err())
 	}
 	callID, err := newCallID()
 	if err != nil {
-		return registry.Result{}, err
+		return wire.CallResult{}, err
 	}
 	hc := &hostCall{ctx: ctx, progress: progress, wake: make(chan struct{}, 1)}
 	hc.server, _, _ = splitID(id)
@@ -161,11 +160,11 @@ func (g *gateway) run(ctx context.Context, id string, args json.RawMessage, prog
 	resp, err := g.eng.CallWith(ctx, id, args, api.CallOptions{ID: callID})
 	if err != nil && ctx.Err() != nil {
 		// The host cancelled the call; mcp-go answers nothing then.
-		return registry.Result{}, fmt.Errorf("call %s: %w", id, ctx.Err())
+		return wire.CallResult{}, fmt.Errorf("call %s: %w", id, ctx.Err())
 	}
 	var ae *api.Error
 	if err != nil && (!errors.As(err, &ae) || ae.Call == nil) {
-		return registry.Result{}, fmt.Errorf("call %s: %w", id, err)
+		return wire.CallResult{}, fmt.Errorf("call %s: %w", id, err)
 	}
 	if progress != nil {
 		g.awaitProgress(ctx, hc, resp.Progress)
@@ -177,7 +176,7 @@ func (g *gateway) run(ctx context.Context, id string, args json.RawMessage, prog
 	noHost := hc.noHost
 	g.mu.Unlock()
 	if noHost != nil && resp.Kind == api.KindNotApproved {
-		return registry.ErrorResult(noHost.Error()), nil
+		return wire.ErrorResult(noHost.Error()), nil
 	}
 	return resp.Result, nil
 }
@@ -318,7 +317,7 @@ func (g *gateway) watch(ctx context.Context, changed func()) error {
 			if hc != nil && hc.progress != nil {
 				hc.mu.Lock()
 				if !hc.answered {
-					hc.progress(p)
+					hc.progress(p.Progress)
 					hc.relayed++
 				}
 				hc.mu.Unlock()

@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/wire"
 )
@@ -61,8 +60,8 @@ func stripped(id string) string {
 // the host's names, and keeps every other field — its own and each
 // tool's — as it was.
 func TestSearchForHostKeepsOtherFields(t *testing.T) {
-	r := registry.Result{
-		Content:    []registry.Content{{Type: "text", Text: "1. mcp__gh__create_issue: Creates an issue."}},
+	r := wire.CallResult{
+		Content:    []wire.Content{{Type: "text", Text: "1. mcp__gh__create_issue: Creates an issue."}},
 		Structured: json.RawMessage(`{"query":"issue","total":7,"loaded":["mcp__gh__create_issue"],"tools":[{"name":"mcp__gh__create_issue","score":0.9,"deferred":true},{"name":"read"}]}`),
 	}
 	got := searchForHost(r)

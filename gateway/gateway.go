@@ -33,7 +33,6 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/freecode/freecode/mcp"
-	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/wire"
 )
@@ -88,7 +87,7 @@ type Options struct {
 // exposed is the list the gateway answers: the tools, and by listed name
 // the tool id each stands for.
 type exposed struct {
-	tools []mcp.GatewayTool
+	tools []wire.Tool
 	ids   map[string]string
 }
 
@@ -109,13 +108,15 @@ func expose(ds []defs.Def, tools map[string]wire.Tool, builtins bool) exposed {
 	return out
 }
 
-// hostTool is the tool d defines as the host sees it, named name: the
+// hostTool is the tool d defines as the host sees it, named name (its ID
+// the tool's id): the
 // definition's description and input schema (what every filter and budget
 // shaped) with the rest of the tool t as its server lists it: title,
 // annotations, and the server's object (outputSchema, icons, _meta); zero
 // for a tool no server lists (a built-in).
-func hostTool(name string, d defs.Def, t wire.Tool) mcp.GatewayTool {
-	return mcp.GatewayTool{Name: name, Title: t.Title, Description: d.Description, InputSchema: d.InputSchema, Annotations: t.Annotations, Raw: t.Raw}
+func hostTool(name string, d defs.Def, t wire.Tool) wire.Tool {
+	t.ID, t.Name, t.Description, t.InputSchema = d.Name, name, d.Description, d.InputSchema
+	return t
 }
 
 // gateway joins an engine to the MCP server side.
@@ -249,36 +250,30 @@ func (g *gateway) sync(ctx context.Context) {
 	}
 }
 
-func (g *gateway) call(ctx context.Context, c mcp.GatewayCall) (mcp.GatewayResult, error) {
+func (g *gateway) call(ctx context.Context, c mcp.GatewayCall) (wire.CallResult, error) {
 	id, ok := g.lookup(c.Name)
 	if !ok {
-		return errorResult(fmt.Sprintf("unknown tool %q: the gateway lists no tool of that name (any more)", c.Name)), nil
+		return wire.ErrorResult(fmt.Sprintf("unknown tool %q: the gateway lists no tool of that name (any more)", c.Name)), nil
 	}
-	var progress func(wire.CallProgress)
-	if c.Progress != nil {
-		progress = func(p wire.CallProgress) {
-			c.Progress(mcp.GatewayProgress{Progress: p.Progress, Total: p.Total, Message: p.Message})
-		}
-	}
-	res, err := g.run(ctx, id, c.Args, progress)
+	res, err := g.run(ctx, id, c.Args, c.Progress)
 	if id == ToolSearch {
 		// It may have loaded tools into the definitions: look again.
 		g.poke()
 	}
 	if err != nil {
-		return mcp.GatewayResult{}, err
+		return wire.CallResult{}, err
 	}
 	if id == ToolSearch {
 		res = searchForHost(res)
 	}
-	return gatewayResult(res), nil
+	return res, nil
 }
 
 // searchForHost renames the tools a tool_search result names (its
 // structured "tools" list, and the same ids in its text) to the names the
 // host knows them by, without "mcp__". The structured content's other
 // fields, and each tool's, are kept as they are.
-func searchForHost(r registry.Result) registry.Result {
+func searchForHost(r wire.CallResult) wire.CallResult {
 	var s map[string]json.RawMessage
 	if json.Unmarshal(r.Structured, &s) != nil {
 		return r
@@ -308,36 +303,13 @@ func searchForHost(r registry.Result) registry.Result {
 	}
 	rename := strings.NewReplacer(pairs...)
 	out := r
-	out.Content = make([]registry.Content, len(r.Content))
+	out.Content = make([]wire.Content, len(r.Content))
 	for i, c := range r.Content {
 		if c.Type == wire.ContentText {
 			c.Text = rename.Replace(c.Text)
 			c.Raw = nil
 		}
 		out.Content[i] = c
-	}
-	return out
-}
-
-func errorResult(text string) mcp.GatewayResult {
-	return gatewayResult(registry.ErrorResult(text))
-}
-
-// gatewayResult is r for the host: each block verbatim as its server sent
-// it, or as FreeCode made it; its structured content and _meta as the
-// server sent them.
-func gatewayResult(r registry.Result) mcp.GatewayResult {
-	out := mcp.GatewayResult{IsError: r.IsError, Structured: r.Structured, Meta: r.Meta, Content: make([]json.RawMessage, 0, len(r.Content))}
-	for _, c := range r.Content {
-		if len(c.Raw) > 0 {
-			out.Content = append(out.Content, c.Raw)
-			continue
-		}
-		b, err := json.Marshal(c)
-		if err != nil {
-			b, _ = json.Marshal(registry.Content{Type: wire.ContentText, Text: c.Text})
-		}
-		out.Content = append(out.Content, b)
 	}
 	return out
 }

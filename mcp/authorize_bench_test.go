@@ -54,7 +54,7 @@ func BenchmarkAuthorizedCall(b *testing.B) {
 	args := json.RawMessage(`{"text":"hi"}`)
 	call := func(b *testing.B, sess *Session) {
 		for b.Loop() {
-			if _, err := sess.CallTool(context.Background(), "echo", args); err != nil {
+			if _, err := sess.CallTool(context.Background(), "echo", args, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -80,16 +80,16 @@ func TestRemoteAuthorization(t *testing.T) {
 
 	in := &auth.Interaction{Out: io.Discard, Open: followRedirects(t)}
 	s := connectWith(t, spec, Options{Logger: testLogger(t), Tokens: store, Interaction: in})
-	res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"hi"}`))
+	res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"hi"}`), nil)
 	require.NoError(t, err)
 	require.Len(t, res.Content, 1)
-	require.JSONEq(t, `{"type":"text","text":"echo: hi"}`, string(res.Content[0]))
+	require.JSONEq(t, `{"type":"text","text":"echo: hi"}`, string(blockOf(t, res.Content[0])))
 	require.Equal(t, 1, srv.Counts().CodeExchanges)
 	require.Equal(t, "mcp:tools", srv.AuthorizeRequests()[0].Scope)
 
 	// A headless session of the same server uses the stored tokens.
 	s2 := connectWith(t, spec, Options{Logger: testLogger(t), Tokens: store})
-	_, err = s2.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"again"}`))
+	_, err = s2.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"again"}`), nil)
 	require.NoError(t, err)
 	require.Equal(t, 1, srv.Counts().Authorizations, "one sign-in for both sessions")
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/freecode/freecode/wire"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
@@ -15,23 +16,6 @@ import (
 // cancelNoticeWait bounds sending notifications/cancelled for an abandoned
 // call.
 const cancelNoticeWait = 2 * time.Second
-
-// CallResult is a tools/call result as the server sent it. Nothing of it is
-// decoded beyond the JSON structure: each content block, whatever its type,
-// is kept byte for byte, so that what FreeCode does not know (a new block
-// type, annotations, _meta, fields of a block's own) reaches the caller.
-// Its JSON form is the result's wire form.
-type CallResult struct {
-	// Content holds the result's content blocks, each verbatim.
-	Content []json.RawMessage `json:"content"`
-	// IsError says the tool ran and reports a failure (the model should see
-	// it); it is not a failure of the call.
-	IsError bool `json:"isError,omitempty"`
-	// Structured is the result's structuredContent verbatim, nil if none.
-	Structured json.RawMessage `json:"structuredContent,omitempty"`
-	// Meta is the result's _meta object verbatim, nil if none.
-	Meta json.RawMessage `json:"_meta,omitempty"`
-}
 
 // callResultWire is a tools/call result on the wire.
 type callResultWire struct {
@@ -66,8 +50,10 @@ func (p *presentBlocks) UnmarshalJSON(b []byte) error {
 // an elicitation, the roots), which a session does not answer yet.
 var errInputRequired = errors.New("the server asks for input before it can go on (a 2026-07-28 multi round-trip request), which FreeCode does not answer yet")
 
-// decodeCallResult splits a tools/call result into its parts.
-func decodeCallResult(raw json.RawMessage) (*CallResult, error) {
+// decodeCallResult decodes a tools/call result: each content block as
+// wire.DecodeContent has it (what FreeCode does not model kept verbatim),
+// the structured content and _meta byte for byte.
+func decodeCallResult(raw json.RawMessage) (*wire.CallResult, error) {
 	var w callResultWire
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return nil, fmt.Errorf("decode tools/call result: %w", err)
@@ -78,7 +64,14 @@ func decodeCallResult(raw json.RawMessage) (*CallResult, error) {
 	if !w.Content.present {
 		return nil, errors.New("decode tools/call result: content is missing")
 	}
-	res := &CallResult{Content: w.Content.blocks, IsError: w.IsError}
+	res := &wire.CallResult{Content: make([]wire.Content, 0, len(w.Content.blocks)), IsError: w.IsError}
+	for i, block := range w.Content.blocks {
+		c, err := wire.DecodeContent(block)
+		if err != nil {
+			return nil, fmt.Errorf("decode tools/call result: content #%d: %w", i, err)
+		}
+		res.Content = append(res.Content, c)
+	}
 	if len(w.Structured) > 0 {
 		res.Structured = w.Structured
 	}
@@ -89,19 +82,25 @@ func decodeCallResult(raw json.RawMessage) (*CallResult, error) {
 }
 
 // CallTool calls the server's tool name (the server's own name, Tool.Name)
-// with args, a JSON object (nil means {}), and returns its result verbatim.
+// with args, a JSON object (nil means {}), and returns its result
+// (decodeCallResult).
 // Cancelling ctx abandons the call and tells the server with
 // notifications/cancelled (on the 2026-07-28 revision over HTTP, ending
-// the request's stream is the cancellation). A context made by
-// WithProgress asks the server for progress notices. A failure of the connection wraps ErrTransport
+// the request's stream is the cancellation). A progress that is not nil
+// asks the server for progress notices (a progressToken in the request's
+// _meta) and is handed each one, in the order they came, its message cut
+// to maxProgressMessageBytes; it is called from the goroutine that reads
+// the server's messages, so it must not block (it would hold up every
+// answer of the session), and not after CallTool returned. A failure of
+// the connection wraps ErrTransport
 // (and, when the local process exited, is an *ExitError); a call after the
 // session ended wraps ErrClosed. A tool that reports a failure is not an
-// error: see CallResult.IsError.
+// error: see wire.CallResult.IsError.
 //
 // The request is sent through the transport directly, as tools/list is,
 // so that mcp-go's content types, which fail a whole result over one block
 // of a type they do not know, never see the answer.
-func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage) (*CallResult, error) {
+func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage, progress func(wire.Progress)) (*wire.CallResult, error) {
 	if err := s.endedError(name); err != nil {
 		return nil, err
 	}
@@ -113,15 +112,15 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 		return nil, fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, context.Cause(ctx))
 	}
 	var meta map[string]any
-	if fn := progressFrom(ctx); fn != nil {
+	if progress != nil {
 		token := fmt.Sprintf("freecode-progress-%d", s.reqSeq.Add(1))
 		meta = map[string]any{"progressToken": token}
-		defer s.progress.watch(token, fn)()
+		defer s.progress.watch(token, progress)()
 	}
 	req := s.newRequest("tools-call", string(mcpgo.MethodToolsCall), map[string]any{"name": name, "arguments": args}, meta)
 	id := req.ID
 	resp, err := s.client.GetTransport().SendRequest(ctx, req)
-	var res *CallResult
+	var res *wire.CallResult
 	switch {
 	case err != nil:
 		if ctx.Err() != nil {

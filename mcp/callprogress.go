@@ -1,25 +1,13 @@
 package mcp
 
 import (
-	"context"
 	"encoding/json"
 	"sync"
 	"time"
 
+	"github.com/freecode/freecode/wire"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
-
-// Progress is one notifications/progress the server sent about a call in
-// flight.
-type Progress struct {
-	// Progress is how far the call got; it grows with every notice.
-	Progress float64
-	// Total is what Progress counts up to; 0 when the server does not know.
-	Total float64
-	// Message says what the call is doing, if the server said (cut to
-	// maxProgressMessageBytes).
-	Message string
-}
 
 // What a server can send of a call's progress: the notices go to a
 // terminal line and to the local API's event stream, so at most
@@ -32,25 +20,9 @@ const (
 	maxProgressMessageBytes = 1024
 )
 
-type progressKey struct{}
-
-// WithProgress returns a context that makes CallTool ask the server for
-// progress notices (a progressToken in the request's _meta) and hand each
-// one to fn, in the order they came. fn is called from the goroutine that
-// reads the server's messages: it must not block, or it holds up every
-// answer of the session.
-func WithProgress(ctx context.Context, fn func(Progress)) context.Context {
-	return context.WithValue(ctx, progressKey{}, fn)
-}
-
-func progressFrom(ctx context.Context) func(Progress) {
-	fn, _ := ctx.Value(progressKey{}).(func(Progress))
-	return fn
-}
-
 // progressWatch is one call whose progress is followed.
 type progressWatch struct {
-	fn   func(Progress)
+	fn   func(wire.Progress)
 	last float64 // the last progress passed on
 	seen bool    // one was passed on
 	// tokens and at are the call's token bucket.
@@ -67,7 +39,7 @@ type progressWatches struct {
 
 // watch follows the progress of the call with token until the returned
 // func is called.
-func (w *progressWatches) watch(token string, fn func(Progress)) (stop func()) {
+func (w *progressWatches) watch(token string, fn func(wire.Progress)) (stop func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.m == nil {
@@ -91,7 +63,7 @@ func (w *progressWatches) onProgress(n mcpgo.JSONRPCNotification) {
 	if token == "" {
 		return
 	}
-	p := Progress{}
+	p := wire.Progress{}
 	var ok bool
 	if p.Progress, ok = f["progress"].(float64); !ok {
 		return

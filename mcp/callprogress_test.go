@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freecode/freecode/wire"
 	"github.com/stretchr/testify/require"
 )
 
-// A call made with WithProgress gets the server's progress notices, in
+// A call made with a progress function gets the server's progress notices, in
 // order, while it runs, on both revisions. (mcp-go's servers write
 // notices on a goroutine of their own, so a notice can come after the
 // answer; the call then no longer takes it. Hence the held call here.)
@@ -26,17 +27,17 @@ func TestCallProgress(t *testing.T) {
 			srv.Protocol = protocol
 			s := connect(t, srv)
 			var mu sync.Mutex
-			var got []Progress
+			var got []wire.Progress
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			ctx = WithProgress(ctx, func(p Progress) {
+			progress := func(p wire.Progress) {
 				mu.Lock()
 				defer mu.Unlock()
 				got = append(got, p)
-			})
+			}
 			done := make(chan error, 1)
 			go func() {
-				_, err := s.CallTool(ctx, "progress", json.RawMessage(`{"steps":3,"hold":true}`))
+				_, err := s.CallTool(ctx, "progress", json.RawMessage(`{"steps":3,"hold":true}`), progress)
 				done <- err
 			}()
 			require.Eventually(t, func() bool {
@@ -49,7 +50,7 @@ func TestCallProgress(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			for i, p := range got {
-				require.Equal(t, Progress{Progress: float64(i + 1), Total: 3, Message: fmt.Sprintf("step %d of 3", i+1)}, p)
+				require.Equal(t, wire.Progress{Progress: float64(i + 1), Total: 3, Message: fmt.Sprintf("step %d of 3", i+1)}, p)
 			}
 		})
 	}

@@ -14,8 +14,8 @@
 // server's timeout. The raw tools/list JSON is kept and converted with
 // [ConvertTools]; a tools/list_changed notification makes the session list
 // again and signal [Session.ToolsChanged] when the converted set changed.
-// [Session.CallTool] returns a [CallResult] holding the raw content blocks,
-// whatever their type.
+// [Session.CallTool] returns a [wire.CallResult] that keeps every content
+// block, whatever its type (what FreeCode does not model verbatim).
 //
 // What a server declares beside tools is listed the same way, from the raw
 // JSON and bounded by the same limits, each list on its own: resources and

@@ -61,7 +61,7 @@ func TestEverythingStdio(t *testing.T) {
 	requireDeclared(t, s)
 	_, ok := findTool(s.Tools(), "mcp__everything__echo")
 	require.True(t, ok, "tools: %v", toolIDs(s.Tools()))
-	res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"message":"hello"}`))
+	res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"message":"hello"}`), nil)
 	require.NoError(t, err)
 	require.Contains(t, textOf(t, res), "hello")
 }
@@ -114,7 +114,7 @@ func TestEverythingStreamableHTTP(t *testing.T) {
 	requireDeclared(t, s)
 	_, ok := findTool(s.Tools(), "mcp__everything__echo")
 	require.True(t, ok)
-	res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"message":"over http"}`))
+	res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"message":"over http"}`), nil)
 	require.NoError(t, err)
 	require.Contains(t, textOf(t, res), "over http")
 }
@@ -129,7 +129,7 @@ func TestEverythingSSE(t *testing.T) {
 	require.NoError(t, err, "auto falls back to SSE")
 	defer func() { require.NoError(t, s.Close()) }()
 	requireDeclared(t, s)
-	res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"message":"over sse"}`))
+	res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"message":"over sse"}`), nil)
 	require.NoError(t, err)
 	require.Contains(t, textOf(t, res), "over sse")
 }
@@ -152,7 +152,7 @@ func TestFilesystem(t *testing.T) {
 
 	args, err := json.Marshal(map[string]string{"path": filepath.Join(dir, "hello.txt")})
 	require.NoError(t, err)
-	res, err := s.CallTool(context.Background(), "read_text_file", args)
+	res, err := s.CallTool(context.Background(), "read_text_file", args, nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError, "%+v", res)
 	require.Contains(t, textOf(t, res), "hello from disk")
@@ -169,9 +169,9 @@ func TestMemory(t *testing.T) {
 		require.Contains(t, ids, want)
 	}
 	_, err := s.CallTool(context.Background(), "create_entities",
-		json.RawMessage(`{"entities":[{"name":"FreeCode","entityType":"project","observations":["speaks MCP"]}]}`))
+		json.RawMessage(`{"entities":[{"name":"FreeCode","entityType":"project","observations":["speaks MCP"]}]}`), nil)
 	require.NoError(t, err)
-	res, err := s.CallTool(context.Background(), "read_graph", nil)
+	res, err := s.CallTool(context.Background(), "read_graph", nil, nil)
 	require.NoError(t, err)
 	require.Contains(t, textOf(t, res), "speaks MCP")
 }

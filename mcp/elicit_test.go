@@ -33,7 +33,7 @@ func connectElicit(t *testing.T, srv Spec, opts Options) *Session {
 // whether the result is an error.
 func elicitCallText(t *testing.T, s *Session, tool, args string) (string, bool) {
 	t.Helper()
-	res, err := s.CallTool(context.Background(), tool, json.RawMessage(args))
+	res, err := s.CallTool(context.Background(), tool, json.RawMessage(args), nil)
 	require.NoError(t, err)
 	return textOf(t, res), res.IsError
 }
@@ -248,7 +248,7 @@ func TestElicitWaitBlocksNothing(t *testing.T) {
 			}})
 			done := make(chan string, 1)
 			go func() {
-				res, err := s.CallTool(context.Background(), "ask", json.RawMessage(`{}`))
+				res, err := s.CallTool(context.Background(), "ask", json.RawMessage(`{}`), nil)
 				if err != nil {
 					done <- err.Error()
 					return
@@ -312,13 +312,13 @@ func TestEverythingElicitation(t *testing.T) {
 		_, ok := findTool(s.Tools(), id)
 		assert.True(t, ok, "%s not listed with the capability: %v", id, toolIDs(s.Tools()))
 	}
-	res, err := s.CallTool(context.Background(), "trigger-elicitation-request", json.RawMessage(`{}`))
+	res, err := s.CallTool(context.Background(), "trigger-elicitation-request", json.RawMessage(`{}`), nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError)
 	var raw string
 	for _, c := range res.Content {
 		var tc struct{ Text string }
-		require.NoError(t, json.Unmarshal(c, &tc))
+		require.NoError(t, json.Unmarshal(blockOf(t, c), &tc))
 		raw += tc.Text + "\n"
 	}
 	assert.Contains(t, raw, "User provided the requested information!")

@@ -34,7 +34,7 @@ func promptNames(f Features) []string {
 // callText calls tool and returns its first text block.
 func callText(t *testing.T, s *Session, tool, args string) string {
 	t.Helper()
-	res, err := s.CallTool(context.Background(), tool, json.RawMessage(args))
+	res, err := s.CallTool(context.Background(), tool, json.RawMessage(args), nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError, "%s: %s", tool, res.Content)
 	return textOf(t, res)
@@ -267,12 +267,12 @@ func TestEverythingFeatures(t *testing.T) {
 	require.Contains(t, string(got[0].Blob), "Resource 7: This is a base64 blob")
 
 	// The links of a tool result read back.
-	res, err := s.CallTool(ctx, "get-resource-links", json.RawMessage(`{"count": 2}`))
+	res, err := s.CallTool(ctx, "get-resource-links", json.RawMessage(`{"count": 2}`), nil)
 	require.NoError(t, err)
 	var links []string
 	for _, block := range res.Content {
 		var b struct{ Type, URI string }
-		require.NoError(t, json.Unmarshal(block, &b))
+		require.NoError(t, json.Unmarshal(blockOf(t, block), &b))
 		if b.Type == "resource_link" {
 			links = append(links, b.URI)
 		}
@@ -284,7 +284,7 @@ func TestEverythingFeatures(t *testing.T) {
 
 	// A resource made by a tool is announced (list_changed), and its link
 	// reads back binary.
-	res, err = s.CallTool(ctx, "gzip-file-as-resource", json.RawMessage(`{"name": "hello.gz", "data": "data:text/plain;base64,aGVsbG8K", "outputType": "resourceLink"}`))
+	res, err = s.CallTool(ctx, "gzip-file-as-resource", json.RawMessage(`{"name": "hello.gz", "data": "data:text/plain;base64,aGVsbG8K", "outputType": "resourceLink"}`), nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError, "%s", res.Content)
 	waitClosed(t, s.FeaturesChanged(), "FeaturesChanged after gzip-file-as-resource")
@@ -312,7 +312,7 @@ func TestEverythingFeatures(t *testing.T) {
 	// A subscription hears of updates: the server sends one at once when
 	// its simulated updates are turned on.
 	require.NoError(t, s.Subscribe(ctx, "demo://resource/static/document/features.md"))
-	_, err = s.CallTool(ctx, "toggle-subscriber-updates", json.RawMessage(`{}`))
+	_, err = s.CallTool(ctx, "toggle-subscriber-updates", json.RawMessage(`{}`), nil)
 	require.NoError(t, err)
 	waitClosed(t, s.ResourceUpdates(), "ResourceUpdates")
 	require.Equal(t, []string{"demo://resource/static/document/features.md"}, s.TakeResourceUpdates())

@@ -29,31 +29,6 @@ import (
 // file is its protocol side; what it exposes and how calls run is the
 // caller's (package gateway), through GatewayOptions and SetTools.
 
-// GatewayTool is one tool as the gateway lists it.
-type GatewayTool struct {
-	Name        string
-	Title       string
-	Description string
-	// InputSchema is a self-contained JSON Schema object; nil means
-	// {"type":"object"}.
-	InputSchema json.RawMessage
-	// Annotations is the source's annotations object verbatim (nil if
-	// none); the hints the protocol defines are passed on.
-	Annotations json.RawMessage
-	// Raw is the tool as its server listed it (nil: none, a built-in).
-	// What of it mcp-go models beside the fields above is listed too:
-	// outputSchema, icons, _meta, execution. Fields mcp-go does not model
-	// (a later revision's) are lost here, on the gateway alone: the API
-	// and the CLI pass the whole object on.
-	Raw json.RawMessage
-}
-
-// GatewayProgress is how far a call got, to be passed to the host.
-type GatewayProgress struct {
-	Progress, Total float64
-	Message         string
-}
-
 // GatewayCall is one tools/call of the host.
 type GatewayCall struct {
 	// Name is the tool's name as the gateway lists it.
@@ -63,19 +38,7 @@ type GatewayCall struct {
 	// Progress passes a progress notice on to the host; nil when the host
 	// asked for none. It must not block and may be called until the call
 	// returns.
-	Progress func(GatewayProgress)
-}
-
-// GatewayResult is the outcome of a call, as the host gets it.
-type GatewayResult struct {
-	// Content holds the result's content blocks, each a JSON object sent
-	// verbatim.
-	Content []json.RawMessage
-	// Structured is the structured content (nil: none).
-	Structured json.RawMessage
-	IsError    bool
-	// Meta is the result's _meta object (nil: none).
-	Meta json.RawMessage
+	Progress func(wire.Progress)
 }
 
 // GatewayOptions configure NewGateway.
@@ -88,7 +51,7 @@ type GatewayOptions struct {
 	// Call runs a call (required). An error is sent to the host as a
 	// JSON-RPC error; a refusal the model should read is a result with
 	// IsError instead.
-	Call func(ctx context.Context, c GatewayCall) (GatewayResult, error)
+	Call func(ctx context.Context, c GatewayCall) (wire.CallResult, error)
 	// Read reads a listed resource (a resource's URI, or one a template
 	// makes; each part's URI as the host sees it, its _meta passed on from
 	// Raw); GetPrompt gets a listed prompt (Server and Prompt are not
@@ -135,7 +98,7 @@ type Gateway struct {
 	srv  *server.MCPServer
 
 	mu    sync.Mutex // guards tools, resources, templates, prompts, the *Set flags and hosts
-	tools []GatewayTool
+	tools []wire.Tool
 	// resources, templates and prompts are the listed features; the Set
 	// flags say they were set once (mcp-go declares no list before).
 	resources   []wire.Resource
@@ -197,9 +160,17 @@ func NewGateway(opts GatewayOptions) *Gateway {
 // byte by byte, whatever their order; so a server restart that brings the
 // same tools back sends nothing. It has one caller at a time (see
 // Gateway).
-func (g *Gateway) SetTools(tools []GatewayTool) (changed bool) {
+//
+// Each tool is listed under its Name (the name the host calls it by),
+// with its Title, Description, InputSchema (nil: {"type":"object"}) and
+// the hints of its Annotations; of Raw, the object its server listed,
+// what mcp-go models is listed too (outputSchema, icons, _meta,
+// execution): fields mcp-go does not model (a later revision's) are lost
+// here, on the gateway alone, as the API and the CLI pass the whole
+// object on. ID and ReadOnly are not listed: the annotations say it.
+func (g *Gateway) SetTools(tools []wire.Tool) (changed bool) {
 	tools = slices.Clone(tools)
-	slices.SortFunc(tools, func(a, b GatewayTool) int {
+	slices.SortFunc(tools, func(a, b wire.Tool) int {
 		switch {
 		case a.Name < b.Name:
 			return -1
@@ -234,7 +205,8 @@ func (g *Gateway) SetTools(tools []GatewayTool) (changed bool) {
 	return true
 }
 
-func sameGatewayTool(a, b GatewayTool) bool {
+// sameGatewayTool compares what the host is shown of a and b.
+func sameGatewayTool(a, b wire.Tool) bool {
 	return a.Name == b.Name && a.Title == b.Title && a.Description == b.Description &&
 		bytes.Equal(a.InputSchema, b.InputSchema) && bytes.Equal(a.Annotations, b.Annotations) && bytes.Equal(a.Raw, b.Raw)
 }
@@ -243,7 +215,7 @@ func sameGatewayTool(a, b GatewayTool) bool {
 // outputSchema raw, icons, _meta, execution), with the gateway's name,
 // title, description and input schema raw, and the annotations' hints
 // typed (mcp-go models no others).
-func mcpTool(t GatewayTool) mcpgo.Tool {
+func mcpTool(t wire.Tool) mcpgo.Tool {
 	schema := t.InputSchema
 	if len(schema) == 0 {
 		schema = json.RawMessage(`{"type":"object"}`)
@@ -299,7 +271,7 @@ func (g *Gateway) handler(name string) server.ToolHandlerFunc {
 				progressKey = idKey(raw)
 				g.progress.watch(progressKey)
 			}
-			c.Progress = func(p GatewayProgress) {
+			c.Progress = func(p wire.Progress) {
 				params := map[string]any{"progressToken": token, "progress": p.Progress}
 				if p.Total > 0 {
 					params["total"] = p.Total
@@ -324,7 +296,11 @@ func (g *Gateway) handler(name string) server.ToolHandlerFunc {
 			return nil, err
 		}
 		out := &mcpgo.CallToolResult{IsError: res.IsError, Content: make([]mcpgo.Content, 0, len(res.Content))}
-		for _, b := range res.Content {
+		for _, c := range res.Content {
+			b, err := c.Block()
+			if err != nil {
+				return nil, fmt.Errorf("tool %q: content block: %w", name, err)
+			}
 			out.Content = append(out.Content, rawContent{raw: b})
 		}
 		if len(res.Structured) > 0 {

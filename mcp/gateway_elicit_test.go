@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freecode/freecode/wire"
 	"github.com/go-logr/logr"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -44,7 +45,7 @@ func noElicitHost(id string) *capSession { return &capSession{id: id} }
 
 func testGateway(opts GatewayOptions) *Gateway {
 	opts.Name, opts.Version, opts.Logger = "t", "0", logr.Discard()
-	opts.Call = func(context.Context, GatewayCall) (GatewayResult, error) { return GatewayResult{}, nil }
+	opts.Call = func(context.Context, GatewayCall) (wire.CallResult, error) { return wire.CallResult{}, nil }
 	return NewGateway(opts)
 }
 

@@ -16,13 +16,13 @@ import (
 // set differs, whatever the order.
 func TestGatewaySetToolsOnlyOnChange(t *testing.T) {
 	g := NewGateway(GatewayOptions{Name: "t", Version: "0", Logger: logr.Discard(),
-		Call: func(context.Context, GatewayCall) (GatewayResult, error) { return GatewayResult{}, nil }})
-	a := GatewayTool{Name: "s__a", InputSchema: json.RawMessage(`{"type":"object"}`)}
-	b := GatewayTool{Name: "s__b", Annotations: json.RawMessage(`{"readOnlyHint":true}`)}
-	assert.True(t, g.SetTools([]GatewayTool{a, b}))
-	assert.False(t, g.SetTools([]GatewayTool{b, a}), "the same set in another order")
+		Call: func(context.Context, GatewayCall) (wire.CallResult, error) { return wire.CallResult{}, nil }})
+	a := wire.Tool{Name: "s__a", InputSchema: json.RawMessage(`{"type":"object"}`)}
+	b := wire.Tool{Name: "s__b", Annotations: json.RawMessage(`{"readOnlyHint":true}`)}
+	assert.True(t, g.SetTools([]wire.Tool{a, b}))
+	assert.False(t, g.SetTools([]wire.Tool{b, a}), "the same set in another order")
 	b.Description = "now described"
-	assert.True(t, g.SetTools([]GatewayTool{a, b}))
+	assert.True(t, g.SetTools([]wire.Tool{a, b}))
 	assert.Len(t, g.srv.ListTools(), 2)
 }
 
@@ -31,10 +31,10 @@ func TestGatewaySetToolsOnlyOnChange(t *testing.T) {
 // SetTools panicked and took the gateway down.
 func TestGatewayLeavesOutWhatMCPGoRefuses(t *testing.T) {
 	g := NewGateway(GatewayOptions{Name: "t", Version: "0", Logger: logr.Discard(),
-		Call: func(context.Context, GatewayCall) (GatewayResult, error) { return GatewayResult{}, nil }})
-	bad := GatewayTool{Name: "s__bad", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"object","x-mcp-header":"X-A"}}}`)}
-	good := GatewayTool{Name: "s__good"}
-	assert.NotPanics(t, func() { g.SetTools([]GatewayTool{bad, good}) })
+		Call: func(context.Context, GatewayCall) (wire.CallResult, error) { return wire.CallResult{}, nil }})
+	bad := wire.Tool{Name: "s__bad", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"object","x-mcp-header":"X-A"}}}`)}
+	good := wire.Tool{Name: "s__good"}
+	assert.NotPanics(t, func() { g.SetTools([]wire.Tool{bad, good}) })
 	tools := g.srv.ListTools()
 	assert.Contains(t, tools, "s__good")
 	assert.NotContains(t, tools, "s__bad")
@@ -72,7 +72,7 @@ func (s countingSession) drain(method string) int {
 // same lists again sends none.
 func TestGatewayResourceChangeNotifiesOnce(t *testing.T) {
 	g := NewGateway(GatewayOptions{Name: "t", Version: "0", Logger: logr.Discard(),
-		Call: func(context.Context, GatewayCall) (GatewayResult, error) { return GatewayResult{}, nil }})
+		Call: func(context.Context, GatewayCall) (wire.CallResult, error) { return wire.CallResult{}, nil }})
 	s := countingSession{ch: make(chan mcpgo.JSONRPCNotification, 16)}
 	require.NoError(t, g.srv.RegisterSession(t.Context(), s))
 	const changed = string(mcpgo.MethodNotificationResourcesListChanged)
@@ -99,16 +99,16 @@ func TestGatewayResourceChangeNotifiesOnce(t *testing.T) {
 // mcp-go's lists the gateway's fields (and what decodes of the rest).
 func TestGatewayListsTheServersObjects(t *testing.T) {
 	g := NewGateway(GatewayOptions{Name: "t", Version: "0", Logger: logr.Discard(),
-		Call: func(context.Context, GatewayCall) (GatewayResult, error) { return GatewayResult{}, nil }})
+		Call: func(context.Context, GatewayCall) (wire.CallResult, error) { return wire.CallResult{}, nil }})
 	const icons = `[{"src":"https://x/a.png","mimeType":"image/png"}]`
 	const meta = `{"anthropic/maxResultSizeChars":500000,"example.com/n":12345678901234567}`
 	out := `{"type":"object","$defs":{"x":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/x"}}}`
 	raw := func(icon string) json.RawMessage {
 		return json.RawMessage(`{"name":"own","inputSchema":{"$ref":"#/x"},"outputSchema":` + out + `,"icons":` + icon + `,"_meta":` + meta + `}`)
 	}
-	tool := GatewayTool{Name: "s__own", Title: "T", InputSchema: json.RawMessage(`{"type":"object"}`), Raw: raw(icons)}
-	assert.True(t, g.SetTools([]GatewayTool{tool}))
-	assert.False(t, g.SetTools([]GatewayTool{tool}), "the same object")
+	tool := wire.Tool{Name: "s__own", Title: "T", InputSchema: json.RawMessage(`{"type":"object"}`), Raw: raw(icons)}
+	assert.True(t, g.SetTools([]wire.Tool{tool}))
+	assert.False(t, g.SetTools([]wire.Tool{tool}), "the same object")
 	got, err := json.Marshal(g.srv.GetTool("s__own").Tool)
 	require.NoError(t, err)
 	var f map[string]json.RawMessage
@@ -119,11 +119,11 @@ func TestGatewayListsTheServersObjects(t *testing.T) {
 	assert.JSONEq(t, icons, string(f["icons"]))
 	assert.JSONEq(t, meta, string(f["_meta"]))
 	tool.Raw = raw(`[{"src":"https://x/b.png"}]`)
-	assert.True(t, g.SetTools([]GatewayTool{tool}), "a changed icon")
+	assert.True(t, g.SetTools([]wire.Tool{tool}), "a changed icon")
 
 	// A schema mcp-go's type cannot hold: the rest is still listed.
 	tool.Raw = json.RawMessage(`{"name":"own","inputSchema":{"type":"object","properties":[]},"icons":` + icons + `,"_meta":` + meta + `}`)
-	assert.True(t, g.SetTools([]GatewayTool{tool}))
+	assert.True(t, g.SetTools([]wire.Tool{tool}))
 	got, err = json.Marshal(g.srv.GetTool("s__own").Tool)
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(got, &f))

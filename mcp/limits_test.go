@@ -85,11 +85,11 @@ func TestStdoutLineOverLimitWhileRunning(t *testing.T) {
 	s := connect(t, localServer("flood", "--stdout-flood-no-newline", "call", "--flood-bytes", strconv.Itoa(floodBytes)))
 	ctx, cancel := context.WithTimeout(context.Background(), signalWait)
 	defer cancel()
-	_, err := s.CallTool(ctx, "echo", json.RawMessage(`{"text":"hi"}`))
+	_, err := s.CallTool(ctx, "echo", json.RawMessage(`{"text":"hi"}`), nil)
 	requireLimit(t, err, "flood", "", "maxMessageBytes")
 	waitClosed(t, s.Done(), "Done after the flood")
 	requireLimit(t, s.Err(), "flood", "", "maxMessageBytes")
-	_, err = s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"again"}`))
+	_, err = s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"again"}`), nil)
 	require.ErrorIs(t, err, ErrClosed)
 	require.ErrorIs(t, err, ErrLimit)
 }
@@ -220,7 +220,7 @@ func TestRemoteSSELineOverLimit(t *testing.T) {
 	var err error
 	alloc := allocatedDuring(func() {
 		// The call's answer races with the flood it sets off.
-		_, err = s.CallTool(ctx, "echo", json.RawMessage(`{"text":"hi"}`))
+		_, err = s.CallTool(ctx, "echo", json.RawMessage(`{"text":"hi"}`), nil)
 		waitClosed(t, s.Done(), "Done after the flood")
 	})
 	if err != nil {

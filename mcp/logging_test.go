@@ -28,7 +28,7 @@ func waitMessages(t *testing.T, s *Session, n int) []LogLine {
 
 func callOK(t *testing.T, s *Session, tool, args string) string {
 	t.Helper()
-	res, err := s.CallTool(context.Background(), tool, json.RawMessage(args))
+	res, err := s.CallTool(context.Background(), tool, json.RawMessage(args), nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError, "%s: %s", tool, res.Content)
 	return textOf(t, res)

@@ -66,10 +66,10 @@ func waitEnded(t *testing.T, s *Session) {
 
 func echo(t *testing.T, s *Session) error {
 	t.Helper()
-	res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"hi"}`))
+	res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"hi"}`), nil)
 	if err == nil {
 		require.Len(t, res.Content, 1)
-		assert.JSONEq(t, `{"type":"text","text":"echo: hi"}`, string(res.Content[0]))
+		assert.JSONEq(t, `{"type":"text","text":"echo: hi"}`, string(blockOf(t, res.Content[0])))
 	}
 	return err
 }

@@ -52,7 +52,7 @@ func TestSessionsReleaseFileDescriptors(t *testing.T) {
 		s, err := Connect(context.Background(), localServer("fds", "--crash-after", "1"), Options{})
 		require.NoError(t, err)
 		if i%2 == 0 {
-			_, err = s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"x"}`))
+			_, err = s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"x"}`), nil)
 			require.ErrorIs(t, err, ErrTransport)
 			waitClosed(t, s.Done(), "Done after crash")
 		}

@@ -43,11 +43,11 @@ func TestModernServerSpokenModern(t *testing.T) {
 			s := connect(t, srv)
 			require.Equal(t, ModernProtocolVersion, s.Protocol())
 			require.Len(t, s.Tools(), len(fixedTools))
-			res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"stateless"}`))
+			res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"stateless"}`), nil)
 			require.NoError(t, err)
 			require.Equal(t, "stateless", textOf(t, res))
 
-			_, err = s.CallTool(context.Background(), "add_tool", json.RawMessage(`{"name":"later"}`))
+			_, err = s.CallTool(context.Background(), "add_tool", json.RawMessage(`{"name":"later"}`), nil)
 			require.NoError(t, err)
 			waitClosed(t, s.ToolsChanged(), "ToolsChanged on 2026-07-28")
 			_, ok := findTool(s.Tools(), "mcp__modern__later")
@@ -87,7 +87,7 @@ func TestLegacyServersSpokenLegacy(t *testing.T) {
 			srv.Protocol = ProtocolAuto
 			s := connect(t, srv)
 			require.Equal(t, ProtocolVersion, s.Protocol())
-			res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"handshake"}`))
+			res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"handshake"}`), nil)
 			require.NoError(t, err)
 			require.Equal(t, "handshake", textOf(t, res))
 		})

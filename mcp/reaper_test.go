@@ -58,7 +58,7 @@ func failure(t *testing.T, srv Spec, opts Options, call bool) error {
 	}
 	require.NoError(t, err)
 	defer s.Close()
-	_, err = s.CallTool(context.Background(), "crash", json.RawMessage(`{}`))
+	_, err = s.CallTool(context.Background(), "crash", json.RawMessage(`{}`), nil)
 	require.ErrorIs(t, err, ErrTransport)
 	waitClosed(t, s.Done(), "Done after crash")
 	return s.Err()
@@ -177,7 +177,7 @@ func TestReaperKillsWhatTheServerLeft(t *testing.T) {
 				require.NoError(t, s.Close())
 				assert.Less(t, time.Since(start), stdinGrace+termGrace, "Close waits for no grace period")
 			case "crash":
-				_, err := s.CallTool(context.Background(), "crash", json.RawMessage(`{}`))
+				_, err := s.CallTool(context.Background(), "crash", json.RawMessage(`{}`), nil)
 				require.ErrorIs(t, err, ErrTransport)
 			case "SIGKILL":
 				require.NoError(t, syscall.Kill(s.PID(), syscall.SIGKILL))
@@ -199,7 +199,7 @@ func TestReaperReleasesFileDescriptors(t *testing.T) {
 		s, err := Connect(context.Background(), localServer("fds", "--crash-after", "1"), reaperOptions(t))
 		require.NoError(t, err)
 		if i%2 == 0 {
-			_, err = s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"x"}`))
+			_, err = s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"x"}`), nil)
 			require.ErrorIs(t, err, ErrTransport)
 			waitClosed(t, s.Done(), "Done after crash")
 		}

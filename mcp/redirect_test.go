@@ -185,7 +185,7 @@ func TestRemoteSameOriginRedirectFollowed(t *testing.T) {
 			t.Cleanup(front.Close)
 
 			s := connect(t, withCredentials(remoteServer("slash", front.URL+"/mcp", TransportStreamableHTTP)))
-			res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"after a redirect"}`))
+			res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"after a redirect"}`), nil)
 			require.NoError(t, err)
 			require.Equal(t, "after a redirect", textOf(t, res))
 			require.Contains(t, got.requests(), "POST /mcp/ "+apiKey+" "+bearer)
@@ -224,7 +224,7 @@ func TestRemoteRedirectEndsSession(t *testing.T) {
 				t.Cleanup(func() { require.NoError(t, s.Close()) })
 				if name == "call" {
 					moved.Store(true)
-					_, err = s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"x"}`))
+					_, err = s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"x"}`), nil)
 					requireRedirectError(t, err, false, other.URL+"/mcp")
 				}
 				select {

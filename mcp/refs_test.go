@@ -57,14 +57,14 @@ func TestToolsWithRefsNotFollowed(t *testing.T) {
 	require.ErrorContains(t, tool.Validator.Validate(json.RawMessage(`{"name":"a","extra":1}`)), "/extra: got number, want object")
 
 	args := json.RawMessage(`{"name":"a","config":{"mode":"fast"}}`)
-	res, err := s.CallTool(context.Background(), "tool_000", args)
+	res, err := s.CallTool(context.Background(), "tool_000", args, nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError)
 	require.Contains(t, textOf(t, res), "tool_000 ok:")
 
 	// A re-list (tools/list_changed) brings the same warnings back: none is
 	// logged again.
-	_, err = s.CallTool(context.Background(), "add_tool", json.RawMessage(`{"name":"extra_tool"}`))
+	_, err = s.CallTool(context.Background(), "add_tool", json.RawMessage(`{"name":"extra_tool"}`), nil)
 	require.NoError(t, err)
 	waitClosed(t, s.ToolsChanged(), "ToolsChanged after add_tool")
 	_, ok = findTool(s.Tools(), "mcp__ext__extra_tool")

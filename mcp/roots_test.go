@@ -20,7 +20,7 @@ func TestRoots(t *testing.T) {
 	srv := localServer("rooted", "--client-requests")
 	srv.Roots = []string{dir, filepath.Join(dir, "sub dir")}
 	s := connect(t, srv)
-	res, err := s.CallTool(context.Background(), "roots", json.RawMessage(`{}`))
+	res, err := s.CallTool(context.Background(), "roots", json.RawMessage(`{}`), nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError, textOf(t, res))
 	var got struct {
@@ -33,7 +33,7 @@ func TestRoots(t *testing.T) {
 	}, got.Roots)
 
 	s = connect(t, localServer("rootless", "--client-requests"))
-	res, err = s.CallTool(context.Background(), "roots", json.RawMessage(`{}`))
+	res, err = s.CallTool(context.Background(), "roots", json.RawMessage(`{}`), nil)
 	require.NoError(t, err)
 	require.True(t, res.IsError, "no roots listed, none given: %s", textOf(t, res))
 }
@@ -46,7 +46,7 @@ func TestFilesystemServerTakesRoots(t *testing.T) {
 	srv.Roots = []string{rootDir}
 	s := connect(t, srv)
 	allowed := func() string {
-		res, err := s.CallTool(context.Background(), "list_allowed_directories", json.RawMessage(`{}`))
+		res, err := s.CallTool(context.Background(), "list_allowed_directories", json.RawMessage(`{}`), nil)
 		require.NoError(t, err)
 		return textOf(t, res)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/freecode/freecode/wire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,7 +23,7 @@ func TestSamplingRefusedOverEveryTransport(t *testing.T) {
 				srv = remoteServer("asker", u, TransportAuto)
 			}
 			s := connect(t, srv)
-			res, err := s.CallTool(context.Background(), "sample", json.RawMessage(`{}`))
+			res, err := s.CallTool(context.Background(), "sample", json.RawMessage(`{}`), nil)
 			require.NoError(t, err)
 			require.True(t, res.IsError)
 			require.Contains(t, textOf(t, res), samplingRefusal)
@@ -31,11 +32,11 @@ func TestSamplingRefusedOverEveryTransport(t *testing.T) {
 	}
 }
 
-func callEcho(t *testing.T, s *Session, text string) *CallResult {
+func callEcho(t *testing.T, s *Session, text string) *wire.CallResult {
 	t.Helper()
 	b, err := json.Marshal(map[string]string{"text": text})
 	require.NoError(t, err)
-	res, err := s.CallTool(context.Background(), "echo", b)
+	res, err := s.CallTool(context.Background(), "echo", b, nil)
 	require.NoError(t, err)
 	return res
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/internal/testutil"
+	"github.com/freecode/freecode/wire"
 )
 
 // signalWait bounds waits for signals that should arrive within
@@ -59,13 +60,21 @@ func findTool(tools []Tool, id string) (Tool, bool) {
 	return tools[i], true
 }
 
-func textOf(t *testing.T, res *CallResult) string {
+func textOf(t *testing.T, res *wire.CallResult) string {
 	t.Helper()
 	require.NotEmpty(t, res.Content)
 	var tc struct{ Type, Text string }
-	require.NoError(t, json.Unmarshal(res.Content[0], &tc))
-	require.Equal(t, "text", tc.Type, "first content is %s", res.Content[0])
+	require.NoError(t, json.Unmarshal(blockOf(t, res.Content[0]), &tc))
+	require.Equal(t, "text", tc.Type, "first content is %s", blockOf(t, res.Content[0]))
 	return tc.Text
+}
+
+// blockOf is c as the server sent it (its JSON block).
+func blockOf(t *testing.T, c wire.Content) json.RawMessage {
+	t.Helper()
+	b, err := c.Block()
+	require.NoError(t, err)
+	return b
 }
 
 // requireDeclared checks the session's converted tools against what the
@@ -124,22 +133,22 @@ func TestLocalToolsAndCalls(t *testing.T) {
 	require.False(t, readOnly["mcp__ts__note"])
 
 	ctx := context.Background()
-	res, err := s.CallTool(ctx, "echo", json.RawMessage(`{"text":"hi there"}`))
+	res, err := s.CallTool(ctx, "echo", json.RawMessage(`{"text":"hi there"}`), nil)
 	require.NoError(t, err)
 	require.Equal(t, "hi there", textOf(t, res))
 
-	res, err = s.CallTool(ctx, "fail", json.RawMessage(`{"message":"nope"}`))
+	res, err = s.CallTool(ctx, "fail", json.RawMessage(`{"message":"nope"}`), nil)
 	require.NoError(t, err, "a tool reporting failure is a result, not an error")
 	require.True(t, res.IsError)
 
-	_, err = s.CallTool(ctx, "no_such_tool", nil)
+	_, err = s.CallTool(ctx, "no_such_tool", nil, nil)
 	require.Error(t, err)
 	require.NotErrorIs(t, err, ErrTransport, "the server answered")
 
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close(), "Close is idempotent")
 	require.NoError(t, s.Err(), "a clean Close leaves Err nil")
-	_, err = s.CallTool(ctx, "echo", json.RawMessage(`{"text":"x"}`))
+	_, err = s.CallTool(ctx, "echo", json.RawMessage(`{"text":"x"}`), nil)
 	require.ErrorIs(t, err, ErrClosed)
 }
 
@@ -170,7 +179,7 @@ func TestPaging(t *testing.T) {
 
 func TestListChangedAfterAddTool(t *testing.T) {
 	s := connect(t, localServer("ts"))
-	_, err := s.CallTool(context.Background(), "add_tool", json.RawMessage(`{"name":"extra"}`))
+	_, err := s.CallTool(context.Background(), "add_tool", json.RawMessage(`{"name":"extra"}`), nil)
 	require.NoError(t, err)
 	waitClosed(t, s.ToolsChanged(), "ToolsChanged after add_tool")
 	_, ok := findTool(s.Tools(), "mcp__ts__extra")
@@ -209,7 +218,7 @@ func TestSpawnFailure(t *testing.T) {
 
 func TestCrashMidCall(t *testing.T) {
 	s := connect(t, localServer("crashy", "--crash-after", "1"))
-	_, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"x"}`))
+	_, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"x"}`), nil)
 	require.Error(t, err)
 	t.Log(err)
 	require.ErrorIs(t, err, ErrTransport)
@@ -219,7 +228,7 @@ func TestCrashMidCall(t *testing.T) {
 	require.Equal(t, 3, exitErr.ExitCode())
 	require.Contains(t, s.Err().Error(), `server "crashy" exited with status 3`)
 
-	_, err = s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"x"}`))
+	_, err = s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"x"}`), nil)
 	require.ErrorIs(t, err, ErrClosed)
 	require.ErrorIs(t, err, ErrTransport)
 }
@@ -312,7 +321,7 @@ func TestHangAtInitializeCanceledByCaller(t *testing.T) {
 // Non-JSON lines on stdout are skipped; the server still works.
 func TestGarbageStdoutTolerated(t *testing.T) {
 	s := connect(t, localServer("noisy", "--garbage-stdout"))
-	res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"still fine"}`))
+	res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"still fine"}`), nil)
 	require.NoError(t, err)
 	require.Equal(t, "still fine", textOf(t, res))
 }
@@ -336,7 +345,7 @@ func TestGrandchildHoldingStdout(t *testing.T) {
 func TestLeaderExitKillsGroup(t *testing.T) {
 	gcFile := filepath.Join(t.TempDir(), "gc")
 	s := connect(t, localServer("gc", "--grandchild", "--grandchild-pid-file", gcFile))
-	_, err := s.CallTool(context.Background(), "crash", nil)
+	_, err := s.CallTool(context.Background(), "crash", nil, nil)
 	require.ErrorIs(t, err, ErrTransport)
 	waitClosed(t, s.Done(), "Done after crash")
 	require.Contains(t, s.Err().Error(), "exited with status 3")
@@ -396,7 +405,7 @@ func testCancel(t *testing.T, s *Session, logFile string) {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() {
-		_, err := s.CallTool(ctx, "sleep", json.RawMessage(`{"ms":60000}`))
+		_, err := s.CallTool(ctx, "sleep", json.RawMessage(`{"ms":60000}`), nil)
 		errc <- err
 	}()
 	require.Eventually(t, func() bool { return hasPhase(callLogLines(t, logFile), "start") }, signalWait, 5*time.Millisecond)
@@ -429,12 +438,12 @@ func TestRemoteStreamableHTTP(t *testing.T) {
 			s := connect(t, remoteServer("web", u, tr))
 			require.Zero(t, s.PID())
 			require.Len(t, s.Tools(), 2+len(fixedTools))
-			res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"over http"}`))
+			res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"over http"}`), nil)
 			require.NoError(t, err)
 			require.Equal(t, "over http", textOf(t, res))
 
 			// list_changed arrives on the standalone GET stream.
-			_, err = s.CallTool(context.Background(), "add_tool", json.RawMessage(`{"name":"extra"}`))
+			_, err = s.CallTool(context.Background(), "add_tool", json.RawMessage(`{"name":"extra"}`), nil)
 			require.NoError(t, err)
 			waitClosed(t, s.ToolsChanged(), "ToolsChanged over HTTP")
 			_, ok := findTool(s.Tools(), "mcp__web__extra")
@@ -516,7 +525,7 @@ func TestRemoteSSE(t *testing.T) {
 		t.Run(string(tr), func(t *testing.T) {
 			s := connect(t, remoteServer("old", u, tr))
 			require.Len(t, s.Tools(), len(fixedTools))
-			res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"over sse"}`))
+			res, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"over sse"}`), nil)
 			require.NoError(t, err)
 			require.Equal(t, "over sse", textOf(t, res))
 		})
@@ -530,7 +539,7 @@ func TestRemoteServerGone(t *testing.T) {
 	waitClosed(t, s.Done(), "Done after the server died")
 	t.Log(s.Err())
 	require.ErrorIs(t, s.Err(), ErrTransport)
-	_, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"x"}`))
+	_, err := s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"x"}`), nil)
 	require.ErrorIs(t, err, ErrClosed)
 }
 

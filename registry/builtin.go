@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"unicode/utf8"
+
+	"github.com/freecode/freecode/wire"
 )
 
 // Limits of the read tool.
@@ -195,7 +197,7 @@ func (f fileTools) rel(p string) (string, error) {
 // open decodes raw into args and opens the workspace with the tool's path
 // (path, read after decoding) resolved in it. A failure the model should
 // see comes back as fail; err is for failures of the call itself.
-func (f fileTools) open(ctx context.Context, tool string, raw json.RawMessage, args any, path func() string) (root *os.Root, name string, fail *Result, err error) {
+func (f fileTools) open(ctx context.Context, tool string, raw json.RawMessage, args any, path func() string) (root *os.Root, name string, fail *wire.CallResult, err error) {
 	if err := json.Unmarshal(raw, args); err != nil {
 		return nil, "", nil, fmt.Errorf("%s: decode arguments: %w", tool, err)
 	}
@@ -206,7 +208,7 @@ func (f fileTools) open(ctx context.Context, tool string, raw json.RawMessage, a
 		if name, ok := f.inOutputs(path()); ok {
 			root, err = os.OpenRoot(f.outputs)
 			if err != nil {
-				r := ErrorResult(fmt.Sprintf("outputs directory %s cannot be opened: %v", f.outputs, err))
+				r := wire.ErrorResult(fmt.Sprintf("outputs directory %s cannot be opened: %v", f.outputs, err))
 				return nil, "", &r, nil
 			}
 			return root, name, nil, nil
@@ -214,18 +216,18 @@ func (f fileTools) open(ctx context.Context, tool string, raw json.RawMessage, a
 	}
 	name, err = f.rel(path())
 	if err != nil {
-		r := ErrorResult(err.Error())
+		r := wire.ErrorResult(err.Error())
 		return nil, "", &r, nil
 	}
 	root, err = os.OpenRoot(f.root)
 	if err != nil {
-		r := ErrorResult(fmt.Sprintf("workspace %s cannot be opened: %v", f.root, err))
+		r := wire.ErrorResult(fmt.Sprintf("workspace %s cannot be opened: %v", f.root, err))
 		return nil, "", &r, nil
 	}
 	return root, name, nil, nil
 }
 
-func (f fileTools) read(ctx context.Context, raw json.RawMessage) (Result, error) {
+func (f fileTools) read(ctx context.Context, raw json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 	var a readArgs
 	root, name, fail, err := f.open(ctx, "read", raw, &a, func() string { return a.Path })
 	if fail != nil || err != nil {
@@ -234,7 +236,7 @@ func (f fileTools) read(ctx context.Context, raw json.RawMessage) (Result, error
 	defer root.Close()
 	file, err := root.Open(name)
 	if err != nil {
-		return ErrorResult(fmt.Sprintf("cannot read %s: %v", a.Path, err)), nil
+		return wire.ErrorResult(fmt.Sprintf("cannot read %s: %v", a.Path, err)), nil
 	}
 	defer file.Close()
 	_, fromOutputs := f.inOutputs(a.Path)
@@ -244,16 +246,16 @@ func (f fileTools) read(ctx context.Context, raw json.RawMessage) (Result, error
 		// name per file. A hard link planted there may be another name of
 		// a protected file (the config and its provider keys).
 		if n := links(file); n > 1 {
-			return ErrorResult(fmt.Sprintf("refusing to read %s: it has %d names (hard links), and the files FreeCode keeps in %s have one; "+
+			return wire.ErrorResult(fmt.Sprintf("refusing to read %s: it has %d names (hard links), and the files FreeCode keeps in %s have one; "+
 				"it may be another name of a protected file", a.Path, n, f.outputs)), nil
 		}
 	case !Approved(ctx):
 		if what := f.protectedOpen(file); what != "" {
-			return ErrorResult(fmt.Sprintf("refusing to read %s without approval: it is %s", a.Path, what)), nil
+			return wire.ErrorResult(fmt.Sprintf("refusing to read %s without approval: it is %s", a.Path, what)), nil
 		}
 	}
 	if st, err := file.Stat(); err == nil && st.IsDir() {
-		return ErrorResult(fmt.Sprintf("%s is a directory", a.Path)), nil
+		return wire.ErrorResult(fmt.Sprintf("%s is a directory", a.Path)), nil
 	}
 	offset, limit := max(a.Offset, 1), a.Limit
 	if limit <= 0 {
@@ -280,14 +282,14 @@ func (f fileTools) read(ctx context.Context, raw json.RawMessage) (Result, error
 		out.WriteByte('\n')
 		returned++
 		if returned%1024 == 0 && ctx.Err() != nil {
-			return Result{}, ctx.Err()
+			return wire.CallResult{}, ctx.Err()
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return ErrorResult(fmt.Sprintf("cannot read %s: %v", a.Path, err)), nil
+		return wire.ErrorResult(fmt.Sprintf("cannot read %s: %v", a.Path, err)), nil
 	}
 	if !utf8.Valid(out.Bytes()) {
-		return ErrorResult(fmt.Sprintf("%s is not a text file", a.Path)), nil
+		return wire.ErrorResult(fmt.Sprintf("%s is not a text file", a.Path)), nil
 	}
 	text := out.String()
 	switch {
@@ -296,10 +298,10 @@ func (f fileTools) read(ctx context.Context, raw json.RawMessage) (Result, error
 	case truncated:
 		text += fmt.Sprintf("(output truncated after line %d; continue with offset %d)\n", offset+returned-1, offset+returned)
 	}
-	return TextResult(text), nil
+	return wire.TextResult(text), nil
 }
 
-func (f fileTools) write(ctx context.Context, raw json.RawMessage) (Result, error) {
+func (f fileTools) write(ctx context.Context, raw json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 	var a writeArgs
 	root, name, fail, err := f.open(ctx, "write", raw, &a, func() string { return a.Path })
 	if fail != nil || err != nil {
@@ -308,23 +310,23 @@ func (f fileTools) write(ctx context.Context, raw json.RawMessage) (Result, erro
 	defer root.Close()
 	if dir := filepath.Dir(name); dir != "." {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return ErrorResult(fmt.Sprintf("cannot create directory for %s: %v", a.Path, err)), nil
+			return wire.ErrorResult(fmt.Sprintf("cannot create directory for %s: %v", a.Path, err)), nil
 		}
 	}
 	if !Approved(ctx) {
 		if what := f.protectedName(name); what != "" {
-			return ErrorResult(fmt.Sprintf("refusing to write %s without approval: it is %s", a.Path, what)), nil
+			return wire.ErrorResult(fmt.Sprintf("refusing to write %s without approval: it is %s", a.Path, what)), nil
 		}
 	}
 	if err := root.WriteFile(name, []byte(a.Content), 0o644); err != nil {
-		return ErrorResult(fmt.Sprintf("cannot write %s: %v", a.Path, err)), nil
+		return wire.ErrorResult(fmt.Sprintf("cannot write %s: %v", a.Path, err)), nil
 	}
-	return TextResult(fmt.Sprintf("wrote %d bytes to %s", len(a.Content), a.Path)), nil
+	return wire.TextResult(fmt.Sprintf("wrote %d bytes to %s", len(a.Content), a.Path)), nil
 }
 
-func deref(r *Result) Result {
+func deref(r *wire.CallResult) wire.CallResult {
 	if r == nil {
-		return Result{}
+		return wire.CallResult{}
 	}
 	return *r
 }

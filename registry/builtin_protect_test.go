@@ -94,13 +94,13 @@ func TestBuiltinsRecheckWhatTheyOpen(t *testing.T) {
 
 	require.NoError(t, os.Remove(link))
 	require.NoError(t, os.Symlink(".freecode/config.json", link))
-	res, err := read.Call(testCtx(t), args)
+	res, err := read.Call(testCtx(t), args, nil)
 	require.NoError(t, err)
 	require.True(t, res.IsError)
 	require.Contains(t, res.Text(), "refusing to read link without approval: it is inside FreeCode's home")
 	require.NotContains(t, res.Text(), "sk-secret")
 
-	res, err = write.Call(testCtx(t), json.RawMessage(`{"path":"link","content":"{}"}`))
+	res, err = write.Call(testCtx(t), json.RawMessage(`{"path":"link","content":"{}"}`), nil)
 	require.NoError(t, err)
 	require.Contains(t, res.Text(), "refusing to write link without approval")
 	b, err := os.ReadFile(filepath.Join(home, "config.json"))
@@ -108,7 +108,7 @@ func TestBuiltinsRecheckWhatTheyOpen(t *testing.T) {
 	require.Contains(t, string(b), "sk-secret")
 
 	// With the approval in its context the same call reads.
-	res, err = read.Call(registry.WithApproval(testCtx(t)), args)
+	res, err = read.Call(registry.WithApproval(testCtx(t)), args, nil)
 	require.NoError(t, err)
 	require.Contains(t, res.Text(), "sk-secret")
 }

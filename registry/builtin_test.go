@@ -73,7 +73,7 @@ func TestBuiltinSymlinkEscape(t *testing.T) {
 	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "link")))
 	tools, err := registry.Builtins(registry.BuiltinOptions{Root: dir})
 	require.NoError(t, err)
-	res, err := tools[0].Call(testCtx(t), json.RawMessage(`{"path":"link/secret"}`))
+	res, err := tools[0].Call(testCtx(t), json.RawMessage(`{"path":"link/secret"}`), nil)
 	require.NoError(t, err)
 	require.True(t, res.IsError)
 	require.False(t, strings.Contains(res.Text(), "s\n"))

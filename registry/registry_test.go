@@ -8,9 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/registry/event"
+	"github.com/freecode/freecode/wire"
 )
 
-func nopCall(context.Context, json.RawMessage) (Result, error) { return TextResult("ok"), nil }
+func nopCall(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
+	return wire.TextResult("ok"), nil
+}
 
 func tool(id, desc, schema string) Tool {
 	t := Tool{ID: id, Description: desc, Call: nopCall}
@@ -52,7 +55,9 @@ func TestRegistryChangedSemantics(t *testing.T) {
 		tool("mcp__s__a", "A", `{ "type" : "object" }`),
 		tool("mcp__s__b", "B", `{"properties":{"x":{"type":"string"}},"type":"object"}`),
 	}
-	same[0].Call = func(context.Context, json.RawMessage) (Result, error) { return Result{}, nil }
+	same[0].Call = func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
+		return wire.CallResult{}, nil
+	}
 	gen := r.Generation()
 	changed, err = r.ReplaceSource("s", same)
 	require.NoError(t, err)

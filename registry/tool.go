@@ -16,7 +16,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 
 	"github.com/freecode/freecode/wire"
 )
@@ -33,33 +32,6 @@ type approvedKey struct{}
 func Approved(ctx context.Context) bool {
 	ok, _ := ctx.Value(approvedKey{}).(bool)
 	return ok
-}
-
-// Progress is how far a call in flight got, as the tool reports it.
-type Progress struct {
-	// Progress grows with every report; Total is what it counts up to (0:
-	// unknown).
-	Progress float64
-	Total    float64
-	// Message says what the call is doing, as the tool (a server) wrote
-	// it: show it neutralized.
-	Message string
-}
-
-type progressKey struct{}
-
-// WithProgress returns a context whose calls report their progress to fn,
-// if their tool can (an MCP tool asks its server for progress notices).
-// fn is called in the order the reports came; it must not block, since
-// it may run on the goroutine that reads the server's messages.
-func WithProgress(ctx context.Context, fn func(Progress)) context.Context {
-	return context.WithValue(ctx, progressKey{}, fn)
-}
-
-// ProgressFrom returns the function WithProgress gave ctx, or nil.
-func ProgressFrom(ctx context.Context) func(Progress) {
-	fn, _ := ctx.Value(progressKey{}).(func(Progress))
-	return fn
 }
 
 // WithApproval returns ctx marked as the context of an approved call
@@ -128,60 +100,12 @@ type Tool struct {
 	// concurrent use.
 	Sensitive func(args json.RawMessage) (reason string)
 	// Call runs the tool. It must honour ctx (cancellation and deadline).
-	// A tool-level failure is a Result with IsError; a non-nil error means
+	// A tool-level failure is a result with IsError; a non-nil error means
 	// the call could not be completed (wrap ErrTransport for transport
-	// failures).
-	Call func(ctx context.Context, args json.RawMessage) (Result, error)
-}
-
-// Content is one piece of a tool's output, modelled on MCP content blocks.
-type Content struct {
-	// Type is the block's type: wire.ContentText, ContentImage,
-	// ContentAudio, ContentResource, ContentResourceLink, or another the
-	// source sent (its block is then in Raw).
-	Type string `json:"type"`
-	// Text holds text content, or the text of an embedded text resource.
-	Text string `json:"text,omitempty"`
-	// Data holds base64 data for image/audio content and blob resources.
-	Data     string `json:"data,omitempty"`
-	MimeType string `json:"mimeType,omitempty"`
-	// URI names the resource for resource and resource_link content.
-	URI string `json:"uri,omitempty"`
-	// Raw is the source's block verbatim, for anything the fields above
-	// do not carry (annotations, _meta, unknown types).
-	Raw json.RawMessage `json:"raw,omitempty"`
-}
-
-// Result is a provider-neutral tool outcome.
-type Result struct {
-	Content []Content `json:"content"`
-	// IsError says the tool ran and reports a failure the model should see.
-	IsError bool `json:"isError,omitempty"`
-	// Structured is the tool's structured output, if any.
-	Structured json.RawMessage `json:"structuredContent,omitempty"`
-	// Meta is the result's _meta object as the source sent it (an MCP
-	// tools/call result's), nil if none. It is passed on, never shown to
-	// a model.
-	Meta json.RawMessage `json:"_meta,omitempty"`
-}
-
-// TextResult returns a successful result with one text block.
-func TextResult(text string) Result {
-	return Result{Content: []Content{{Type: wire.ContentText, Text: text}}}
-}
-
-// ErrorResult returns an IsError result with one text block.
-func ErrorResult(text string) Result {
-	return Result{Content: []Content{{Type: wire.ContentText, Text: text}}, IsError: true}
-}
-
-// Text returns the concatenated text blocks of r, separated by newlines.
-func (r Result) Text() string {
-	var parts []string
-	for _, c := range r.Content {
-		if c.Type == wire.ContentText {
-			parts = append(parts, c.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
+	// failures). progress, when not nil, is given the call's progress
+	// reports if the tool can make them (an MCP tool asks its server for
+	// progress notices), in the order they came; it must not block, since
+	// it may run on the goroutine that reads a server's messages, and is
+	// not called once Call has returned.
+	Call func(ctx context.Context, args json.RawMessage, progress func(wire.Progress)) (wire.CallResult, error)
 }

@@ -212,6 +212,9 @@ func stringEnd(b []byte, i int) int {
 
 // valueEnd is the index just past the value that starts at b[i].
 func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return len(b)
+	}
 	switch b[i] {
 	case '"':
 		return stringEnd(b, i)

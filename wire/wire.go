@@ -248,11 +248,9 @@ func (PhaseChanged) Kind() string { return KindPhaseChanged }
 // not see every one. Message is the server's text, for display once
 // neutralized.
 type CallProgress struct {
-	CallID   string  `json:"callId"`
-	Tool     string  `json:"tool"`
-	Progress float64 `json:"progress"`
-	Total    float64 `json:"total,omitempty"`
-	Message  string  `json:"message,omitempty"`
+	CallID string `json:"callId"`
+	Tool   string `json:"tool"`
+	Progress
 }
 
 // Kind is the event's name on the wire (and implements event.Event).

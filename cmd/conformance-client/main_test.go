@@ -14,8 +14,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/freecode/freecode/internal/testauth"
-	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/mcp/auth"
+	"github.com/freecode/freecode/wire"
 )
 
 func TestMain(m *testing.M) {
@@ -38,7 +38,7 @@ func TestCheckResult(t *testing.T) {
 	call := toolCall{Tool: "add_numbers", WantText: "is 8"}
 	tests := []struct {
 		name    string
-		res     *mcp.CallResult
+		res     *wire.CallResult
 		wantErr string
 	}{
 		{"expected text", wireResult(t, mcpgo.NewToolResultText("The sum of 5 and 3 is 8")), ""},
@@ -62,12 +62,21 @@ func TestCheckResult(t *testing.T) {
 }
 
 // wireResult is res as a session returns it: its wire form, decoded.
-func wireResult(t *testing.T, res *mcpgo.CallToolResult) *mcp.CallResult {
+func wireResult(t *testing.T, res *mcpgo.CallToolResult) *wire.CallResult {
 	b, err := json.Marshal(res)
 	require.NoError(t, err)
-	var out mcp.CallResult
-	require.NoError(t, json.Unmarshal(b, &out))
-	return &out
+	var w struct {
+		Content []json.RawMessage `json:"content"`
+		IsError bool              `json:"isError"`
+	}
+	require.NoError(t, json.Unmarshal(b, &w))
+	out := &wire.CallResult{IsError: w.IsError}
+	for _, block := range w.Content {
+		c, err := wire.DecodeContent(block)
+		require.NoError(t, err)
+		out.Content = append(out.Content, c)
+	}
+	return out
 }
 
 // startServer serves an in-process MCP server over streamable HTTP that

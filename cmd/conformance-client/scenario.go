@@ -12,11 +12,11 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/freecode/freecode/bridge"
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/mcp/auth"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // scenario is what the client does for one of the suite's client scenarios.
@@ -227,7 +227,7 @@ func acceptDefaults(_ context.Context, e *mcp.Elicitation) (mcp.ElicitResult, er
 
 // caller is the part of *mcp.Session a tool call needs.
 type caller interface {
-	CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallResult, error)
+	CallTool(ctx context.Context, name string, args json.RawMessage, progress func(wire.Progress)) (*wire.CallResult, error)
 }
 
 // callTool checks that the server listed call.Tool, validates the arguments
@@ -249,7 +249,7 @@ func callTool(ctx context.Context, sess caller, tools []mcp.Tool, call toolCall,
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := sess.CallTool(cctx, call.Tool, call.Args)
+	res, err := sess.CallTool(cctx, call.Tool, call.Args, nil)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Errorf("tools/call %q: no result within %s: %w", call.Tool, timeout, err)
@@ -260,17 +260,13 @@ func callTool(ctx context.Context, sess caller, tools []mcp.Tool, call toolCall,
 }
 
 // checkResult reports whether res is the successful result call expects,
-// reading its text as FreeCode does (bridge.Result).
-func checkResult(call toolCall, res *mcp.CallResult) error {
+// reading its text as FreeCode does (wire.CallResult.Text).
+func checkResult(call toolCall, res *wire.CallResult) error {
 	if res == nil {
 		return fmt.Errorf("tools/call %q: empty result", call.Tool)
 	}
-	conv, err := bridge.Result(res)
-	if err != nil {
-		return fmt.Errorf("tools/call %q: %w", call.Tool, err)
-	}
-	text := conv.Text()
-	if conv.IsError {
+	text := res.Text()
+	if res.IsError {
 		return fmt.Errorf("tools/call %q: the tool reported an error: %q", call.Tool, text)
 	}
 	if !strings.Contains(text, call.WantText) {

@@ -203,7 +203,7 @@ func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.S
 		progress.end()
 		return err
 	}
-	out := a.oneShotOrchestrator(reg, cfg, outputs, o).Run(registry.WithProgress(ctx, progress.show), []orchestrator.Call{{ID: "cli", Tool: id, Args: callArgs}})[0]
+	out := a.oneShotOrchestrator(reg, cfg, outputs, o).Run(ctx, []orchestrator.Call{{ID: "cli", Tool: id, Args: callArgs, Progress: progress.show}})[0]
 	progress.end()
 	view := callView(out)
 	view.Via = viaOneShot
@@ -362,14 +362,14 @@ func (a *app) unknownServer(cfg *schema.Config, id string, err error) error {
 type outcomeView struct {
 	Tool string `json:"tool"`
 	// Via says how the call reached the tool: "serve" or "one-shot".
-	Via        string             `json:"via"`
-	IsError    bool               `json:"isError"`
-	Error      string             `json:"error,omitempty"`
-	Content    []registry.Content `json:"content"`
-	Structured json.RawMessage    `json:"structuredContent,omitempty"`
-	Meta       json.RawMessage    `json:"_meta,omitempty"`
-	Attempts   int                `json:"attempts"`
-	DurationMS float64            `json:"durationMs"`
+	Via        string          `json:"via"`
+	IsError    bool            `json:"isError"`
+	Error      string          `json:"error,omitempty"`
+	Content    []wire.Content  `json:"content"`
+	Structured json.RawMessage `json:"structuredContent,omitempty"`
+	Meta       json.RawMessage `json:"_meta,omitempty"`
+	Attempts   int             `json:"attempts"`
+	DurationMS float64         `json:"durationMs"`
 }
 
 func callView(o orchestrator.Outcome) outcomeView {
@@ -379,7 +379,7 @@ func callView(o orchestrator.Outcome) outcomeView {
 		v.Error = o.Err.Error()
 	}
 	if v.Content == nil {
-		v.Content = []registry.Content{}
+		v.Content = []wire.Content{}
 	}
 	return v
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/internal/termtext"
-	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/wire"
 )
 
@@ -130,7 +129,7 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 			case wire.KindCallProgress:
 				var p wire.CallProgress
 				if !approving && !el.asking() && ev.Decode(&p) == nil && p.CallID == callID {
-					progress.show(registry.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+					progress.show(p.Progress)
 				}
 			case wire.KindApprovalRequested:
 				var ap api.Approval
@@ -235,7 +234,7 @@ func (a *app) progressLine() *progressLine {
 }
 
 // show replaces the line with p.
-func (l *progressLine) show(p registry.Progress) {
+func (l *progressLine) show(p wire.Progress) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.w == nil || l.paused > 0 {
@@ -263,7 +262,7 @@ const maxProgressText = 100
 
 // progressText is p as a progress line shows it: "progress 2/3: step 2",
 // the message on one line, neutralized and cut to maxProgressText runes.
-func progressText(p registry.Progress) string {
+func progressText(p wire.Progress) string {
 	text := "progress " + strconv.FormatFloat(p.Progress, 'f', -1, 64)
 	if p.Total > 0 {
 		text += "/" + strconv.FormatFloat(p.Total, 'f', -1, 64)
@@ -298,7 +297,7 @@ func (a *app) serveOutcome(ctx context.Context, r route, id string, resp api.Cal
 	v := outcomeView{Tool: id, Via: viaServe, IsError: resp.Result.IsError, Error: resp.Error, Content: resp.Result.Content,
 		Structured: resp.Result.Structured, Meta: resp.Result.Meta, Attempts: resp.Attempts, DurationMS: float64(resp.DurationMS)}
 	if v.Content == nil {
-		v.Content = []registry.Content{}
+		v.Content = []wire.Content{}
 	}
 	var callErr error
 	if resp.Error != "" {

@@ -158,7 +158,7 @@ func viaGateway(t *testing.T, home, via string) {
 	richTemplate(t, via+" resources/templates/list", asFields(t, tmpl))
 	richPrompt(t, via+" prompts/list", asFields(t, prompt))
 
-	out, err := sess.CallTool(ctx, "rich__rich", nil)
+	out, err := sess.CallTool(ctx, "rich__rich", nil, nil)
 	require.NoError(t, err, via)
 	richResult(t, via+" tools/call", asFields(t, out))
 	contents, err := sess.ReadResource(ctx, "freecode://rich/"+testserver.RichURI)

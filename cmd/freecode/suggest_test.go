@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/freecode/freecode/wire"
 	"github.com/stretchr/testify/require"
-
-	"github.com/freecode/freecode/registry"
 )
 
 // hostileURIs are resource URIs a server may send: each would run a
@@ -54,7 +53,7 @@ func TestResourceLinkSuggestionsArePasteable(t *testing.T) {
 	for _, uri := range hostileURIs {
 		var out bytes.Buffer
 		a := &app{stdout: &out}
-		v := outcomeView{Tool: "mcp__ts__links", Content: []registry.Content{{Type: "resource_link", URI: uri}}}
+		v := outcomeView{Tool: "mcp__ts__links", Content: []wire.Content{{Type: "resource_link", URI: uri}}}
 		require.NoError(t, a.printOutcome(v, "", nil, false))
 		require.Equal(t, []string{"mcp", "read", "ts", uri}, shellWords(t, suggested(t, out.String())), "mcp call: %s", out.String())
 

@@ -20,6 +20,7 @@ import (
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/wire"
 )
 
 // BudgetOptions configure Budget.
@@ -312,7 +313,9 @@ func generatedTools(r *registry.Registry, n int) error {
 		name := fmt.Sprintf("%s_%s_%d", v, o, i)
 		bySource[src] = append(bySource[src], registry.Tool{ID: "mcp__" + src + "__" + name, Name: name, Description: fmt.Sprintf("%s a %s of service %d", v, o, i),
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"},"limit":{"type":"integer"}}}`),
-			Call:        func(context.Context, json.RawMessage) (registry.Result, error) { return registry.Result{}, nil }})
+			Call: func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
+				return wire.CallResult{}, nil
+			}})
 	}
 	for src, tools := range bySource {
 		if _, err := r.ReplaceSource(src, tools); err != nil {

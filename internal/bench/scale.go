@@ -17,6 +17,7 @@ import (
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/event"
+	"github.com/freecode/freecode/wire"
 )
 
 // ScaleOptions configure Scale.
@@ -31,7 +32,7 @@ type ScaleOptions struct {
 // noCalls is the Caller of registered tools: Scale never calls them.
 type noCalls struct{}
 
-func (noCalls) CallTool(context.Context, string, json.RawMessage) (*mcp.CallResult, error) {
+func (noCalls) CallTool(context.Context, string, json.RawMessage, func(wire.Progress)) (*wire.CallResult, error) {
 	return nil, errors.New("not callable in the scale benchmark")
 }
 

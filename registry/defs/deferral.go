@@ -330,16 +330,16 @@ func (c *DefsCache) SearchTool() (registry.Tool, error) {
 	}, nil
 }
 
-func (c *DefsCache) callSearch(ctx context.Context, args json.RawMessage) (registry.Result, error) {
+func (c *DefsCache) callSearch(ctx context.Context, args json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 	var a struct {
 		Query string `json:"query"`
 		Limit int    `json:"limit"`
 	}
 	if err := json.Unmarshal(args, &a); err != nil {
-		return registry.ErrorResult("tool_search: arguments: " + err.Error()), nil
+		return wire.ErrorResult("tool_search: arguments: " + err.Error()), nil
 	}
 	if err := ctx.Err(); err != nil {
-		return registry.Result{}, err
+		return wire.CallResult{}, err
 	}
 	limit := a.Limit
 	if limit <= 0 {
@@ -348,7 +348,7 @@ func (c *DefsCache) callSearch(ctx context.Context, args json.RawMessage) (regis
 	limit = min(limit, MaxSearchLimit)
 	matches := c.Search(a.Query, limit)
 	if len(matches) == 0 {
-		return registry.TextResult(fmt.Sprintf("No tool matches %q. Try other words for the task, or a tool's name.", a.Query)), nil
+		return wire.TextResult(fmt.Sprintf("No tool matches %q. Try other words for the task, or a tool's name.", a.Query)), nil
 	}
 	// Only a deferred list has anything to load; a full one has them all.
 	loaded := c.deferring()
@@ -366,7 +366,7 @@ func (c *DefsCache) callSearch(ctx context.Context, args json.RawMessage) (regis
 // with its description (cut at MaxMatchDescription) and parameter names,
 // as text, and as structured content {"tools": [...]}; loaded says they
 // were loaded.
-func searchResult(query string, matches []Match, loaded bool) registry.Result {
+func searchResult(query string, matches []Match, loaded bool) wire.CallResult {
 	var b strings.Builder
 	if loaded {
 		fmt.Fprintf(&b, "%d tool(s) for %q, best first; they are now in your tool list:\n", len(matches), query)
@@ -388,7 +388,7 @@ func searchResult(query string, matches []Match, loaded bool) registry.Result {
 	structured, _ := json.Marshal(struct {
 		Tools []Match `json:"tools"`
 	}{out}) // strings and numbers always encode
-	return registry.Result{Content: []registry.Content{{Type: wire.ContentText, Text: strings.TrimSuffix(b.String(), "\n")}}, Structured: structured}
+	return wire.CallResult{Content: []wire.Content{{Type: wire.ContentText, Text: strings.TrimSuffix(b.String(), "\n")}}, Structured: structured}
 }
 
 // matchSource says where a match's tool comes from: "server fs, user",

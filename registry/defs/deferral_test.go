@@ -187,7 +187,7 @@ func TestToolSearchFindsAndLoads(t *testing.T) {
 	ctx := context.Background()
 	args := json.RawMessage(`{"query": "rename a file", "limit": 2}`)
 	require.NoError(t, search.Validate(ctx, args))
-	res, err := search.Call(ctx, args)
+	res, err := search.Call(ctx, args, nil)
 	require.NoError(t, err)
 	require.False(t, res.IsError)
 	text := res.Text()
@@ -208,7 +208,7 @@ func TestToolSearchFindsAndLoads(t *testing.T) {
 
 	// Nothing matches: nothing loaded, and the model is told what to do.
 	loaded := len(c.Defs(DialectJSONSchema).Deferral.Loaded)
-	res, err = search.Call(ctx, json.RawMessage(`{"query": "zzzz qqqq"}`))
+	res, err = search.Call(ctx, json.RawMessage(`{"query": "zzzz qqqq"}`), nil)
 	require.NoError(t, err)
 	require.Contains(t, res.Text(), `No tool matches "zzzz qqqq"`)
 	require.Len(t, c.Defs(DialectJSONSchema).Deferral.Loaded, loaded)
@@ -327,7 +327,7 @@ func TestToolSearchLoadsOnlyWhenDeferring(t *testing.T) {
 	events, cancel := bus.Subscribe(64)
 	defer cancel()
 	search, _ := r.Get(SearchToolID)
-	res, err := search.Call(context.Background(), json.RawMessage(`{"query": "rename a file"}`))
+	res, err := search.Call(context.Background(), json.RawMessage(`{"query": "rename a file"}`), nil)
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(res.Text(), `3 tool(s) for "rename a file", best first:`+"\n"), res.Text())
 	require.NotContains(t, res.Text(), "now in your tool list", "nothing is deferred: nothing to load")
@@ -336,7 +336,7 @@ func TestToolSearchLoadsOnlyWhenDeferring(t *testing.T) {
 		require.False(t, loaded, "no tools_loaded without a change")
 	}
 	c.SetPolicy(Policy{Budget: 1})
-	res, err = search.Call(context.Background(), json.RawMessage(`{"query": "rename a file"}`))
+	res, err = search.Call(context.Background(), json.RawMessage(`{"query": "rename a file"}`), nil)
 	require.NoError(t, err)
 	require.Contains(t, res.Text(), "they are now in your tool list")
 	require.Equal(t, "mcp__fs__move_file", c.Defs(DialectOpenAI).Deferral.Loaded[0])
@@ -381,7 +381,7 @@ func TestDeferralConcurrentUse(t *testing.T) {
 				case 2:
 					c.ResetLoaded()
 				case 3:
-					_, _ = search.Call(context.Background(), json.RawMessage(`{"query": "file"}`))
+					_, _ = search.Call(context.Background(), json.RawMessage(`{"query": "file"}`), nil)
 				case 4:
 					_, _ = r.ReplaceSource("churn", []registry.Tool{tool(fmt.Sprintf("mcp__churn__t%d", i%5), "churn", "")})
 				case 5:

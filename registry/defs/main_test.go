@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -17,8 +18,8 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func nopCall(context.Context, json.RawMessage) (registry.Result, error) {
-	return registry.TextResult("ok"), nil
+func nopCall(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
+	return wire.TextResult("ok"), nil
 }
 
 // tool is a tool of the given id, description and schema ("" for none).

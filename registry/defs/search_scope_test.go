@@ -46,7 +46,7 @@ func TestToolSearchPrefersTheUsersToolsOverStuffing(t *testing.T) {
 
 	search, ok := r.Get(SearchToolID)
 	require.True(t, ok)
-	res, err := search.Call(context.Background(), json.RawMessage(`{"query": "read a file", "limit": 5}`))
+	res, err := search.Call(context.Background(), json.RawMessage(`{"query": "read a file", "limit": 5}`), nil)
 	require.NoError(t, err)
 	require.Contains(t, res.Text(), "1. mcp__fs__read_text_file: [server fs, user] Read the complete contents of a file as text.")
 	require.Contains(t, res.Text(), "mcp__repo-helper__helper: [server repo-helper, project] Helper for the repository.")

@@ -20,6 +20,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/wire"
 )
 
 // Errors an Outcome's Err matches (errors.Is) to say why a call failed.
@@ -227,6 +228,9 @@ type Call struct {
 	// caller that says how long it will wait, as `freecode mcp call
 	// --timeout` does. Waiting for an approval does not count.
 	Timeout time.Duration
+	// Progress, when not nil, is given the call's progress reports (see
+	// registry.Tool.Call: it must not block), of every attempt.
+	Progress func(wire.Progress)
 }
 
 // Outcome is the result of one Call.
@@ -235,7 +239,7 @@ type Outcome struct {
 	Tool string
 	// Result is what to show the model. When Err is non-nil it is an
 	// IsError result whose text is Err's message.
-	Result registry.Result
+	Result wire.CallResult
 	// Err is non-nil when the call did not complete: it wraps
 	// ErrUnknownTool, ErrDenied, ErrNotApproved, ErrInvalidArgs,
 	// ErrCallTimeout, ErrToolPanicked, ErrNotStarted, registry.ErrTransport, or
@@ -470,7 +474,7 @@ func (o *Orchestrator) runGroup(ctx context.Context, group []prepared, out []Out
 func (o *Orchestrator) execute(ctx context.Context, p prepared, oc *Outcome) {
 	start := time.Now()
 	var (
-		res registry.Result
+		res wire.CallResult
 		err error
 	)
 	for {
@@ -506,7 +510,7 @@ func (o *Orchestrator) execute(ctx context.Context, p prepared, oc *Outcome) {
 }
 
 // attempt makes one call under its timeout, converting panics to errors.
-func (o *Orchestrator) attempt(ctx context.Context, p prepared) (res registry.Result, err error, timedOut bool) {
+func (o *Orchestrator) attempt(ctx context.Context, p prepared) (res wire.CallResult, err error, timedOut bool) {
 	cctx := ctx
 	if p.approved {
 		cctx = registry.WithApproval(cctx)
@@ -523,13 +527,13 @@ func (o *Orchestrator) attempt(ctx context.Context, p prepared) (res registry.Re
 				err = callErr(ErrToolPanicked, nil, "tool %s failed internally: %v", p.call.Tool, r)
 			}
 		}()
-		res, err = p.tool.Call(cctx, p.call.Args)
+		res, err = p.tool.Call(cctx, p.call.Args, p.call.Progress)
 	}()
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), ErrCallTimeout) {
-		return registry.Result{}, callErr(ErrCallTimeout, err, "tool %s did not finish within %s", p.call.Tool, p.timeout), true
+		return wire.CallResult{}, callErr(ErrCallTimeout, err, "tool %s did not finish within %s", p.call.Tool, p.timeout), true
 	}
 	if err != nil {
-		return registry.Result{}, fmt.Errorf("tool %s: %w", p.call.Tool, err), false
+		return wire.CallResult{}, fmt.Errorf("tool %s: %w", p.call.Tool, err), false
 	}
 	return res, nil, false
 }
@@ -537,5 +541,5 @@ func (o *Orchestrator) attempt(ctx context.Context, p prepared) (res registry.Re
 // fail records err as the outcome's error and model-facing result.
 func (oc *Outcome) fail(err error) {
 	oc.Err = err
-	oc.Result = registry.ErrorResult(err.Error())
+	oc.Result = wire.ErrorResult(err.Error())
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/jsonschema"
+	"github.com/freecode/freecode/wire"
 
 	"github.com/freecode/freecode/registry"
 )
@@ -187,18 +188,18 @@ func TestValidationsAreBounded(t *testing.T) {
 }
 
 func TestCallTimeoutPerSource(t *testing.T) {
-	block := func(ctx context.Context, _ json.RawMessage) (registry.Result, error) {
+	block := func(ctx context.Context, _ json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 		<-ctx.Done()
-		return registry.Result{}, ctx.Err()
+		return wire.CallResult{}, ctx.Err()
 	}
 	r := registry.NewRegistry(nil)
 	_, err := r.ReplaceSource("slow", []registry.Tool{fakeTool("mcp__slow__t", true, nil, block)})
 	require.NoError(t, err)
-	_, err = r.ReplaceSource("other", []registry.Tool{fakeTool("mcp__other__t", true, nil, func(ctx context.Context, _ json.RawMessage) (registry.Result, error) {
+	_, err = r.ReplaceSource("other", []registry.Tool{fakeTool("mcp__other__t", true, nil, func(ctx context.Context, _ json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 		if dl, ok := ctx.Deadline(); !ok || time.Until(dl) < 30*time.Minute {
-			return registry.ErrorResult("want the global hour"), nil
+			return wire.ErrorResult("want the global hour"), nil
 		}
-		return registry.TextResult("ok"), nil
+		return wire.TextResult("ok"), nil
 	})})
 	require.NoError(t, err)
 	limits := Limits{Default: SourceLimits{CallTimeout: time.Hour}, Sources: map[string]SourceLimits{"slow": {CallTimeout: 20 * time.Millisecond}}}
@@ -224,11 +225,11 @@ func TestSensitiveCallsAsk(t *testing.T) {
 		path     string
 	}
 	calls := make(chan seen, 10)
-	read := fakeTool("read", true, nil, func(ctx context.Context, args json.RawMessage) (registry.Result, error) {
+	read := fakeTool("read", true, nil, func(ctx context.Context, args json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 		var a struct{ Path string }
 		_ = json.Unmarshal(args, &a)
 		calls <- seen{registry.Approved(ctx), a.Path}
-		return registry.TextResult("contents"), nil
+		return wire.TextResult("contents"), nil
 	})
 	read.Sensitive = func(args json.RawMessage) string {
 		if strings.Contains(string(args), "secret") {

@@ -14,21 +14,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/wire"
 )
 
 // fakeTool builds a tool whose Call is fn and counts invocations.
-func fakeTool(id string, readOnly bool, calls *atomic.Int32, fn func(ctx context.Context, args json.RawMessage) (registry.Result, error)) registry.Tool {
+func fakeTool(id string, readOnly bool, calls *atomic.Int32, fn func(ctx context.Context, args json.RawMessage, progress func(wire.Progress)) (wire.CallResult, error)) registry.Tool {
 	return registry.Tool{
 		ID:       id,
 		ReadOnly: readOnly,
-		Call: func(ctx context.Context, args json.RawMessage) (registry.Result, error) {
+		Call: func(ctx context.Context, args json.RawMessage, progress func(wire.Progress)) (wire.CallResult, error) {
 			if calls != nil {
 				calls.Add(1)
 			}
 			if fn == nil {
-				return registry.TextResult(id), nil
+				return wire.TextResult(id), nil
 			}
-			return fn(ctx, args)
+			return fn(ctx, args, progress)
 		},
 	}
 }
@@ -128,13 +129,13 @@ func TestOrchestratorReadOnlyOverlap(t *testing.T) {
 	entered.Add(2)
 	both := make(chan struct{})
 	go func() { entered.Wait(); close(both) }()
-	barrier := func(ctx context.Context, _ json.RawMessage) (registry.Result, error) {
+	barrier := func(ctx context.Context, _ json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 		entered.Done()
 		select {
 		case <-both:
-			return registry.TextResult("met"), nil
+			return wire.TextResult("met"), nil
 		case <-ctx.Done():
-			return registry.Result{}, ctx.Err()
+			return wire.CallResult{}, ctx.Err()
 		}
 	}
 	r := registry.NewRegistry(nil)
@@ -160,7 +161,7 @@ func TestOrchestratorMutatingRunsAloneInOrder(t *testing.T) {
 		mu.Unlock()
 	}
 	mk := func(id string, ro bool) registry.Tool {
-		return fakeTool(id, ro, nil, func(ctx context.Context, _ json.RawMessage) (registry.Result, error) {
+		return fakeTool(id, ro, nil, func(ctx context.Context, _ json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 			n := active.Add(1)
 			if !ro && n != 1 {
 				overlaps.Add(1)
@@ -171,7 +172,7 @@ func TestOrchestratorMutatingRunsAloneInOrder(t *testing.T) {
 				overlaps.Add(1)
 			}
 			active.Add(-1)
-			return registry.TextResult(id), nil
+			return wire.TextResult(id), nil
 		})
 	}
 	r := registry.NewRegistry(nil)
@@ -212,7 +213,7 @@ func TestOrchestratorMutatingRunsAloneInOrder(t *testing.T) {
 
 func TestOrchestratorMaxParallel(t *testing.T) {
 	var active, peak atomic.Int32
-	fn := func(context.Context, json.RawMessage) (registry.Result, error) {
+	fn := func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
 		n := active.Add(1)
 		for {
 			p := peak.Load()
@@ -221,7 +222,7 @@ func TestOrchestratorMaxParallel(t *testing.T) {
 			}
 		}
 		active.Add(-1)
-		return registry.TextResult("ok"), nil
+		return wire.TextResult("ok"), nil
 	}
 	r := registry.NewRegistry(nil)
 	var tools []registry.Tool
@@ -256,12 +257,12 @@ func TestOrchestratorRetries(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var n atomic.Int32
-			tl := fakeTool("t", c.readOnly, &n, func(context.Context, json.RawMessage) (registry.Result, error) {
+			tl := fakeTool("t", c.readOnly, &n, func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
 				i := int(n.Load()) - 1
 				if err := c.errs[i]; err != nil {
-					return registry.Result{}, err
+					return wire.CallResult{}, err
 				}
-				return registry.TextResult("ok"), nil
+				return wire.TextResult("ok"), nil
 			})
 			r := registry.NewRegistry(nil)
 			_, err := r.ReplaceSource("s", []registry.Tool{tl})
@@ -288,12 +289,12 @@ func TestOrchestratorRetries(t *testing.T) {
 func TestOrchestratorTimeoutPropagates(t *testing.T) {
 	var n atomic.Int32
 	seen := make(chan error, 2)
-	tl := fakeTool("slow", true, &n, func(ctx context.Context, _ json.RawMessage) (registry.Result, error) {
+	tl := fakeTool("slow", true, &n, func(ctx context.Context, _ json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 		<-ctx.Done()
 		seen <- ctx.Err()
 		// An adapter may report the aborted call as a transport failure;
 		// a timed-out attempt is still not retried.
-		return registry.Result{}, fmt.Errorf("aborted: %w: %w", registry.ErrTransport, ctx.Err())
+		return wire.CallResult{}, fmt.Errorf("aborted: %w: %w", registry.ErrTransport, ctx.Err())
 	})
 	r := registry.NewRegistry(nil)
 	_, err := r.ReplaceSource("s", []registry.Tool{tl})
@@ -311,10 +312,10 @@ func TestOrchestratorCancellation(t *testing.T) {
 	var later atomic.Int32
 	r := registry.NewRegistry(nil)
 	_, err := r.ReplaceSource("s", []registry.Tool{
-		fakeTool("block", false, nil, func(ctx context.Context, _ json.RawMessage) (registry.Result, error) {
+		fakeTool("block", false, nil, func(ctx context.Context, _ json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
 			close(started)
 			<-ctx.Done()
-			return registry.Result{}, ctx.Err()
+			return wire.CallResult{}, ctx.Err()
 		}),
 		fakeTool("after", false, &later, nil),
 	})
@@ -341,11 +342,11 @@ func TestOrchestratorApprovalsAndRuntimeRules(t *testing.T) {
 		return req.ToolID != "m2", nil
 	})
 	var approvalsAtRun atomic.Int32
-	runFn := func(context.Context, json.RawMessage) (registry.Result, error) {
+	runFn := func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
 		mu.Lock()
 		approvalsAtRun.Store(int32(len(reqs)))
 		mu.Unlock()
-		return registry.TextResult("ok"), nil
+		return wire.TextResult("ok"), nil
 	}
 	r := registry.NewRegistry(nil)
 	_, err := r.ReplaceSource("s", []registry.Tool{fakeTool("r1", true, nil, runFn), fakeTool("m1", false, nil, nil), fakeTool("m2", false, nil, nil)})
@@ -375,7 +376,7 @@ func TestOrchestratorApprovalsAndRuntimeRules(t *testing.T) {
 
 func TestOrchestratorPanicBecomesError(t *testing.T) {
 	r := registry.NewRegistry(nil)
-	_, err := r.ReplaceSource("s", []registry.Tool{fakeTool("p", true, nil, func(context.Context, json.RawMessage) (registry.Result, error) { panic("oops") })})
+	_, err := r.ReplaceSource("s", []registry.Tool{fakeTool("p", true, nil, func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) { panic("oops") })})
 	require.NoError(t, err)
 	out := newOrch(t, r, nil).Run(testCtx(t), []Call{{ID: "1", Tool: "p"}})
 	require.ErrorIs(t, out[0].Err, ErrToolPanicked)
@@ -384,8 +385,8 @@ func TestOrchestratorPanicBecomesError(t *testing.T) {
 
 func BenchmarkOrchestratorRun(b *testing.B) {
 	r := registry.NewRegistry(nil)
-	echo := fakeTool("mcp__bench__echo", true, nil, func(_ context.Context, args json.RawMessage) (registry.Result, error) {
-		return registry.TextResult(string(args)), nil
+	echo := fakeTool("mcp__bench__echo", true, nil, func(_ context.Context, args json.RawMessage, _ func(wire.Progress)) (wire.CallResult, error) {
+		return wire.TextResult(string(args)), nil
 	})
 	echo.Validate = func(context.Context, json.RawMessage) error { return nil }
 	if _, err := r.ReplaceSource("bench", []registry.Tool{echo}); err != nil {

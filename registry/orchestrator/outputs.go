@@ -41,7 +41,7 @@ const (
 // text, the decoded bytes of its binary blocks (image, audio, blobs), the
 // URIs, the JSON of blocks FreeCode keeps only raw (an unknown type) and
 // the structured content, over BytesPerToken.
-func EstimateTokens(r registry.Result) int {
+func EstimateTokens(r wire.CallResult) int {
 	n := len(r.Structured)
 	for _, c := range r.Content {
 		n += len(c.Text) + decodedLen(c.Data) + len(c.URI) + len(c.MimeType)
@@ -67,7 +67,7 @@ func decodedLen(data string) int {
 // its size and how to read more. If the file cannot be written, the block
 // says so: a result is never cut without saying it. pruneErr is a failure
 // to prune dir, which loses nothing of this result.
-func capOutput(dir string, maxTokens int, capSource, tool string, res registry.Result, now time.Time) (_ registry.Result, pruneErr error) {
+func capOutput(dir string, maxTokens int, capSource, tool string, res wire.CallResult, now time.Time) (_ wire.CallResult, pruneErr error) {
 	tokens := EstimateTokens(res)
 	if maxTokens <= 0 || tokens <= maxTokens {
 		return res, nil
@@ -111,7 +111,7 @@ func capOutput(dir string, maxTokens int, capSource, tool string, res registry.R
 		}
 		b.WriteString("--- end ---\n")
 	}
-	return registry.Result{IsError: res.IsError, Content: []registry.Content{{Type: wire.ContentText, Text: b.String()}}}, pruneErr
+	return wire.CallResult{IsError: res.IsError, Content: []wire.Content{{Type: wire.ContentText, Text: b.String()}}}, pruneErr
 }
 
 // head is the start of text, at most OutputExcerptBytes, ending after a
@@ -149,7 +149,7 @@ func tail(text string) string {
 // writeOutput writes res as JSON, and text when there is any, to new
 // files in dir (created 0700; files 0600) named after the time and tool.
 // It returns the files' paths.
-func writeOutput(dir, tool string, res registry.Result, text string, now time.Time) (jsonPath, textPath string, err error) {
+func writeOutput(dir, tool string, res wire.CallResult, text string, now time.Time) (jsonPath, textPath string, err error) {
 	if dir == "" {
 		return "", "", errors.New("no outputs directory")
 	}

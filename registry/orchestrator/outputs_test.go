@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/wire"
 )
 
 // writeAged writes a file of size bytes in dir whose mtime is age before now.
@@ -64,9 +65,9 @@ func TestPruneOutputsBySizeOldestFirst(t *testing.T) {
 
 func TestEstimateTokensCountsDecodedBinary(t *testing.T) {
 	img := make([]byte, 300_000)
-	res := registry.Result{Content: []registry.Content{{Type: "image", MimeType: "image/png", Data: base64.StdEncoding.EncodeToString(img)}}}
+	res := wire.CallResult{Content: []wire.Content{{Type: "image", MimeType: "image/png", Data: base64.StdEncoding.EncodeToString(img)}}}
 	require.Equal(t, (300_000+len("image/png")+3)/4, EstimateTokens(res))
-	require.Equal(t, 3, EstimateTokens(registry.TextResult("0123456789")))
+	require.Equal(t, 3, EstimateTokens(wire.TextResult("0123456789")))
 }
 
 // Writing the capped result is what prunes the directory.
@@ -75,7 +76,7 @@ func TestCapOutputPrunesOldOutputs(t *testing.T) {
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	now := time.Now()
 	writeAged(t, dir, "stale.json", 10, now, OutputMaxAge+time.Hour)
-	res, err := capOutput(dir, 1000, "mcp.maxOutputTokens", "mcp__s__t", registry.TextResult(strings.Repeat("x\n", 5000)), now)
+	res, err := capOutput(dir, 1000, "mcp.maxOutputTokens", "mcp__s__t", wire.TextResult(strings.Repeat("x\n", 5000)), now)
 	require.NoError(t, err)
 	require.Contains(t, res.Text(), "[output capped: the result of mcp__s__t is about 2500 tokens")
 	got := names(t, dir)
@@ -90,7 +91,7 @@ func TestCapOutputPrunesOldOutputs(t *testing.T) {
 // usable, the pointer says the result could not be kept (never a silent
 // cut).
 func TestCapOutputBinaryAndUnwritable(t *testing.T) {
-	img := registry.Result{Content: []registry.Content{{Type: "image", MimeType: "image/png", Data: base64.StdEncoding.EncodeToString(make([]byte, 200_000))}}}
+	img := wire.CallResult{Content: []wire.Content{{Type: "image", MimeType: "image/png", Data: base64.StdEncoding.EncodeToString(make([]byte, 200_000))}}}
 	dir := filepath.Join(t.TempDir(), OutputsDirName)
 	res, err := capOutput(dir, 25000, "mcp.maxOutputTokens", "mcp__s__shot", img, time.Now())
 	require.NoError(t, err)
@@ -100,7 +101,7 @@ func TestCapOutputBinaryAndUnwritable(t *testing.T) {
 
 	blocked := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(blocked, nil, 0o600))
-	res, err = capOutput(filepath.Join(blocked, OutputsDirName), 1000, "mcp.maxOutputTokens", "mcp__s__t", registry.TextResult(strings.Repeat("y", 10_000)), time.Now())
+	res, err = capOutput(filepath.Join(blocked, OutputsDirName), 1000, "mcp.maxOutputTokens", "mcp__s__t", wire.TextResult(strings.Repeat("y", 10_000)), time.Now())
 	require.NoError(t, err)
 	require.Contains(t, res.Text(), "It could NOT be kept: outputs directory:")
 	require.Contains(t, res.Text(), "--- head (4 KiB) ---\nyyyy")
@@ -109,11 +110,11 @@ func TestCapOutputBinaryAndUnwritable(t *testing.T) {
 // The cap applies to MCP tools only, per source, and only with an
 // outputs directory.
 func TestRunCapsOnlyMCPResults(t *testing.T) {
-	big := registry.TextResult(strings.Repeat("z", 40_000)) // 10000 tokens
+	big := wire.TextResult(strings.Repeat("z", 40_000)) // 10000 tokens
 	reg := registry.NewRegistry(nil)
 	tool := func(id, source string) registry.Tool {
 		return registry.Tool{ID: id, Source: source, ReadOnly: true,
-			Call: func(context.Context, json.RawMessage) (registry.Result, error) { return big, nil }}
+			Call: func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) { return big, nil }}
 	}
 	_, err := reg.ReplaceSource(registry.SourceBuiltin, []registry.Tool{tool("own", registry.SourceBuiltin)})
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/freecode/freecode/internal/testserver"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/wire"
 )
 
 // Tools returns server's 100 generated test-server tools as registry
@@ -51,7 +52,9 @@ func Tools(tb testing.TB, server string, distinct bool) []registry.Tool {
 	if len(errs) > 0 {
 		tb.Fatal(errors.Join(errs...))
 	}
-	call := func(context.Context, json.RawMessage) (registry.Result, error) { return registry.Result{}, nil }
+	call := func(context.Context, json.RawMessage, func(wire.Progress)) (wire.CallResult, error) {
+		return wire.CallResult{}, nil
+	}
 	out := make([]registry.Tool, len(converted))
 	for i, t := range converted {
 		out[i] = registry.Tool{ID: t.ID, Source: server, Title: t.Title, Description: t.Description,

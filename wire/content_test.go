@@ -1,4 +1,4 @@
-package bridge
+package wire
 
 import (
 	"bytes"
@@ -8,19 +8,17 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/freecode/freecode/registry"
 )
 
-// referenceContent is content written with encoding/json alone, the way the
-// bridge converted blocks before it read them field by field.
-func referenceContent(block []byte) (registry.Content, error) {
+// referenceContent is DecodeContent written with encoding/json alone, the
+// way blocks were converted before they were read field by field.
+func referenceContent(block []byte) (Content, error) {
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(block, &keys); err != nil {
-		return registry.Content{}, err
+		return Content{}, err
 	}
 	if keys == nil {
-		return registry.Content{Raw: block}, nil
+		return Content{Raw: block}, nil
 	}
 	str := func(key string) (string, error) {
 		var s string
@@ -29,10 +27,10 @@ func referenceContent(block []byte) (registry.Content, error) {
 		}
 		return s, nil
 	}
-	var out registry.Content
+	var out Content
 	var err error
 	if out.Type, err = str("type"); err != nil {
-		return registry.Content{}, err
+		return Content{}, err
 	}
 	allowed := map[string][]string{
 		"text": {"type", "text"}, "image": {"type", "data", "mimeType"}, "audio": {"type", "data", "mimeType"},
@@ -66,13 +64,13 @@ func referenceContent(block []byte) (registry.Content, error) {
 		}
 	}
 	if err := errors.Join(e1, e2); err != nil {
-		return registry.Content{}, err
+		return Content{}, err
 	}
 	return out, nil
 }
 
-// content agrees with referenceContent on every block whose keys hold no
-// escapes (content reads keys as written: an escaped key is one Content has
+// DecodeContent agrees with referenceContent on every block whose keys hold
+// no escapes (it reads keys as written: an escaped key is one Content has
 // no field for, and the block is kept verbatim).
 func FuzzContent(f *testing.F) {
 	for _, seed := range []string{
@@ -99,7 +97,7 @@ func FuzzContent(f *testing.F) {
 				}
 			}
 		}
-		got, err := content(block)
+		got, err := DecodeContent(block)
 		want, wantErr := referenceContent(block)
 		if wantErr != nil {
 			require.Error(t, err, "block %q", block)
