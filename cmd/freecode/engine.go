@@ -15,7 +15,6 @@ import (
 	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
 	"github.com/freecode/freecode/serve"
-	"github.com/freecode/freecode/wire"
 )
 
 // Every verb that reaches servers is written once, against the api.Engine
@@ -171,15 +170,4 @@ func (a *app) allEngine(ctx context.Context, cfg *schema.Config, verbose bool) (
 		fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(a.withRemedy(srv, f.Err).Error()))
 	}
 	return o, o, o.Close, nil
-}
-
-// readyServers are the servers of st that are ready, in its order.
-func readyServers(st wire.Status) []wire.ServerStatus {
-	var out []wire.ServerStatus
-	for _, s := range st.Servers {
-		if s.Phase == wire.PhaseReady {
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -58,13 +58,13 @@ func listFeature[T any](a *app, ctx context.Context, args []string, verbose bool
 			return err
 		})
 	} else {
-		var cfg *schema.Config
-		if cfg, err = a.configuredAll(); err != nil {
-			return nil, err
+		cfg, cerr := a.configuredAll()
+		if cerr != nil {
+			return nil, cerr
 		}
-		eng, _, closeAll, err := a.allEngine(ctx, cfg, verbose)
-		if err != nil {
-			return nil, err
+		eng, _, closeAll, eerr := a.allEngine(ctx, cfg, verbose)
+		if eerr != nil {
+			return nil, eerr
 		}
 		defer closeAll()
 		out, err = list(eng, "")
