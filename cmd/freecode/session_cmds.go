@@ -53,18 +53,13 @@ func (a *app) serverIn(cfg *schema.Config, name string) (schema.Server, error) {
 	return s, nil
 }
 
-// connect starts one server for the duration of a command. A remote
-// server is signed in to with the home's stored tokens (renewed as
-// needed); one that needs a user to sign in fails with mcp.ErrNeedsLogin.
-// A local server still working when its timeout runs out is waited for
-// (keepWaiting).
-func (a *app) connect(ctx context.Context, srv schema.Server) (*mcp.Session, error) {
-	return a.connectWith(ctx, srv, nil, nil)
-}
-
-// connectWith is connect with live, if not nil, showing the server's
-// stderr lines as they come and why the start still waits, and elicit
-// answering the server's elicitations (mcp.Options.Elicit; nil: none, and
+// connectWith starts one server for the duration of a command (`mcp
+// start`). A remote server is signed in to with the home's stored tokens
+// (renewed as needed); one that needs a user to sign in fails with
+// mcp.ErrNeedsLogin. A local server still working when its timeout runs
+// out is waited for (keepWaiting). live, if not nil, shows the server's
+// stderr lines as they come and why the start still waits; elicit
+// answers the server's elicitations (mcp.Options.Elicit; nil: none, and
 // the session declares no elicitation capability).
 func (a *app) connectWith(ctx context.Context, srv schema.Server, live *startLive, elicit mcp.ElicitHandler) (*mcp.Session, error) {
 	opts := mcp.Options{Logger: logr.Discard(), ClientName: "freecode",
