@@ -247,10 +247,10 @@ func (c *Controller) AllPrompts() wire.Prompts {
 	return out
 }
 
-// notServing is the error of a request for name's resources or prompts
-// (what) that the registry cannot route: the server is unknown, not ready,
-// or its session does not offer them.
-func (c *Controller) notServing(name, what string, err error) error {
+// notServing is the error of request, one for name's resources or prompts
+// (what), that the registry cannot route: the server is unknown, not
+// ready, or its session does not offer them (said as the session says it).
+func (c *Controller) notServing(name, what, request string, err error) error {
 	if !errors.Is(err, registry.ErrUnknownSource) {
 		return err
 	}
@@ -261,8 +261,15 @@ func (c *Controller) notServing(name, what string, err error) error {
 	case conn == nil:
 		return fmt.Errorf("server %q: %w (phase %s), so its %s cannot be reached; see `freecode mcp status`", name, ErrNotReady, phase, what)
 	}
-	return fmt.Errorf("server %q offers no %s (its initialize result does not declare them): %w", name, what, mcp.ErrNotOffered)
+	return notOfferedError(fmt.Sprintf("server %q offers no %s (its initialize result does not declare them), so %s is not sent", name, what, request))
 }
+
+// notOfferedError is a request for what a server does not offer, worded
+// as the session words it; it wraps mcp.ErrNotOffered.
+type notOfferedError string
+
+func (e notOfferedError) Error() string { return string(e) }
+func (e notOfferedError) Unwrap() error { return mcp.ErrNotOffered }
 
 // ReadResource reads uri of server name through the registry (its
 // session, or the outage or end that keeps it from one). Errors wrap
@@ -270,7 +277,7 @@ func (c *Controller) notServing(name, what string, err error) error {
 func (c *Controller) ReadResource(ctx context.Context, name, uri string) (wire.ResourceRead, error) {
 	got, err := c.reg.ReadResource(ctx, name, uri)
 	if err != nil {
-		return wire.ResourceRead{}, c.notServing(name, "resources", err)
+		return wire.ResourceRead{}, c.notServing(name, "resources", fmt.Sprintf("resources/read %q", uri), err)
 	}
 	return wire.ResourceRead{Server: name, URI: uri, Contents: nonNil(got)}, nil
 }
@@ -280,7 +287,7 @@ func (c *Controller) ReadResource(ctx context.Context, name, uri string) (wire.R
 func (c *Controller) GetPrompt(ctx context.Context, name, prompt string, args map[string]string) (wire.PromptResult, error) {
 	res, err := c.reg.GetPrompt(ctx, name, prompt, args)
 	if err != nil {
-		return wire.PromptResult{}, c.notServing(name, "prompts", err)
+		return wire.PromptResult{}, c.notServing(name, "prompts", fmt.Sprintf("prompts/get %q", prompt), err)
 	}
 	res.Server, res.Prompt, res.Messages = name, prompt, nonNil(res.Messages)
 	return res, nil

@@ -79,30 +79,15 @@ type Part struct {
 // them once Run has returned. An unusable home or token store is an error
 // before anything is started.
 func NewCore(opts Options) (_ *Core, err error) {
-	home, log := opts.Home, opts.Logger
-	c := &Core{opts: opts, validator: opts.Validator, lookupEnv: opts.LookupEnv, applied: make(chan struct{})}
-	if c.validator == nil {
-		if c.validator, err = schema.NewValidator(); err != nil {
-			return nil, err
-		}
+	c, err := newCore(opts)
+	if err != nil {
+		return nil, err
 	}
-	if c.lookupEnv == nil {
-		c.lookupEnv = os.LookupEnv
-	}
+	log := opts.Logger
 	stderr := opts.Stderr
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	root := opts.Root
-	if root == "" {
-		if root, err = os.Getwd(); err != nil {
-			return nil, fmt.Errorf("working directory: %w", err)
-		}
-	}
-	if root, err = filepath.Abs(root); err != nil {
-		return nil, fmt.Errorf("working directory: %w", err)
-	}
-	c.root = root
 
 	// Every server runs under a reaper, and this process takes what a
 	// killed reaper leaves; the guard covers this process and a reaper
@@ -123,10 +108,63 @@ func NewCore(opts Options) (_ *Core, err error) {
 
 	// Remote servers' OAuth tokens: shared with `freecode mcp login` and
 	// the other commands, each server's file under its own lock.
-	if c.tokens, err = auth.OpenStore(TokenDir(home)); err != nil {
+	if c.tokens, err = auth.OpenStore(TokenDir(opts.Home)); err != nil {
 		return nil, err
 	}
+	if err := c.assemble(); err != nil {
+		return nil, err
+	}
+	// The guard learns of each server's process group the moment it starts,
+	// so a process killed during a long first start (an `npx -y` download)
+	// takes the group with it too.
+	// One schema cache for every session: restarts and re-lists of servers
+	// whose tools did not change resolve and compile nothing. One protocol
+	// cache too: a server with protocol "auto" is asked its revision once
+	// per process, not at every restart.
+	// The servers' elicitations wait for an answer through the API, unless
+	// the caller answers them itself.
+	elicit, elicitTimeout := opts.Elicit, opts.ElicitationTimeout
+	if elicit == nil {
+		elicit = elicitThroughAPI(c.elicitations, log.WithName("elicitation"))
+		// The API's own timeout answers first; the session's is a backstop.
+		elicitTimeout = c.elicitations.Timeout() + time.Minute
+	}
+	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: c.guard.Track,
+		Schemas: mcp.NewSchemaCache(schemaCacheSize), Launcher: ReaperLauncher(reaper, log.WithName("procguard")),
+		Tokens: c.tokens, Protocols: mcp.NewProtocolCache(),
+		Elicit: elicit, ElicitTimeout: elicitTimeout}
+	c.finish(controller.Options{Dial: controller.MCPDialer(mcpOpts), Probe: controller.MCPProber(mcpOpts)})
+	return c, nil
+}
 
+// newCore is the start of every Core (NewCore, NewOneShot): the validator,
+// the environment and the root of opts, with their defaults.
+func newCore(opts Options) (c *Core, err error) {
+	c = &Core{opts: opts, validator: opts.Validator, lookupEnv: opts.LookupEnv, applied: make(chan struct{})}
+	if c.validator == nil {
+		if c.validator, err = schema.NewValidator(); err != nil {
+			return nil, err
+		}
+	}
+	if c.lookupEnv == nil {
+		c.lookupEnv = os.LookupEnv
+	}
+	root := opts.Root
+	if root == "" {
+		if root, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("working directory: %w", err)
+		}
+	}
+	if c.root, err = filepath.Abs(root); err != nil {
+		return nil, fmt.Errorf("working directory: %w", err)
+	}
+	return c, nil
+}
+
+// assemble builds the bus, the registry with the built-ins, the
+// definitions and the elicitations' queue.
+func (c *Core) assemble() error {
+	home := c.opts.Home
 	c.Bus = event.NewBus()
 	c.Registry = registry.NewRegistry(c.Bus)
 	// The home holds provider keys and trust decisions, and serve may well
@@ -139,45 +177,26 @@ func NewCore(opts Options) (_ *Core, err error) {
 	c.Defs = defs.NewDefsCache(c.Registry, defs.Options{Policy: defs.Policy{Budget: schema.DefaultToolBudget}, Bus: c.Bus})
 	search, err := c.Defs.SearchTool()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := registry.RegisterBuiltins(c.Registry, registry.BuiltinOptions{Root: root, Protected: []string{home, opts.Sources.User}, Outputs: outputs,
+	if err := registry.RegisterBuiltins(c.Registry, registry.BuiltinOptions{Root: c.root, Protected: []string{home, c.opts.Sources.User}, Outputs: outputs,
 		Extra: []registry.Tool{search}}); err != nil {
-		return nil, err
+		return err
 	}
-	// The guard learns of each server's process group the moment it starts,
-	// so a process killed during a long first start (an `npx -y` download)
-	// takes the group with it too.
-	// One schema cache for every session: restarts and re-lists of servers
-	// whose tools did not change resolve and compile nothing. One protocol
-	// cache too: a server with protocol "auto" is asked its revision once
-	// per process, not at every restart.
-	// The servers' elicitations wait for an answer through the API, unless
-	// the caller answers them itself.
-	c.elicitations = api.NewElicitations(c.Bus, opts.ElicitationTimeout)
-	elicit, elicitTimeout := opts.Elicit, opts.ElicitationTimeout
-	if elicit == nil {
-		elicit = elicitThroughAPI(c.elicitations, log.WithName("elicitation"))
-		// The API's own timeout answers first; the session's is a backstop.
-		elicitTimeout = c.elicitations.Timeout() + time.Minute
-	}
-	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: c.guard.Track,
-		Schemas: mcp.NewSchemaCache(schemaCacheSize), Launcher: ReaperLauncher(reaper, log.WithName("procguard")),
-		Tokens: c.tokens, Protocols: mcp.NewProtocolCache(),
-		Elicit: elicit, ElicitTimeout: elicitTimeout}
-	c.Controller = controller.New(controller.Options{
-		Registry: c.Registry,
-		Bus:      c.Bus,
-		Logger:   log.WithName("controller"),
-		Dial:     controller.MCPDialer(mcpOpts),
-		Probe:    controller.MCPProber(mcpOpts),
-		// The status and errors say what to do, as the commands do.
-		HoldReason:  opts.HoldReason,
-		LoginReason: opts.LoginReason,
-		Remedy:      opts.Remedy,
-		SignIn:      func(s schema.Server) *wire.SignIn { return SignIn(c.tokens, s) },
-	})
-	c.rules = &rulesHolder{phrase: opts.ProjectError, outputs: outputs}
+	c.elicitations = api.NewElicitations(c.Bus, c.opts.ElicitationTimeout)
+	c.rules = &rulesHolder{phrase: c.opts.ProjectError, outputs: outputs}
+	return nil
+}
+
+// finish builds the controller, dialing and probing as ctl says, the
+// approvals' queue and the orchestrator.
+func (c *Core) finish(ctl controller.Options) {
+	opts, log := c.opts, c.opts.Logger
+	ctl.Registry, ctl.Bus, ctl.Logger = c.Registry, c.Bus, log.WithName("controller")
+	// The status and errors say what to do, as the commands do.
+	ctl.HoldReason, ctl.LoginReason, ctl.Remedy = opts.HoldReason, opts.LoginReason, opts.Remedy
+	ctl.SignIn = func(s schema.Server) *wire.SignIn { return SignIn(c.tokens, s) }
+	c.Controller = controller.New(ctl)
 	c.approvals = api.NewApprovals(c.Bus, 0)
 	var approver orchestrator.Approver = c.approvals
 	if opts.Approver != nil {
@@ -190,7 +209,6 @@ func NewCore(opts Options) (_ *Core, err error) {
 		Approver: approver,
 		Logger:   log.WithName("orchestrator"),
 	})
-	return c, nil
 }
 
 // Settled waits until Run applied the first configuration and each of its

@@ -6,18 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"github.com/freecode/freecode/bridge"
-	"github.com/freecode/freecode/controller"
+	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/internal/termtext"
-	"github.com/freecode/freecode/mcp"
-	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
@@ -94,6 +90,7 @@ and as a string when the schema does not say.`,
 				return a.callSearch(c.Context(), cfg, callArgs, o, verbose, timeout)
 			}
 			var srv *schema.Server
+			var r route
 			if name := serverOfTool(id); name != "" {
 				s, err := a.serverIn(cfg, name)
 				if err != nil {
@@ -103,7 +100,7 @@ and as a string when the schema does not say.`,
 					return a.disabledCall(id, s)
 				}
 				srv = &s
-				r := a.serveRoute(c.Context(), cfg, s)
+				r = a.serveRoute(c.Context(), cfg, s)
 				defer r.close()
 				if verbose {
 					fmt.Fprintf(a.stderr, "Calling %s %s.\n", termtext.Neutralize(id), r.describe())
@@ -119,19 +116,45 @@ and as a string when the schema does not say.`,
 					if r.server.Phase != wire.PhaseReady {
 						return a.notRunningCall(id, s, r.server, time.Now())
 					}
-					callArgs, err := in.resolve(a.serveInputSchema(c.Context(), r, id))
-					if err != nil {
-						return err
-					}
-					return a.callThroughServe(c.Context(), r, id, callArgs, o)
 				}
 			} else if verbose {
 				fmt.Fprintf(a.stderr, "Calling %s in this process (built-in tools work on the working directory).\n", termtext.Neutralize(id))
 			}
-			if !o.timeoutSet() {
-				o.timeout = timeout
+			// The call's progress on stderr, paused while a question is asked.
+			progress := a.progressLine()
+			eng := callEngine{Engine: r.client, via: viaServe, server: r.server.Name}
+			if r.client == nil {
+				if !o.timeoutSet() {
+					o.timeout = timeout
+				}
+				// Built-ins run on the working directory, an MCP tool's
+				// server is started for the call.
+				var servers []schema.Server
+				opts := oneShotOpts{approver: a.approver(o.yes)}
+				if srv != nil {
+					servers = []schema.Server{*srv}
+					// On a terminal the server's questions are asked there;
+					// else the session declares no elicitation, as nobody
+					// could answer.
+					if term := a.stdinTerminal(); term != nil {
+						opts.elicit = a.terminalElicit(term, progress)
+					}
+				}
+				one, err := a.oneShot(c.Context(), cfg, servers, opts)
+				if err != nil {
+					if _, ok := errors.AsType[*serve.StartError](err); ok && srv != nil {
+						return a.oneShotStartFailed(id, *srv, startErr(err))
+					}
+					return err
+				}
+				defer one.Close()
+				eng = callEngine{Engine: one, via: viaOneShot, server: serverOfTool(id)}
 			}
-			return a.callOneShot(c.Context(), cfg, srv, id, in, o)
+			callArgs, err := in.resolve(inputSchema(c.Context(), eng, id))
+			if err != nil {
+				return err
+			}
+			return a.callThrough(c.Context(), eng, id, callArgs, o, progress)
 		},
 	}
 	c.Flags().BoolVarP(&yes, "yes", "y", false, `approve calls that a rule says to "ask" about`)
@@ -141,15 +164,29 @@ and as a string when the schema does not say.`,
 	return c
 }
 
-// serveInputSchema is the input schema of tool id as the serve r reaches
-// lists it, or nil when it is not listed there (the call then says why).
-func (a *app) serveInputSchema(ctx context.Context, r route, id string) json.RawMessage {
-	st, err := r.client.ServerTools(ctx, serverOfTool(id))
+// inputSchema is the input schema of tool id as eng lists it — a
+// server's tool among its server's tools, a built-in among the
+// definitions — or nil when it is not listed there (the call then says
+// why).
+func inputSchema(ctx context.Context, eng api.Engine, id string) json.RawMessage {
+	if name := serverOfTool(id); name != "" {
+		st, err := eng.ServerTools(ctx, name)
+		if err != nil {
+			return nil
+		}
+		for _, t := range st.Tools {
+			if t.ID == id {
+				return t.InputSchema
+			}
+		}
+		return nil
+	}
+	tools, err := eng.Tools(ctx, "")
 	if err != nil {
 		return nil
 	}
-	for _, t := range st.Tools {
-		if t.ID == id {
+	for _, t := range tools.Tools {
+		if t.Name == id {
 			return t.InputSchema
 		}
 	}
@@ -166,78 +203,6 @@ type callOpts struct {
 
 func (o callOpts) timeoutSet() bool { return o.timeout > 0 }
 
-// callOneShot runs the call in this process: built-ins on the working
-// directory, an MCP tool (srv non-nil) over a session of its own.
-func (a *app) callOneShot(ctx context.Context, cfg *schema.Config, srv *schema.Server, id string, in callInput, o callOpts) error {
-	reg, outputs, err := a.oneShotRegistry(cfg)
-	if err != nil {
-		return err
-	}
-	// The call's progress on stderr, paused while a question is asked.
-	progress := a.progressLine()
-	var hidden []wire.HiddenTool
-	if srv != nil {
-		// On a terminal the server's questions are asked there; else the
-		// session declares no elicitation, as nobody could answer.
-		var elicit mcp.ElicitHandler
-		if term := a.stdinTerminal(); term != nil {
-			elicit = a.terminalElicit(term, progress)
-		}
-		sess, err := a.connectWith(ctx, *srv, nil, elicit)
-		if err != nil {
-			return a.oneShotStartFailed(id, *srv, err)
-		}
-		defer sess.Close()
-		var tools []mcp.Tool
-		tools, hidden = controller.FilterTools(srv.Tools, sess.Tools())
-		if _, err := reg.ReplaceSource(srv.Name, bridge.Tools(sess, tools)); err != nil {
-			return err
-		}
-	}
-	var inputSchema json.RawMessage
-	if t, ok := reg.Get(id); ok {
-		inputSchema = t.InputSchema
-	}
-	callArgs, err := in.resolve(inputSchema)
-	if err != nil {
-		progress.end()
-		return err
-	}
-	out := a.oneShotOrchestrator(reg, cfg, outputs, o).Run(ctx, []orchestrator.Call{{ID: "cli", Tool: id, Args: callArgs, Progress: progress.show}})[0]
-	progress.end()
-	view := callView(out)
-	view.Via = viaOneShot
-	if errors.Is(out.Err, orchestrator.ErrUnknownTool) {
-		ids := make([]string, 0, 8)
-		for _, t := range reg.List() {
-			ids = append(ids, t.ID)
-		}
-		out.Err = unknownTool(out.Err, id, ids, hidden)
-		view.Error = out.Err.Error()
-	}
-	return a.printOutcome(view, out.Result.Text(), out.Err, o.asJSON)
-}
-
-// oneShotRegistry returns a registry of the built-ins (extra among them)
-// on the working directory, as a one-shot command runs them, and the
-// directory results over their cap are kept in.
-func (a *app) oneShotRegistry(cfg *schema.Config, extra ...registry.Tool) (*registry.Registry, string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, "", fmt.Errorf("working directory: %w", err)
-	}
-	home, err := schema.Home(a.getenv)
-	if err != nil {
-		return nil, "", err
-	}
-	reg := registry.NewRegistry(nil)
-	outputs := filepath.Join(home, orchestrator.OutputsDirName)
-	if err := registry.RegisterBuiltins(reg, registry.BuiltinOptions{Root: wd, Protected: []string{home, cfg.Path}, Outputs: outputs, Extra: extra}); err != nil {
-		return nil, "", err
-	}
-	return reg, outputs, nil
-}
-
 // callLastValid makes a call through the serve that keeps the last valid
 // config applied while the file has errors (loadErr): a tool of a server
 // serve runs, or tool_search. A built-in tool runs in this process, under
@@ -252,37 +217,19 @@ func (a *app) callLastValid(ctx context.Context, id string, in callInput, o call
 		return err
 	}
 	defer r.close()
-	inputSchema := defs.SearchSchema()
+	eng := callEngine{Engine: r.client, via: viaServe, server: r.server.Name}
+	schema := defs.SearchSchema()
 	if name != "" {
 		if _, err := a.serveReady(ctx, r); err != nil {
 			return err
 		}
-		inputSchema = a.serveInputSchema(ctx, r, id)
+		schema = inputSchema(ctx, eng, id)
 	}
-	args, err := in.resolve(inputSchema)
+	args, err := in.resolve(schema)
 	if err != nil {
 		return err
 	}
-	return a.callThroughServe(ctx, r, id, args, o)
-}
-
-// oneShotOrchestrator runs a one-shot command's call over reg: cfg's
-// rules, approvals on the terminal (or --yes), one call at a time, the
-// limits serve applies but with o's timeout for every call.
-func (a *app) oneShotOrchestrator(reg *registry.Registry, cfg *schema.Config, outputs string, o callOpts) *orchestrator.Orchestrator {
-	lim := serve.CallLimits(cfg, outputs)
-	lim.Default.CallTimeout = o.timeout
-	for name, s := range lim.Sources {
-		s.CallTimeout = o.timeout
-		lim.Sources[name] = s
-	}
-	return orchestrator.New(orchestrator.Options{
-		Registry:    reg,
-		Rules:       func() orchestrator.Rules { return orchestrator.Rules(cfg.Permission) },
-		Approver:    a.approver(o.yes),
-		MaxParallel: 1,
-		Limits:      func() orchestrator.Limits { return lim },
-	})
+	return a.callThrough(ctx, eng, id, args, o, a.progressLine())
 }
 
 // printOutcome shows a call's outcome, whose result's text is text (err:
@@ -370,18 +317,6 @@ type outcomeView struct {
 	Meta       json.RawMessage `json:"_meta,omitempty"`
 	Attempts   int             `json:"attempts"`
 	DurationMS float64         `json:"durationMs"`
-}
-
-func callView(o orchestrator.Outcome) outcomeView {
-	v := outcomeView{Tool: o.Tool, IsError: o.Result.IsError, Content: o.Result.Content, Structured: o.Result.Structured, Meta: o.Result.Meta,
-		Attempts: o.Attempts, DurationMS: float64(o.Duration.Microseconds()) / 1000}
-	if o.Err != nil {
-		v.Error = o.Err.Error()
-	}
-	if v.Content == nil {
-		v.Content = []wire.Content{}
-	}
-	return v
 }
 
 // approver answers "ask" decisions: --yes approves, a terminal prompts, and

@@ -19,16 +19,27 @@ import (
 	"github.com/freecode/freecode/wire"
 )
 
-// callThroughServe runs the call in the serve r reaches, under serve's
-// rules and approvals. The call is named (api.CallOptions.ID) so that its
-// own approval can be told from others': this command answers it — with
-// --yes, or by asking on its terminal — while `freecode mcp approve` (or
-// any other client of serve) can answer it too; the first answer counts.
-// Without a terminal and without --yes it waits for such an answer, up to
-// serve's approval timeout. The server's elicitations meanwhile are shown,
-// and asked on the terminal field by field (elicitAsker); --yes never
-// answers them.
-func (a *app) callThroughServe(ctx context.Context, r route, id string, args json.RawMessage, o callOpts) error {
+// callEngine is the engine a call goes through, with how it reaches the
+// tool (viaServe, viaOneShot) and the tool's server ("" for a built-in).
+type callEngine struct {
+	api.Engine
+	via    string
+	server string
+}
+
+// callThrough runs the call on eng: serve's, under serve's rules and
+// approvals, or a one-shot engine's, under the config's, whose approvals
+// and elicitations its own options answer on the terminal (or --yes), so
+// that none reaches its queues. The call is named (api.CallOptions.ID)
+// so that its own approval can be told from others': this command
+// answers it — with --yes, or by asking on its terminal — while `freecode
+// mcp approve` (or any other client of serve) can answer it too; the
+// first answer counts. Without a terminal and without --yes it waits for
+// such an answer, up to serve's approval timeout. The server's
+// elicitations meanwhile are shown, and asked on the terminal field by
+// field (elicitAsker); --yes never answers them. progress shows the
+// call's progress.
+func (a *app) callThrough(ctx context.Context, eng callEngine, id string, args json.RawMessage, o callOpts, progress *progressLine) error {
 	callID, err := newCallID()
 	if err != nil {
 		return err
@@ -40,9 +51,12 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Subscribed before the call starts, so its approval is not missed.
-	events, err := r.client.Events(ctx)
+	events, err := eng.Events(ctx)
 	if err != nil {
-		return fmt.Errorf("freecode serve: %w", err)
+		if eng.via == viaServe {
+			err = fmt.Errorf("freecode serve: %w", err)
+		}
+		return err
 	}
 	defer events.Close()
 	evc := make(chan api.Event)
@@ -67,7 +81,7 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 	}
 	done := make(chan result, 1)
 	wg.Go(func() {
-		resp, err := r.client.CallWith(ctx, id, args, api.CallOptions{ID: callID, Timeout: o.timeout})
+		resp, err := eng.CallWith(ctx, id, args, api.CallOptions{ID: callID, Timeout: o.timeout})
 		done <- result{resp, err}
 	})
 
@@ -75,8 +89,7 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 	var approving bool // the approval question is on the terminal
 	term := a.stdinTerminal()
 	var in termInput // the terminal's lines, read once something is asked
-	el := &elicitAsker{a: a, client: r.client, server: r.server.Name, terminal: term != nil}
-	progress := a.progressLine()
+	el := &elicitAsker{a: a, client: eng, server: eng.server, terminal: term != nil}
 	for {
 		var lines <-chan string // nil (no case) while nothing is asked
 		if approving || el.asking() {
@@ -104,7 +117,7 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 					fmt.Fprintln(a.stderr)
 				}
 			}
-			return a.serveOutcome(ctx, r, id, res.resp, res.err, o.asJSON)
+			return a.callOutcome(ctx, eng, id, res.resp, res.err, o.asJSON)
 		case line, ok := <-lines:
 			if !ok {
 				in.closed = true // the terminal ended: nothing more to read
@@ -112,7 +125,7 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 			if approving {
 				approving = false
 				s := strings.TrimSpace(strings.ToLower(line))
-				if err := r.client.Answer(ctx, mine, s == "y" || s == "yes"); err != nil && !errors.Is(err, api.ErrNotFound) {
+				if err := eng.Answer(ctx, mine, s == "y" || s == "yes"); err != nil && !errors.Is(err, api.ErrNotFound) {
 					return fmt.Errorf("answer approval %s: %w", mine, err)
 				}
 				continue
@@ -139,7 +152,7 @@ func (a *app) callThroughServe(ctx context.Context, r route, id string, args jso
 				mine = ap.ID
 				switch {
 				case o.yes:
-					if err := r.client.Answer(ctx, mine, true); err != nil && !errors.Is(err, api.ErrNotFound) {
+					if err := eng.Answer(ctx, mine, true); err != nil && !errors.Is(err, api.ErrNotFound) {
 						return fmt.Errorf("approve %s: %w", mine, err)
 					}
 				case term != nil && !in.closed:
@@ -288,13 +301,16 @@ func answeredText(ans api.ApprovalAnswered) string {
 	return "denied"
 }
 
-// serveOutcome shows the answer of a call through serve.
-func (a *app) serveOutcome(ctx context.Context, r route, id string, resp api.CallResponse, err error, asJSON bool) error {
+// callOutcome shows the answer of a call through eng.
+func (a *app) callOutcome(ctx context.Context, eng callEngine, id string, resp api.CallResponse, err error, asJSON bool) error {
 	var apiErr *api.Error
 	if err != nil && (!errors.As(err, &apiErr) || apiErr.Call == nil) {
-		return fmt.Errorf("call %s through freecode serve: %w", id, err) // no answer
+		if eng.via == viaServe {
+			return fmt.Errorf("call %s through freecode serve: %w", id, err) // no answer
+		}
+		return err
 	}
-	v := outcomeView{Tool: id, Via: viaServe, IsError: resp.Result.IsError, Error: resp.Error, Content: resp.Result.Content,
+	v := outcomeView{Tool: id, Via: eng.via, IsError: resp.Result.IsError, Error: resp.Error, Content: resp.Result.Content,
 		Structured: resp.Result.Structured, Meta: resp.Result.Meta, Attempts: resp.Attempts, DurationMS: float64(resp.DurationMS)}
 	if v.Content == nil {
 		v.Content = []wire.Content{}
@@ -304,14 +320,14 @@ func (a *app) serveOutcome(ctx context.Context, r route, id string, resp api.Cal
 		callErr = errors.New(resp.Error)
 		if resp.Kind == api.KindUnknownTool {
 			var ids []string
-			if tools, err := r.client.Tools(ctx, ""); err == nil {
+			if tools, err := eng.Tools(ctx, ""); err == nil {
 				for _, t := range tools.Tools {
 					ids = append(ids, t.Name)
 				}
 			}
 			var hidden []wire.HiddenTool
 			if name := serverOfTool(id); name != "" {
-				if st, err := r.client.AllServerTools(ctx, name); err == nil {
+				if st, err := eng.AllServerTools(ctx, name); err == nil {
 					hidden = st.Hidden
 				}
 			}

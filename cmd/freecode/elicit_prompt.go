@@ -143,10 +143,10 @@ func terminalLines(f *os.File) <-chan string {
 // server shows too) and, on a terminal, asks one at a time with a
 // formPrompt and sends the answer. Anyone else can answer first (`mcp
 // elicitations answer`, a host): the question is then withdrawn. It is
-// used by callThroughServe's loop only, so it needs no lock.
+// used by callThrough's loop only, so it needs no lock.
 type elicitAsker struct {
 	a        *app
-	client   *api.Client
+	client   api.ElicitationAnswerer
 	server   string
 	terminal bool        // stdin is a terminal to ask on
 	p        *formPrompt // the elicitation on the terminal; nil if none

@@ -15,7 +15,6 @@ import (
 
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/internal/termtext"
-	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
 	"github.com/freecode/freecode/wire"
 )
@@ -28,43 +27,6 @@ import (
 // errBinaryToTerminal is wrapped by the error of `mcp read` for a binary
 // resource whose bytes would go to a terminal.
 var errBinaryToTerminal = errors.New("binary resource not written to a terminal")
-
-// withServer runs one of a single server's verbs: through serve (viaServe
-// gets the client once the server is ready there) or in a one-shot session
-// (oneShot gets it), whichever serveRoute picks.
-func (a *app) withServer(ctx context.Context, name string, verbose bool, what string,
-	viaServe func(*api.Client) error, oneShot func(*mcp.Session) error) error {
-	cfg, srv, err := a.configuredServer(name)
-	var r route
-	if err != nil {
-		// A broken file: serve may still run the server.
-		if r, err = a.lastValidRoute(ctx, name, err); err != nil {
-			return err
-		}
-		srv.Name = name
-	} else {
-		r = a.serveRoute(ctx, cfg, srv)
-	}
-	defer r.close()
-	if verbose {
-		fmt.Fprintf(a.stderr, "%s %q %s.\n", what, srv.Name, r.describe())
-	}
-	if r.client != nil {
-		if _, err := a.serveReady(ctx, r); err != nil {
-			return err
-		}
-		return viaServe(r.client)
-	}
-	sess, err := a.connect(ctx, srv)
-	if err != nil {
-		return a.withRemedy(srv, err)
-	}
-	defer sess.Close()
-	if err := oneShot(sess); err != nil {
-		return err
-	}
-	return sess.Close()
-}
 
 // serveReady waits for the server r reaches in serve to start, and
 // returns its status once ready; it fails unless it is ready.
@@ -82,95 +44,36 @@ func (a *app) serveReady(ctx context.Context, r route) (wire.ServerStatus, error
 	return s, nil
 }
 
-// allServers lists what every server offers (the resources or prompts,
-// per fromServe and fromSession): from the running serve of this config
-// when there is one, else by connecting each enabled server in turn for
-// the command. A server that fails to start is a warning, not the end.
 // listFeature lists what `resources` and `prompts` show: of the server
-// args names (withServer, what says what it does), or of every enabled
-// server that offers some (allServers, args empty). fromServe asks a
-// running serve (server "" for all); fromSession reads a session of the
-// server called name, and says whether it offers the feature. The result
-// is never nil.
+// args names (withServer; what says what it does), or of every enabled
+// server (allEngine, args empty). list asks an engine, for server ("":
+// every server that offers some). The result is never nil.
 func listFeature[T any](a *app, ctx context.Context, args []string, verbose bool, what string,
-	fromServe func(client *api.Client, server string) ([]T, error),
-	fromSession func(name string, sess *mcp.Session) (T, bool)) ([]T, error) {
+	list func(eng api.Engine, server string) ([]T, error)) ([]T, error) {
 	var out []T
 	var err error
 	if len(args) == 1 {
-		err = a.withServer(ctx, args[0], verbose, what,
-			func(client *api.Client) error {
-				out, err = fromServe(client, args[0])
-				return err
-			},
-			func(sess *mcp.Session) error {
-				v, _ := fromSession(args[0], sess)
-				out = []T{v}
-				return nil
-			})
+		err = a.withServer(ctx, args[0], verbose, what, func(eng api.Engine) error {
+			out, err = list(eng, args[0])
+			return err
+		})
 	} else {
-		out, err = allServers(a, ctx, verbose,
-			func(client *api.Client) ([]T, error) { return fromServe(client, "") },
-			func(srv schema.Server, sess *mcp.Session) (T, bool) { return fromSession(srv.Name, sess) })
+		cfg, cerr := a.configuredAll()
+		if cerr != nil {
+			return nil, cerr
+		}
+		eng, _, closeAll, eerr := a.allEngine(ctx, cfg, verbose)
+		if eerr != nil {
+			return nil, eerr
+		}
+		defer closeAll()
+		out, err = list(eng, "")
 	}
 	if err != nil {
 		return nil, err
 	}
 	if out == nil {
 		out = []T{}
-	}
-	return out, nil
-}
-
-func allServers[T any](a *app, ctx context.Context, verbose bool, fromServe func(*api.Client) ([]T, error),
-	fromSession func(schema.Server, *mcp.Session) (T, bool)) ([]T, error) {
-	cfg, err := a.configuredAll()
-	if err != nil {
-		return nil, err
-	}
-	client, home, err := a.dialServe()
-	switch {
-	case err == nil:
-		defer client.Close()
-		// All of serve's servers are listed: those of its config file and
-		// project, which must be this command's.
-		st, err := client.Status(ctx)
-		why := "cannot reach freecode serve: " + fmt.Sprint(err)
-		if err == nil {
-			why = unlikeSources(st, cfg)
-		}
-		if why == "" {
-			if verbose {
-				fmt.Fprintf(a.stderr, "Listing through freecode serve (pid %d).\n", st.ServePID)
-			}
-			return fromServe(client)
-		}
-		if verbose {
-			fmt.Fprintf(a.stderr, "%s; connecting each server for the command.\n", why)
-		}
-	case verbose && errors.Is(err, api.ErrNotRunning):
-		fmt.Fprintf(a.stderr, "freecode serve is not running for %s; connecting each server for the command.\n", home)
-	}
-	var out []T
-	for _, srv := range cfg.MCP.Servers {
-		if !srv.Enabled || srv.Hold != nil {
-			continue
-		}
-		sess, err := a.connect(ctx, srv)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(a.withRemedy(srv, err).Error()))
-			continue
-		}
-		v, ok := fromSession(srv, sess)
-		if err := sess.Close(); err != nil {
-			fmt.Fprintf(a.stderr, "warning: server %q: close: %s\n", srv.Name, termtext.Neutralize(err.Error()))
-		}
-		if ok {
-			out = append(out, v)
-		}
 	}
 	return out, nil
 }
@@ -193,12 +96,9 @@ server is connected for the command.`,
 		Args: rangeArgs(0, 1, "[server]"),
 		RunE: func(c *cobra.Command, args []string) error {
 			out, err := listFeature(a, c.Context(), args, verbose, "Listing the resources of",
-				func(client *api.Client, server string) ([]wire.ServerResources, error) {
-					res, err := client.Resources(c.Context(), server)
+				func(eng api.Engine, server string) ([]wire.ServerResources, error) {
+					res, err := eng.Resources(c.Context(), server)
 					return res.Servers, err
-				},
-				func(name string, sess *mcp.Session) (wire.ServerResources, bool) {
-					return sessionResources(name, sess), sess.Offers().Resources
 				})
 			if err != nil {
 				return err
@@ -213,13 +113,6 @@ server is connected for the command.`,
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "say where the lists come from: freecode serve or a one-shot session")
 	return c
-}
-
-// sessionResources is what sess lists of resources, in the wire model.
-func sessionResources(name string, sess *mcp.Session) wire.ServerResources {
-	f := sess.Features()
-	return wire.ServerResources{Server: name, Phase: wire.PhaseReady, Resources: append([]wire.Resource{}, f.Resources...),
-		Templates: append([]wire.ResourceTemplate{}, f.Templates...), Warnings: f.Problems}
 }
 
 // writeResources prints servers' resources as a table per server. All of
@@ -296,14 +189,9 @@ never to a terminal. --json prints the contents with binary parts in base64.`,
 			name, uri := args[0], args[1]
 			var res wire.ResourceRead
 			err := a.withServer(c.Context(), name, verbose, "Reading a resource of",
-				func(client *api.Client) error {
+				func(eng api.Engine) error {
 					var err error
-					res, err = client.ReadResource(c.Context(), name, uri)
-					return err
-				},
-				func(sess *mcp.Session) error {
-					got, err := sess.ReadResource(c.Context(), uri)
-					res = wire.ResourceRead{Server: name, URI: uri, Contents: got}
+					res, err = eng.ReadResource(c.Context(), name, uri)
 					return err
 				})
 			if err != nil {
@@ -382,12 +270,9 @@ their arguments, or those of every enabled server that has some. Get one with
 		Args: rangeArgs(0, 1, "[server]"),
 		RunE: func(c *cobra.Command, args []string) error {
 			out, err := listFeature(a, c.Context(), args, verbose, "Listing the prompts of",
-				func(client *api.Client, server string) ([]wire.ServerPrompts, error) {
-					res, err := client.Prompts(c.Context(), server)
+				func(eng api.Engine, server string) ([]wire.ServerPrompts, error) {
+					res, err := eng.Prompts(c.Context(), server)
 					return res.Servers, err
-				},
-				func(name string, sess *mcp.Session) (wire.ServerPrompts, bool) {
-					return sessionPrompts(name, sess), sess.Offers().Prompts
 				})
 			if err != nil {
 				return err
@@ -402,12 +287,6 @@ their arguments, or those of every enabled server that has some. Get one with
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "say where the lists come from: freecode serve or a one-shot session")
 	return c
-}
-
-// sessionPrompts is what sess lists of prompts, in the wire model.
-func sessionPrompts(name string, sess *mcp.Session) wire.ServerPrompts {
-	f := sess.Features()
-	return wire.ServerPrompts{Server: name, Phase: wire.PhaseReady, Prompts: append([]wire.Prompt{}, f.Prompts...), Warnings: f.Problems}
 }
 
 // writePrompts prints servers' prompts: name, arguments and description,
@@ -476,14 +355,9 @@ missing, or one the prompt does not have, is an error naming it.`,
 			}
 			var res wire.PromptResult
 			err = a.withServer(c.Context(), name, verbose, "Getting a prompt of",
-				func(client *api.Client) error {
+				func(eng api.Engine) error {
 					var err error
-					res, err = client.GetPrompt(c.Context(), name, prompt, promptArgs)
-					return err
-				},
-				func(sess *mcp.Session) error {
-					var err error
-					res, err = sess.GetPrompt(c.Context(), prompt, promptArgs)
+					res, err = eng.GetPrompt(c.Context(), name, prompt, promptArgs)
 					return err
 				})
 			if err != nil {

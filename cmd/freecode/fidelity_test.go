@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/controller"
@@ -254,4 +256,48 @@ func mustJSON(t *testing.T, v any) string {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// Every verb that reaches a server prints the same text whichever engine
+// its route opens: a one-shot engine of the server, or the running serve.
+// Both go through one implementation per verb; this keeps them so.
+func TestVerbsPrintAlikeOneShotAndThroughServe(t *testing.T) {
+	bin := buildTestServer(t)
+	home := shortHome(t)
+	servetest.File{T: t, Path: filepath.Join(home, "config.json")}.Write(cfg(local("rich", bin, "--rich")), false)
+
+	verbs := [][]string{
+		{"mcp", "tools", "rich"},
+		{"mcp", "tools", "rich", "--all"},
+		{"mcp", "tools"},
+		{"mcp", "call", "mcp__rich__rich"},
+		{"mcp", "resources", "rich"},
+		{"mcp", "resources"},
+		{"mcp", "prompts", "rich"},
+		{"mcp", "prompts"},
+		{"mcp", "read", "rich", testserver.RichURI},
+		{"mcp", "prompt", "rich", testserver.RichPrompt, "topic=x"},
+	}
+	run := func() map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		for _, args := range verbs {
+			cmd := exec.Command("freecode", args...)
+			cmd.Env = append(os.Environ(), "FREECODE_HOME="+home)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			require.NoError(t, cmd.Run(), "freecode %v:\n%s", args, stderr.String())
+			require.NotEmpty(t, stdout.String(), "freecode %v", args)
+			out[fmt.Sprint(args)] = "stdout:\n" + stdout.String() + "stderr:\n" + stderr.String()
+		}
+		return out
+	}
+	oneShot := run()
+	p := startServe(t, home)
+	p.waitPhase("rich", "ready")
+	viaServe := run()
+	for _, args := range verbs {
+		k := fmt.Sprint(args)
+		assert.Equal(t, oneShot[k], viaServe[k], "freecode %s: one-shot (expected) and through serve (actual) differ", k)
+	}
 }

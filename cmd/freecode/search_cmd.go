@@ -6,28 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
-
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/bridge"
-	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
-	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/defs"
-	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
-	"github.com/freecode/freecode/serve"
 )
 
 // callSearch runs `mcp call tool_search`: through freecode serve when it
 // runs for this home (its tools are searched, and the matches loaded into
-// its definitions, as the model's own search would), else over one-shot
-// sessions of every enabled server, the call bounded by timeout unless
-// o says otherwise.
+// its definitions, as the model's own search would), else on a one-shot
+// engine of every enabled server, the call bounded by timeout unless o
+// says otherwise.
 func (a *app) callSearch(ctx context.Context, cfg *schema.Config, args json.RawMessage, o callOpts, verbose bool, timeout time.Duration) error {
 	client, home, err := a.dialServe()
 	why := ""
@@ -43,7 +35,7 @@ func (a *app) callSearch(ctx context.Context, cfg *schema.Config, args json.RawM
 			if verbose {
 				fmt.Fprintf(a.stderr, "Calling %s %s.\n", defs.SearchToolID, r.describe())
 			}
-			return a.callThroughServe(ctx, r, defs.SearchToolID, args, o)
+			return a.callThrough(ctx, callEngine{Engine: client, via: viaServe}, defs.SearchToolID, args, o, a.progressLine())
 		}
 		client.Close()
 		err = serr
@@ -64,74 +56,54 @@ func (a *app) callSearch(ctx context.Context, cfg *schema.Config, args json.RawM
 	return a.searchOneShot(ctx, cfg, args, o)
 }
 
-// searchOneShot connects every enabled server at once, registers their
-// tools (filtered as configured) and runs tool_search over them. A server
-// that cannot be connected is named on stderr and left out.
+// searchOneShot starts every enabled server at once on a one-shot engine
+// (which defers nothing: every server's tools are searched, alwaysLoad
+// ones too, and nothing is loaded — the command only prints) and runs
+// tool_search there. A server that cannot start is named on stderr and
+// left out.
 func (a *app) searchOneShot(ctx context.Context, cfg *schema.Config, args json.RawMessage, o callOpts) error {
-	reg, outputs, err := a.oneShotRegistry(cfg)
-	if err != nil {
-		return err
-	}
-	// No deferral here: every server's tools are searched, alwaysLoad
-	// ones too, and nothing is loaded — the command only prints.
-	search, err := defs.NewDefsCache(reg, defs.Options{Policy: defs.Policy{Project: serve.ProjectServers(cfg)}}).SearchTool()
-	if err != nil {
-		return err
-	}
 	// Bad arguments are refused before any server is started for them.
-	if err := search.Validate(ctx, args); err != nil {
-		return fmt.Errorf("invalid arguments for %s: %w", defs.SearchToolID, err)
+	if err := validateSearch(ctx, args); err != nil {
+		return err
 	}
-	if _, err := reg.ReplaceSource(registry.SourceBuiltin, append(reg.SourceTools(registry.SourceBuiltin), search)); err != nil {
-		return fmt.Errorf("register %s: %w", defs.SearchToolID, err)
-	}
-	// The reapers are set up here, on the command's goroutine (see
-	// processes); the connects below only read them.
-	a.processes(logr.Discard())
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex // guards sessions and failures
-		sessions []*mcp.Session
-		failures []string
-	)
+	var servers []schema.Server
+	var failures []string
 	for _, s := range cfg.MCP.Servers {
-		if !s.Enabled {
-			continue
-		}
-		if s.Hold != nil {
+		switch {
+		case !s.Enabled:
+		case s.Hold != nil:
 			failures = append(failures, fmt.Sprintf("server %s does not run: %s", termtext.Quote(s.Name), holdReason(s.Hold)))
-			continue
+		default:
+			servers = append(servers, s)
 		}
-		wg.Go(func() {
-			sess, err := a.connect(ctx, s)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				// The error names the server.
-				failures = append(failures, a.withRemedy(s, err).Error())
-				return
-			}
-			sessions = append(sessions, sess)
-			tools, _ := controller.FilterTools(s.Tools, sess.Tools())
-			if _, err := reg.ReplaceSource(s.Name, bridge.Tools(sess, tools)); err != nil {
-				failures = append(failures, fmt.Sprintf("server %s: %v", termtext.Quote(s.Name), err))
-			}
-		})
 	}
-	wg.Wait()
-	defer func() {
-		for _, s := range sessions {
-			_ = s.Close()
-		}
-	}()
-	// Sorted, so that runs print alike (connects end in any order). What
-	// servers said may hold terminal controls.
+	one, err := a.oneShot(ctx, cfg, servers, oneShotOpts{approver: a.approver(o.yes), partial: true})
+	if err != nil {
+		return err
+	}
+	defer one.Close()
+	for _, f := range one.Failed() {
+		srv, _ := cfg.Server(f.Server)
+		// The error names the server.
+		failures = append(failures, a.withRemedy(srv, f.Err).Error())
+	}
+	// Sorted, so that runs print alike. What servers said may hold
+	// terminal controls.
 	slices.Sort(failures)
 	for _, f := range failures {
 		fmt.Fprintf(a.stderr, "Not searched: %s\n", termtext.Neutralize(f))
 	}
-	out := a.oneShotOrchestrator(reg, cfg, outputs, o).Run(ctx, []orchestrator.Call{{ID: "cli", Tool: defs.SearchToolID, Args: args}})[0]
-	view := callView(out)
-	view.Via = viaOneShot
-	return a.printOutcome(view, out.Result.Text(), out.Err, o.asJSON)
+	return a.callThrough(ctx, callEngine{Engine: one, via: viaOneShot}, defs.SearchToolID, args, o, a.progressLine())
+}
+
+// validateSearch checks args against tool_search's input schema.
+func validateSearch(ctx context.Context, args json.RawMessage) error {
+	search, err := defs.NewDefsCache(registry.NewRegistry(nil), defs.Options{}).SearchTool()
+	if err != nil {
+		return err
+	}
+	if err := search.Validate(ctx, args); err != nil {
+		return fmt.Errorf("invalid arguments for %s: %w", defs.SearchToolID, err)
+	}
+	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
@@ -52,18 +53,13 @@ func (a *app) serverIn(cfg *schema.Config, name string) (schema.Server, error) {
 	return s, nil
 }
 
-// connect starts one server for the duration of a command. A remote
-// server is signed in to with the home's stored tokens (renewed as
-// needed); one that needs a user to sign in fails with mcp.ErrNeedsLogin.
-// A local server still working when its timeout runs out is waited for
-// (keepWaiting).
-func (a *app) connect(ctx context.Context, srv schema.Server) (*mcp.Session, error) {
-	return a.connectWith(ctx, srv, nil, nil)
-}
-
-// connectWith is connect with live, if not nil, showing the server's
-// stderr lines as they come and why the start still waits, and elicit
-// answering the server's elicitations (mcp.Options.Elicit; nil: none, and
+// connectWith starts one server for the duration of a command (`mcp
+// start`). A remote server is signed in to with the home's stored tokens
+// (renewed as needed); one that needs a user to sign in fails with
+// mcp.ErrNeedsLogin. A local server still working when its timeout runs
+// out is waited for (keepWaiting). live, if not nil, shows the server's
+// stderr lines as they come and why the start still waits; elicit
+// answers the server's elicitations (mcp.Options.Elicit; nil: none, and
 // the session declares no elicitation capability).
 func (a *app) connectWith(ctx context.Context, srv schema.Server, live *startLive, elicit mcp.ElicitHandler) (*mcp.Session, error) {
 	opts := mcp.Options{Logger: logr.Discard(), ClientName: "freecode",
@@ -458,27 +454,15 @@ server is connected for the command.`,
 				}
 				return a.allTools(c.Context(), asJSON, verbose)
 			}
-			cfg, srv, err := a.configuredServer(args[0])
-			var r route
-			if err != nil {
-				// A broken file: serve may still run the server.
-				if r, err = a.lastValidRoute(c.Context(), args[0], err); err != nil {
-					return err
-				}
-				srv.Name = args[0]
-			} else {
-				r = a.serveRoute(c.Context(), cfg, srv)
-			}
-			defer r.close()
-			if verbose {
-				fmt.Fprintf(a.stderr, "Listing the tools of %q %s.\n", srv.Name, r.describe())
-			}
+			name := args[0]
 			var st wire.ServerTools
-			if r.client != nil {
-				st, err = a.serveTools(c.Context(), r)
-			} else {
-				st, err = a.oneShotTools(c.Context(), srv)
-			}
+			err := a.withServer(c.Context(), name, verbose, "Listing the tools of", func(eng api.Engine) error {
+				var err error
+				if st, err = eng.AllServerTools(c.Context(), name); err == nil && st.Phase != wire.PhaseReady {
+					err = notReady(wire.ServerStatus{Name: name, Phase: st.Phase})
+				}
+				return err
+			})
 			if err != nil {
 				return err
 			}
@@ -491,7 +475,7 @@ server is connected for the command.`,
 					more = ""
 				}
 				fmt.Fprintf(a.stderr, "%d of %d tools: %d hidden by the tools filter of %q%s.\n",
-					len(st.Tools), len(st.Tools)+n, n, srv.Name, more)
+					len(st.Tools), len(st.Tools)+n, n, name, more)
 			}
 			if asJSON {
 				if all {
@@ -523,48 +507,6 @@ server is connected for the command.`,
 	c.Flags().BoolVar(&all, "all", false, "also list the tools the server's tools filter hides")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "say where the tools come from: freecode serve or a one-shot session")
 	return c
-}
-
-// oneShotTools connects srv for the command and returns its tools, those
-// its tools filter hides apart.
-func (a *app) oneShotTools(ctx context.Context, srv schema.Server) (wire.ServerTools, error) {
-	sess, err := a.connect(ctx, srv)
-	if err != nil {
-		return wire.ServerTools{}, a.withRemedy(srv, err)
-	}
-	tools, hidden := controller.FilterTools(srv.Tools, sess.Tools())
-	convErrs := sess.ConvertErrors()
-	if err := sess.Close(); err != nil {
-		return wire.ServerTools{}, err
-	}
-	out := wireTools(tools)
-	var warnings []string
-	for _, err := range convErrs {
-		warnings = append(warnings, err.Error())
-	}
-	for _, w := range mcp.ToolWarnings(tools) {
-		warnings = append(warnings, w.String())
-	}
-	return wire.ServerTools{Server: srv.Name, Phase: wire.PhaseReady, Tools: out, Warnings: warnings, Hidden: hidden}, nil
-}
-
-// serveTools returns the tools of the server r reaches in serve, once it
-// is ready (a server still starting is waited for), with those its tools
-// filter hides.
-func (a *app) serveTools(ctx context.Context, r route) (wire.ServerTools, error) {
-	s, err := a.serveReady(ctx, r)
-	if err != nil {
-		return wire.ServerTools{}, err
-	}
-	st, err := r.client.AllServerTools(ctx, s.Name)
-	if err != nil {
-		return wire.ServerTools{}, err
-	}
-	if st.Phase != wire.PhaseReady {
-		s.Phase = st.Phase
-		return wire.ServerTools{}, notReady(s)
-	}
-	return st, nil
 }
 
 // writeToolText prints one tool. Everything in it but the flags is the

@@ -7,12 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/controller"
-	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/orchestrator"
-	"github.com/freecode/freecode/schema"
 	"github.com/freecode/freecode/wire"
 )
 
@@ -70,38 +66,36 @@ func (a *app) allTools(ctx context.Context, asJSON, verbose bool) error {
 	if err != nil {
 		return err
 	}
-	deferred := map[string]bool{}
-	servers, err := allServers(a, ctx, verbose,
-		func(client *api.Client) ([]wire.ServerTools, error) {
-			st, err := client.Status(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if sum, err := client.ToolsSummary(ctx, ""); err == nil && sum.Deferral != nil {
-				for _, id := range sum.Deferral.Deferred {
-					deferred[id] = true
-				}
-			}
-			var out []wire.ServerTools
-			for _, s := range st.Servers {
-				if s.Phase != wire.PhaseReady {
-					fmt.Fprintf(a.stderr, "warning: server %q is %s under freecode serve; its tools are not listed (see `freecode mcp status`)\n", s.Name, s.Phase)
-					continue
-				}
-				tools, err := client.ServerTools(ctx, s.Name)
-				if err != nil {
-					return nil, fmt.Errorf("tools of %q: %w", s.Name, err)
-				}
-				out = append(out, tools)
-			}
-			return out, nil
-		},
-		func(srv schema.Server, sess *mcp.Session) (wire.ServerTools, bool) {
-			tools, _ := controller.FilterTools(srv.Tools, sess.Tools())
-			return wire.ServerTools{Server: srv.Name, Phase: wire.PhaseReady, Tools: wireTools(tools)}, true
-		})
+	eng, oneShot, closeAll, err := a.allEngine(ctx, cfg, verbose)
 	if err != nil {
 		return err
+	}
+	defer closeAll()
+	st, err := eng.Status(ctx)
+	if err != nil {
+		return err
+	}
+	// Only serve defers definitions (mcp.toolBudget).
+	deferred := map[string]bool{}
+	if sum, err := eng.ToolsSummary(ctx, ""); err == nil && sum.Deferral != nil {
+		for _, id := range sum.Deferral.Deferred {
+			deferred[id] = true
+		}
+	}
+	var servers []wire.ServerTools
+	for _, s := range st.Servers {
+		if s.Phase != wire.PhaseReady {
+			// A one-shot start that failed was a warning already.
+			if oneShot == nil {
+				fmt.Fprintf(a.stderr, "warning: server %q is %s under freecode serve; its tools are not listed (see `freecode mcp status`)\n", s.Name, s.Phase)
+			}
+			continue
+		}
+		tools, err := eng.ServerTools(ctx, s.Name)
+		if err != nil {
+			return fmt.Errorf("tools of %q: %w", s.Name, err)
+		}
+		servers = append(servers, tools)
 	}
 	rules := orchestrator.NewPolicy(orchestrator.Rules(cfg.Permission))
 	rows := []toolRow{}
@@ -129,14 +123,4 @@ func (a *app) allTools(ctx context.Context, asJSON, verbose bool) error {
 	}
 	fmt.Fprintln(a.stdout, "\nA server's tools with their schemas: `freecode mcp tools <server>`.")
 	return nil
-}
-
-// wireTools are a session's tools as the API gives them.
-func wireTools(tools []mcp.Tool) []wire.Tool {
-	out := make([]wire.Tool, len(tools))
-	for i, t := range tools {
-		out[i] = wire.Tool{ID: t.ID, Name: t.Name, Title: t.Title, Description: t.Description, ReadOnly: t.ReadOnly,
-			Annotations: t.Annotations, InputSchema: t.InputSchema, Raw: t.Raw}
-	}
-	return out
 }
