@@ -80,6 +80,12 @@ func (e *testEngine) ServerTools(_ context.Context, name string) (wire.ServerToo
 func (e *testEngine) AllServerTools(_ context.Context, name string) (wire.ServerTools, error) {
 	return e.servers.Tools(name)
 }
+func (e *testEngine) Lists(context.Context) (wire.Lists, error) {
+	st, err := e.servers.Tools("one")
+	st.Hidden = nil
+	return wire.Lists{Tools: []wire.ServerTools{st}, Resources: wire.Resources{Servers: []wire.ServerResources{}},
+		Prompts: wire.Prompts{Servers: []wire.ServerPrompts{}}}, err
+}
 func (e *testEngine) ClearLoaded(context.Context) error { e.defs.ResetLoaded(); return nil }
 func (e *testEngine) CallWith(ctx context.Context, tool string, args json.RawMessage, opts CallOptions) (CallResponse, error) {
 	if opts.ID == "" {
@@ -542,6 +548,19 @@ func TestServerTools(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, st.Tools, all.Tools)
 	assert.Equal(t, []wire.HiddenTool{{Name: "secret", Reason: `tools.exclude "s*"`}}, all.Hidden)
+}
+
+// GET /v1/lists answers every server's tools, resources and prompts in
+// one answer, as ServerTools answers each server's.
+func TestLists(t *testing.T) {
+	f := newFixture(t, orchestrator.Rules{}, time.Minute)
+	ls, err := f.client.Lists(t.Context())
+	require.NoError(t, err)
+	one, err := f.client.ServerTools(t.Context(), "one")
+	require.NoError(t, err)
+	assert.Equal(t, []wire.ServerTools{one}, ls.Tools)
+	assert.Empty(t, ls.Resources.Servers)
+	assert.Empty(t, ls.Prompts.Servers)
 }
 
 // A caller names its call, and its approval carries that name; a caller's

@@ -270,6 +270,12 @@ func (c *Client) ServerTools(ctx context.Context, name string) (wire.ServerTools
 	return st, c.call(ctx, http.MethodGet, "/v1/servers/"+url.PathEscape(name)+"/tools", nil, &st)
 }
 
+// Lists returns everything the servers list, in one request (GET /v1/lists).
+func (c *Client) Lists(ctx context.Context) (wire.Lists, error) {
+	var ls wire.Lists
+	return ls, c.call(ctx, http.MethodGet, "/v1/lists", nil, &ls)
+}
+
 // AllServerTools is wire.ServerTools with the tools the server's tools filter
 // hides (wire.ServerTools.Hidden) too.
 func (c *Client) AllServerTools(ctx context.Context, name string) (wire.ServerTools, error) {

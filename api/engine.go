@@ -24,6 +24,7 @@ import (
 // Every method is safe for concurrent use.
 type Engine interface {
 	StatusReader
+	ListReader
 	ToolReader
 	Caller
 	FeatureReader
@@ -39,6 +40,17 @@ type Engine interface {
 type StatusReader interface {
 	// Status returns the current status snapshot.
 	Status(ctx context.Context) (wire.Status, error)
+}
+
+// ListReader is the part of Engine that reads everything the servers
+// list at once.
+type ListReader interface {
+	// Lists returns every server's tools (as ServerTools answers them),
+	// the resources and prompts of every server that has some (as
+	// Resources and Prompts answer for ""), and the servers'
+	// instructions, all read at the same moment: one request, however
+	// many servers there are.
+	Lists(ctx context.Context) (wire.Lists, error)
 }
 
 // ToolReader is the part of Engine that lists tools.

@@ -82,6 +82,7 @@ func NewServer(engine Engine, opts ServerOptions) *Server {
 	s := &Server{engine: engine, opts: opts, mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /v1/status", s.status)
 	s.mux.HandleFunc("GET /v1/tools", s.tools)
+	s.mux.HandleFunc("GET /v1/lists", s.lists)
 	s.mux.HandleFunc("POST /v1/tools/{id}/call", s.call)
 	s.mux.HandleFunc("DELETE /v1/tools/loaded", s.clearLoaded)
 	s.mux.HandleFunc("GET /v1/approvals", s.approvals)
@@ -335,6 +336,11 @@ func (s *Server) restart(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	err := s.engine.Restart(r.Context(), name)
 	answer(w, http.StatusAccepted, map[string]string{"restarting": name}, err)
+}
+
+func (s *Server) lists(w http.ResponseWriter, r *http.Request) {
+	ls, err := s.engine.Lists(r.Context())
+	answer(w, http.StatusOK, ls, err)
 }
 
 func (s *Server) serverTools(w http.ResponseWriter, r *http.Request) {

@@ -9,10 +9,10 @@
 // nothing.
 //
 // Each running server has one owner goroutine that holds its session: it
-// connects, registers the session's tools with the registry
-// (registry.ReplaceSource, which publishes ToolsChanged only when the set
-// really changed), re-registers them after the session reports a changed
-// tool set, and removes them when the session ends or is stopped. A session
+// connects, registers the session's tools with the registry (announcing
+// ToolsChanged only when the set really changed), re-registers them after
+// the session reports a changed tool set, and removes them when the
+// session ends or is stopped. A session
 // that fails to start or ends on its own is restarted after an exponential
 // backoff with jitter (see Backoff). A remote server that cannot be reached
 // is also probed cheaply while it waits, and started as soon as its
@@ -22,6 +22,13 @@
 // PhaseNeedsLogin, and the stored credentials (Options.SignIn) are one
 // more input the loop reads afresh each time — once they differ from what
 // was stored when it failed, it starts again.
+//
+// The read side is a Snapshot: every server's status and lists, immutable,
+// swapped in under the lock after every change and before the change's
+// events go out, and read without the lock. What stays a query of the
+// Controller reads what is not its state: Status adds the stored
+// sign-ins (Options.SignIn, files), Logs and WaitLogs read and wait on a
+// session's log lines as they come.
 //
 // A server's identity is its name plus schema.Server.SpecHash: a changed
 // hash restarts it, an unchanged one leaves it alone across any number of
@@ -241,7 +248,11 @@ type Controller struct {
 	// publishing itself happens outside mu. Never take mu while holding it.
 	pubMu sync.Mutex
 
-	mu           sync.Mutex // guards desired, pollInterval, configErr, servers and every *serverState in it
+	mu sync.Mutex // guards desired, pollInterval, configErr, servers and every *serverState in it
+	// snap is the read side (Snapshot): every change under mu swaps in a
+	// new one before mu is released (publishLocked), and so before the
+	// events of the change are published.
+	snap         atomic.Pointer[Snapshot]
 	desired      []schema.Server
 	pollInterval time.Duration
 	configErr    string
@@ -327,6 +338,10 @@ type serverState struct {
 	// tools.
 	warnings     []string
 	moreWarnings int
+
+	// lists is what the server has in the registry, for the snapshot;
+	// replaced (relistLocked) after each change of it, never modified.
+	lists *lists
 }
 
 // instance is one owner goroutine's handle.
@@ -377,7 +392,7 @@ func New(opts Options) *Controller {
 	case opts.ProbeInterval < 0:
 		opts.ProbeInterval = 0
 	}
-	return &Controller{
+	c := &Controller{
 		reg:           opts.Registry,
 		bus:           opts.Bus,
 		dial:          opts.Dial,
@@ -394,6 +409,9 @@ func New(opts Options) *Controller {
 		probe:         opts.Probe,
 		probeInterval: opts.ProbeInterval,
 	}
+	c.mu.Lock()
+	c.unlock() // the first snapshot: nothing desired yet
+	return c
 }
 
 // trigger asks the loop to look again. It never blocks; triggers that
@@ -558,7 +576,7 @@ func (c *Controller) apply(root context.Context, a action) {
 			st.logsMoved()
 			delete(c.servers, a.Name)
 		}
-		c.mu.Unlock()
+		c.unlock()
 	}
 }
 
@@ -578,8 +596,17 @@ func (st *serverState) setPhase(p wire.Phase, evs []wire.PhaseChanged) []wire.Ph
 	return append(evs, ev)
 }
 
-// unlockPublish releases c.mu and publishes evs in order (see pubMu).
+// unlock swaps in the snapshot of the state now and releases c.mu: every
+// change under c.mu ends with it (or unlockPublish).
+func (c *Controller) unlock() {
+	c.publishLocked()
+	c.mu.Unlock()
+}
+
+// unlockPublish swaps in the snapshot of the state now, releases c.mu and
+// publishes evs in order (see pubMu).
 func (c *Controller) unlockPublish(evs []wire.PhaseChanged) {
+	c.publishLocked()
 	if len(evs) == 0 {
 		c.mu.Unlock()
 		return
@@ -670,6 +697,7 @@ func (c *Controller) SetConfigError(err error) {
 		return
 	}
 	c.configErr = msg
+	c.publishLocked()
 	c.pubMu.Lock()
 	c.mu.Unlock()
 	c.bus.Publish(wire.ConfigErrorChanged{Err: msg})
@@ -688,7 +716,7 @@ func (c *Controller) SetConfigError(err error) {
 // disabled; none of these requests a restart.
 func (c *Controller) Restart(name string) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	d, ok := c.desiredLocked(name)
 	st := c.servers[name]
 	switch {
@@ -713,13 +741,15 @@ func (c *Controller) desiredLocked(name string) (schema.Server, bool) {
 	return schema.Server{}, false
 }
 
-// Status returns a snapshot; servers are sorted by name. A server that
-// signs in shows its stored sign-in (Options.SignIn), read after the
-// snapshot, outside the lock.
+// Status returns the status of every server (Snapshot), sorted by name,
+// with the stored sign-in of each that signs in (Options.SignIn), read
+// now: the token store is an input of the controller, not its state, so
+// it stays a query of the controller and not of the snapshot.
 func (c *Controller) Status() wire.Status {
-	out, signsIn := c.status()
-	for i, s := range signsIn {
-		if s.SignsIn() {
+	snap := c.Snapshot()
+	out := snap.Status()
+	for i := range out.Servers {
+		if s := snap.servers[i].spec; s.SignsIn() {
 			out.Servers[i].SignIn = ShownSignIn(s, out.Servers[i].Phase, c.signIn(s))
 		}
 	}
@@ -736,84 +766,6 @@ func ShownSignIn(srv schema.Server, phase wire.Phase, si *wire.SignIn) *wire.Sig
 		return nil
 	}
 	return si
-}
-
-// status is Status without the sign-in, and for each server its desired
-// spec (the zero Server if it is not desired any more).
-func (c *Controller) status() (wire.Status, []schema.Server) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := wire.Status{ConfigError: c.configErr, ObservedAt: time.Now(), Servers: []wire.ServerStatus{}}
-	want := make(map[string]schema.Server, len(c.desired))
-	names := make([]string, 0, len(c.servers))
-	for _, s := range c.desired {
-		if _, dup := want[s.Name]; !dup {
-			want[s.Name] = s
-			names = append(names, s.Name)
-		}
-	}
-	for name := range c.servers {
-		if _, ok := want[name]; !ok {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	specs := make([]schema.Server, 0, len(names))
-	for _, name := range names {
-		ss := wire.ServerStatus{Name: name}
-		specs = append(specs, want[name])
-		if d, ok := want[name]; ok {
-			ss.Source = d.Source
-			ss.Desired = wire.Desired{Enabled: d.Enabled, SpecHash: d.SpecHash(), Type: string(d.Type), Target: target(d),
-				ToolsFilter: d.Tools.Key()}
-			if d.Hold != nil {
-				ss.Reason = c.holdReason(d.Hold)
-			}
-		}
-		if st := c.servers[name]; st != nil {
-			ss.Phase, ss.Since = st.phase, st.since
-			ss.Generation, ss.ObservedGeneration = st.gen, st.observedGen
-			ss.PID, ss.Tools, ss.LastError, ss.NextRetry = st.pid, st.tools, st.lastErr, st.nextRetry
-			if st.toolsTotal > st.tools {
-				ss.ToolsTotal = st.toolsTotal
-			}
-			ss.Resources, ss.ResourceTemplates, ss.Prompts = st.resources, st.templates, st.prompts
-			if fc, ok := st.conn.(featureConn); ok {
-				in := fc.Instructions()
-				ss.Instructions, ss.InstructionsCut = in.Text, in.Cut
-				if in.Cut {
-					ss.InstructionsBytes = in.Bytes
-				}
-			}
-			ss.Warnings, ss.MoreWarnings = slices.Clone(st.warnings), st.moreWarnings
-			ss.LastFailure, ss.LastFailureAt = st.lastFailure, st.lastFailureAt
-			ss.Restarts, ss.Crashes, ss.Reconnects = max(st.starts-1-st.reconnects, 0), st.crashes, st.reconnects
-			if st.outage != nil && st.phase == wire.PhaseBackoff {
-				ss.UnreachableSince = st.outage.since
-			}
-			if st.inst != nil {
-				ss.SpecHash = st.inst.spec.SpecHash()
-			}
-			switch {
-			case st.inst != nil && st.conn == nil && st.inst.timeout > st.inst.spec.Timeout:
-				ss.StartTimeoutMS = st.inst.timeout.Milliseconds() // starting
-			case st.inst == nil && st.budget > 0:
-				ss.StartTimeoutMS = st.budget.Milliseconds() // the next start's
-			}
-			if st.conn != nil {
-				ss.StderrTail = st.conn.StderrTail()
-			} else {
-				ss.StderrTail = slices.Clone(st.stderrTail)
-			}
-		} else {
-			ss.Phase = wire.PhasePending
-		}
-		if ss.Phase == wire.PhaseNeedsLogin && ss.Reason == "" {
-			ss.Reason = c.loginReason(name)
-		}
-		out.Servers = append(out.Servers, ss)
-	}
-	return out, specs
 }
 
 // grownTimeout is the budget of the start after one with budget last ran

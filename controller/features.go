@@ -68,7 +68,8 @@ func (c *Controller) registerFeatures(name string, gen int64, conn Conn) {
 	if st := c.servers[name]; st != nil && st.gen == gen {
 		st.resources, st.templates, st.prompts = len(f.Resources), len(f.Templates), len(f.Prompts)
 	}
-	c.mu.Unlock()
+	c.relistLocked(name)
+	c.unlock()
 	c.announceFeatures(name, change)
 }
 
@@ -84,7 +85,17 @@ func (c *Controller) announceFeatures(name string, change registry.FeaturesChang
 
 // dropFeatures removes name's resources and prompts from the registry.
 func (c *Controller) dropFeatures(name string) {
-	c.announceFeatures(name, c.reg.RemoveFeatures(name))
+	change := c.reg.RemoveFeatures(name)
+	c.refresh(name)
+	c.announceFeatures(name, change)
+}
+
+// refresh swaps in a snapshot with what name has in the registry now.
+// Whatever changes that calls it before announcing the change.
+func (c *Controller) refresh(name string) {
+	c.mu.Lock()
+	c.relistLocked(name)
+	c.unlock()
 }
 
 // holdFeatures keeps name's registered resources and prompts through an
@@ -106,7 +117,9 @@ func (c *Controller) holdFeatures(name string) {
 	if _, err := c.reg.ReplaceFeatures(name, f); err != nil {
 		c.log.Error(err, "keeping resources and prompts through an outage", "server", name)
 		c.dropFeatures(name)
+		return
 	}
+	c.refresh(name)
 }
 
 // resubscribe asks a new session of name for the subscriptions serve
@@ -145,7 +158,7 @@ func (c *Controller) resubscribe(ctx context.Context, name string, gen int64, co
 		if st := c.servers[name]; st != nil {
 			delete(st.subs, uri)
 		}
-		c.mu.Unlock()
+		c.unlock()
 	}
 }
 
@@ -183,68 +196,6 @@ func problems(conn Conn) []string {
 		return fc.Features().Problems
 	}
 	return nil
-}
-
-// Resources returns the resources and templates server name has in the
-// registry, with its phase and subscriptions; an error wrapping
-// ErrUnknownServer for a name that is neither configured nor known.
-func (c *Controller) Resources(name string) (wire.ServerResources, error) {
-	phase, conn, err := c.serverFeatures(name)
-	if err != nil {
-		return wire.ServerResources{}, err
-	}
-	f, _ := c.reg.SourceFeatures(name)
-	out := wire.ServerResources{Server: name, Phase: phase, Resources: nonNil(f.Resources), Templates: nonNil(f.Templates)}
-	c.mu.Lock()
-	if st := c.servers[name]; st != nil {
-		out.Subscriptions = slices.Sorted(maps.Keys(st.subs))
-	}
-	c.mu.Unlock()
-	out.Warnings = problems(conn)
-	return out, nil
-}
-
-// AllResources returns the resources of every server that can be read
-// (its session declared resources), sorted by name.
-func (c *Controller) AllResources() wire.Resources {
-	out := wire.Resources{Servers: []wire.ServerResources{}}
-	for _, name := range c.reg.FeatureSources() {
-		if f, ok := c.reg.SourceFeatures(name); !ok || f.Read == nil {
-			continue
-		}
-		if sr, err := c.Resources(name); err == nil {
-			out.Servers = append(out.Servers, sr)
-		}
-	}
-	return out
-}
-
-// Prompts returns the prompts server name has in the registry, with its
-// phase; an error wrapping ErrUnknownServer for an unknown name.
-func (c *Controller) Prompts(name string) (wire.ServerPrompts, error) {
-	phase, conn, err := c.serverFeatures(name)
-	if err != nil {
-		return wire.ServerPrompts{}, err
-	}
-	f, _ := c.reg.SourceFeatures(name)
-	out := wire.ServerPrompts{Server: name, Phase: phase, Prompts: nonNil(f.Prompts)}
-	out.Warnings = problems(conn)
-	return out, nil
-}
-
-// AllPrompts returns the prompts of every server that offers them, sorted
-// by name.
-func (c *Controller) AllPrompts() wire.Prompts {
-	out := wire.Prompts{Servers: []wire.ServerPrompts{}}
-	for _, name := range c.reg.FeatureSources() {
-		if f, ok := c.reg.SourceFeatures(name); !ok || f.GetPrompt == nil {
-			continue
-		}
-		if sp, err := c.Prompts(name); err == nil {
-			out.Servers = append(out.Servers, sp)
-		}
-	}
-	return out
 }
 
 // notServing is the error of request, one for name's resources or prompts
@@ -344,7 +295,7 @@ func (c *Controller) Subscribe(ctx context.Context, name, uri string, on bool) e
 			now = st.conn
 		}
 	}
-	c.mu.Unlock()
+	c.unlock()
 	if fc, ok := now.(featureConn); ok && on {
 		// Its owner may have asked for the subscriptions before this one
 		// was recorded.

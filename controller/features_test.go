@@ -74,12 +74,12 @@ func TestFeaturesFollowTheServer(t *testing.T) {
 	res, prompts = h.featureEvents("plain")
 	require.Zero(t, res+prompts, "a server without resources or prompts announces none")
 
-	all := h.c.AllResources()
+	all := h.c.Snapshot().AllResources()
 	require.Len(t, all.Servers, 1, "only servers that have resources")
 	require.Equal(t, "f", all.Servers[0].Server)
 	require.Equal(t, []string{testserver.BinaryURI, testserver.TextURI(0), testserver.TextURI(1)}, resourceURIs(all.Servers[0]))
 	require.Equal(t, testserver.ItemTemplate, all.Servers[0].Templates[0].URITemplate)
-	ap := h.c.AllPrompts()
+	ap := h.c.Snapshot().AllPrompts()
 	require.Len(t, ap.Servers, 1)
 	require.Equal(t, "greet", ap.Servers[0].Prompts[0].Name)
 	args, err := json.Marshal(ap.Servers[0].Prompts[0].Arguments)
@@ -138,7 +138,7 @@ func TestFeaturesFollowTheServer(t *testing.T) {
 	res, prompts = h.featureEvents("f")
 	require.Equal(t, 2, res)
 	require.Equal(t, 2, prompts)
-	sp, err := h.c.Prompts("f")
+	sp, err := h.c.Snapshot().Prompts("f")
 	require.NoError(t, err)
 	require.Len(t, sp.Prompts, 3)
 
@@ -150,9 +150,9 @@ func TestFeaturesFollowTheServer(t *testing.T) {
 	res, prompts = h.featureEvents("f")
 	require.Equal(t, 3, res)
 	require.Equal(t, 3, prompts)
-	_, err = h.c.Resources("f")
+	_, err = h.c.Snapshot().Resources("f")
 	require.ErrorIs(t, err, ErrUnknownServer)
-	require.Empty(t, h.c.AllResources().Servers)
+	require.Empty(t, h.c.Snapshot().AllResources().Servers)
 }
 
 // The resources and prompts of a server that does not come back are

@@ -46,7 +46,7 @@ func TestToolFilterHidesAndChangesWithoutRestart(t *testing.T) {
 	}
 	require.ErrorIs(t, call("mcp__s__note"), orchestrator.ErrUnknownTool)
 	require.NoError(t, call("mcp__s__echo"))
-	st, err := h.c.Tools("s")
+	st, err := h.c.Snapshot().Tools("s")
 	require.NoError(t, err)
 	require.Len(t, st.Tools, 7)
 	require.Len(t, st.Hidden, 1)

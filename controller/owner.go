@@ -288,7 +288,7 @@ func (c *Controller) outageHoldsTools(name string, spec schema.Server, err error
 // yet, if gen is still current.
 func (c *Controller) processStarted(name string, gen int64, pid int) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	if st := c.servers[name]; st != nil && st.inst != nil && st.inst.gen == gen {
 		st.pid = pid
 	}
@@ -306,7 +306,7 @@ func (c *Controller) keepingTools(name string, gen int64) bool {
 // is being stopped.
 func (c *Controller) adopt(ctx context.Context, name string, gen int64, conn Conn) bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	st := c.servers[name]
 	if st == nil || st.inst == nil || st.inst.gen != gen || st.inst.stopping || ctx.Err() != nil {
 		return false
@@ -317,6 +317,7 @@ func (c *Controller) adopt(ctx context.Context, name string, gen int64, conn Con
 	st.budget = 0 // the configured timeout is enough again
 	st.logGen = gen
 	st.logsMoved()
+	c.relistLocked(name) // the session's warnings
 	return true
 }
 
@@ -341,7 +342,7 @@ func (c *Controller) register(name string, gen int64, conn Conn) {
 	all := conn.Tools()
 	tools, _ := FilterTools(filter, all)
 	n := len(tools)
-	_, err := c.reg.ReplaceSource(name, bridge.Tools(conn, tools))
+	changed, err := c.reg.ReplaceSourceQuiet(name, bridge.Tools(conn, tools))
 	if err != nil {
 		c.log.Error(err, "registering tools", "server", name)
 		c.removeTools(name)
@@ -349,7 +350,7 @@ func (c *Controller) register(name string, gen int64, conn Conn) {
 		if st := c.servers[name]; st != nil && st.gen == gen {
 			st.fail(err.Error(), time.Now())
 		}
-		c.mu.Unlock()
+		c.unlock()
 		n = 0
 	}
 	var warnings []string
@@ -377,7 +378,11 @@ func (c *Controller) register(name string, gen int64, conn Conn) {
 			}
 		}
 	}
-	c.mu.Unlock()
+	c.relistLocked(name)
+	c.unlock()
+	if changed {
+		c.reg.AnnounceTools(name) // once the snapshot has them
+	}
 }
 
 // transition moves name to p if gen is still its current generation.
@@ -412,6 +417,7 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 	if tail != nil {
 		st.keepTail(gen, tail)
 	}
+	c.relistLocked(name) // no session: none of its warnings
 	var evs []wire.PhaseChanged
 	var delay time.Duration
 	var remedy string

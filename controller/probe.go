@@ -148,9 +148,15 @@ func (c *Controller) holdTools(name string) {
 	for i := range tools {
 		tools[i].Call = call
 	}
-	if _, err := c.reg.ReplaceSource(name, tools); err != nil {
+	changed, err := c.reg.ReplaceSourceQuiet(name, tools)
+	if err != nil {
 		c.log.Error(err, "keeping tools through an outage", "server", name)
 		c.dropTools(name)
+	} else {
+		c.refresh(name)
+		if changed {
+			c.reg.AnnounceTools(name)
+		}
 	}
 	c.holdFeatures(name)
 }
@@ -163,12 +169,16 @@ func (c *Controller) dropTools(name string) {
 
 // removeTools removes name's tools (only) from the registry.
 func (c *Controller) removeTools(name string) {
-	c.reg.RemoveSource(name)
+	changed := c.reg.RemoveSourceQuiet(name)
 	c.mu.Lock()
 	if st := c.servers[name]; st != nil {
 		st.toolsHash, st.filterKey = "", ""
 	}
-	c.mu.Unlock()
+	c.relistLocked(name)
+	c.unlock()
+	if changed {
+		c.reg.AnnounceTools(name) // once the snapshot has it
+	}
 }
 
 // narrowTools removes from name's registered tools those filter hides,
@@ -190,8 +200,10 @@ func (c *Controller) narrowTools(name string, filter schema.ToolFilter) {
 			kept = append(kept, t)
 		}
 	}
+	changed := false
 	if len(kept) != len(tools) {
-		if _, err := c.reg.ReplaceSource(name, kept); err != nil {
+		var err error
+		if changed, err = c.reg.ReplaceSourceQuiet(name, kept); err != nil {
 			c.log.Error(err, "narrowing kept tools to the tools filter", "server", name)
 			c.dropTools(name)
 			return
@@ -202,7 +214,11 @@ func (c *Controller) narrowTools(name string, filter schema.ToolFilter) {
 	if st := c.servers[name]; st != nil && st.toolsHash != "" {
 		st.filterKey = filter.Key()
 	}
-	c.mu.Unlock()
+	c.relistLocked(name)
+	c.unlock()
+	if changed {
+		c.reg.AnnounceTools(name) // once the snapshot has it
+	}
 }
 
 // OutageError is the answer to a call of a tool whose remote server

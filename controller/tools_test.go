@@ -16,7 +16,7 @@ func TestServerTools(t *testing.T) {
 	h := newHarness(t)
 	h.c.SetDesired([]schema.Server{testServer("s", "--tools", "1")}, time.Hour)
 	h.waitPhase("s", wire.PhaseReady)
-	st, err := h.c.Tools("s")
+	st, err := h.c.Snapshot().Tools("s")
 	require.NoError(t, err)
 	require.Equal(t, "s", st.Server)
 	require.Equal(t, wire.PhaseReady, st.Phase)
@@ -33,6 +33,6 @@ func TestServerTools(t *testing.T) {
 	require.False(t, st.Tools[byID["mcp__s__note"]].ReadOnly)
 	require.Len(t, st.Tools, 8)
 
-	_, err = h.c.Tools("nope")
+	_, err = h.c.Snapshot().Tools("nope")
 	require.ErrorIs(t, err, ErrUnknownServer)
 }

@@ -25,6 +25,7 @@ import (
 // put to the host and answered through it.
 type engine interface {
 	api.StatusReader
+	api.ListReader
 	api.ToolReader
 	api.Caller
 	api.FeatureReader
@@ -68,37 +69,35 @@ type hostCall struct {
 	noHost *needsRuleError
 }
 
-// list returns the definitions and, by tool id, the tools they join:
-// the definitions (in the JSON Schema dialect) from the engine's Tools,
-// the rest of each tool (title, annotations, ...) from its server's
-// tools. Only relist calls it, one at a time, as meta requires.
-func (g *gateway) list(ctx context.Context) ([]defs.Def, map[string]wire.Tool, error) {
+// list returns the definitions and, by tool id, the tools they join,
+// and the resources, templates, prompts and instructions: the
+// definitions (in the JSON Schema dialect) from the engine's Tools, the
+// rest of each tool (title, annotations, ...) and the features from its
+// Lists. Two requests, whatever the number of servers. Only relist calls
+// it, one at a time, as meta requires.
+func (g *gateway) list(ctx context.Context) ([]defs.Def, map[string]wire.Tool, features, error) {
 	tl, err := g.eng.Tools(ctx, string(defs.DialectJSONSchema))
 	if err != nil {
-		return nil, nil, fmt.Errorf("list the tools: %w", err)
+		return nil, nil, features{}, fmt.Errorf("list the tools: %w", err)
 	}
-	st, err := g.eng.Status(ctx)
+	ls, err := g.eng.Lists(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("list the tools: %w", err)
+		return nil, nil, features{}, fmt.Errorf("list the tools: %w", err)
 	}
-	// Every server's registered tools are read, whatever its phase: a
+	// Every server's registered tools are listed, whatever its phase: a
 	// server that crashed keeps its tools registered (its status counts
 	// none) until it is back, and they must keep their metadata
 	// meanwhile.
 	fresh := map[string]wire.Tool{}
-	for _, s := range st.Servers {
-		ts, err := g.eng.ServerTools(ctx, s.Name)
-		if err != nil {
-			// A server that went away meanwhile lists no tools; its
-			// tools still defined keep their last known metadata.
-			continue
-		}
+	for _, ts := range ls.Tools {
 		for _, t := range ts.Tools {
 			fresh[t.ID] = t
 		}
 	}
 	tools := make(map[string]wire.Tool, len(tl.Tools))
 	for _, d := range tl.Tools {
+		// A definition whose tool the lists do not have (its server went
+		// away between the two reads) keeps its last known metadata.
 		t, ok := fresh[d.Name]
 		if !ok {
 			t, ok = g.meta[d.Name]
@@ -108,30 +107,11 @@ func (g *gateway) list(ctx context.Context) ([]defs.Def, map[string]wire.Tool, e
 		}
 	}
 	g.meta = tools
-	return tl.Tools, tools, nil
-}
-
-// features lists the resources, templates, prompts and instructions.
-func (g *gateway) features(ctx context.Context) (features, error) {
-	rs, err := g.eng.Resources(ctx, "")
-	if err != nil {
-		return features{}, fmt.Errorf("list the resources: %w", err)
+	f := features{resources: ls.Resources, prompts: ls.Prompts, instructions: ls.Instructions}
+	if f.instructions == nil {
+		f.instructions = map[string]string{}
 	}
-	ps, err := g.eng.Prompts(ctx, "")
-	if err != nil {
-		return features{}, fmt.Errorf("list the prompts: %w", err)
-	}
-	st, err := g.eng.Status(ctx)
-	if err != nil {
-		return features{}, fmt.Errorf("list the instructions: %w", err)
-	}
-	f := features{resources: rs, prompts: ps, instructions: map[string]string{}}
-	for _, s := range st.Servers {
-		if s.Instructions != "" {
-			f.instructions[s.Name] = s.Instructions
-		}
-	}
-	return f, nil
+	return tl.Tools, tools, f, nil
 }
 
 // run runs one call of a host through the engine under a call id of its

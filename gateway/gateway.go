@@ -206,7 +206,7 @@ func (g *gateway) serverOf(name string) string {
 // (serve's before sync starts, then sync's), as mcp.Gateway's Set methods
 // and list require.
 func (g *gateway) relist(ctx context.Context) {
-	ds, tools, err := g.list(ctx)
+	ds, tools, f, err := g.list(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			g.opts.Logger.Error(err, "cannot list the tools; keeping the last list")
@@ -218,13 +218,6 @@ func (g *gateway) relist(ctx context.Context) {
 	g.current <- e
 	if g.srv.SetTools(e.tools) {
 		g.opts.Logger.V(1).Info("tools changed", "tools", len(e.tools))
-	}
-	f, err := g.features(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			g.opts.Logger.Error(err, "cannot list the resources and prompts; keeping the last lists")
-		}
-		return
 	}
 	rs, ts, ps := exposeFeatures(f)
 	if g.srv.SetResources(rs, ts) {

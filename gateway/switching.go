@@ -70,6 +70,8 @@ func (s *switching) ToolsSummary(ctx context.Context, dialect string) (api.Tools
 	return s.get().ToolsSummary(ctx, dialect)
 }
 
+func (s *switching) Lists(ctx context.Context) (wire.Lists, error) { return s.get().Lists(ctx) }
+
 func (s *switching) ServerTools(ctx context.Context, name string) (wire.ServerTools, error) {
 	return s.get().ServerTools(ctx, name)
 }

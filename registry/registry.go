@@ -82,6 +82,19 @@ func NewRegistry(bus *event.Bus) *Registry {
 // published, after the lock is released. An empty tools list removes the
 // source.
 func (r *Registry) ReplaceSource(source string, tools []Tool) (changed bool, err error) {
+	changed, err = r.ReplaceSourceQuiet(source, tools)
+	if changed {
+		r.AnnounceTools(source)
+	}
+	return changed, err
+}
+
+// ReplaceSourceQuiet is ReplaceSource without the event: a caller that
+// keeps a read side of its own derived from the registry (the
+// controller's snapshot) announces the change (AnnounceTools) itself when
+// changed, once that read side has caught up, so that a reader woken by
+// the event never reads the old set.
+func (r *Registry) ReplaceSourceQuiet(source string, tools []Tool) (changed bool, err error) {
 	if source == "" {
 		return false, fmt.Errorf("replace tools: empty source name")
 	}
@@ -167,10 +180,6 @@ func (r *Registry) ReplaceSource(source string, tools []Tool) (changed bool, err
 		r.gen++
 	}
 	r.mu.Unlock()
-
-	if changed {
-		r.bus.Publish(ToolsChanged{Source: source})
-	}
 	return changed, nil
 }
 
@@ -214,6 +223,22 @@ func rawSum(raw json.RawMessage) ([sha256.Size]byte, error) {
 // RemoveSource removes every tool of source and reports whether there were
 // any; ToolsChanged is published only then.
 func (r *Registry) RemoveSource(source string) (changed bool) {
+	changed = r.RemoveSourceQuiet(source)
+	if changed {
+		r.AnnounceTools(source)
+	}
+	return changed
+}
+
+// AnnounceTools publishes ToolsChanged{Source: source}, the event of a
+// change made with ReplaceSourceQuiet or RemoveSourceQuiet.
+func (r *Registry) AnnounceTools(source string) {
+	r.bus.Publish(ToolsChanged{Source: source})
+}
+
+// RemoveSourceQuiet is RemoveSource without the event, as
+// ReplaceSourceQuiet.
+func (r *Registry) RemoveSourceQuiet(source string) (changed bool) {
 	r.mu.Lock()
 	ids := r.bySource[source]
 	for _, id := range ids {
@@ -225,9 +250,6 @@ func (r *Registry) RemoveSource(source string) (changed bool) {
 		r.gen++
 	}
 	r.mu.Unlock()
-	if changed {
-		r.bus.Publish(ToolsChanged{Source: source})
-	}
 	return changed
 }
 

@@ -49,14 +49,22 @@ func (c *Core) ServerTools(ctx context.Context, name string) (wire.ServerTools, 
 // AllServerTools returns the tools server name has registered and those
 // its tools filter hides.
 func (c *Core) AllServerTools(_ context.Context, name string) (wire.ServerTools, error) {
-	st, err := c.Controller.Tools(name)
+	st, err := c.Controller.Snapshot().Tools(name)
 	if err != nil {
 		return wire.ServerTools{}, apiError(err)
 	}
-	if st.Tools == nil {
-		st.Tools = []wire.Tool{}
-	}
 	return st, nil
+}
+
+// Lists returns every server's tools (without those its tools filter
+// hides), resources, prompts and instructions, from one snapshot of the
+// controller.
+func (c *Core) Lists(context.Context) (wire.Lists, error) {
+	ls := c.Controller.Snapshot().Lists()
+	for i := range ls.Tools {
+		ls.Tools[i].Hidden = nil // asked for by `freecode mcp tools --all` only
+	}
+	return ls, nil
 }
 
 // ClearLoaded empties the set of tools tool_search loaded: a new
@@ -137,14 +145,11 @@ func (c *Core) Events(ctx context.Context) (api.Stream, error) {
 // Resources returns the resources of server name, or of every server that
 // has some when name is "".
 func (c *Core) Resources(_ context.Context, name string) (wire.Resources, error) {
+	snap := c.Controller.Snapshot()
 	if name == "" {
-		res := c.Controller.AllResources()
-		if res.Servers == nil {
-			res.Servers = []wire.ServerResources{}
-		}
-		return res, nil
+		return snap.AllResources(), nil
 	}
-	sr, err := c.Controller.Resources(name)
+	sr, err := snap.Resources(name)
 	if err != nil {
 		return wire.Resources{}, apiError(err)
 	}
@@ -154,14 +159,11 @@ func (c *Core) Resources(_ context.Context, name string) (wire.Resources, error)
 // Prompts returns the prompts of server name, or of every server that has
 // some when name is "".
 func (c *Core) Prompts(_ context.Context, name string) (wire.Prompts, error) {
+	snap := c.Controller.Snapshot()
 	if name == "" {
-		res := c.Controller.AllPrompts()
-		if res.Servers == nil {
-			res.Servers = []wire.ServerPrompts{}
-		}
-		return res, nil
+		return snap.AllPrompts(), nil
 	}
-	sp, err := c.Controller.Prompts(name)
+	sp, err := snap.Prompts(name)
 	if err != nil {
 		return wire.Prompts{}, apiError(err)
 	}

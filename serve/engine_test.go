@@ -221,6 +221,20 @@ func TestEngineInProcessAndOverTheSocket(t *testing.T) {
 		{"all server tools", func(ctx context.Context, e api.Engine) (any, error) { return e.AllServerTools(ctx, "slow") }, func(t *testing.T, v any, a answer) {
 			assert.Equal(t, "slow", v.(wire.ServerTools).Server)
 		}},
+		{"lists", func(ctx context.Context, e api.Engine) (any, error) { return e.Lists(ctx) }, func(t *testing.T, v any, a answer) {
+			ls := v.(wire.Lists)
+			servers := []string{}
+			for _, st := range ls.Tools {
+				servers = append(servers, st.Server)
+				assert.Nil(t, st.Hidden)
+			}
+			assert.Equal(t, []string{"off", "slow", "ts"}, servers)
+			assert.Contains(t, a.JSON, `"id":"mcp__ts__echo"`)
+			require.Len(t, ls.Resources.Servers, 2)
+			assert.Equal(t, "slow", ls.Resources.Servers[0].Server)
+			require.Len(t, ls.Prompts.Servers, 1)
+			assert.Equal(t, "ts", ls.Prompts.Servers[0].Server)
+		}},
 		{"tools of an unknown server", func(ctx context.Context, e api.Engine) (any, error) { return e.ServerTools(ctx, "nope") }, func(t *testing.T, v any, a answer) {
 			assert.Equal(t, []string{"not found"}, a.Is)
 		}},

@@ -404,3 +404,20 @@ type LogCursor struct {
 	Session int64
 	Line    int64
 }
+
+// Lists is the answer of GET /v1/lists: everything the servers list, read
+// at once from one snapshot of serve's state, so that a client showing
+// all of it (the gateway) reads it in one request, whatever the number of
+// servers.
+type Lists struct {
+	// Tools are the registered tools of every configured or known server,
+	// each as GET /v1/servers/{name}/tools answers it, sorted by name.
+	Tools []ServerTools `json:"tools"`
+	// Resources and Prompts are as GET /v1/resources and GET /v1/prompts
+	// answer them.
+	Resources Resources `json:"resources"`
+	Prompts   Prompts   `json:"prompts"`
+	// Instructions are the instructions of each server whose session sent
+	// some (ServerStatus.Instructions), by name.
+	Instructions map[string]string `json:"instructions,omitempty"`
+}
