@@ -19,7 +19,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
@@ -594,27 +593,4 @@ func writeToolText(w io.Writer, v wire.Tool) {
 		schemaJSON = v.InputSchema
 	}
 	fmt.Fprintf(w, "  input:  %s\n", termtext.EscapeJSON(schemaJSON))
-}
-
-// keepWaiting makes a one-shot start of srv wait as serve's starts do:
-// when its timeout runs out while the server is still working (using CPU
-// or writing to stderr, as a first `npx -y` does while it downloads), it
-// goes on, up to controller.WorkingTimeout (a.startBound in the command
-// tests); a server that shows no sign of work still fails at its timeout.
-// notice is told each time the start goes on (mcp.Options.OnStillWorking);
-// nil: a line on stderr, which leaves stdout (and so --json) as it is.
-func (a *app) keepWaiting(opts *mcp.Options, srv schema.Server, notice func(how string, spent, budget time.Duration)) {
-	timeout := srv.Timeout
-	opts.WorkingTimeout = controller.WorkingTimeout(timeout)
-	if a.startBound > 0 {
-		opts.WorkingTimeout = max(a.startBound, timeout)
-	}
-	if notice == nil {
-		notice = func(how string, spent, budget time.Duration) {
-			a.noticeMu.Lock()
-			defer a.noticeMu.Unlock()
-			fmt.Fprintf(a.stderr, "%s: %s\n", srv.Name, stillStarting(how, spent, budget))
-		}
-	}
-	opts.OnStillWorking = notice
 }
