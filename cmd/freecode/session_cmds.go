@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -177,33 +178,26 @@ type startView struct {
 }
 
 // readStartView reads the view of server name from eng.
-func readStartView(ctx context.Context, eng api.Engine, name string) (startView, error) {
-	v := startView{}
-	var err error
+func readStartView(ctx context.Context, eng api.Engine, name string) (v startView, err error) {
 	if v.tools, err = eng.AllServerTools(ctx, name); err != nil {
 		return v, err
 	}
-	if v.resources, err = readResources(ctx, eng, name); err != nil {
+	res, err := eng.Resources(ctx, name)
+	if err != nil {
 		return v, err
 	}
-	v.prompts, err = readPrompts(ctx, eng, name)
-	return v, err
-}
-
-func readResources(ctx context.Context, eng api.Engine, name string) (wire.ServerResources, error) {
-	res, err := eng.Resources(ctx, name)
-	if err != nil || len(res.Servers) == 0 {
-		return wire.ServerResources{Server: name}, err
+	prompts, err := eng.Prompts(ctx, name)
+	if err != nil {
+		return v, err
 	}
-	return res.Servers[0], nil
-}
-
-func readPrompts(ctx context.Context, eng api.Engine, name string) (wire.ServerPrompts, error) {
-	res, err := eng.Prompts(ctx, name)
-	if err != nil || len(res.Servers) == 0 {
-		return wire.ServerPrompts{Server: name}, err
+	// One server asked for: one entry each.
+	if len(res.Servers) > 0 {
+		v.resources = res.Servers[0]
 	}
-	return res.Servers[0], nil
+	if len(prompts.Servers) > 0 {
+		v.prompts = prompts.Servers[0]
+	}
+	return v, nil
 }
 
 // featureCounts is what the server lists beside tools, for `mcp start`'s
@@ -272,11 +266,7 @@ func (a *app) watchServer(ctx context.Context, eng api.Engine, events api.Stream
 		// Missed events (a slow terminal) are recovered by reading it all
 		// again; each part is printed only when it did change.
 		missed := ev.Kind == wire.KindMissed
-		var about struct {
-			Source, Server string
-			Phase          wire.Phase
-			Err            string
-		}
+		var about struct{ Source, Server string }
 		if !missed {
 			_ = ev.Decode(&about) // an event of another shape is not ours
 		}
@@ -284,7 +274,7 @@ func (a *app) watchServer(ctx context.Context, eng api.Engine, events api.Stream
 			continue // another source's: the built-ins'
 		}
 		if missed || ev.Kind == wire.KindPhaseChanged {
-			if err := a.stillReady(ctx, eng, name, about.Phase, about.Err, missed); err != nil {
+			if err := stillReady(ctx, eng, name); err != nil {
 				if ctx.Err() != nil {
 					continue // stopped by the user: said at the top
 				}
@@ -306,25 +296,19 @@ func (a *app) watchServer(ctx context.Context, eng api.Engine, events api.Stream
 	}
 }
 
-// stillReady is nil while server name is ready: in phase (from a
-// phase_changed event), or, after missed events, in its status. Else it
-// is why it stopped (why, the event's, or the status's last error).
-func (a *app) stillReady(ctx context.Context, eng api.Engine, name string, phase wire.Phase, why string, missed bool) error {
-	if missed {
-		st, err := eng.Status(ctx)
-		if err != nil {
-			return err
-		}
-		phase, why = "", ""
-		if i := slices.IndexFunc(st.Servers, func(s wire.ServerStatus) bool { return s.Name == name }); i >= 0 {
-			phase, why = st.Servers[i].Phase, st.Servers[i].LastError
-		}
+// stillReady is nil while server name is ready in eng, else why it
+// stopped (its last error): a one-shot engine does not start it again.
+func stillReady(ctx context.Context, eng api.Engine, name string) error {
+	st, err := eng.Status(ctx)
+	if err != nil {
+		return err
 	}
-	if phase == wire.PhaseReady {
-		return nil
-	}
-	if why == "" {
-		why = "the session ended"
+	why := "the session ended"
+	if i := slices.IndexFunc(st.Servers, func(s wire.ServerStatus) bool { return s.Name == name }); i >= 0 {
+		if st.Servers[i].Phase == wire.PhaseReady {
+			return nil
+		}
+		why = cmp.Or(st.Servers[i].LastError, why)
 	}
 	return fmt.Errorf("server %q stopped: %s", name, why)
 }
