@@ -51,12 +51,13 @@ type app struct {
 	stopSweep func()
 
 	// startBound, if set, replaces controller.MaxStartTimeout as the bound
-	// of a one-shot start that is still working (see keepWaiting): the
-	// command tests set it to see such a start run out of time without
-	// waiting minutes. serve keeps controller.MaxStartTimeout.
+	// of a one-shot start that is still working (it is the one-shot
+	// engine's serve.OneShotOptions.StartBound): the command tests set it
+	// to see such a start run out of time without waiting minutes. serve
+	// keeps controller.MaxStartTimeout.
 	startBound time.Duration
-	// noticeMu serializes the start notices that connects running in
-	// parallel write to stderr.
+	// noticeMu serializes the start notices that the starts of a one-shot
+	// engine, running in parallel, write to stderr.
 	noticeMu sync.Mutex
 }
 

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/schema"
 	"github.com/freecode/freecode/wire"
 )
@@ -19,15 +18,19 @@ import (
 // sign-in.
 var errNotReady = errors.New("server is not ready")
 
+// errDisabled is wrapped by the error of a call of a tool of a disabled
+// server: nothing connects it.
+var errDisabled = errors.New("server is disabled")
+
 // disabledCall is the error of a call of a tool of srv, which is disabled:
-// nothing connects it. It wraps controller.ErrDisabled.
+// nothing connects it. It wraps errDisabled.
 func (a *app) disabledCall(id string, srv schema.Server) error {
 	how := fmt.Sprintf("enable it with `freecode mcp enable %s`", srv.Name)
 	if strings.HasPrefix(srv.Source, schema.SourceProjectPrefix) {
 		how = fmt.Sprintf(`set "enabled": true in its entry in %s`, a.entryFile(srv))
 	}
 	return &stateError{msg: fmt.Sprintf("cannot call %s: server %q is disabled in %s, so FreeCode does not connect it; %s",
-		cell(id), srv.Name, a.entryFile(srv), how), kind: controller.ErrDisabled}
+		cell(id), srv.Name, a.entryFile(srv), how), kind: errDisabled}
 }
 
 // stateError is a call refused for its server's state: msg says it all,

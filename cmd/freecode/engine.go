@@ -42,8 +42,9 @@ type oneShotOpts struct {
 // oneShot starts servers of cfg for the command (none: the built-ins
 // alone) under cfg's rules and limits: local servers under the reapers of
 // a.processes, remote ones with the home's tokens, a start still working
-// waited for as serve waits (keepWaiting). A failed start is a
-// *serve.StartError (unless o.partial). Close the engine when done.
+// waited for as serve waits (bound by a.startBound when set). A failed
+// start is a *serve.StartError (unless o.partial). Close the engine when
+// done.
 func (a *app) oneShot(ctx context.Context, cfg *schema.Config, servers []schema.Server, o oneShotOpts) (*serve.OneShot, error) {
 	home, err := a.home()
 	if err != nil {

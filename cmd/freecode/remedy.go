@@ -92,8 +92,8 @@ func (a *app) timeoutRemedy(srv schema.Server, e *mcp.StartTimeoutError) string 
 			to.Milliseconds(), a.entryFile(srv), a.retrustNote(srv))
 	}
 	// A start that was still working has already been waited for past its
-	// timeout, up to controller.MaxStartTimeout (see keepWaiting and the
-	// controller): e.Timeout is what it had.
+	// timeout, up to controller.MaxStartTimeout (see the controller and
+	// serve.OneShotOptions.StartBound): e.Timeout is what it had.
 	runner := packageRunner(srv.Command)
 	switch {
 	case runner != "" && e.Progress != "":

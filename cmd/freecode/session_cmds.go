@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,12 +16,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/schema"
@@ -53,56 +53,6 @@ func (a *app) serverIn(cfg *schema.Config, name string) (schema.Server, error) {
 	return s, nil
 }
 
-// connectWith starts one server for the duration of a command (`mcp
-// start`). A remote server is signed in to with the home's stored tokens
-// (renewed as needed); one that needs a user to sign in fails with
-// mcp.ErrNeedsLogin. A local server still working when its timeout runs
-// out is waited for (keepWaiting). live, if not nil, shows the server's
-// stderr lines as they come and why the start still waits; elicit
-// answers the server's elicitations (mcp.Options.Elicit; nil: none, and
-// the session declares no elicitation capability).
-func (a *app) connectWith(ctx context.Context, srv schema.Server, live *startLive, elicit mcp.ElicitHandler) (*mcp.Session, error) {
-	opts := mcp.Options{Logger: logr.Discard(), ClientName: "freecode",
-		Launcher: a.launcher(logr.Discard()), Elicit: elicit}
-	if live != nil {
-		opts.OnStderr = live.line
-		a.keepWaiting(&opts, srv, live.working)
-	} else {
-		a.keepWaiting(&opts, srv, nil)
-	}
-	if srv.SignsIn() {
-		store, err := a.tokenStore(true)
-		if err != nil {
-			return nil, err
-		}
-		opts.Tokens = store
-	}
-	return mcp.Connect(ctx, controller.MCPSpec(srv), opts)
-}
-
-// keepWaiting makes a one-shot start of srv wait as serve's starts do:
-// when its timeout runs out while the server is still working (using CPU
-// or writing to stderr, as a first `npx -y` does while it downloads), it
-// goes on, up to controller.WorkingTimeout (a.startBound in the command
-// tests); a server that shows no sign of work still fails at its timeout.
-// notice is told each time the start goes on (mcp.Options.OnStillWorking);
-// nil: a line on stderr, which leaves stdout (and so --json) as it is.
-func (a *app) keepWaiting(opts *mcp.Options, srv schema.Server, notice func(how string, spent, budget time.Duration)) {
-	timeout := srv.Timeout
-	opts.WorkingTimeout = controller.WorkingTimeout(timeout)
-	if a.startBound > 0 {
-		opts.WorkingTimeout = max(a.startBound, timeout)
-	}
-	if notice == nil {
-		notice = func(how string, spent, budget time.Duration) {
-			a.noticeMu.Lock()
-			defer a.noticeMu.Unlock()
-			fmt.Fprintf(a.stderr, "%s: %s\n", srv.Name, stillStarting(how, spent, budget))
-		}
-	}
-	opts.OnStillWorking = notice
-}
-
 // stillStarting says why a start still waits: "still starting (using CPU,
 // 5s); waiting up to 10s …".
 func stillStarting(how string, spent, budget time.Duration) string {
@@ -111,7 +61,7 @@ func stillStarting(how string, spent, budget time.Duration) string {
 
 // toolLine is a tool's id and flag for a listing. The id holds the
 // server's tool name, so it is neutralised like all server text.
-func toolLine(t mcp.Tool) string {
+func toolLine(t wire.Tool) string {
 	id := termtext.Neutralize(t.ID)
 	if t.ReadOnly {
 		return id + " (read-only)"
@@ -167,30 +117,41 @@ Watching with stdin on a terminal, it answers the server's questions
 			if term := a.stdinTerminal(); watch && term != nil {
 				elicit = a.watchElicit(watching, term)
 			}
-			sess, err := a.connectWith(c.Context(), srv, live, elicit)
+			ctx := c.Context()
+			eng, err := a.oneShot(ctx, cfg, []schema.Server{srv}, oneShotOpts{live: live, elicit: elicit})
 			if live != nil {
 				live.stop()
 			}
 			elapsed := time.Since(began).Round(time.Millisecond)
 			if err != nil {
 				fmt.Fprintf(a.stdout, "✗ Server %q failed to start (%s)\n", srv.Name, elapsed)
-				return a.withRemedy(srv, err)
+				return a.withRemedy(srv, startErr(err))
 			}
-			defer sess.Close()
-			tools, hidden := controller.FilterTools(srv.Tools, sess.Tools())
-			count := fmt.Sprintf("%d tool%s", len(tools), plural(len(tools)))
-			if len(hidden) > 0 {
-				count = fmt.Sprintf("%d of %d tools", len(tools), len(tools)+len(hidden))
-			}
-			fmt.Fprintf(a.stdout, "✓ Server %q started with %s%s (%s)\n", srv.Name, count, featureCounts(sess.Features()), elapsed)
-			for _, t := range tools {
-				fmt.Fprintln(a.stdout, "  "+toolLine(t))
-			}
-			a.printConvertErrors(sess)
-			if !watch {
-				if err := sess.Close(); err != nil {
+			defer eng.Close()
+			// A watch subscribes before it reads what it shows first, so
+			// that no change after that read goes unseen.
+			var events api.Stream
+			if watch {
+				if events, err = eng.Events(ctx); err != nil {
 					return err
 				}
+				defer events.Close()
+			}
+			v, err := readStartView(ctx, eng, srv.Name)
+			if err != nil {
+				return err
+			}
+			count := fmt.Sprintf("%d tool%s", len(v.tools.Tools), plural(len(v.tools.Tools)))
+			if n := len(v.tools.Hidden); n > 0 {
+				count = fmt.Sprintf("%d of %d tools", len(v.tools.Tools), len(v.tools.Tools)+n)
+			}
+			fmt.Fprintf(a.stdout, "✓ Server %q started with %s%s (%s)\n", srv.Name, count, v.featureCounts(), elapsed)
+			for _, t := range v.tools.Tools {
+				fmt.Fprintln(a.stdout, "  "+toolLine(t))
+			}
+			a.printToolWarnings(v.tools.Warnings)
+			if !watch {
+				eng.Close()
 				fmt.Fprintf(a.stdout, "Stopped %q again: `mcp start` only tests a server; `freecode serve` keeps servers running.\n", srv.Name)
 				return nil
 			}
@@ -199,22 +160,55 @@ Watching with stdin on a terminal, it answers the server's questions
 			}
 			fmt.Fprintf(a.stdout, "Watching %q; Ctrl-C or `freecode mcp stop %s` ends it.\n", srv.Name, srv.Name)
 			close(watching)
-			return a.watchSession(c.Context(), sess, srv.Tools, tools)
+			return a.watchServer(ctx, eng, events, v)
 		},
 	}
 	c.Flags().BoolVar(&watch, "watch", false, "stay connected and print changes of tools, resources and prompts")
 	return c
 }
 
-// featureCounts is what a session lists beside tools, for `mcp start`'s
+// startView is what `mcp start` shows of a ready server, read from its
+// engine, and what --watch compares a change with.
+type startView struct {
+	// tools are the server's registered tools, with the number its tools
+	// filter hides (Hidden) and the warnings about its list.
+	tools     wire.ServerTools
+	resources wire.ServerResources
+	prompts   wire.ServerPrompts
+}
+
+// readStartView reads the view of server name from eng.
+func readStartView(ctx context.Context, eng api.Engine, name string) (v startView, err error) {
+	if v.tools, err = eng.AllServerTools(ctx, name); err != nil {
+		return v, err
+	}
+	res, err := eng.Resources(ctx, name)
+	if err != nil {
+		return v, err
+	}
+	prompts, err := eng.Prompts(ctx, name)
+	if err != nil {
+		return v, err
+	}
+	// One server asked for: one entry each.
+	if len(res.Servers) > 0 {
+		v.resources = res.Servers[0]
+	}
+	if len(prompts.Servers) > 0 {
+		v.prompts = prompts.Servers[0]
+	}
+	return v, nil
+}
+
+// featureCounts is what the server lists beside tools, for `mcp start`'s
 // summary: ", 3 resources, 1 resource template and 2 prompts", or "" for a
 // server that lists none.
-func featureCounts(f mcp.Features) string {
+func (v startView) featureCounts() string {
 	var parts []string
 	for _, c := range []struct {
 		n    int
 		what string
-	}{{len(f.Resources), "resource"}, {len(f.Templates), "resource template"}, {len(f.Prompts), "prompt"}} {
+	}{{len(v.resources.Resources), "resource"}, {len(v.resources.Templates), "resource template"}, {len(v.prompts.Prompts), "prompt"}} {
 		if c.n > 0 {
 			parts = append(parts, countOf(c.n, c.what))
 		}
@@ -228,83 +222,135 @@ func featureCounts(f mcp.Features) string {
 	return ", " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
-// printConvertErrors prints, as warnings, the tools left out and the tools
-// kept with input schema references not followed.
-func (a *app) printConvertErrors(sess *mcp.Session) {
-	for _, err := range sess.ConvertErrors() {
-		fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(err.Error()))
-	}
-	a.printToolWarnings(sess.Warnings())
-}
-
-func (a *app) printToolWarnings(warnings []mcp.ToolWarning) {
-	for _, w := range warnings {
-		fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(w.String()))
-	}
-}
-
-// watchSession prints changes of the tool set, the resources and the
-// prompts until ctx ends or the server does.
-func (a *app) watchSession(ctx context.Context, sess *mcp.Session, filter schema.ToolFilter, tools []mcp.Tool) error {
-	prev := map[string]mcp.Tool{}
-	for _, t := range tools {
-		prev[t.ID] = t
-	}
-	prevFeatures := sess.Features()
-	for {
-		select {
-		case <-ctx.Done():
-			fmt.Fprintf(a.stdout, "Stopped %q.\n", sess.Name())
-			return sess.Close()
-		case <-sess.Done():
-			err := sess.Err()
-			if err == nil {
-				err = errors.New("the session ended")
-			}
-			return fmt.Errorf("server %q stopped: %w", sess.Name(), err)
-		case <-sess.ToolsChanged():
-			cur := map[string]mcp.Tool{}
-			kept, _ := controller.FilterTools(filter, sess.Tools())
-			for _, t := range kept {
-				cur[t.ID] = t
-			}
-			fmt.Fprintf(a.stdout, "Tools changed: now %d tool%s\n", len(cur), plural(len(cur)))
-			for _, id := range sortedKeys(cur) {
-				if _, ok := prev[id]; !ok {
-					fmt.Fprintln(a.stdout, "  + "+toolLine(cur[id]))
-				}
-			}
-			for _, id := range sortedKeys(prev) {
-				if _, ok := cur[id]; !ok {
-					fmt.Fprintln(a.stdout, "  - "+termtext.Neutralize(id))
-				}
-			}
-			a.printConvertErrors(sess)
-			prev = cur
-		case <-sess.FeaturesChanged():
-			cur := sess.Features()
-			fmt.Fprintf(a.stdout, "Resources and prompts changed: now %s, %s and %s\n", countOf(len(cur.Resources), "resource"),
-				countOf(len(cur.Templates), "resource template"), countOf(len(cur.Prompts), "prompt"))
-			printAddedRemoved(a.stdout, featureKeys(prevFeatures), featureKeys(cur))
-			prevFeatures = cur
-		}
-	}
-}
-
-// featureKeys names what f lists, for watching it change: resource URIs,
-// "template <uri template>" and "prompt <name>".
-func featureKeys(f mcp.Features) map[string]bool {
+// featureKeys names what the server lists beside tools, for watching it
+// change: resource URIs, "template <uri template>" and "prompt <name>".
+func (v startView) featureKeys() map[string]bool {
 	keys := map[string]bool{}
-	for _, r := range f.Resources {
+	for _, r := range v.resources.Resources {
 		keys[r.URI] = true
 	}
-	for _, t := range f.Templates {
+	for _, t := range v.resources.Templates {
 		keys["template "+t.URITemplate] = true
 	}
-	for _, p := range f.Prompts {
+	for _, p := range v.prompts.Prompts {
 		keys["prompt "+p.Name] = true
 	}
 	return keys
+}
+
+// printToolWarnings prints, as warnings, why tools of the server's list
+// were left out and the references of kept tools' schemas not followed
+// (wire.ServerTools.Warnings).
+func (a *app) printToolWarnings(warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(a.stderr, "warning: %s\n", termtext.Neutralize(w))
+	}
+}
+
+// watchServer prints the changes of the tool set, the resources and the
+// prompts of the server of v, as eng's events announce them (read
+// through events, subscribed to before v was read), until ctx ends — then
+// it says so and returns nil — or the server's session does, which is
+// the error: a one-shot engine does not restart it.
+func (a *app) watchServer(ctx context.Context, eng api.Engine, events api.Stream, v startView) error {
+	name := v.tools.Server
+	for {
+		ev, err := events.Next()
+		if ctx.Err() != nil {
+			fmt.Fprintf(a.stdout, "Stopped %q.\n", name)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("watching %q: %w", name, err)
+		}
+		// Missed events (a slow terminal) are recovered by reading it all
+		// again; each part is printed only when it did change.
+		missed := ev.Kind == wire.KindMissed
+		var about struct{ Source, Server string }
+		if !missed {
+			_ = ev.Decode(&about) // an event of another shape is not ours
+		}
+		if !missed && about.Source != name && about.Server != name {
+			continue // another source's: the built-ins'
+		}
+		if missed || ev.Kind == wire.KindPhaseChanged {
+			if err := stillReady(ctx, eng, name); err != nil {
+				if ctx.Err() != nil {
+					continue // stopped by the user: said at the top
+				}
+				return err
+			}
+			if !missed {
+				continue
+			}
+		}
+		cur, err := readStartView(ctx, eng, name)
+		if err != nil {
+			if ctx.Err() != nil {
+				continue
+			}
+			return err
+		}
+		a.printViewChange(v, cur)
+		v = cur
+	}
+}
+
+// stillReady is nil while server name is ready in eng, else why it
+// stopped (its last error): a one-shot engine does not start it again.
+func stillReady(ctx context.Context, eng api.Engine, name string) error {
+	st, err := eng.Status(ctx)
+	if err != nil {
+		return err
+	}
+	why := "the session ended"
+	if i := slices.IndexFunc(st.Servers, func(s wire.ServerStatus) bool { return s.Name == name }); i >= 0 {
+		if st.Servers[i].Phase == wire.PhaseReady {
+			return nil
+		}
+		why = cmp.Or(st.Servers[i].LastError, why)
+	}
+	return fmt.Errorf("server %q stopped: %s", name, why)
+}
+
+// printViewChange prints what differs from prev in cur: the tool set (and
+// the warnings about it), and what the server lists beside tools.
+func (a *app) printViewChange(prev, cur startView) {
+	if !sameJSON(prev.tools, cur.tools) {
+		ids := func(tools []wire.Tool) map[string]wire.Tool {
+			m := make(map[string]wire.Tool, len(tools))
+			for _, t := range tools {
+				m[t.ID] = t
+			}
+			return m
+		}
+		was, now := ids(prev.tools.Tools), ids(cur.tools.Tools)
+		fmt.Fprintf(a.stdout, "Tools changed: now %d tool%s\n", len(now), plural(len(now)))
+		for _, id := range sortedKeys(now) {
+			if _, ok := was[id]; !ok {
+				fmt.Fprintln(a.stdout, "  + "+toolLine(now[id]))
+			}
+		}
+		for _, id := range sortedKeys(was) {
+			if _, ok := now[id]; !ok {
+				fmt.Fprintln(a.stdout, "  - "+termtext.Neutralize(id))
+			}
+		}
+		a.printToolWarnings(cur.tools.Warnings)
+	}
+	if !sameJSON(prev.resources, cur.resources) || !sameJSON(prev.prompts, cur.prompts) {
+		fmt.Fprintf(a.stdout, "Resources and prompts changed: now %s, %s and %s\n", countOf(len(cur.resources.Resources), "resource"),
+			countOf(len(cur.resources.Templates), "resource template"), countOf(len(cur.prompts.Prompts), "prompt"))
+		printAddedRemoved(a.stdout, prev.featureKeys(), cur.featureKeys())
+	}
+}
+
+// sameJSON reports whether a and b have the same JSON: what a server
+// lists is compared as the API shows it.
+func sameJSON(a, b any) bool {
+	ja, erra := json.Marshal(a)
+	jb, errb := json.Marshal(b)
+	return erra == nil && errb == nil && bytes.Equal(ja, jb)
 }
 
 // printAddedRemoved prints "  + key" for the keys of cur not in prev and

@@ -48,7 +48,8 @@ func newStartLive(w io.Writer, name string, began time.Time) *startLive {
 	return l
 }
 
-// line takes one stderr line (mcp.Options.OnStderr); it never blocks.
+// line takes one stderr line (serve.OneShotOptions.OnStderr); it never
+// blocks.
 func (l *startLive) line(s string) {
 	select {
 	case l.lines <- s:
@@ -60,8 +61,8 @@ func (l *startLive) line(s string) {
 }
 
 // working takes the news that the start goes on past its budget because
-// the server is still working (mcp.Options.OnStillWorking): the status
-// line says so from then on. It never blocks for long.
+// the server is still working (serve.OneShotOptions.OnStillWorking): the
+// status line says so from then on. It never blocks for long.
 func (l *startLive) working(how string, _, budget time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

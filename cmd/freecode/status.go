@@ -9,19 +9,16 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
-	"github.com/freecode/freecode/mcp/auth"
 	"github.com/freecode/freecode/registry/defs"
 	"github.com/freecode/freecode/schema"
 	"github.com/freecode/freecode/wire"
@@ -318,19 +315,9 @@ func (a *app) offlineStatus(ctx context.Context, why, home string, asJSON, probe
 		}
 	}
 	if probe {
-		launcher := a.launcher(logr.Discard())
-		store, err := a.tokenStore(true)
-		if err != nil {
+		if err := a.probeServers(ctx, cfg, out.Servers); err != nil {
 			return err
 		}
-		var wg sync.WaitGroup
-		for i, s := range cfg.MCP.Servers {
-			if !s.Enabled || s.Hold != nil {
-				continue
-			}
-			wg.Go(func() { a.probeServer(ctx, s, launcher, store, &out.Servers[i]) })
-		}
-		wg.Wait()
 	}
 	// Read after probing: a probe may have renewed a token.
 	for i, s := range cfg.MCP.Servers {
@@ -359,35 +346,60 @@ func statusExit(out statusOutput) error {
 	return nil
 }
 
-// probeServer connects s (within its timeout, a local server started by
-// launcher, a remote one signed in to with the tokens of store), records
-// the outcome in ss and closes the session. A server that needs a sign-in
-// is in that phase, not failed.
-func (a *app) probeServer(ctx context.Context, s schema.Server, launcher mcp.Launcher, store *auth.Store, ss *wire.ServerStatus) {
-	opts := mcp.Options{Launcher: launcher}
-	a.keepWaiting(&opts, s, nil)
-	if s.SignsIn() {
-		opts.Tokens = store
-	}
-	sess, err := mcp.Connect(ctx, controller.MCPSpec(s), opts)
-	if err != nil {
-		ss.Phase, ss.LastError = wire.PhaseFailed, a.withRemedy(s, err).Error()
-		if errors.Is(err, mcp.ErrNeedsLogin) {
-			ss.Phase, ss.LastError, ss.Reason = wire.PhaseNeedsLogin, err.Error(), loginRemedy(s.Name)
+// probeServers starts every enabled server of cfg that is not held, at
+// once, on a one-shot engine (each within its timeout, or longer while it
+// is still working, as under serve), and records in its row of rows (one
+// per server of cfg, in its order) what the engine's status says of it — or
+// why it failed to start, with what to do. A server that needs a sign-in
+// is in that phase, not failed. The engine is stopped before it returns.
+func (a *app) probeServers(ctx context.Context, cfg *schema.Config, rows []wire.ServerStatus) error {
+	var servers []schema.Server
+	for _, s := range cfg.MCP.Servers {
+		if s.Enabled && s.Hold == nil {
+			servers = append(servers, s)
 		}
-		return
 	}
-	tools, hidden := controller.FilterTools(s.Tools, sess.Tools())
-	ss.Phase, ss.Tools, ss.SpecHash = "ready", len(tools), s.SpecHash()
-	if len(hidden) > 0 {
-		ss.ToolsTotal = len(sess.Tools())
+	if len(servers) == 0 {
+		return nil
 	}
-	f := sess.Features()
-	ss.Resources, ss.ResourceTemplates, ss.Prompts = len(f.Resources), len(f.Templates), len(f.Prompts)
-	ss.Warnings, ss.MoreWarnings = controller.ToolWarnings(tools)
-	if err := sess.Close(); err != nil {
-		ss.LastError = "close: " + err.Error()
+	eng, err := a.oneShot(ctx, cfg, servers, oneShotOpts{partial: true})
+	if err != nil {
+		return err
 	}
+	defer eng.Close()
+	st, err := eng.Status(ctx)
+	if err != nil {
+		return err
+	}
+	failed := map[string]error{}
+	for _, f := range eng.Failed() {
+		failed[f.Server] = f.Err
+	}
+	for i, s := range cfg.MCP.Servers {
+		if !s.Enabled || s.Hold != nil {
+			continue
+		}
+		row := &rows[i]
+		if err, ok := failed[s.Name]; ok {
+			row.Phase, row.LastError = wire.PhaseFailed, a.withRemedy(s, err).Error()
+			if errors.Is(err, mcp.ErrNeedsLogin) {
+				row.Phase, row.LastError, row.Reason = wire.PhaseNeedsLogin, err.Error(), loginRemedy(s.Name)
+			}
+			continue
+		}
+		j := slices.IndexFunc(st.Servers, func(r wire.ServerStatus) bool { return r.Name == s.Name })
+		if j < 0 {
+			continue
+		}
+		// The counts and warnings of the session, not what ends with it
+		// (its pid, its time in the phase): the probe stops it again.
+		got := st.Servers[j]
+		row.Phase, row.SpecHash, row.LastError = got.Phase, s.SpecHash(), got.LastError
+		row.Tools, row.ToolsTotal = got.Tools, got.ToolsTotal
+		row.Resources, row.ResourceTemplates, row.Prompts = got.Resources, got.ResourceTemplates, got.Prompts
+		row.Warnings, row.MoreWarnings = got.Warnings, got.MoreWarnings
+	}
+	return nil
 }
 
 func (a *app) renderStatus(out statusOutput, asJSON bool) error {
