@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,23 +96,31 @@ func (g *gateway) list(ctx context.Context) ([]defs.Def, map[string]wire.Tool, f
 		}
 	}
 	tools := make(map[string]wire.Tool, len(tl.Tools))
+	listed := make([]defs.Def, 0, len(tl.Tools))
 	for _, d := range tl.Tools {
-		// A definition whose tool the lists do not have (its server went
-		// away between the two reads) keeps its last known metadata.
+		// A definition whose tool the lists do not have keeps its last
+		// known metadata (its server went away between the two reads).
+		// An MCP tool with none is one the registry has and the lists
+		// do not have yet: the controller announces it (tools_changed)
+		// once they do, and it is listed then, whole, rather than now
+		// without its title and annotations and again with them.
 		t, ok := fresh[d.Name]
 		if !ok {
 			t, ok = g.meta[d.Name]
 		}
 		if ok {
 			tools[d.Name] = t
+		} else if strings.HasPrefix(d.Name, mcpPrefix) {
+			continue
 		}
+		listed = append(listed, d)
 	}
 	g.meta = tools
 	f := features{resources: ls.Resources, prompts: ls.Prompts, instructions: ls.Instructions}
 	if f.instructions == nil {
 		f.instructions = map[string]string{}
 	}
-	return tl.Tools, tools, f, nil
+	return listed, tools, f, nil
 }
 
 // run runs one call of a host through the engine under a call id of its

@@ -133,7 +133,7 @@ func (a *app) gateway(ctx context.Context, f gatewayFlags) error {
 // attachTarget is the serve of the home to go through, or nil and why
 // not: none runs, or it reads another config file or another project (its
 // servers and rules are not this invocation's), or, with builtins, its
-// built-ins work in another directory.
+// built-ins work in another directory, or it is an older freecode's.
 func (a *app) attachTarget(ctx context.Context, src schema.Sources, builtins bool) (*api.Client, string, error) {
 	client, home, err := a.dialServe()
 	if errors.Is(err, api.ErrNotRunning) {
@@ -150,6 +150,12 @@ func (a *app) attachTarget(ctx context.Context, src schema.Sources, builtins boo
 	if why := unlikeGateway(st, src, builtins, os.Getwd); why != "" {
 		client.Close()
 		return nil, why, nil
+	}
+	// A serve of an older freecode (still running after an upgrade) lacks
+	// what the gateway reads: the servers run here instead.
+	if _, err := client.Lists(ctx); errors.Is(err, api.ErrNotFound) {
+		client.Close()
+		return nil, fmt.Sprintf("freecode serve (pid %d) is an older version (it has no GET /v1/lists)", st.ServePID), nil
 	}
 	return client, "", nil
 }

@@ -158,6 +158,11 @@ Watching with stdin on a terminal, it answers the server's questions
 			if err := ready(); err != nil {
 				return err
 			}
+			// A session that ended between the start and the subscription
+			// sent its phase change to nobody: the status says so.
+			if err := stillReady(ctx, eng, srv.Name); err != nil {
+				return err
+			}
 			fmt.Fprintf(a.stdout, "Watching %q; Ctrl-C or `freecode mcp stop %s` ends it.\n", srv.Name, srv.Name)
 			close(watching)
 			return a.watchServer(ctx, eng, events, v)
