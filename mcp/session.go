@@ -300,8 +300,8 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	s.budget.Store(int64(timeout))
 	var cctx context.Context
 	var cancel func()
-	if srv.Type == Local && opts.WorkingTimeout > timeout {
-		cctx, cancel = s.workingDeadline(ctx)
+	if proc, ok := s.link.(processLink); ok && opts.WorkingTimeout > timeout {
+		cctx, cancel = s.workingDeadline(ctx, proc)
 	} else {
 		cctx, cancel = context.WithDeadlineCause(ctx, s.began.Add(timeout), errConnectTimeout)
 	}
@@ -348,8 +348,8 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 // each time it runs out while the server is still working, twice the time
 // so far up to Options.WorkingTimeout. cancel ends it, and returns once
 // the goroutine that keeps the time has ended: Options.OnStillWorking is
-// not called after Connect returned.
-func (s *Session) workingDeadline(ctx context.Context) (context.Context, func()) {
+// not called after Connect returned. proc is the local process starting.
+func (s *Session) workingDeadline(ctx context.Context, proc processLink) (context.Context, func()) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	budget, most := s.timeout, s.opts.WorkingTimeout
 	done := make(chan struct{})
@@ -363,13 +363,13 @@ func (s *Session) workingDeadline(ctx context.Context) (context.Context, func())
 				return
 			case <-timer.C:
 			}
-			how := s.link.progress()
+			how := proc.progress()
 			if how == "" || budget >= most {
 				cancel(errConnectTimeout)
 				return
 			}
 			next := min(2*budget, most)
-			s.link.expect(next)
+			proc.expect(next)
 			s.log.Info("still working when its timeout ran out; waiting longer", "working", how, "timeout", next)
 			if s.opts.OnStillWorking != nil {
 				s.opts.OnStillWorking(how, budget, next)
@@ -474,15 +474,21 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 	if step != stepInitialize {
 		when = "while listing " + listNoun(step)
 	}
-	if exit := s.link.exitCause(cctx, when, err); exit != nil {
-		return exit
+	proc, _ := s.link.(processLink)
+	if proc != nil {
+		if exit := proc.exitCause(cctx, when, err); exit != nil {
+			return exit
+		}
 	}
 	cause := context.Cause(cctx)
 	switch {
 	case errors.Is(cause, errConnectTimeout):
-		tail := s.link.stderrTail()
-		return &StartTimeoutError{Server: name, Step: step, Timeout: s.spent(), Progress: s.link.progress(),
-			Stderr: tail, Withheld: s.link.withheld(tail), msg: s.timeoutMessage(step)}
+		timeout := &StartTimeoutError{Server: name, Step: step, Timeout: s.spent(), msg: s.timeoutMessage(step)}
+		if proc != nil {
+			timeout.Progress, timeout.Stderr = proc.progress(), proc.stderrTail()
+			timeout.Withheld = proc.withheld(timeout.Stderr)
+		}
+		return timeout
 	case cctx.Err() != nil && !errors.Is(cause, errProcessExited):
 		return fmt.Errorf("server %q: %s canceled: %w", name, step, cause)
 	}
@@ -498,8 +504,10 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 	if errors.As(err, &redirect) {
 		return newError(redirect.Error(), redirect, err)
 	}
-	if explained := s.link.explain(step, err); explained != nil {
-		return explained
+	if ep, ok := s.link.(endpointLink); ok {
+		if explained := ep.explain(step, err); explained != nil {
+			return explained
+		}
 	}
 	if isTransportError(err) {
 		return newError(fmt.Sprintf("server %q: %s: %s", name, step, s.mask.err(err)), ErrTransport, err)
@@ -660,10 +668,11 @@ func (s *Session) reportLost(err error) {
 }
 
 // connectionLost reports the loss of the connection, and so the end of the
-// session, if err means the connection is gone for good (see link.lost).
+// session, if err means the connection is gone for good (see
+// endpointLink.lost; a local session ends by its process's exit).
 func (s *Session) connectionLost(err error) {
-	if s.link.lost(err) {
-		s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, s.link.unreachable(err), err))
+	if ep, ok := s.link.(endpointLink); ok && ep.lost(err) {
+		s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, ep.unreachable(err), err))
 	}
 }
 
@@ -671,7 +680,11 @@ func (s *Session) connectionLost(err error) {
 func (s *Session) run() {
 	s.applyLogLevel()
 	s.listen()
-	exited := s.link.exited()
+	proc, _ := s.link.(processLink)
+	var exited <-chan struct{} // never ready for a remote server
+	if proc != nil {
+		exited = proc.exited()
+	}
 	for {
 		select {
 		case <-s.closing:
@@ -681,7 +694,7 @@ func (s *Session) run() {
 			s.finish(s.unlessClosing(s.limits.tripped()))
 			return
 		case <-exited:
-			s.finish(s.unlessClosing(s.limitOr(s.link.exitCause(s.ctx, "", nil))))
+			s.finish(s.unlessClosing(s.limitOr(proc.exitCause(s.ctx, "", nil))))
 			return
 		case err := <-s.lost:
 			s.finish(s.unlessClosing(s.limitOr(err)))
@@ -782,7 +795,12 @@ func (s *Session) Name() string { return s.srv.Name }
 
 // PID is the local server's process id (also its process group id), or 0
 // for a remote server.
-func (s *Session) PID() int { return s.link.pid() }
+func (s *Session) PID() int {
+	if proc, ok := s.link.(processLink); ok {
+		return proc.pid()
+	}
+	return 0
+}
 
 // Tools returns the current converted tool set, sorted by ID.
 func (s *Session) Tools() []Tool {
@@ -841,7 +859,12 @@ func (s *Session) Err() error {
 
 // StderrTail returns the last lines the local server wrote to stderr
 // (Options.StderrLines of them at most); nil for a remote server.
-func (s *Session) StderrTail() []string { return s.link.stderrTail() }
+func (s *Session) StderrTail() []string {
+	if proc, ok := s.link.(processLink); ok {
+		return proc.stderrTail()
+	}
+	return nil
+}
 
 // Ping sends the server an MCP ping and waits for the answer, within ctx.
 // It is also how a host finds out whether a remote session's sign-in
