@@ -164,7 +164,7 @@ func (s *Session) requestFailure(what string, err error) error {
 	timer := time.NewTimer(exitWait)
 	defer timer.Stop()
 	select {
-	case <-s.done:
+	case <-s.life.done:
 		if endErr := s.Err(); endErr != nil {
 			return newError(fmt.Sprintf("%s failed: %s", what, endErr), endErr, err)
 		}
@@ -181,12 +181,11 @@ func (s *Session) endedError(name string) error {
 // endedErrorOf is the error of what, a request made after the session
 // ended, or nil.
 func (s *Session) endedErrorOf(what string) error {
-	select {
-	case <-s.done:
-	default:
+	ended, endErr := s.life.ended()
+	if !ended {
 		return nil
 	}
-	if endErr := s.Err(); endErr != nil {
+	if endErr != nil {
 		return newError(fmt.Sprintf("%s: session ended: %s", what, endErr), ErrClosed, endErr)
 	}
 	return fmt.Errorf("server %q: %s: %w", s.srv.Name, what, ErrClosed)
@@ -211,11 +210,11 @@ func (s *Session) sendCancelled(id mcpgo.RequestId, reason error) {
 			},
 		},
 	}
-	if !s.startBackground() {
+	if !s.life.startBackground() {
 		return
 	}
 	go func() {
-		defer s.bg.Done()
+		defer s.life.endBackground()
 		ctx, cancel := context.WithTimeout(s.ctx, cancelNoticeWait)
 		defer cancel()
 		if err := s.client.GetTransport().SendNotification(ctx, n); err != nil {

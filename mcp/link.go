@@ -142,6 +142,6 @@ func (s *Session) newLink() (link, error) {
 }
 
 func (s *Session) linkEnv() linkEnv {
-	return linkEnv{srv: s.srv, opts: s.opts, timeout: s.timeout, began: s.began, log: s.log, mask: s.mask, over: s.overLimit, lostConn: s.reportLost,
+	return linkEnv{srv: s.srv, opts: s.opts, timeout: s.timeout, began: s.began, log: s.log, mask: s.mask, over: s.overLimit, lostConn: s.life.reportLost,
 		newClient: s.newClient}
 }

@@ -126,11 +126,11 @@ func (s *Session) applyLogLevel() {
 	if s.client.GetServerCapabilities().Logging == nil && !s.modern() {
 		return
 	}
-	if !s.startBackground() {
+	if !s.life.startBackground() {
 		return
 	}
 	go func() {
-		defer s.bg.Done()
+		defer s.life.endBackground()
 		ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 		defer cancel()
 		req := mcpgo.SetLevelRequest{}

@@ -439,11 +439,11 @@ func (s *Session) listen() {
 	if filter.IsEmpty() {
 		return
 	}
-	if !s.startBackground() {
+	if !s.life.startBackground() {
 		return
 	}
 	go func() {
-		defer s.bg.Done()
+		defer s.life.endBackground()
 		wait := listenRetry
 		for {
 			began := time.Now()

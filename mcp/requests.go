@@ -141,17 +141,17 @@ func (in *inbound) handle(ctx context.Context, req transport.JSONRPCRequest, nex
 	}
 	// The session's end waits for the answer (ElicitHandler's contract
 	// has it return once ctx ends).
-	if !in.s.startBackground() {
+	if !in.s.life.startBackground() {
 		in.release()
 		return transport.NewJSONRPCErrorResponse(req.ID, mcpgo.INTERNAL_ERROR, "the session is ending", nil), nil
 	}
 	if post == nil {
-		defer in.s.bg.Done()
+		defer in.s.life.endBackground()
 		defer in.release()
 		return in.elicit(ctx, req), nil
 	}
 	go func() {
-		defer in.s.bg.Done()
+		defer in.s.life.endBackground()
 		defer in.release()
 		if resp := in.elicit(in.s.ctx, req); resp != nil {
 			post(resp)

@@ -207,32 +207,26 @@ type Session struct {
 
 	relist       chan struct{} // cap 1: coalesced "list tools again"
 	toolsChanged chan struct{} // cap 1: ToolsChanged
-	lost         chan error    // cap 1: the first transport loss reported
-	closing      chan struct{} // closed by Close
-	closeOnce    sync.Once
-	done         chan struct{}  // closed once the session has ended
-	bgMu         sync.Mutex     // guards bgEnded and the zero-crossing Adds of bg
-	bgEnded      bool           // set by finish: no more background work
-	bg           sync.WaitGroup // background work to wait for in finish
+
+	// life is how the session ends: Close, a lost connection, the
+	// background work its end waits for, and why it ended.
+	life *lifetime
 
 	// feat is what the server offers beside tools: resources, templates,
 	// prompts, subscriptions and its instructions (features.go).
 	feat *featureState
 
-	reqSeq  atomic.Uint64 // numbers our own requests (tools/list, tools/call)
-	running atomic.Bool   // set once Connect succeeded
+	reqSeq atomic.Uint64 // numbers our own requests (tools/list, tools/call)
 
 	// logged holds the tool warnings already logged (ToolWarning.String),
 	// so that each is logged once per session. Only setTools uses it: on
 	// Connect's goroutine, then on the owner goroutine.
 	logged map[string]bool
 
-	mu       sync.Mutex // guards raw, tools, convErrs, err and stopErr
+	mu       sync.Mutex // guards raw, tools and convErrs
 	raw      []json.RawMessage
 	tools    []Tool
 	convErrs []error
-	err      error
-	stopErr  error
 }
 
 // Connect starts (local) or reaches (remote) the server, initializes it and
@@ -284,10 +278,8 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 		limits:       newLimitTrip(),
 		relist:       make(chan struct{}, 1),
 		toolsChanged: make(chan struct{}, 1),
-		lost:         make(chan error, 1),
+		life:         newLifetime(),
 		feat:         newFeatureState(),
-		closing:      make(chan struct{}),
-		done:         make(chan struct{}),
 		ring:         newLineRing(opts.StderrLines),
 		protoKey:     protocolKey(srv),
 	}
@@ -338,7 +330,7 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	s.setTools(s.raws)
 	s.raws = nil
 	s.log.V(1).Info("connected", "tools", len(s.Tools()), "protocol", s.client.ProtocolVersion())
-	s.running.Store(true)
+	s.life.running.Store(true)
 	go s.run()
 	return s, nil
 }
@@ -455,14 +447,7 @@ func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiat
 
 // lostWhileConnecting returns the connection loss reported while
 // connecting, if any.
-func (s *Session) lostWhileConnecting() error {
-	select {
-	case lost := <-s.lost:
-		return lost
-	default:
-		return nil
-	}
-}
+func (s *Session) lostWhileConnecting() error { return s.life.lostEarly() }
 
 // connectError explains why step failed while connecting.
 func (s *Session) connectError(cctx context.Context, step string, err error) error {
@@ -658,21 +643,12 @@ func (s *Session) onNotification(n mcpgo.JSONRPCNotification) {
 	}
 }
 
-// reportLost ends the session because its connection failed. Only the
-// first report counts.
-func (s *Session) reportLost(err error) {
-	select {
-	case s.lost <- err:
-	default:
-	}
-}
-
 // connectionLost reports the loss of the connection, and so the end of the
 // session, if err means the connection is gone for good (see
 // endpointLink.lost; a local session ends by its process's exit).
 func (s *Session) connectionLost(err error) {
 	if ep, ok := s.link.(endpointLink); ok && ep.lost(err) {
-		s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, ep.unreachable(err), err))
+		s.life.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, ep.unreachable(err), err))
 	}
 }
 
@@ -687,17 +663,17 @@ func (s *Session) run() {
 	}
 	for {
 		select {
-		case <-s.closing:
+		case <-s.life.closing:
 			s.finish(nil)
 			return
 		case <-s.limits.hit:
-			s.finish(s.unlessClosing(s.limits.tripped()))
+			s.finish(s.life.unlessClosing(s.limits.tripped()))
 			return
 		case <-exited:
-			s.finish(s.unlessClosing(s.limitOr(proc.exitCause(s.ctx, "", nil))))
+			s.finish(s.life.unlessClosing(s.limitOr(proc.exitCause(s.ctx, "", nil))))
 			return
-		case err := <-s.lost:
-			s.finish(s.unlessClosing(s.limitOr(err)))
+		case err := <-s.life.lost:
+			s.finish(s.life.unlessClosing(s.limitOr(err)))
 			return
 		case <-s.relist:
 			s.refresh()
@@ -714,17 +690,6 @@ func (s *Session) limitOr(err error) error {
 		return le
 	}
 	return err
-}
-
-// unlessClosing returns err, or nil if Close was called: a server that
-// exits or drops the connection while being closed ended cleanly.
-func (s *Session) unlessClosing(err error) error {
-	select {
-	case <-s.closing:
-		return nil
-	default:
-		return err
-	}
 }
 
 // refresh lists the tools again after tools/list_changed.
@@ -762,32 +727,14 @@ func (s *Session) finish(why error) {
 	// Background work (cancellation notices) ends with s.ctx and the
 	// closed transport; the link is stopped after it, so that nothing of
 	// it is left behind (an idle HTTP connection, say).
-	s.bgMu.Lock()
-	s.bgEnded = true
-	s.bgMu.Unlock()
-	s.bg.Wait()
-	stopErr := s.link.stop(s.running.Load())
-	s.mu.Lock()
-	s.err, s.stopErr = why, stopErr
-	s.mu.Unlock()
+	s.life.stopBackground()
+	stopErr := s.link.stop(s.life.running.Load())
 	if why != nil {
 		s.log.Info("session ended", "err", why.Error())
 	} else {
 		s.log.V(1).Info("session closed")
 	}
-	close(s.done)
-}
-
-// startBackground registers a background goroutine that finish waits for;
-// it reports false once the session is ending.
-func (s *Session) startBackground() bool {
-	s.bgMu.Lock()
-	defer s.bgMu.Unlock()
-	if s.bgEnded {
-		return false
-	}
-	s.bg.Add(1)
-	return true
+	s.life.end(why, stopErr)
 }
 
 // Name is the server's configured name.
@@ -840,21 +787,15 @@ func (s *Session) ToolsChanged() <-chan struct{} { return s.toolsChanged }
 
 // Done is closed when the session has ended and everything it started has
 // stopped.
-func (s *Session) Done() <-chan struct{} { return s.done }
+func (s *Session) Done() <-chan struct{} { return s.life.done }
 
 // Err says why the session ended: nil while it runs and after Close, an
 // *ExitError when the local process exited, a *LimitError when the server
 // went over one of its limits, an error wrapping ErrTransport when a remote
 // connection was lost.
 func (s *Session) Err() error {
-	select {
-	case <-s.done:
-	default:
-		return nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
+	_, err := s.life.ended()
+	return err
 }
 
 // StderrTail returns the last lines the local server wrote to stderr
@@ -874,13 +815,11 @@ func (s *Session) StderrTail() []string {
 // ended fails with ErrClosed. On the 2026-07-28 revision there is no ping:
 // Ping then returns nil without asking the server.
 func (s *Session) Ping(ctx context.Context) error {
-	select {
-	case <-s.done:
-		if endErr := s.Err(); endErr != nil {
+	if ended, endErr := s.life.ended(); ended {
+		if endErr != nil {
 			return newError(fmt.Sprintf("ping: session ended: %s", endErr), ErrClosed, endErr)
 		}
 		return fmt.Errorf("server %q: ping: %w", s.srv.Name, ErrClosed)
-	default:
 	}
 	//lint:ignore SA1019 deprecated only by protocol 2026-07-28, on which mcp-go sends nothing: Ping then checks nothing.
 	if err := s.client.Ping(ctx); err != nil {
@@ -897,13 +836,7 @@ func (s *Session) Ping(ctx context.Context) error {
 // session is ended with DELETE. It returns when everything has stopped. It is
 // idempotent; the error is non-nil only if the process could not be reaped.
 func (s *Session) Close() error {
-	s.closeOnce.Do(func() {
-		close(s.closing)
-		// Abort a re-list in progress.
-		s.cancel()
-	})
-	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stopErr
+	// Cancelling aborts a re-list in progress.
+	s.life.requestClose(s.cancel)
+	return s.life.stopError()
 }
