@@ -362,7 +362,7 @@ func (s *Session) newRequest(prefix, method string, params map[string]any, meta 
 // x-mcp-header annotations ask for (2026-07-28, streamable HTTP).
 func (s *Session) paramHeaders(h http.Header, params map[string]any) {
 	name, _ := params["name"].(string)
-	tool := s.mcpgoTool(name)
+	tool := s.tools.mcpgoTool(name)
 	if tool == nil || h == nil {
 		return
 	}
@@ -373,18 +373,6 @@ func (s *Session) paramHeaders(h http.Header, params map[string]any) {
 	for k, v := range mcpgo.GenerateParamHeaders(tool, b) {
 		h.Set(k, v)
 	}
-}
-
-// mcpgoTool is the listed tool name as mcp-go models it, with its input
-// schema as sent; nil if there is none.
-func (s *Session) mcpgoTool(name string) *mcpgo.Tool {
-	for _, raw := range s.RawTools() {
-		t, ok := decodeMCPGoTool(raw)
-		if ok && t.Name == name {
-			return t
-		}
-	}
-	return nil
 }
 
 func decodeMCPGoTool(raw json.RawMessage) (*mcpgo.Tool, bool) {

@@ -1,14 +1,11 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,7 +14,6 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/freecode/freecode/jsonschema"
 	"github.com/freecode/freecode/mcp/auth"
 )
 
@@ -205,8 +201,8 @@ type Session struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	relist       chan struct{} // cap 1: coalesced "list tools again"
-	toolsChanged chan struct{} // cap 1: ToolsChanged
+	// tools is the server's tool list as last listed and converted.
+	tools *toolList
 
 	// life is how the session ends: Close, a lost connection, the
 	// background work its end waits for, and why it ended.
@@ -217,16 +213,6 @@ type Session struct {
 	feat *featureState
 
 	reqSeq atomic.Uint64 // numbers our own requests (tools/list, tools/call)
-
-	// logged holds the tool warnings already logged (ToolWarning.String),
-	// so that each is logged once per session. Only setTools uses it: on
-	// Connect's goroutine, then on the owner goroutine.
-	logged map[string]bool
-
-	mu       sync.Mutex // guards raw, tools and convErrs
-	raw      []json.RawMessage
-	tools    []Tool
-	convErrs []error
 }
 
 // Connect starts (local) or reaches (remote) the server, initializes it and
@@ -270,23 +256,22 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 		return nil, fmt.Errorf("server %q: timeout is %s: it must be positive", srv.Name, timeout)
 	}
 	s := &Session{
-		srv:          srv,
-		timeout:      timeout,
-		began:        time.Now(),
-		opts:         opts,
-		log:          opts.Logger.WithValues("server", srv.Name),
-		limits:       newLimitTrip(),
-		relist:       make(chan struct{}, 1),
-		toolsChanged: make(chan struct{}, 1),
-		life:         newLifetime(),
-		feat:         newFeatureState(),
-		ring:         newLineRing(opts.StderrLines),
-		protoKey:     protocolKey(srv),
+		srv:      srv,
+		timeout:  timeout,
+		began:    time.Now(),
+		opts:     opts,
+		log:      opts.Logger.WithValues("server", srv.Name),
+		limits:   newLimitTrip(),
+		life:     newLifetime(),
+		feat:     newFeatureState(),
+		ring:     newLineRing(opts.StderrLines),
+		protoKey: protocolKey(srv),
 	}
 	var err error
 	if s.link, err = s.newLink(); err != nil {
 		return nil, err
 	}
+	s.tools = newToolList(srv.Name, opts.Schemas, s.log) // s.log masked by newLink
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 
 	s.budget.Store(int64(timeout))
@@ -327,9 +312,9 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	if !knownRevision(srv.Protocol) {
 		s.opts.Protocols.store(s.protoKey, s.proto)
 	}
-	s.setTools(s.raws)
+	s.tools.set(s.raws)
 	s.raws = nil
-	s.log.V(1).Info("connected", "tools", len(s.Tools()), "protocol", s.client.ProtocolVersion())
+	s.log.V(1).Info("connected", "tools", len(s.tools.current()), "protocol", s.client.ProtocolVersion())
 	s.life.running.Store(true)
 	go s.run()
 	return s, nil
@@ -569,57 +554,6 @@ func (s *Session) listTools(ctx context.Context, prog *listProgress) ([]json.Raw
 	return s.validHeaderTools(raws), nil
 }
 
-// setTools converts raws and makes them the current set; it reports whether
-// the converted tools differ from the previous set.
-func (s *Session) setTools(raws []json.RawMessage) bool {
-	tools, errs := s.opts.Schemas.ConvertTools(s.srv.Name, raws)
-	for _, err := range errs {
-		s.log.Info("tool skipped", "err", err.Error())
-	}
-	s.logWarnings(tools)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	changed := !slices.EqualFunc(s.tools, tools, sameTool)
-	s.raw, s.tools, s.convErrs = raws, tools, errs
-	return changed
-}
-
-// maxLoggedWarnings bounds the tool warnings one session logs; past it,
-// one line says that further ones are not logged.
-const maxLoggedWarnings = 100
-
-// logWarnings logs, once per session, each warning of tools not logged
-// before (see logged).
-func (s *Session) logWarnings(tools []Tool) {
-	for _, w := range ToolWarnings(tools) {
-		text := w.String()
-		if s.logged[text] {
-			continue
-		}
-		if len(s.logged) == maxLoggedWarnings {
-			s.log.Info("more tools kept with input schema references not followed; not logged", "logged", maxLoggedWarnings)
-			s.logged[text] = true // over the bound: nothing more is logged
-			return
-		}
-		if len(s.logged) > maxLoggedWarnings {
-			return
-		}
-		if s.logged == nil {
-			s.logged = map[string]bool{}
-		}
-		s.logged[text] = true
-		s.log.Info("tool kept with an input schema reference not followed", "warning", text)
-	}
-}
-
-// sameTool compares everything a user or model sees of a tool.
-func sameTool(a, b Tool) bool {
-	return a.ID == b.ID && a.Server == b.Server && a.Name == b.Name && a.Title == b.Title &&
-		a.Description == b.Description && a.ReadOnly == b.ReadOnly &&
-		bytes.Equal(a.InputSchema, b.InputSchema) && bytes.Equal(a.Annotations, b.Annotations) &&
-		slices.EqualFunc(a.Warnings, b.Warnings, func(x, y jsonschema.Warning) bool { return x.String() == y.String() })
-}
-
 // onNotification runs on mcp-go's read goroutine: it must not make
 // requests, so for a changed tool list it only asks the owner goroutine to
 // list again; log messages go into the log ring, and a call's progress to
@@ -632,10 +566,7 @@ func (s *Session) onNotification(n mcpgo.JSONRPCNotification) {
 		// stream was open (or while it was being opened again) was sent
 		// to nobody: the stream's acknowledgement is a reason to look
 		// again too.
-		select {
-		case s.relist <- struct{}{}:
-		default: // a re-list is already pending
-		}
+		s.tools.listChanged()
 	case string(mcpgo.MethodNotificationMessage):
 		s.onLogMessage(n)
 	case string(mcpgo.MethodNotificationProgress):
@@ -675,7 +606,7 @@ func (s *Session) run() {
 		case err := <-s.life.lost:
 			s.finish(s.life.unlessClosing(s.limitOr(err)))
 			return
-		case <-s.relist:
+		case <-s.tools.relist:
 			s.refresh()
 		case <-s.feat.relist:
 			s.refreshFeatures()
@@ -705,12 +636,9 @@ func (s *Session) refresh() {
 		s.connectionLost(err)
 		return
 	}
-	if s.setTools(raws) {
+	if s.tools.set(raws) {
 		s.log.V(1).Info("tool set changed", "tools", len(raws))
-		select {
-		case s.toolsChanged <- struct{}{}:
-		default: // the previous signal has not been taken yet
-		}
+		signal(s.tools.changed) // unless the previous signal was not taken yet
 	}
 }
 
@@ -750,40 +678,24 @@ func (s *Session) PID() int {
 }
 
 // Tools returns the current converted tool set, sorted by ID.
-func (s *Session) Tools() []Tool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.tools)
-}
+func (s *Session) Tools() []Tool { return s.tools.current() }
 
 // ConvertErrors returns why tools of the current set were left out (see
 // Warnings for tools kept with a degraded schema).
-func (s *Session) ConvertErrors() []error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.convErrs)
-}
+func (s *Session) ConvertErrors() []error { return s.tools.convertErrors() }
 
 // Warnings returns the warnings of the current tool set (ToolWarnings of
 // Tools): tools kept although references in their input schemas were not
 // followed, so those parts of their arguments are not checked.
-func (s *Session) Warnings() []ToolWarning {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return ToolWarnings(s.tools)
-}
+func (s *Session) Warnings() []ToolWarning { return s.tools.warnings() }
 
 // RawTools returns the current tools/list elements as the server sent them.
-func (s *Session) RawTools() []json.RawMessage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.raw)
-}
+func (s *Session) RawTools() []json.RawMessage { return s.tools.raws() }
 
 // ToolsChanged is signalled (buffered, capacity one) after a re-list that
 // changed Tools. Several changes may collapse into one signal, so a receiver
 // reads Tools afresh; none is lost.
-func (s *Session) ToolsChanged() <-chan struct{} { return s.toolsChanged }
+func (s *Session) ToolsChanged() <-chan struct{} { return s.tools.changed }
 
 // Done is closed when the session has ended and everything it started has
 // stopped.
