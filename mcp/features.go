@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/freecode/freecode/wire"
+	"github.com/go-logr/logr"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -100,9 +101,16 @@ const (
 	relistPrompts
 )
 
-// featureState is a session's resources, templates, prompts and server
-// instructions.
+// featureState is what a server offers beside tools: what it declared
+// (offers), its instructions, its resources, templates and prompts as last
+// listed with the problems of those lists (cur, problems), the resources
+// subscribed to and their updates, and the signals of all that: a
+// list_changed in (relist, pending), a changed listing and updates out.
+// Listing is the session's (it needs the connection); keeping, and the
+// notifications, are this. mu guards what changes after Connect.
 type featureState struct {
+	log logr.Logger // the session's
+
 	// offers and instructions are set by handshake (again on a transport
 	// fallback) and read-only once Connect returned; listed is the progress
 	// of the list being made while connecting. Only the goroutine running
@@ -123,8 +131,9 @@ type featureState struct {
 	updated    map[string]bool     // subscribed URIs updated since TakeResourceUpdates
 }
 
-func newFeatureState() *featureState {
+func newFeatureState(log logr.Logger) *featureState {
 	return &featureState{
+		log:        log,
 		relist:     make(chan struct{}, 1),
 		changed:    make(chan struct{}, 1),
 		updates:    make(chan struct{}, 1),
@@ -134,21 +143,21 @@ func newFeatureState() *featureState {
 	}
 }
 
-// noteInitialize records what the initialize result declares and says.
-func (s *Session) noteInitialize(res *mcpgo.InitializeResult) {
-	f := s.feat
+// noteInitialize records what the initialize result declares and says;
+// modern: the session speaks the 2026-07-28 revision.
+func (f *featureState) noteInitialize(res *mcpgo.InitializeResult, modern bool) {
 	f.offers = Offers{}
 	if r := res.Capabilities.Resources; r != nil {
 		// On 2026-07-28 resources/subscribe is gone (subscriptions ride on
 		// subscriptions/listen), which the session does not do yet.
-		f.offers.Resources, f.offers.Subscribe, f.offers.ResourcesListChanged = true, r.Subscribe && !s.modern(), r.ListChanged
+		f.offers.Resources, f.offers.Subscribe, f.offers.ResourcesListChanged = true, r.Subscribe && !modern, r.ListChanged
 	}
 	if p := res.Capabilities.Prompts; p != nil {
 		f.offers.Prompts, f.offers.PromptsListChanged = true, p.ListChanged
 	}
 	f.instructions = cutInstructions(res.Instructions)
 	if f.instructions.Cut {
-		s.log.Info("server instructions cut", "bytes", f.instructions.Bytes, "kept", len(f.instructions.Text), "limit", MaxInstructionsBytes)
+		f.log.Info("server instructions cut", "bytes", f.instructions.Bytes, "kept", len(f.instructions.Text), "limit", MaxInstructionsBytes)
 	}
 }
 
@@ -191,9 +200,7 @@ func (s *Session) listFeatures(cctx context.Context) error {
 		problems[step] = p
 	}
 	f.Problems = flatProblems(problems)
-	s.feat.mu.Lock()
-	s.feat.cur, s.feat.problems = f, problems
-	s.feat.mu.Unlock()
+	s.feat.replace(f, problems)
 	return nil
 }
 
@@ -330,13 +337,12 @@ func nonNull(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// featureNotification handles the notifications of resources and
-// prompts. It runs on mcp-go's read goroutine: it never blocks and makes
-// no request; a list_changed only asks the owner goroutine to list again.
+// onNotification handles the notifications of resources and prompts. It
+// runs on mcp-go's read goroutine: it never blocks and makes no request; a
+// list_changed only asks the owner goroutine to list again.
 // Notifications of a feature the server did not declare are ignored, as
 // are updates of resources the session is not subscribed to.
-func (s *Session) featureNotification(n mcpgo.JSONRPCNotification) {
-	f := s.feat
+func (f *featureState) onNotification(n mcpgo.JSONRPCNotification) {
 	var what uint32
 	switch n.Method {
 	case mcpgo.MethodNotificationResourcesListChanged:
@@ -389,23 +395,13 @@ func signal(c chan struct{}) {
 // changed. A list the server now answers with an error keeps what it had
 // (and says so in Problems).
 func (s *Session) refreshFeatures() {
-	what := s.feat.pending.Swap(0)
-	var steps []string
-	if what&relistResources != 0 {
-		steps = append(steps, stepResourcesList, stepTemplatesList)
-	}
-	if what&relistPrompts != 0 {
-		steps = append(steps, stepPromptsList)
-	}
+	steps := s.feat.pendingSteps()
 	if len(steps) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
-	s.feat.mu.Lock()
-	next := s.feat.cur
-	problems := maps.Clone(s.feat.problems)
-	s.feat.mu.Unlock()
+	next, problems := s.feat.listing()
 	for _, step := range steps {
 		p, err := s.listFeature(ctx, step, &next, &listProgress{})
 		if err != nil {
@@ -419,14 +415,43 @@ func (s *Session) refreshFeatures() {
 		problems[step] = p
 	}
 	next.Problems = flatProblems(problems)
-	s.feat.mu.Lock()
-	changed := !sameFeatures(s.feat.cur, next)
-	s.feat.cur, s.feat.problems = next, problems
-	s.feat.mu.Unlock()
-	if changed {
+	if s.feat.replace(next, problems) {
 		s.log.V(1).Info("resources or prompts changed", "resources", len(next.Resources), "templates", len(next.Templates), "prompts", len(next.Prompts))
 		signal(s.feat.changed)
 	}
+}
+
+// pendingSteps takes the lists that list_changed notifications named
+// since it was last called.
+func (f *featureState) pendingSteps() []string {
+	what := f.pending.Swap(0)
+	var steps []string
+	if what&relistResources != 0 {
+		steps = append(steps, stepResourcesList, stepTemplatesList)
+	}
+	if what&relistPrompts != 0 {
+		steps = append(steps, stepPromptsList)
+	}
+	return steps
+}
+
+// listing returns the current listing and its problems by step, for a
+// re-list to start from; both are the caller's (the listing's slices are
+// shared but never modified: a re-list replaces them).
+func (f *featureState) listing() (Features, map[string][]string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cur, maps.Clone(f.problems)
+}
+
+// replace makes next, with its problems by step, the current listing, and
+// reports whether anything a user sees changed.
+func (f *featureState) replace(next Features, problems map[string][]string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	changed := !sameFeatures(f.cur, next)
+	f.cur, f.problems = next, problems
+	return changed
 }
 
 // sameFeatures compares everything a user sees of two listings.
@@ -440,13 +465,56 @@ func sameFeatures(a, b Features) bool {
 // Features returns what the server offers beside tools, as last listed.
 // Its slices are the caller's; the values in them share bytes with the
 // session, which never modifies them.
-func (s *Session) Features() Features {
-	s.feat.mu.Lock()
-	defer s.feat.mu.Unlock()
-	f := s.feat.cur
-	f.Resources, f.Templates, f.Prompts = slices.Clone(f.Resources), slices.Clone(f.Templates), slices.Clone(f.Prompts)
-	f.Problems = slices.Clone(f.Problems)
-	return f
+func (s *Session) Features() Features { return s.feat.features() }
+
+// features is the current listing with slices of the caller's own.
+func (f *featureState) features() Features {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.cur
+	out.Resources, out.Templates, out.Prompts = slices.Clone(out.Resources), slices.Clone(out.Templates), slices.Clone(out.Prompts)
+	out.Problems = slices.Clone(out.Problems)
+	return out
+}
+
+// prompts are the prompts as last listed, sorted by name; not to be
+// modified.
+func (f *featureState) prompts() []wire.Prompt {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cur.Prompts
+}
+
+// subscriptions says how many URIs are subscribed to, and whether uri is.
+func (f *featureState) subscriptions(uri string) (n int, subscribed bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.subscribed), f.subscribed[uri]
+}
+
+// subscribe records a subscription to uri; unsubscribe forgets it and its
+// updates not taken yet.
+func (f *featureState) subscribe(uri string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.subscribed[uri] = true
+}
+
+func (f *featureState) unsubscribe(uri string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.subscribed, uri)
+	delete(f.updated, uri)
+}
+
+// takeUpdates returns, sorted, the subscribed URIs updated since it was
+// last called, and forgets them.
+func (f *featureState) takeUpdates() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	uris := slices.Sorted(maps.Keys(f.updated))
+	clear(f.updated)
+	return uris
 }
 
 // FeaturesChanged is signalled (buffered, capacity one) after a re-list,

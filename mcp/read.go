@@ -101,9 +101,7 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]st
 	if !s.feat.offers.Prompts {
 		return wire.PromptResult{}, s.notOffered(what, "prompts")
 	}
-	s.feat.mu.Lock()
-	prompts := s.feat.cur.Prompts
-	s.feat.mu.Unlock()
+	prompts := s.feat.prompts()
 	i, found := slices.BinarySearchFunc(prompts, name, func(p wire.Prompt, n string) int { return strings.Compare(p.Name, n) })
 	if !found {
 		names := make([]string, len(prompts))
@@ -210,18 +208,14 @@ func (s *Session) Subscribe(ctx context.Context, uri string) error {
 	if !s.feat.offers.Subscribe {
 		return s.notOffered(what, "resource subscriptions")
 	}
-	s.feat.mu.Lock()
-	n, had := len(s.feat.subscribed), s.feat.subscribed[uri]
-	s.feat.mu.Unlock()
+	n, had := s.feat.subscriptions(uri)
 	if !had && n >= MaxSubscriptions {
 		return fmt.Errorf("server %q: %s: already subscribed to %d resources, the most a session keeps (mcp.MaxSubscriptions)", s.srv.Name, what, MaxSubscriptions)
 	}
 	if _, err := s.request(ctx, string(mcpgo.MethodResourcesSubscribe), what, map[string]any{"uri": uri}); err != nil {
 		return err
 	}
-	s.feat.mu.Lock()
-	s.feat.subscribed[uri] = true
-	s.feat.mu.Unlock()
+	s.feat.subscribe(uri)
 	return nil
 }
 
@@ -232,10 +226,7 @@ func (s *Session) Unsubscribe(ctx context.Context, uri string) error {
 	if !s.feat.offers.Subscribe {
 		return s.notOffered(what, "resource subscriptions")
 	}
-	s.feat.mu.Lock()
-	delete(s.feat.subscribed, uri)
-	delete(s.feat.updated, uri)
-	s.feat.mu.Unlock()
+	s.feat.unsubscribe(uri)
 	_, err := s.request(ctx, string(mcpgo.MethodResourcesUnsubscribe), what, map[string]any{"uri": uri})
 	return err
 }
@@ -247,13 +238,7 @@ func (s *Session) ResourceUpdates() <-chan struct{} { return s.feat.updates }
 
 // TakeResourceUpdates returns, sorted, the subscribed URIs the server
 // said were updated since the last call, and forgets them.
-func (s *Session) TakeResourceUpdates() []string {
-	s.feat.mu.Lock()
-	defer s.feat.mu.Unlock()
-	uris := slices.Sorted(maps.Keys(s.feat.updated))
-	clear(s.feat.updated)
-	return uris
-}
+func (s *Session) TakeResourceUpdates() []string { return s.feat.takeUpdates() }
 
 // Offers returns what the server declared beside tools.
 func (s *Session) Offers() Offers { return s.feat.offers }

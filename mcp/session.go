@@ -263,7 +263,6 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 		log:      opts.Logger.WithValues("server", srv.Name),
 		limits:   newLimitTrip(),
 		life:     newLifetime(),
-		feat:     newFeatureState(),
 		ring:     newLineRing(opts.StderrLines),
 		protoKey: protocolKey(srv),
 	}
@@ -271,7 +270,9 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	if s.link, err = s.newLink(); err != nil {
 		return nil, err
 	}
-	s.tools = newToolList(srv.Name, opts.Schemas, s.log) // s.log masked by newLink
+	// s.log is masked by newLink.
+	s.tools = newToolList(srv.Name, opts.Schemas, s.log)
+	s.feat = newFeatureState(s.log)
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 
 	s.budget.Store(int64(timeout))
@@ -407,7 +408,7 @@ func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiat
 		return s.connectError(cctx, stepInitialize, err)
 	}
 	s.proto = s.client.ProtocolVersion()
-	s.noteInitialize(res)
+	s.feat.noteInitialize(res, s.modern())
 	if s.srv.Protocol == ModernProtocolVersion && s.proto != ModernProtocolVersion {
 		// mcp-go falls back to initialize when server/discover fails.
 		return fmt.Errorf("server %q: initialize: its protocol is pinned to %s but the server speaks %s: set \"protocol\": \"auto\" in its entry, or remove it",
@@ -559,7 +560,7 @@ func (s *Session) listTools(ctx context.Context, prog *listProgress) ([]json.Raw
 // list again; log messages go into the log ring, and a call's progress to
 // whoever follows it.
 func (s *Session) onNotification(n mcpgo.JSONRPCNotification) {
-	s.featureNotification(n)
+	s.feat.onNotification(n)
 	switch n.Method {
 	case mcpgo.MethodNotificationToolsListChanged, mcpgo.MethodNotificationSubscriptionsAcknowledged:
 		// On 2026-07-28 a change made before the subscriptions/listen
