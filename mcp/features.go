@@ -112,12 +112,10 @@ type featureState struct {
 	log logr.Logger // the session's
 
 	// offers and instructions are set by handshake (again on a transport
-	// fallback) and read-only once Connect returned; listed is the progress
-	// of the list being made while connecting. Only the goroutine running
-	// Connect writes them before then.
+	// fallback) and read-only once Connect returned. Only the goroutine
+	// running Connect writes them before then.
 	offers       Offers
 	instructions Instructions
-	listed       listProgress
 
 	relist  chan struct{} // cap 1: coalesced "list again"; pending says what
 	pending atomic.Uint32 // relistResources | relistPrompts
@@ -191,9 +189,9 @@ func (s *Session) listFeatures(cctx context.Context) error {
 	f := Features{Offers: s.feat.offers}
 	problems := map[string][]string{}
 	for _, step := range s.feat.offers.steps() {
-		s.step = step
-		s.feat.listed = listProgress{noun: strings.TrimSuffix(listNoun(step), "s")}
-		p, err := s.listFeature(cctx, step, &f, &s.feat.listed)
+		s.conn.step = step
+		s.conn.feature = listProgress{noun: strings.TrimSuffix(listNoun(step), "s")}
+		p, err := s.listFeature(cctx, step, &f, &s.conn.feature)
 		if err != nil {
 			return s.connectError(cctx, step, err)
 		}

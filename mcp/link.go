@@ -125,13 +125,14 @@ type linkEnv struct {
 	newClient func(tr transport.Interface, hc *http.Client) *client.Client
 }
 
-// newLink returns the link for s's server type. For a remote server it
-// first sets up the URL mask, so that every message and log line of the
-// session shows the URL as written.
-func (s *Session) newLink() (link, error) {
+// newLink returns the link for s's server type; a local server's stderr
+// lines go to ring. For a remote server it first sets up the URL mask, so
+// that every message and log line of the session shows the URL as
+// written.
+func (s *Session) newLink(ring *lineRing) (link, error) {
 	switch s.srv.Type {
 	case Local:
-		return &localLink{env: s.linkEnv(), ring: s.ring}, nil
+		return &localLink{env: s.linkEnv(), ring: ring}, nil
 	case Remote:
 		s.mask = newURLMask(s.srv)
 		s.log = maskLogger(s.log, s.mask)
@@ -142,6 +143,6 @@ func (s *Session) newLink() (link, error) {
 }
 
 func (s *Session) linkEnv() linkEnv {
-	return linkEnv{srv: s.srv, opts: s.opts, timeout: s.timeout, began: s.began, log: s.log, mask: s.mask, over: s.overLimit, lostConn: s.life.reportLost,
+	return linkEnv{srv: s.srv, opts: s.opts, timeout: s.timeout, began: s.conn.began, log: s.log, mask: s.mask, over: s.overLimit, lostConn: s.life.reportLost,
 		newClient: s.newClient}
 }

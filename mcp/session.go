@@ -155,17 +155,10 @@ type Session struct {
 	canElicit bool
 
 	srv     Spec
-	timeout time.Duration
-	// began is when Connect began: the budget counts from then, for the
-	// deadline and for the start meter's window alike (starting the
-	// process can take a while on a loaded machine).
-	began time.Time
-	// budget is connecting's budget so far, in nanoseconds: timeout, or
-	// longer while the server keeps working (Options.WorkingTimeout).
-	budget atomic.Int64
-	opts   Options
-	log    logr.Logger // wrapped by newLink, before any use, to apply mask
-	limits *limitTrip  // the first limit the server went over ends the session
+	timeout time.Duration // Spec.Timeout: connecting's, and each re-list's
+	opts    Options
+	log     logr.Logger // wrapped by newLink, before any use, to apply mask
+	limits  *limitTrip  // the first limit the server went over ends the session
 	// mask shows a remote server's URL as written in every message and
 	// log line (nil for a local server: it changes nothing).
 	mask *urlMask
@@ -173,12 +166,8 @@ type Session struct {
 	// a remote endpoint. Set by Connect before anything starts.
 	link link
 
-	// step and listed say how far connecting got, for the timeout message,
-	// and raws is what tools/list answered; only the goroutine running
-	// Connect uses them.
-	step   string
-	listed listProgress
-	raws   []json.RawMessage
+	// conn is how far connecting got and how long it may take.
+	conn *connectProgress
 
 	// client is set while connecting (by handshake), read-only afterwards,
 	// and so is proto, the protocol revision it speaks.
@@ -189,10 +178,9 @@ type Session struct {
 	// protoKey is the spec's key in Options.Protocols.
 	protoKey string
 
-	// ring is the server's log: a local server's stderr lines and every
-	// server's log messages. logs bounds the messages' rate.
-	ring *lineRing
-	logs logBucket
+	// serverLog is the server's log: a local server's stderr lines and
+	// every server's log messages.
+	serverLog *serverLog
 	// progress follows the calls in flight that asked for progress.
 	progress progressWatches
 
@@ -258,30 +246,35 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	s := &Session{
 		srv:      srv,
 		timeout:  timeout,
-		began:    time.Now(),
+		conn:     newConnectProgress(srv.Name, time.Now(), timeout),
 		opts:     opts,
 		log:      opts.Logger.WithValues("server", srv.Name),
 		limits:   newLimitTrip(),
 		life:     newLifetime(),
-		ring:     newLineRing(opts.StderrLines),
 		protoKey: protocolKey(srv),
 	}
 	var err error
-	if s.link, err = s.newLink(); err != nil {
+	ring := newLineRing(opts.StderrLines)
+	if s.link, err = s.newLink(ring); err != nil {
 		return nil, err
 	}
 	// s.log is masked by newLink.
 	s.tools = newToolList(srv.Name, opts.Schemas, s.log)
 	s.feat = newFeatureState(s.log)
+	s.serverLog = &serverLog{ring: ring, log: s.log}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 
-	s.budget.Store(int64(timeout))
 	var cctx context.Context
 	var cancel func()
 	if proc, ok := s.link.(processLink); ok && opts.WorkingTimeout > timeout {
-		cctx, cancel = s.workingDeadline(ctx, proc)
+		cctx, cancel = s.conn.workingDeadline(ctx, proc, opts.WorkingTimeout, func(how string, spent, next time.Duration) {
+			s.log.Info("still working when its timeout ran out; waiting longer", "working", how, "timeout", next)
+			if opts.OnStillWorking != nil {
+				opts.OnStillWorking(how, spent, next)
+			}
+		})
 	} else {
-		cctx, cancel = context.WithDeadlineCause(ctx, s.began.Add(timeout), errConnectTimeout)
+		cctx, cancel = context.WithDeadlineCause(ctx, s.conn.began.Add(timeout), errConnectTimeout)
 	}
 	defer cancel()
 	// A limit the server goes over ends connecting at once.
@@ -302,7 +295,7 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	err = s.link.open(cctx, s)
 	if err == nil && !stopAfter() {
 		// Out of time (or over a limit) right after the last answer.
-		err = s.connectError(cctx, s.step, context.Cause(cctx))
+		err = s.connectError(cctx, s.conn.step, context.Cause(cctx))
 	}
 	stopAfter()
 	if err != nil {
@@ -313,60 +306,13 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	if !knownRevision(srv.Protocol) {
 		s.opts.Protocols.store(s.protoKey, s.proto)
 	}
-	s.tools.set(s.raws)
-	s.raws = nil
+	s.tools.set(s.conn.raws)
+	s.conn.raws = nil
 	s.log.V(1).Info("connected", "tools", len(s.tools.current()), "protocol", s.client.ProtocolVersion())
 	s.life.running.Store(true)
 	go s.run()
 	return s, nil
 }
-
-// workingDeadline returns a context for connecting that ends with the
-// cause errConnectTimeout once the budget has run out: the timeout, and,
-// each time it runs out while the server is still working, twice the time
-// so far up to Options.WorkingTimeout. cancel ends it, and returns once
-// the goroutine that keeps the time has ended: Options.OnStillWorking is
-// not called after Connect returned. proc is the local process starting.
-func (s *Session) workingDeadline(ctx context.Context, proc processLink) (context.Context, func()) {
-	cctx, cancel := context.WithCancelCause(ctx)
-	budget, most := s.timeout, s.opts.WorkingTimeout
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		timer := time.NewTimer(time.Until(s.began.Add(budget)))
-		defer timer.Stop()
-		for {
-			select {
-			case <-cctx.Done():
-				return
-			case <-timer.C:
-			}
-			how := proc.progress()
-			if how == "" || budget >= most {
-				cancel(errConnectTimeout)
-				return
-			}
-			next := min(2*budget, most)
-			proc.expect(next)
-			s.log.Info("still working when its timeout ran out; waiting longer", "working", how, "timeout", next)
-			if s.opts.OnStillWorking != nil {
-				s.opts.OnStillWorking(how, budget, next)
-			}
-			// From when Connect began, as the first: a timer that fired
-			// late on a loaded machine does not push the end further.
-			timer.Reset(time.Until(s.began.Add(next)))
-			budget = next
-			s.budget.Store(int64(budget))
-		}
-	}()
-	return cctx, func() {
-		cancel(nil)
-		<-done
-	}
-}
-
-// spent is connecting's budget: the timeout, or longer (workingDeadline).
-func (s *Session) spent() time.Duration { return time.Duration(s.budget.Load()) }
 
 // handshake makes c the session's client, starts it, initializes the
 // server in the revision neg names (probing first if it names none) and
@@ -375,7 +321,7 @@ func (s *Session) spent() time.Duration { return time.Duration(s.budget.Load()) 
 // exited on the probe (see discover).
 func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiation) error {
 	s.client = c
-	s.step = stepInitialize
+	s.conn.step = stepInitialize
 	s.client.OnNotification(s.onNotification)
 	if err := s.client.Start(s.ctx); err != nil {
 		return s.connectError(cctx, stepInitialize, transport.NewError(err))
@@ -417,17 +363,17 @@ func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiat
 	if res.Capabilities.Tools == nil {
 		s.log.V(1).Info("server declares no tools capability")
 	} else {
-		s.step = stepToolsList
-		raws, err := s.listTools(cctx, &s.listed)
+		s.conn.step = stepToolsList
+		raws, err := s.listTools(cctx, &s.conn.tools)
 		if err != nil {
 			return s.connectError(cctx, stepToolsList, err)
 		}
-		s.raws = raws
+		s.conn.raws = raws
 	}
 	if err := s.listFeatures(cctx); err != nil {
 		return err
 	}
-	s.step = stepDone
+	s.conn.step = stepDone
 	return nil
 }
 
@@ -454,7 +400,7 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 	cause := context.Cause(cctx)
 	switch {
 	case errors.Is(cause, errConnectTimeout):
-		timeout := &StartTimeoutError{Server: name, Step: step, Timeout: s.spent(), msg: s.timeoutMessage(step)}
+		timeout := &StartTimeoutError{Server: name, Step: step, Timeout: s.conn.spent(), msg: s.conn.timeoutMessage(step)}
 		if proc != nil {
 			timeout.Progress, timeout.Stderr = proc.progress(), proc.stderrTail()
 			timeout.Withheld = proc.withheld(timeout.Stderr)
@@ -486,61 +432,11 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 	return newError(fmt.Sprintf("server %q: %s: %s", name, step, s.mask.err(err)), err)
 }
 
-// timeoutMessage says which step of connecting ran out of time, and for
-// tools/list how far it got.
-func (s *Session) timeoutMessage(step string) string {
-	name := s.srv.Name
-	switch step {
-	case stepToolsList:
-		return fmt.Sprintf("server %q: no answer to tools/list within %s (%s)", name, s.spent(), s.listed.soFar())
-	case stepResourcesList, stepTemplatesList, stepPromptsList:
-		return fmt.Sprintf("server %q: no answer to %s within %s (%s)", name, step, s.spent(), s.feat.listed.soFar())
-	case stepDone:
-		msg := fmt.Sprintf("server %q: connecting did not finish within %s", name, s.spent())
-		if s.listed.pages > 0 {
-			msg += fmt.Sprintf(" (tools/list answered: %s)", s.listed)
-		}
-		return msg
-	}
-	return fmt.Sprintf("server %q: no answer to %s within %s", name, step, s.spent())
-}
-
 // isTransportError reports whether err came from the transport (mcp-go
 // wraps those in *transport.Error) rather than from the server's answer.
 func isTransportError(err error) bool {
 	var te *transport.Error
 	return errors.As(err, &te) || errors.Is(err, ErrTransport)
-}
-
-// listProgress counts what one list (tools/list, resources/list, ...)
-// received.
-type listProgress struct {
-	pages, items int
-	// noun names one item in messages; "" is "tool".
-	noun string
-}
-
-func (p listProgress) String() string {
-	noun := p.noun
-	if noun == "" {
-		noun = "tool"
-	}
-	return fmt.Sprintf("%s in %s", plural(p.items, noun), plural(p.pages, "page"))
-}
-
-// soFar describes an unfinished list.
-func (p listProgress) soFar() string {
-	if p.pages == 0 {
-		return "no page received yet"
-	}
-	return "received " + p.String() + " so far"
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // listTools issues tools/list itself, page by page, to keep each tool's raw
@@ -569,7 +465,7 @@ func (s *Session) onNotification(n mcpgo.JSONRPCNotification) {
 		// again too.
 		s.tools.listChanged()
 	case string(mcpgo.MethodNotificationMessage):
-		s.onLogMessage(n)
+		s.serverLog.onMessage(n)
 	case string(mcpgo.MethodNotificationProgress):
 		s.progress.onProgress(n)
 	}
