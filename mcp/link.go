@@ -120,22 +120,18 @@ type linkEnv struct {
 	over func(limit string, value int64) error
 	// lostConn ends the session because its connection is gone.
 	lostConn func(error)
-	// newClient makes the mcp-go client over a transport (Session.newClient;
+	// newClient makes the mcp-go client over a transport (inbound.newClient;
 	// hc: a streamable HTTP transport's client, else nil).
 	newClient func(tr transport.Interface, hc *http.Client) *client.Client
 }
 
 // newLink returns the link for s's server type; a local server's stderr
-// lines go to ring. For a remote server it first sets up the URL mask, so
-// that every message and log line of the session shows the URL as
-// written.
+// lines go to ring.
 func (s *Session) newLink(ring *lineRing) (link, error) {
 	switch s.srv.Type {
 	case Local:
 		return &localLink{env: s.linkEnv(), ring: ring}, nil
 	case Remote:
-		s.mask = newURLMask(s.srv)
-		s.log = maskLogger(s.log, s.mask)
 		return &remoteLink{env: s.linkEnv()}, nil
 	default:
 		return nil, fmt.Errorf("server %q: unknown server type %q", s.srv.Name, s.srv.Type)
@@ -144,5 +140,5 @@ func (s *Session) newLink(ring *lineRing) (link, error) {
 
 func (s *Session) linkEnv() linkEnv {
 	return linkEnv{srv: s.srv, opts: s.opts, timeout: s.timeout, began: s.conn.began, log: s.log, mask: s.mask, over: s.overLimit, lostConn: s.life.reportLost,
-		newClient: s.newClient}
+		newClient: s.in.newClient}
 }

@@ -290,7 +290,7 @@ func (s *Session) requestMeta(version string) map[string]any {
 		caps = s.client.GetClientCapabilities()
 	}
 	if caps.Roots == nil {
-		_, caps.Roots = s.roots()
+		_, caps.Roots = s.in.roots()
 	}
 	if mcpgo.IsModernProtocol(version) {
 		// On this revision a server asks for input (an elicitation, the

@@ -149,11 +149,6 @@ var errProcessExited = errors.New("server process exited")
 // process's exit, the loss of a remote connection, or Close. Done is closed
 // when it has stopped everything the session started.
 type Session struct {
-	// canElicit says the session can serve the server's elicitation/create
-	// requests (Options.Elicit, a transport that carries them); set by
-	// newClient.
-	canElicit bool
-
 	srv     Spec
 	timeout time.Duration // Spec.Timeout: connecting's, and each re-list's
 	opts    Options
@@ -172,7 +167,7 @@ type Session struct {
 	// client is set while connecting (by handshake), read-only afterwards,
 	// and so is proto, the protocol revision it speaks.
 	client *client.Client
-	// in serves the server's requests to client; set with it (newClient).
+	// in serves the server's requests and makes the clients (newClient).
 	in    *inbound
 	proto string
 	// protoKey is the spec's key in Options.Protocols.
@@ -253,16 +248,23 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 		life:     newLifetime(),
 		protoKey: protocolKey(srv),
 	}
-	var err error
-	ring := newLineRing(opts.StderrLines)
-	if s.link, err = s.newLink(ring); err != nil {
-		return nil, err
+	if srv.Type == Remote {
+		// Every message and log line of the session shows the URL as
+		// written.
+		s.mask = newURLMask(srv)
+		s.log = maskLogger(s.log, s.mask)
 	}
-	// s.log is masked by newLink.
+	ring := newLineRing(opts.StderrLines)
 	s.tools = newToolList(srv.Name, opts.Schemas, s.log)
 	s.feat = newFeatureState(s.log)
 	s.serverLog = &serverLog{ring: ring, log: s.log}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	s.in = newInbound(s.ctx, srv, opts, s.log, s.mask, s.life)
+	var err error
+	if s.link, err = s.newLink(ring); err != nil {
+		s.cancel()
+		return nil, err
+	}
 
 	var cctx context.Context
 	var cancel func()
@@ -338,11 +340,11 @@ func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiat
 	// initialize, so the client takes them before any can arrive.
 	req := mcpgo.InitializeRequest{}
 	if !mcpgo.IsModernProtocol(version) {
-		rootsOpt, rootsCap := s.roots()
+		rootsOpt, rootsCap := s.in.roots()
 		if rootsOpt != nil {
 			rootsOpt(c)
 		}
-		if opt := s.elicitOption(version); opt != nil {
+		if opt := s.in.elicitOption(version); opt != nil {
 			opt(c)
 		}
 		req.Params.Capabilities.Roots = rootsCap
