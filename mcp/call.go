@@ -113,19 +113,19 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 	}
 	var meta map[string]any
 	if progress != nil {
-		token := fmt.Sprintf("freecode-progress-%d", s.reqSeq.Add(1))
+		token := fmt.Sprintf("freecode-progress-%d", s.out.seq.Add(1))
 		meta = map[string]any{"progressToken": token}
-		defer s.progress.watch(token, progress)()
+		defer s.out.progress.watch(token, progress)()
 	}
-	req := s.newRequest("tools-call", string(mcpgo.MethodToolsCall), map[string]any{"name": name, "arguments": args}, meta)
+	req := s.out.newRequest("tools-call", string(mcpgo.MethodToolsCall), map[string]any{"name": name, "arguments": args}, meta)
 	id := req.ID
-	resp, err := s.client.GetTransport().SendRequest(ctx, req)
+	resp, err := s.out.client.GetTransport().SendRequest(ctx, req)
 	var res *wire.CallResult
 	switch {
 	case err != nil:
 		if ctx.Err() != nil {
 			// Sent and abandoned: the server may still be working on it.
-			s.sendCancelled(id, context.Cause(ctx))
+			s.out.sendCancelled(id, context.Cause(ctx))
 		}
 		if ctx.Err() == nil && (isAuthFlow(err) || errors.Is(err, ErrNeedsLogin) || errors.Is(err, ErrInsufficientScope)) {
 			// The OAuth layer's answer, not the transport's: a step-up, or
@@ -195,8 +195,8 @@ func (s *Session) endedErrorOf(what string) error {
 // spec asks of a client on every transport (a dropped connection is not a
 // cancellation). It does not wait: the notice is best effort, bounded by
 // cancelNoticeWait and the session's end.
-func (s *Session) sendCancelled(id mcpgo.RequestId, reason error) {
-	if s.modern() && s.srv.Type == Remote {
+func (o *outbound) sendCancelled(id mcpgo.RequestId, reason error) {
+	if o.modern() && o.srv.Type == Remote {
 		// Over streamable HTTP, the 2026-07-28 revision cancels by the end
 		// of the request's stream, which the abandoned request did.
 		return
@@ -210,15 +210,15 @@ func (s *Session) sendCancelled(id mcpgo.RequestId, reason error) {
 			},
 		},
 	}
-	if !s.life.startBackground() {
+	if !o.life.startBackground() {
 		return
 	}
 	go func() {
-		defer s.life.endBackground()
-		ctx, cancel := context.WithTimeout(s.ctx, cancelNoticeWait)
+		defer o.life.endBackground()
+		ctx, cancel := context.WithTimeout(o.ctx, cancelNoticeWait)
 		defer cancel()
-		if err := s.client.GetTransport().SendNotification(ctx, n); err != nil {
-			s.log.V(1).Info("sending notifications/cancelled failed", "err", s.mask.err(err))
+		if err := o.client.GetTransport().SendNotification(ctx, n); err != nil {
+			o.log.V(1).Info("sending notifications/cancelled failed", "err", o.mask.err(err))
 		}
 	}()
 }

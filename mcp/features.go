@@ -229,7 +229,7 @@ func flatProblems(byStep map[string][]string) []string {
 // session: a lost connection, a limit, ctx.
 func (s *Session) listFeature(ctx context.Context, step string, f *Features, prog *listProgress) ([]string, error) {
 	key := map[string]string{stepResourcesList: "resources", stepTemplatesList: "resourceTemplates", stepPromptsList: "prompts"}[step]
-	raws, err := s.listPages(ctx, step, key, prog)
+	raws, err := s.out.listPages(ctx, step, key, prog)
 	if err != nil {
 		if isTransportError(err) || s.limits.tripped() != nil || ctx.Err() != nil {
 			return nil, err

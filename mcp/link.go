@@ -139,6 +139,6 @@ func (s *Session) newLink(ring *lineRing) (link, error) {
 }
 
 func (s *Session) linkEnv() linkEnv {
-	return linkEnv{srv: s.srv, opts: s.opts, timeout: s.timeout, began: s.conn.began, log: s.log, mask: s.mask, over: s.overLimit, lostConn: s.life.reportLost,
+	return linkEnv{srv: s.srv, opts: s.opts, timeout: s.timeout, began: s.conn.began, log: s.log, mask: s.mask, over: func(limit string, value int64) error { return s.limits.over("", limit, value) }, lostConn: s.life.reportLost,
 		newClient: s.in.newClient}
 }

@@ -134,7 +134,7 @@ func (s *Session) applyLogLevel() {
 	if level == "" || !slices.Contains(LogLevels, level) {
 		return
 	}
-	if s.client.GetServerCapabilities().Logging == nil && !s.modern() {
+	if s.out.client.GetServerCapabilities().Logging == nil && !s.out.modern() {
 		return
 	}
 	if !s.life.startBackground() {
@@ -147,7 +147,7 @@ func (s *Session) applyLogLevel() {
 		req := mcpgo.SetLevelRequest{}
 		req.Params.Level = mcpgo.LoggingLevel(level)
 		//lint:ignore SA1019 logging is deprecated only by the 2026-07-28 revision, where this call sends nothing.
-		if err := s.client.SetLevel(ctx, req); err != nil && s.ctx.Err() == nil {
+		if err := s.out.client.SetLevel(ctx, req); err != nil && s.ctx.Err() == nil {
 			s.log.V(1).Info("logging/setLevel failed", "level", level, "err", s.mask.err(err))
 		}
 	}()

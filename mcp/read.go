@@ -265,13 +265,13 @@ func (s *Session) request(ctx context.Context, method, what string, params map[s
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("server %q: %s: %w", s.srv.Name, what, context.Cause(ctx))
 	}
-	req := s.newRequest(strings.ReplaceAll(method, "/", "-"), method, params, nil)
+	req := s.out.newRequest(strings.ReplaceAll(method, "/", "-"), method, params, nil)
 	id := req.ID
-	resp, err := s.client.GetTransport().SendRequest(ctx, req)
+	resp, err := s.out.client.GetTransport().SendRequest(ctx, req)
 	switch {
 	case err != nil:
 		if ctx.Err() != nil {
-			s.sendCancelled(id, context.Cause(ctx))
+			s.out.sendCancelled(id, context.Cause(ctx))
 		}
 		err = transport.NewError(err)
 	case resp.Error != nil:

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -152,50 +151,35 @@ type Session struct {
 	srv     Spec
 	timeout time.Duration // Spec.Timeout: connecting's, and each re-list's
 	opts    Options
-	log     logr.Logger // wrapped by newLink, before any use, to apply mask
-	limits  *limitTrip  // the first limit the server went over ends the session
+	log     logr.Logger // wrapped by Connect, before any use, to apply mask
 	// mask shows a remote server's URL as written in every message and
 	// log line (nil for a local server: it changes nothing).
-	mask *urlMask
-	// link reaches the server below the protocol: a local child process or
-	// a remote endpoint. Set by Connect before anything starts.
-	link link
-
-	// conn is how far connecting got and how long it may take.
-	conn *connectProgress
-
-	// client is set while connecting (by handshake), read-only afterwards,
-	// and so is proto, the protocol revision it speaks.
-	client *client.Client
-	// in serves the server's requests and makes the clients (newClient).
-	in    *inbound
-	proto string
-	// protoKey is the spec's key in Options.Protocols.
-	protoKey string
-
-	// serverLog is the server's log: a local server's stderr lines and
-	// every server's log messages.
-	serverLog *serverLog
-	// progress follows the calls in flight that asked for progress.
-	progress progressWatches
+	mask     *urlMask
+	protoKey string     // the spec's key in Options.Protocols
+	limits   *limitTrip // the first limit the server went over ends the session
 
 	// ctx lives as long as the session; mcp-go's Start gets it, and the
 	// owner goroutine's re-lists derive from it. cancel ends it.
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	// tools is the server's tool list as last listed and converted.
-	tools *toolList
-
-	// life is how the session ends: Close, a lost connection, the
-	// background work its end waits for, and why it ended.
-	life *lifetime
-
-	// feat is what the server offers beside tools: resources, templates,
-	// prompts, subscriptions and its instructions (features.go).
-	feat *featureState
-
-	reqSeq atomic.Uint64 // numbers our own requests (tools/list, tools/call)
+	// The parts, each with its own state and lock, made by Connect before
+	// anything starts and never replaced.
+	//
+	// link reaches the server below the protocol: a local child process or
+	// a remote endpoint. conn is how far connecting got and how long it
+	// may take. out sends the session's own requests (and holds the mcp-go
+	// client); in serves the server's. tools is the tool list, feat what
+	// the server offers beside tools, serverLog its log lines. life is how
+	// the session ends.
+	link      link
+	conn      *connectProgress
+	out       *outbound
+	in        *inbound
+	tools     *toolList
+	feat      *featureState
+	serverLog *serverLog
+	life      *lifetime
 }
 
 // Connect starts (local) or reaches (remote) the server, initializes it and
@@ -244,7 +228,7 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 		conn:     newConnectProgress(srv.Name, time.Now(), timeout),
 		opts:     opts,
 		log:      opts.Logger.WithValues("server", srv.Name),
-		limits:   newLimitTrip(),
+		limits:   newLimitTrip(srv),
 		life:     newLifetime(),
 		protoKey: protocolKey(srv),
 	}
@@ -260,6 +244,7 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	s.serverLog = &serverLog{ring: ring, log: s.log}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.in = newInbound(s.ctx, srv, opts, s.log, s.mask, s.life)
+	s.out = newOutbound(s.ctx, srv, opts, s.log, s.mask, s.limits, s.life, s.tools, s.in)
 	var err error
 	if s.link, err = s.newLink(ring); err != nil {
 		s.cancel()
@@ -306,11 +291,11 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 		return nil, err
 	}
 	if !knownRevision(srv.Protocol) {
-		s.opts.Protocols.store(s.protoKey, s.proto)
+		s.opts.Protocols.store(s.protoKey, s.out.proto)
 	}
 	s.tools.set(s.conn.raws)
 	s.conn.raws = nil
-	s.log.V(1).Info("connected", "tools", len(s.tools.current()), "protocol", s.client.ProtocolVersion())
+	s.log.V(1).Info("connected", "tools", len(s.tools.current()), "protocol", s.out.client.ProtocolVersion())
 	s.life.running.Store(true)
 	go s.run()
 	return s, nil
@@ -322,10 +307,10 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 // It returns errProbeExit, and nothing else is done, when a local server
 // exited on the probe (see discover).
 func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiation) error {
-	s.client = c
+	s.out.client = c
 	s.conn.step = stepInitialize
-	s.client.OnNotification(s.onNotification)
-	if err := s.client.Start(s.ctx); err != nil {
+	s.out.client.OnNotification(s.onNotification)
+	if err := s.out.client.Start(s.ctx); err != nil {
 		return s.connectError(cctx, stepInitialize, transport.NewError(err))
 	}
 	version := neg.version
@@ -351,16 +336,16 @@ func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiat
 	}
 	req.Params.ProtocolVersion = version
 	req.Params.ClientInfo = mcpgo.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion}
-	res, err := s.client.Initialize(cctx, req)
+	res, err := s.out.client.Initialize(cctx, req)
 	if err != nil {
 		return s.connectError(cctx, stepInitialize, err)
 	}
-	s.proto = s.client.ProtocolVersion()
-	s.feat.noteInitialize(res, s.modern())
-	if s.srv.Protocol == ModernProtocolVersion && s.proto != ModernProtocolVersion {
+	s.out.proto = s.out.client.ProtocolVersion()
+	s.feat.noteInitialize(res, s.out.modern())
+	if s.srv.Protocol == ModernProtocolVersion && s.out.proto != ModernProtocolVersion {
 		// mcp-go falls back to initialize when server/discover fails.
 		return fmt.Errorf("server %q: initialize: its protocol is pinned to %s but the server speaks %s: set \"protocol\": \"auto\" in its entry, or remove it",
-			s.srv.Name, ModernProtocolVersion, s.proto)
+			s.srv.Name, ModernProtocolVersion, s.out.proto)
 	}
 	if res.Capabilities.Tools == nil {
 		s.log.V(1).Info("server declares no tools capability")
@@ -446,11 +431,11 @@ func isTransportError(err error) bool {
 // received in prog and ends the session (a *LimitError) when the list goes
 // over the server's MaxListPages, MaxListItems or MaxListBytes.
 func (s *Session) listTools(ctx context.Context, prog *listProgress) ([]json.RawMessage, error) {
-	raws, err := s.listPages(ctx, stepToolsList, "tools", prog)
+	raws, err := s.out.listPages(ctx, stepToolsList, "tools", prog)
 	if err != nil {
 		return nil, err
 	}
-	return s.validHeaderTools(raws), nil
+	return s.out.validHeaderTools(raws), nil
 }
 
 // onNotification runs on mcp-go's read goroutine: it must not make
@@ -469,7 +454,7 @@ func (s *Session) onNotification(n mcpgo.JSONRPCNotification) {
 	case string(mcpgo.MethodNotificationMessage):
 		s.serverLog.onMessage(n)
 	case string(mcpgo.MethodNotificationProgress):
-		s.progress.onProgress(n)
+		s.out.progress.onProgress(n)
 	}
 }
 
@@ -545,9 +530,9 @@ func (s *Session) refresh() {
 // closes done. Only one goroutine calls it: Connect on failure, or run.
 func (s *Session) finish(why error) {
 	s.cancel()
-	if s.client != nil {
+	if s.out.client != nil {
 		// Closes the local server's stdin, or ends the remote HTTP session.
-		if err := s.client.Close(); err != nil {
+		if err := s.out.client.Close(); err != nil {
 			s.log.V(1).Info("closing transport", "err", err.Error())
 		}
 	}
@@ -633,7 +618,7 @@ func (s *Session) Ping(ctx context.Context) error {
 		return fmt.Errorf("server %q: ping: %w", s.srv.Name, ErrClosed)
 	}
 	//lint:ignore SA1019 deprecated only by protocol 2026-07-28, on which mcp-go sends nothing: Ping then checks nothing.
-	if err := s.client.Ping(ctx); err != nil {
+	if err := s.out.client.Ping(ctx); err != nil {
 		if errors.Is(err, ErrNeedsLogin) {
 			return authError(s.mask, err)
 		}
