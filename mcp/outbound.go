@@ -32,6 +32,9 @@ type outbound struct {
 	// tools/call over HTTP follows; in declares the roots.
 	tools *toolList
 	in    *inbound
+	// lost is told of each failure of a request that may mean the
+	// connection is gone (Session.connectionLost).
+	lost func(error)
 
 	client *client.Client
 	proto  string // the protocol revision client speaks
@@ -41,7 +44,7 @@ type outbound struct {
 }
 
 func newOutbound(ctx context.Context, srv Spec, opts Options, log logr.Logger, mask *urlMask, limits *limitTrip, life *lifetime,
-	tools *toolList, in *inbound) *outbound {
+	tools *toolList, in *inbound, lost func(error)) *outbound {
 	return &outbound{srv: srv, clientInfo: mcpgo.Implementation{Name: opts.ClientName, Version: opts.ClientVersion},
-		log: log, mask: mask, limits: limits, ctx: ctx, life: life, tools: tools, in: in}
+		log: log, mask: mask, limits: limits, ctx: ctx, life: life, tools: tools, in: in, lost: lost}
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/freecode/freecode/wire"
-	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -32,7 +31,7 @@ func (s *Session) ReadResource(ctx context.Context, uri string) ([]wire.Resource
 	if uri == "" {
 		return nil, newError(fmt.Sprintf("server %q: resources/read: the URI is empty", s.srv.Name), ErrInvalidParams)
 	}
-	raw, err := s.request(ctx, string(mcpgo.MethodResourcesRead), what, map[string]any{"uri": uri})
+	raw, err := s.out.request(ctx, string(mcpgo.MethodResourcesRead), what, map[string]any{"uri": uri})
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +119,7 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]st
 	if args == nil {
 		args = map[string]string{}
 	}
-	raw, err := s.request(ctx, string(mcpgo.MethodPromptsGet), what, map[string]any{"name": name, "arguments": args})
+	raw, err := s.out.request(ctx, string(mcpgo.MethodPromptsGet), what, map[string]any{"name": name, "arguments": args})
 	if err != nil {
 		return wire.PromptResult{}, err
 	}
@@ -212,7 +211,7 @@ func (s *Session) Subscribe(ctx context.Context, uri string) error {
 	if !had && n >= MaxSubscriptions {
 		return fmt.Errorf("server %q: %s: already subscribed to %d resources, the most a session keeps (mcp.MaxSubscriptions)", s.srv.Name, what, MaxSubscriptions)
 	}
-	if _, err := s.request(ctx, string(mcpgo.MethodResourcesSubscribe), what, map[string]any{"uri": uri}); err != nil {
+	if _, err := s.out.request(ctx, string(mcpgo.MethodResourcesSubscribe), what, map[string]any{"uri": uri}); err != nil {
 		return err
 	}
 	s.feat.subscribe(uri)
@@ -227,7 +226,7 @@ func (s *Session) Unsubscribe(ctx context.Context, uri string) error {
 		return s.notOffered(what, "resource subscriptions")
 	}
 	s.feat.unsubscribe(uri)
-	_, err := s.request(ctx, string(mcpgo.MethodResourcesUnsubscribe), what, map[string]any{"uri": uri})
+	_, err := s.out.request(ctx, string(mcpgo.MethodResourcesUnsubscribe), what, map[string]any{"uri": uri})
 	return err
 }
 
@@ -248,55 +247,4 @@ func (s *Session) Offers() Offers { return s.feat.offers }
 func (s *Session) notOffered(what, feature string) error {
 	return newError(fmt.Sprintf("server %q offers no %s (its initialize result does not declare them), so %s is not sent",
 		s.srv.Name, feature, what), ErrNotOffered)
-}
-
-// request sends method with params as its own request (as CallTool does,
-// so that mcp-go's types never see the answer) and returns the result's
-// raw JSON. what names the request in errors ("resources/read \"x\"").
-// Cancelling ctx abandons it and tells the server (notifications/cancelled);
-// a transport failure wraps ErrTransport (an *ExitError when the local
-// process exited), a request after the session ended wraps ErrClosed, and
-// the server's own error answer is kept as its cause (ErrResourceNotFound
-// and ErrInvalidParams for the codes that mean them).
-func (s *Session) request(ctx context.Context, method, what string, params map[string]any) (json.RawMessage, error) {
-	if err := s.endedErrorOf(what); err != nil {
-		return nil, err
-	}
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("server %q: %s: %w", s.srv.Name, what, context.Cause(ctx))
-	}
-	req := s.out.newRequest(strings.ReplaceAll(method, "/", "-"), method, params, nil)
-	id := req.ID
-	resp, err := s.out.client.GetTransport().SendRequest(ctx, req)
-	switch {
-	case err != nil:
-		if ctx.Err() != nil {
-			s.out.sendCancelled(id, context.Cause(ctx))
-		}
-		err = transport.NewError(err)
-	case resp.Error != nil:
-		err = resp.Error.AsError()
-	default:
-		var rt struct {
-			ResultType string `json:"resultType"`
-		}
-		if json.Unmarshal(resp.Result, &rt) == nil && rt.ResultType == "input_required" {
-			return nil, fmt.Errorf("server %q: %s: %w", s.srv.Name, what, errInputRequired)
-		}
-		return resp.Result, nil
-	}
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("server %q: %s: %w", s.srv.Name, what, context.Cause(ctx))
-	}
-	if !isTransportError(err) && s.limits.tripped() == nil {
-		var kind error
-		switch {
-		case errors.Is(err, mcpgo.ErrResourceNotFound):
-			kind = ErrResourceNotFound
-		case errors.Is(err, mcpgo.ErrInvalidParams):
-			kind = ErrInvalidParams
-		}
-		return nil, newError(fmt.Sprintf("server %q: %s: %s", s.srv.Name, what, s.mask.err(err)), kind, err)
-	}
-	return nil, s.requestFailure(what, err)
 }

@@ -244,7 +244,7 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	s.serverLog = &serverLog{ring: ring, log: s.log}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.in = newInbound(s.ctx, srv, opts, s.log, s.mask, s.life)
-	s.out = newOutbound(s.ctx, srv, opts, s.log, s.mask, s.limits, s.life, s.tools, s.in)
+	s.out = newOutbound(s.ctx, srv, opts, s.log, s.mask, s.limits, s.life, s.tools, s.in, s.connectionLost)
 	var err error
 	if s.link, err = s.newLink(ring); err != nil {
 		s.cancel()
