@@ -106,10 +106,15 @@ const (
 // listed with the problems of those lists (cur, problems), the resources
 // subscribed to and their updates, and the signals of all that: a
 // list_changed in (relist, pending), a changed listing and updates out.
-// Listing is the session's (it needs the connection); keeping, and the
-// notifications, are this. mu guards what changes after Connect.
+// It lists one list (listFeature) and sends the requests about resources
+// and prompts, through out; when to list, and what a failure means for the
+// session, is the session's. mu guards what changes after Connect.
 type featureState struct {
-	log logr.Logger // the session's
+	server string      // the server's name, for messages
+	log    logr.Logger // the session's
+	mask   *urlMask
+	limits *limitTrip
+	out    *outbound // lists and sends the requests about resources and prompts
 
 	// offers and instructions are set by handshake (again on a transport
 	// fallback) and read-only once Connect returned. Only the goroutine
@@ -129,9 +134,13 @@ type featureState struct {
 	updated    map[string]bool     // subscribed URIs updated since TakeResourceUpdates
 }
 
-func newFeatureState(log logr.Logger) *featureState {
+func newFeatureState(server string, log logr.Logger, mask *urlMask, limits *limitTrip, out *outbound) *featureState {
 	return &featureState{
+		server:     server,
 		log:        log,
+		mask:       mask,
+		limits:     limits,
+		out:        out,
 		relist:     make(chan struct{}, 1),
 		changed:    make(chan struct{}, 1),
 		updates:    make(chan struct{}, 1),
@@ -191,7 +200,7 @@ func (s *Session) listFeatures(cctx context.Context) error {
 	for _, step := range s.feat.offers.steps() {
 		s.conn.step = step
 		s.conn.feature = listProgress{noun: strings.TrimSuffix(listNoun(step), "s")}
-		p, err := s.listFeature(cctx, step, &f, &s.conn.feature)
+		p, err := s.feat.listFeature(cctx, step, &f, &s.conn.feature)
 		if err != nil {
 			return s.connectError(cctx, step, err)
 		}
@@ -223,32 +232,32 @@ func flatProblems(byStep map[string][]string) []string {
 	return out
 }
 
-// listFeature lists step into f, leaving f's list as it was when the
+// listFeature lists step into into, leaving its list as it was when the
 // server answers with an error of its own; that error, and the elements
 // left out, are the problems it returns. Its error is one that ends the
 // session: a lost connection, a limit, ctx.
-func (s *Session) listFeature(ctx context.Context, step string, f *Features, prog *listProgress) ([]string, error) {
+func (f *featureState) listFeature(ctx context.Context, step string, into *Features, prog *listProgress) ([]string, error) {
 	key := map[string]string{stepResourcesList: "resources", stepTemplatesList: "resourceTemplates", stepPromptsList: "prompts"}[step]
-	raws, err := s.out.listPages(ctx, step, key, prog)
+	raws, err := f.out.listPages(ctx, step, key, prog)
 	if err != nil {
-		if isTransportError(err) || s.limits.tripped() != nil || ctx.Err() != nil {
+		if isTransportError(err) || f.limits.tripped() != nil || ctx.Err() != nil {
 			return nil, err
 		}
 		if step == stepTemplatesList && errors.Is(err, mcpgo.ErrMethodNotFound) {
-			s.log.V(1).Info("server has no resource templates", "err", err.Error())
+			f.log.V(1).Info("server has no resource templates", "err", err.Error())
 			return nil, nil
 		}
-		s.log.Info("listing failed; the server runs without what it lists", "step", step, "err", s.mask.err(err))
-		return []string{fmt.Sprintf("%s failed: %s", step, s.mask.err(err))}, nil
+		f.log.Info("listing failed; the server runs without what it lists", "step", step, "err", f.mask.err(err))
+		return []string{fmt.Sprintf("%s failed: %s", step, f.mask.err(err))}, nil
 	}
 	var problems []string
 	switch step {
 	case stepResourcesList:
-		f.Resources = decodeList(raws, "resource", "uri", decodeResource, func(r wire.Resource) string { return r.URI }, &problems)
+		into.Resources = decodeList(raws, "resource", "uri", decodeResource, func(r wire.Resource) string { return r.URI }, &problems)
 	case stepTemplatesList:
-		f.Templates = decodeList(raws, "resource template", "uriTemplate", decodeTemplate, func(t wire.ResourceTemplate) string { return t.URITemplate }, &problems)
+		into.Templates = decodeList(raws, "resource template", "uriTemplate", decodeTemplate, func(t wire.ResourceTemplate) string { return t.URITemplate }, &problems)
 	case stepPromptsList:
-		f.Prompts = decodeList(raws, "prompt", "name", decodePrompt, func(p wire.Prompt) string { return p.Name }, &problems)
+		into.Prompts = decodeList(raws, "prompt", "name", decodePrompt, func(p wire.Prompt) string { return p.Name }, &problems)
 	}
 	return problems, nil
 }
@@ -401,7 +410,7 @@ func (s *Session) refreshFeatures() {
 	defer cancel()
 	next, problems := s.feat.listing()
 	for _, step := range steps {
-		p, err := s.listFeature(ctx, step, &next, &listProgress{})
+		p, err := s.feat.listFeature(ctx, step, &next, &listProgress{})
 		if err != nil {
 			if s.ctx.Err() != nil || s.limits.tripped() != nil {
 				return // closing, or ending over a limit
@@ -473,36 +482,6 @@ func (f *featureState) features() Features {
 	out.Resources, out.Templates, out.Prompts = slices.Clone(out.Resources), slices.Clone(out.Templates), slices.Clone(out.Prompts)
 	out.Problems = slices.Clone(out.Problems)
 	return out
-}
-
-// prompts are the prompts as last listed, sorted by name; not to be
-// modified.
-func (f *featureState) prompts() []wire.Prompt {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.cur.Prompts
-}
-
-// subscriptions says how many URIs are subscribed to, and whether uri is.
-func (f *featureState) subscriptions(uri string) (n int, subscribed bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.subscribed), f.subscribed[uri]
-}
-
-// subscribe records a subscription to uri; unsubscribe forgets it and its
-// updates not taken yet.
-func (f *featureState) subscribe(uri string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.subscribed[uri] = true
-}
-
-func (f *featureState) unsubscribe(uri string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.subscribed, uri)
-	delete(f.updated, uri)
 }
 
 // takeUpdates returns, sorted, the subscribed URIs updated since it was

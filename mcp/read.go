@@ -24,14 +24,19 @@ import (
 // the URI; transport failures and calls after the end are as for CallTool.
 // A part without a URI is given uri; each keeps the server's object as Raw.
 func (s *Session) ReadResource(ctx context.Context, uri string) ([]wire.ResourceContent, error) {
+	return s.feat.readResource(ctx, uri)
+}
+
+// readResource is Session.ReadResource.
+func (f *featureState) readResource(ctx context.Context, uri string) ([]wire.ResourceContent, error) {
 	what := fmt.Sprintf("resources/read %q", uri)
-	if !s.feat.offers.Resources {
-		return nil, s.notOffered(what, "resources")
+	if !f.offers.Resources {
+		return nil, f.notOffered(what, "resources")
 	}
 	if uri == "" {
-		return nil, newError(fmt.Sprintf("server %q: resources/read: the URI is empty", s.srv.Name), ErrInvalidParams)
+		return nil, newError(fmt.Sprintf("server %q: resources/read: the URI is empty", f.server), ErrInvalidParams)
 	}
-	raw, err := s.out.request(ctx, string(mcpgo.MethodResourcesRead), what, map[string]any{"uri": uri})
+	raw, err := f.out.request(ctx, string(mcpgo.MethodResourcesRead), what, map[string]any{"uri": uri})
 	if err != nil {
 		return nil, err
 	}
@@ -39,13 +44,13 @@ func (s *Session) ReadResource(ctx context.Context, uri string) ([]wire.Resource
 		Contents []json.RawMessage `json:"contents"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("server %q: decode %s result: %w", s.srv.Name, what, err)
+		return nil, fmt.Errorf("server %q: decode %s result: %w", f.server, what, err)
 	}
 	out := make([]wire.ResourceContent, 0, len(res.Contents))
 	for i, c := range res.Contents {
 		rc, err := decodeContents(c)
 		if err != nil {
-			return nil, fmt.Errorf("server %q: %s: contents #%d: %w", s.srv.Name, what, i, err)
+			return nil, fmt.Errorf("server %q: %s: contents #%d: %w", f.server, what, i, err)
 		}
 		if rc.URI == "" {
 			rc.URI = uri
@@ -96,11 +101,18 @@ func decodeContents(raw json.RawMessage) (wire.ResourceContent, error) {
 // the server's refusal of the values wraps ErrInvalidParams. The result
 // names the server and the prompt; every message has content.
 func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]string) (wire.PromptResult, error) {
+	return s.feat.getPrompt(ctx, name, args)
+}
+
+// getPrompt is Session.GetPrompt.
+func (f *featureState) getPrompt(ctx context.Context, name string, args map[string]string) (wire.PromptResult, error) {
 	what := fmt.Sprintf("prompts/get %q", name)
-	if !s.feat.offers.Prompts {
-		return wire.PromptResult{}, s.notOffered(what, "prompts")
+	if !f.offers.Prompts {
+		return wire.PromptResult{}, f.notOffered(what, "prompts")
 	}
-	prompts := s.feat.prompts()
+	f.mu.Lock()
+	prompts := f.cur.Prompts
+	f.mu.Unlock()
 	i, found := slices.BinarySearchFunc(prompts, name, func(p wire.Prompt, n string) int { return strings.Compare(p.Name, n) })
 	if !found {
 		names := make([]string, len(prompts))
@@ -111,29 +123,29 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]st
 		if len(names) > 0 {
 			list = "its prompts: " + strings.Join(names, ", ")
 		}
-		return wire.PromptResult{}, newError(fmt.Sprintf("server %q has no prompt %q (%s)", s.srv.Name, name, list), ErrUnknownPrompt)
+		return wire.PromptResult{}, newError(fmt.Sprintf("server %q has no prompt %q (%s)", f.server, name, list), ErrUnknownPrompt)
 	}
 	if err := CheckPromptArguments(prompts[i], args); err != nil {
-		return wire.PromptResult{}, newError(fmt.Sprintf("server %q: %s", s.srv.Name, err), err)
+		return wire.PromptResult{}, newError(fmt.Sprintf("server %q: %s", f.server, err), err)
 	}
 	if args == nil {
 		args = map[string]string{}
 	}
-	raw, err := s.out.request(ctx, string(mcpgo.MethodPromptsGet), what, map[string]any{"name": name, "arguments": args})
+	raw, err := f.out.request(ctx, string(mcpgo.MethodPromptsGet), what, map[string]any{"name": name, "arguments": args})
 	if err != nil {
 		return wire.PromptResult{}, err
 	}
 	var res wire.PromptResult
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return wire.PromptResult{}, fmt.Errorf("server %q: decode %s result: %w", s.srv.Name, what, err)
+		return wire.PromptResult{}, fmt.Errorf("server %q: decode %s result: %w", f.server, what, err)
 	}
 	for i, m := range res.Messages {
 		if len(nonNull(m.Content)) == 0 {
-			return wire.PromptResult{}, fmt.Errorf("server %q: %s: message #%d has no content", s.srv.Name, what, i)
+			return wire.PromptResult{}, fmt.Errorf("server %q: %s: message #%d has no content", f.server, what, i)
 		}
 	}
 	// The server's own "server" and "prompt" keys, if any, are not ours.
-	res.Server, res.Prompt, res.Meta = s.srv.Name, name, nonNull(res.Meta)
+	res.Server, res.Prompt, res.Meta = f.server, name, nonNull(res.Meta)
 	if res.Messages == nil {
 		res.Messages = []wire.PromptMessage{}
 	}
@@ -202,31 +214,46 @@ func quoteAll(names []string) string {
 // wraps ErrNotOffered for a server that did not declare
 // resources.subscribe, and fails beyond MaxSubscriptions URIs.
 // Subscribing again to a URI is harmless.
-func (s *Session) Subscribe(ctx context.Context, uri string) error {
+func (s *Session) Subscribe(ctx context.Context, uri string) error { return s.feat.subscribe(ctx, uri) }
+
+// subscribe is Session.Subscribe.
+func (f *featureState) subscribe(ctx context.Context, uri string) error {
 	what := fmt.Sprintf("resources/subscribe %q", uri)
-	if !s.feat.offers.Subscribe {
-		return s.notOffered(what, "resource subscriptions")
+	if !f.offers.Subscribe {
+		return f.notOffered(what, "resource subscriptions")
 	}
-	n, had := s.feat.subscriptions(uri)
+	f.mu.Lock()
+	n, had := len(f.subscribed), f.subscribed[uri]
+	f.mu.Unlock()
 	if !had && n >= MaxSubscriptions {
-		return fmt.Errorf("server %q: %s: already subscribed to %d resources, the most a session keeps (mcp.MaxSubscriptions)", s.srv.Name, what, MaxSubscriptions)
+		return fmt.Errorf("server %q: %s: already subscribed to %d resources, the most a session keeps (mcp.MaxSubscriptions)", f.server, what, MaxSubscriptions)
 	}
-	if _, err := s.out.request(ctx, string(mcpgo.MethodResourcesSubscribe), what, map[string]any{"uri": uri}); err != nil {
+	if _, err := f.out.request(ctx, string(mcpgo.MethodResourcesSubscribe), what, map[string]any{"uri": uri}); err != nil {
 		return err
 	}
-	s.feat.subscribe(uri)
+	f.mu.Lock()
+	f.subscribed[uri] = true
+	f.mu.Unlock()
 	return nil
 }
 
 // Unsubscribe ends a subscription (resources/unsubscribe); updates of uri
 // are ignored from now on.
 func (s *Session) Unsubscribe(ctx context.Context, uri string) error {
+	return s.feat.unsubscribe(ctx, uri)
+}
+
+// unsubscribe is Session.Unsubscribe.
+func (f *featureState) unsubscribe(ctx context.Context, uri string) error {
 	what := fmt.Sprintf("resources/unsubscribe %q", uri)
-	if !s.feat.offers.Subscribe {
-		return s.notOffered(what, "resource subscriptions")
+	if !f.offers.Subscribe {
+		return f.notOffered(what, "resource subscriptions")
 	}
-	s.feat.unsubscribe(uri)
-	_, err := s.out.request(ctx, string(mcpgo.MethodResourcesUnsubscribe), what, map[string]any{"uri": uri})
+	f.mu.Lock()
+	delete(f.subscribed, uri)
+	delete(f.updated, uri)
+	f.mu.Unlock()
+	_, err := f.out.request(ctx, string(mcpgo.MethodResourcesUnsubscribe), what, map[string]any{"uri": uri})
 	return err
 }
 
@@ -244,7 +271,7 @@ func (s *Session) Offers() Offers { return s.feat.offers }
 
 // notOffered is the error of what, a request for feature, which the
 // server did not declare.
-func (s *Session) notOffered(what, feature string) error {
+func (f *featureState) notOffered(what, feature string) error {
 	return newError(fmt.Sprintf("server %q offers no %s (its initialize result does not declare them), so %s is not sent",
-		s.srv.Name, feature, what), ErrNotOffered)
+		f.server, feature, what), ErrNotOffered)
 }

@@ -240,11 +240,11 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	}
 	ring := newLineRing(opts.StderrLines)
 	s.tools = newToolList(srv.Name, opts.Schemas, s.log)
-	s.feat = newFeatureState(s.log)
 	s.serverLog = &serverLog{ring: ring, log: s.log}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.in = newInbound(s.ctx, srv, opts, s.log, s.mask, s.life)
 	s.out = newOutbound(s.ctx, srv, opts, s.log, s.mask, s.limits, s.life, s.tools, s.in, s.connectionLost)
+	s.feat = newFeatureState(srv.Name, s.log, s.mask, s.limits, s.out)
 	var err error
 	if s.link, err = s.newLink(ring); err != nil {
 		s.cancel()
