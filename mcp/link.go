@@ -57,7 +57,7 @@ type processLink interface {
 	// progress says how a server that is still starting shows it is
 	// working in the last part of its budget (see
 	// StartTimeoutError.Progress); "" if it does not. expect moves the end
-	// of the budget to budget after the start (Session.workingDeadline).
+	// of the budget to budget after the start (connectProgress.workingDeadline).
 	// Both are called while open runs, from any goroutine.
 	progress() string
 	expect(budget time.Duration)

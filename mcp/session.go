@@ -163,15 +163,27 @@ type Session struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	// The parts, each with its own state and lock, made by Connect before
-	// anything starts and never replaced.
+	// Session itself connects (Connect, and the handshake its link calls back:
+	// see opener), runs the owner goroutine and decides what a failure means
+	// for the session. The rest is in parts, each a type with its own state
+	// and lock, which its exported methods delegate to:
 	//
-	// link reaches the server below the protocol: a local child process or
-	// a remote endpoint. conn is how far connecting got and how long it
-	// may take. out sends the session's own requests (and holds the mcp-go
-	// client); in serves the server's. tools is the tool list, feat what
-	// the server offers beside tools, serverLog its log lines. life is how
-	// the session ends.
+	//   - link (link.go, local.go, remote.go): the process or endpoint below
+	//     the protocol;
+	//   - connectProgress (connecting.go): connecting's step, budget and
+	//     progress, for the deadline and the timeout message;
+	//   - outbound (outbound.go, call.go, lists.go, protocol.go): the
+	//     session's own requests, the mcp-go client, the calls' progress;
+	//   - inbound (requests.go, roots.go): the server's requests
+	//     (elicitation, roots, sampling refused);
+	//   - toolList (toollist.go): the tools as listed and converted;
+	//   - featureState (features.go, read.go): resources, templates, prompts,
+	//     subscriptions, instructions, and the requests about them;
+	//   - serverLog (logging.go): the server's stderr and log messages;
+	//   - lifetime (lifetime.go): Close, a lost connection, the background
+	//     work the end waits for, and why the session ended.
+	//
+	// Connect makes them before anything starts; none is replaced.
 	link      link
 	conn      *connectProgress
 	out       *outbound
