@@ -9,6 +9,18 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 )
 
+// listTools issues tools/list itself, page by page, to keep each tool's raw
+// JSON: mcp-go's own types drop parts of input schemas. It counts what it
+// received in prog and ends the session (a *LimitError) when the list goes
+// over the server's MaxListPages, MaxListItems or MaxListBytes.
+func (o *outbound) listTools(ctx context.Context, prog *listProgress) ([]json.RawMessage, error) {
+	raws, err := o.listPages(ctx, stepToolsList, "tools", prog)
+	if err != nil {
+		return nil, err
+	}
+	return o.validHeaderTools(raws), nil
+}
+
 // listPages issues step, a list method (tools/list, resources/list,
 // resources/templates/list, prompts/list), page by page and returns the
 // elements of key of every page as the server sent them. It counts what it

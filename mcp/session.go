@@ -347,7 +347,7 @@ func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiat
 		req.Params.Capabilities.Roots = rootsCap
 	}
 	req.Params.ProtocolVersion = version
-	req.Params.ClientInfo = mcpgo.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion}
+	req.Params.ClientInfo = s.out.clientInfo
 	res, err := s.out.client.Initialize(cctx, req)
 	if err != nil {
 		return s.connectError(cctx, stepInitialize, err)
@@ -363,7 +363,7 @@ func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiat
 		s.log.V(1).Info("server declares no tools capability")
 	} else {
 		s.conn.step = stepToolsList
-		raws, err := s.listTools(cctx, &s.conn.tools)
+		raws, err := s.out.listTools(cctx, &s.conn.tools)
 		if err != nil {
 			return s.connectError(cctx, stepToolsList, err)
 		}
@@ -436,18 +436,6 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 func isTransportError(err error) bool {
 	var te *transport.Error
 	return errors.As(err, &te) || errors.Is(err, ErrTransport)
-}
-
-// listTools issues tools/list itself, page by page, to keep each tool's raw
-// JSON: mcp-go's own types drop parts of input schemas. It counts what it
-// received in prog and ends the session (a *LimitError) when the list goes
-// over the server's MaxListPages, MaxListItems or MaxListBytes.
-func (s *Session) listTools(ctx context.Context, prog *listProgress) ([]json.RawMessage, error) {
-	raws, err := s.out.listPages(ctx, stepToolsList, "tools", prog)
-	if err != nil {
-		return nil, err
-	}
-	return s.out.validHeaderTools(raws), nil
 }
 
 // onNotification runs on mcp-go's read goroutine: it must not make
@@ -523,7 +511,7 @@ func (s *Session) limitOr(err error) error {
 func (s *Session) refresh() {
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
-	raws, err := s.listTools(ctx, &listProgress{})
+	raws, err := s.out.listTools(ctx, &listProgress{})
 	if err != nil {
 		if s.ctx.Err() != nil || s.limits.tripped() != nil {
 			return // closing, or ending over a limit
