@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/freecode/freecode/wire"
@@ -101,7 +102,12 @@ func decodeCallResult(raw json.RawMessage) (*wire.CallResult, error) {
 // so that mcp-go's content types, which fail a whole result over one block
 // of a type they do not know, never see the answer.
 func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage, progress func(wire.Progress)) (*wire.CallResult, error) {
-	if err := s.endedError(name); err != nil {
+	return s.out.call(ctx, name, args, progress)
+}
+
+// call is CallTool.
+func (o *outbound) call(ctx context.Context, name string, args json.RawMessage, progress func(wire.Progress)) (*wire.CallResult, error) {
+	if err := o.endedError(fmt.Sprintf("tools/call %q", name)); err != nil {
 		return nil, err
 	}
 	if len(args) == 0 {
@@ -109,30 +115,30 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 	}
 	if ctx.Err() != nil {
 		// Never sent, so there is nothing to cancel.
-		return nil, fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, context.Cause(ctx))
+		return nil, fmt.Errorf("server %q: tools/call %q: %w", o.srv.Name, name, context.Cause(ctx))
 	}
 	var meta map[string]any
 	if progress != nil {
-		token := fmt.Sprintf("freecode-progress-%d", s.reqSeq.Add(1))
+		token := fmt.Sprintf("freecode-progress-%d", o.seq.Add(1))
 		meta = map[string]any{"progressToken": token}
-		defer s.progress.watch(token, progress)()
+		defer o.progress.watch(token, progress)()
 	}
-	req := s.newRequest("tools-call", string(mcpgo.MethodToolsCall), map[string]any{"name": name, "arguments": args}, meta)
+	req := o.newRequest("tools-call", string(mcpgo.MethodToolsCall), map[string]any{"name": name, "arguments": args}, meta)
 	id := req.ID
-	resp, err := s.client.GetTransport().SendRequest(ctx, req)
+	resp, err := o.client.GetTransport().SendRequest(ctx, req)
 	var res *wire.CallResult
 	switch {
 	case err != nil:
 		if ctx.Err() != nil {
 			// Sent and abandoned: the server may still be working on it.
-			s.sendCancelled(id, context.Cause(ctx))
+			o.sendCancelled(id, context.Cause(ctx))
 		}
 		if ctx.Err() == nil && (isAuthFlow(err) || errors.Is(err, ErrNeedsLogin) || errors.Is(err, ErrInsufficientScope)) {
 			// The OAuth layer's answer, not the transport's: a step-up, or
 			// an authorization server that could not be reached, fails this
 			// call alone; a sign-in that is gone has ended the session
 			// already (authGate).
-			return nil, fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, authError(s.mask, err))
+			return nil, fmt.Errorf("server %q: tools/call %q: %w", o.srv.Name, name, authError(o.mask, err))
 		}
 		err = transport.NewError(err)
 	case resp.Error != nil:
@@ -143,61 +149,101 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 		}
 	}
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("server %q: tools/call %q: %w", s.srv.Name, name, context.Cause(ctx))
+		return nil, fmt.Errorf("server %q: tools/call %q: %w", o.srv.Name, name, context.Cause(ctx))
 	}
-	if !isTransportError(err) && s.limits.tripped() == nil {
-		return nil, newError(fmt.Sprintf("server %q: tools/call %q: %s", s.srv.Name, name, s.mask.err(err)), err)
+	if !isTransportError(err) && o.limits.tripped() == nil {
+		return nil, newError(fmt.Sprintf("server %q: tools/call %q: %s", o.srv.Name, name, o.mask.err(err)), err)
 	}
-	return nil, s.callFailure(name, err)
+	return nil, o.failure(fmt.Sprintf("tools/call %q", name), err)
 }
 
-// callFailure explains a transport failure of a call.
-func (s *Session) callFailure(name string, err error) error {
-	return s.requestFailure(fmt.Sprintf("tools/call %q", name), err)
+// request sends method with params as its own request (as CallTool does,
+// so that mcp-go's types never see the answer) and returns the result's
+// raw JSON. what names the request in errors ("resources/read \"x\"").
+// Cancelling ctx abandons it and tells the server (notifications/cancelled);
+// a transport failure wraps ErrTransport (an *ExitError when the local
+// process exited), a request after the session ended wraps ErrClosed, and
+// the server's own error answer is kept as its cause (ErrResourceNotFound
+// and ErrInvalidParams for the codes that mean them).
+func (o *outbound) request(ctx context.Context, method, what string, params map[string]any) (json.RawMessage, error) {
+	if err := o.endedError(what); err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("server %q: %s: %w", o.srv.Name, what, context.Cause(ctx))
+	}
+	req := o.newRequest(strings.ReplaceAll(method, "/", "-"), method, params, nil)
+	id := req.ID
+	resp, err := o.client.GetTransport().SendRequest(ctx, req)
+	switch {
+	case err != nil:
+		if ctx.Err() != nil {
+			o.sendCancelled(id, context.Cause(ctx))
+		}
+		err = transport.NewError(err)
+	case resp.Error != nil:
+		err = resp.Error.AsError()
+	default:
+		var rt struct {
+			ResultType string `json:"resultType"`
+		}
+		if json.Unmarshal(resp.Result, &rt) == nil && rt.ResultType == "input_required" {
+			return nil, fmt.Errorf("server %q: %s: %w", o.srv.Name, what, errInputRequired)
+		}
+		return resp.Result, nil
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("server %q: %s: %w", o.srv.Name, what, context.Cause(ctx))
+	}
+	if !isTransportError(err) && o.limits.tripped() == nil {
+		var kind error
+		switch {
+		case errors.Is(err, mcpgo.ErrResourceNotFound):
+			kind = ErrResourceNotFound
+		case errors.Is(err, mcpgo.ErrInvalidParams):
+			kind = ErrInvalidParams
+		}
+		return nil, newError(fmt.Sprintf("server %q: %s: %s", o.srv.Name, what, o.mask.err(err)), kind, err)
+	}
+	return nil, o.failure(what, err)
 }
 
-// requestFailure explains a transport failure of what, a request. A local
+// failure explains a transport failure of what, a request. A local
 // failure almost always means the process exited: wait a moment for the
 // owner goroutine to see it, and report the exit.
-func (s *Session) requestFailure(what string, err error) error {
-	s.connectionLost(err)
+func (o *outbound) failure(what string, err error) error {
+	o.lost(err)
 	timer := time.NewTimer(exitWait)
 	defer timer.Stop()
 	select {
-	case <-s.done:
-		if endErr := s.Err(); endErr != nil {
+	case <-o.life.done:
+		if _, endErr := o.life.ended(); endErr != nil {
 			return newError(fmt.Sprintf("%s failed: %s", what, endErr), endErr, err)
 		}
 	case <-timer.C:
 	}
-	return newError(fmt.Sprintf("server %q: %s: %s", s.srv.Name, what, s.mask.err(err)), ErrTransport, err)
+	return newError(fmt.Sprintf("server %q: %s: %s", o.srv.Name, what, o.mask.err(err)), ErrTransport, err)
 }
 
-// endedError is the error of a call made after the session ended, or nil.
-func (s *Session) endedError(name string) error {
-	return s.endedErrorOf(fmt.Sprintf("tools/call %q", name))
-}
-
-// endedErrorOf is the error of what, a request made after the session
+// endedError is the error of what, a request made after the session
 // ended, or nil.
-func (s *Session) endedErrorOf(what string) error {
-	select {
-	case <-s.done:
-	default:
+func (o *outbound) endedError(what string) error {
+	ended, endErr := o.life.ended()
+	if !ended {
 		return nil
 	}
-	if endErr := s.Err(); endErr != nil {
+	if endErr != nil {
 		return newError(fmt.Sprintf("%s: session ended: %s", what, endErr), ErrClosed, endErr)
 	}
-	return fmt.Errorf("server %q: %s: %w", s.srv.Name, what, ErrClosed)
+	return fmt.Errorf("server %q: %s: %w", o.srv.Name, what, ErrClosed)
 }
 
 // sendCancelled tells the server that the request id was abandoned, as the
 // spec asks of a client on every transport (a dropped connection is not a
 // cancellation). It does not wait: the notice is best effort, bounded by
 // cancelNoticeWait and the session's end.
-func (s *Session) sendCancelled(id mcpgo.RequestId, reason error) {
-	if s.modern() && s.srv.Type == Remote {
+func (o *outbound) sendCancelled(id mcpgo.RequestId, reason error) {
+	if o.modern() && o.srv.Type == Remote {
 		// Over streamable HTTP, the 2026-07-28 revision cancels by the end
 		// of the request's stream, which the abandoned request did.
 		return
@@ -211,15 +257,15 @@ func (s *Session) sendCancelled(id mcpgo.RequestId, reason error) {
 			},
 		},
 	}
-	if !s.startBackground() {
+	if !o.life.startBackground() {
 		return
 	}
 	go func() {
-		defer s.bg.Done()
-		ctx, cancel := context.WithTimeout(s.ctx, cancelNoticeWait)
+		defer o.life.endBackground()
+		ctx, cancel := context.WithTimeout(o.ctx, cancelNoticeWait)
 		defer cancel()
-		if err := s.client.GetTransport().SendNotification(ctx, n); err != nil {
-			s.log.V(1).Info("sending notifications/cancelled failed", "err", s.mask.err(err))
+		if err := o.client.GetTransport().SendNotification(ctx, n); err != nil {
+			o.log.V(1).Info("sending notifications/cancelled failed", "err", o.mask.err(err))
 		}
 	}()
 }

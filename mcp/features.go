@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/freecode/freecode/wire"
+	"github.com/go-logr/logr"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -100,16 +101,26 @@ const (
 	relistPrompts
 )
 
-// featureState is a session's resources, templates, prompts and server
-// instructions.
+// featureState is what a server offers beside tools: what it declared
+// (offers), its instructions, its resources, templates and prompts as last
+// listed with the problems of those lists (cur, problems), the resources
+// subscribed to and their updates, and the signals of all that: a
+// list_changed in (relist, pending), a changed listing and updates out.
+// It lists one list (listFeature) and sends the requests about resources
+// and prompts, through out; when to list, and what a failure means for the
+// session, is the session's. mu guards what changes after Connect.
 type featureState struct {
+	server string      // the server's name, for messages
+	log    logr.Logger // the session's
+	mask   *urlMask
+	limits *limitTrip
+	out    *outbound // lists and sends the requests about resources and prompts
+
 	// offers and instructions are set by handshake (again on a transport
-	// fallback) and read-only once Connect returned; listed is the progress
-	// of the list being made while connecting. Only the goroutine running
-	// Connect writes them before then.
+	// fallback) and read-only once Connect returned. Only the goroutine
+	// running Connect writes them before then.
 	offers       Offers
 	instructions Instructions
-	listed       listProgress
 
 	relist  chan struct{} // cap 1: coalesced "list again"; pending says what
 	pending atomic.Uint32 // relistResources | relistPrompts
@@ -123,8 +134,13 @@ type featureState struct {
 	updated    map[string]bool     // subscribed URIs updated since TakeResourceUpdates
 }
 
-func newFeatureState() *featureState {
+func newFeatureState(server string, log logr.Logger, mask *urlMask, limits *limitTrip, out *outbound) *featureState {
 	return &featureState{
+		server:     server,
+		log:        log,
+		mask:       mask,
+		limits:     limits,
+		out:        out,
 		relist:     make(chan struct{}, 1),
 		changed:    make(chan struct{}, 1),
 		updates:    make(chan struct{}, 1),
@@ -134,21 +150,21 @@ func newFeatureState() *featureState {
 	}
 }
 
-// noteInitialize records what the initialize result declares and says.
-func (s *Session) noteInitialize(res *mcpgo.InitializeResult) {
-	f := s.feat
+// noteInitialize records what the initialize result declares and says;
+// modern: the session speaks the 2026-07-28 revision.
+func (f *featureState) noteInitialize(res *mcpgo.InitializeResult, modern bool) {
 	f.offers = Offers{}
 	if r := res.Capabilities.Resources; r != nil {
 		// On 2026-07-28 resources/subscribe is gone (subscriptions ride on
 		// subscriptions/listen), which the session does not do yet.
-		f.offers.Resources, f.offers.Subscribe, f.offers.ResourcesListChanged = true, r.Subscribe && !s.modern(), r.ListChanged
+		f.offers.Resources, f.offers.Subscribe, f.offers.ResourcesListChanged = true, r.Subscribe && !modern, r.ListChanged
 	}
 	if p := res.Capabilities.Prompts; p != nil {
 		f.offers.Prompts, f.offers.PromptsListChanged = true, p.ListChanged
 	}
 	f.instructions = cutInstructions(res.Instructions)
 	if f.instructions.Cut {
-		s.log.Info("server instructions cut", "bytes", f.instructions.Bytes, "kept", len(f.instructions.Text), "limit", MaxInstructionsBytes)
+		f.log.Info("server instructions cut", "bytes", f.instructions.Bytes, "kept", len(f.instructions.Text), "limit", MaxInstructionsBytes)
 	}
 }
 
@@ -182,18 +198,16 @@ func (s *Session) listFeatures(cctx context.Context) error {
 	f := Features{Offers: s.feat.offers}
 	problems := map[string][]string{}
 	for _, step := range s.feat.offers.steps() {
-		s.step = step
-		s.feat.listed = listProgress{noun: strings.TrimSuffix(listNoun(step), "s")}
-		p, err := s.listFeature(cctx, step, &f, &s.feat.listed)
+		s.conn.step = step
+		s.conn.feature = listProgress{noun: strings.TrimSuffix(listNoun(step), "s")}
+		p, err := s.feat.listFeature(cctx, step, &f, &s.conn.feature)
 		if err != nil {
 			return s.connectError(cctx, step, err)
 		}
 		problems[step] = p
 	}
 	f.Problems = flatProblems(problems)
-	s.feat.mu.Lock()
-	s.feat.cur, s.feat.problems = f, problems
-	s.feat.mu.Unlock()
+	s.feat.replace(f, problems)
 	return nil
 }
 
@@ -218,32 +232,32 @@ func flatProblems(byStep map[string][]string) []string {
 	return out
 }
 
-// listFeature lists step into f, leaving f's list as it was when the
+// listFeature lists step into into, leaving its list as it was when the
 // server answers with an error of its own; that error, and the elements
 // left out, are the problems it returns. Its error is one that ends the
 // session: a lost connection, a limit, ctx.
-func (s *Session) listFeature(ctx context.Context, step string, f *Features, prog *listProgress) ([]string, error) {
+func (f *featureState) listFeature(ctx context.Context, step string, into *Features, prog *listProgress) ([]string, error) {
 	key := map[string]string{stepResourcesList: "resources", stepTemplatesList: "resourceTemplates", stepPromptsList: "prompts"}[step]
-	raws, err := s.listPages(ctx, step, key, prog)
+	raws, err := f.out.listPages(ctx, step, key, prog)
 	if err != nil {
-		if isTransportError(err) || s.limits.tripped() != nil || ctx.Err() != nil {
+		if isTransportError(err) || f.limits.tripped() != nil || ctx.Err() != nil {
 			return nil, err
 		}
 		if step == stepTemplatesList && errors.Is(err, mcpgo.ErrMethodNotFound) {
-			s.log.V(1).Info("server has no resource templates", "err", err.Error())
+			f.log.V(1).Info("server has no resource templates", "err", err.Error())
 			return nil, nil
 		}
-		s.log.Info("listing failed; the server runs without what it lists", "step", step, "err", s.mask.err(err))
-		return []string{fmt.Sprintf("%s failed: %s", step, s.mask.err(err))}, nil
+		f.log.Info("listing failed; the server runs without what it lists", "step", step, "err", f.mask.err(err))
+		return []string{fmt.Sprintf("%s failed: %s", step, f.mask.err(err))}, nil
 	}
 	var problems []string
 	switch step {
 	case stepResourcesList:
-		f.Resources = decodeList(raws, "resource", "uri", decodeResource, func(r wire.Resource) string { return r.URI }, &problems)
+		into.Resources = decodeList(raws, "resource", "uri", decodeResource, func(r wire.Resource) string { return r.URI }, &problems)
 	case stepTemplatesList:
-		f.Templates = decodeList(raws, "resource template", "uriTemplate", decodeTemplate, func(t wire.ResourceTemplate) string { return t.URITemplate }, &problems)
+		into.Templates = decodeList(raws, "resource template", "uriTemplate", decodeTemplate, func(t wire.ResourceTemplate) string { return t.URITemplate }, &problems)
 	case stepPromptsList:
-		f.Prompts = decodeList(raws, "prompt", "name", decodePrompt, func(p wire.Prompt) string { return p.Name }, &problems)
+		into.Prompts = decodeList(raws, "prompt", "name", decodePrompt, func(p wire.Prompt) string { return p.Name }, &problems)
 	}
 	return problems, nil
 }
@@ -330,13 +344,12 @@ func nonNull(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// featureNotification handles the notifications of resources and
-// prompts. It runs on mcp-go's read goroutine: it never blocks and makes
-// no request; a list_changed only asks the owner goroutine to list again.
+// onNotification handles the notifications of resources and prompts. It
+// runs on mcp-go's read goroutine: it never blocks and makes no request; a
+// list_changed only asks the owner goroutine to list again.
 // Notifications of a feature the server did not declare are ignored, as
 // are updates of resources the session is not subscribed to.
-func (s *Session) featureNotification(n mcpgo.JSONRPCNotification) {
-	f := s.feat
+func (f *featureState) onNotification(n mcpgo.JSONRPCNotification) {
 	var what uint32
 	switch n.Method {
 	case mcpgo.MethodNotificationResourcesListChanged:
@@ -389,25 +402,15 @@ func signal(c chan struct{}) {
 // changed. A list the server now answers with an error keeps what it had
 // (and says so in Problems).
 func (s *Session) refreshFeatures() {
-	what := s.feat.pending.Swap(0)
-	var steps []string
-	if what&relistResources != 0 {
-		steps = append(steps, stepResourcesList, stepTemplatesList)
-	}
-	if what&relistPrompts != 0 {
-		steps = append(steps, stepPromptsList)
-	}
+	steps := s.feat.pendingSteps()
 	if len(steps) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
-	s.feat.mu.Lock()
-	next := s.feat.cur
-	problems := maps.Clone(s.feat.problems)
-	s.feat.mu.Unlock()
+	next, problems := s.feat.listing()
 	for _, step := range steps {
-		p, err := s.listFeature(ctx, step, &next, &listProgress{})
+		p, err := s.feat.listFeature(ctx, step, &next, &listProgress{})
 		if err != nil {
 			if s.ctx.Err() != nil || s.limits.tripped() != nil {
 				return // closing, or ending over a limit
@@ -419,14 +422,43 @@ func (s *Session) refreshFeatures() {
 		problems[step] = p
 	}
 	next.Problems = flatProblems(problems)
-	s.feat.mu.Lock()
-	changed := !sameFeatures(s.feat.cur, next)
-	s.feat.cur, s.feat.problems = next, problems
-	s.feat.mu.Unlock()
-	if changed {
+	if s.feat.replace(next, problems) {
 		s.log.V(1).Info("resources or prompts changed", "resources", len(next.Resources), "templates", len(next.Templates), "prompts", len(next.Prompts))
 		signal(s.feat.changed)
 	}
+}
+
+// pendingSteps takes the lists that list_changed notifications named
+// since it was last called.
+func (f *featureState) pendingSteps() []string {
+	what := f.pending.Swap(0)
+	var steps []string
+	if what&relistResources != 0 {
+		steps = append(steps, stepResourcesList, stepTemplatesList)
+	}
+	if what&relistPrompts != 0 {
+		steps = append(steps, stepPromptsList)
+	}
+	return steps
+}
+
+// listing returns the current listing and its problems by step, for a
+// re-list to start from; both are the caller's (the listing's slices are
+// shared but never modified: a re-list replaces them).
+func (f *featureState) listing() (Features, map[string][]string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cur, maps.Clone(f.problems)
+}
+
+// replace makes next, with its problems by step, the current listing, and
+// reports whether anything a user sees changed.
+func (f *featureState) replace(next Features, problems map[string][]string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	changed := !sameFeatures(f.cur, next)
+	f.cur, f.problems = next, problems
+	return changed
 }
 
 // sameFeatures compares everything a user sees of two listings.
@@ -440,13 +472,26 @@ func sameFeatures(a, b Features) bool {
 // Features returns what the server offers beside tools, as last listed.
 // Its slices are the caller's; the values in them share bytes with the
 // session, which never modifies them.
-func (s *Session) Features() Features {
-	s.feat.mu.Lock()
-	defer s.feat.mu.Unlock()
-	f := s.feat.cur
-	f.Resources, f.Templates, f.Prompts = slices.Clone(f.Resources), slices.Clone(f.Templates), slices.Clone(f.Prompts)
-	f.Problems = slices.Clone(f.Problems)
-	return f
+func (s *Session) Features() Features { return s.feat.features() }
+
+// features is the current listing with slices of the caller's own.
+func (f *featureState) features() Features {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.cur
+	out.Resources, out.Templates, out.Prompts = slices.Clone(out.Resources), slices.Clone(out.Templates), slices.Clone(out.Prompts)
+	out.Problems = slices.Clone(out.Problems)
+	return out
+}
+
+// takeUpdates returns, sorted, the subscribed URIs updated since it was
+// last called, and forgets them.
+func (f *featureState) takeUpdates() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	uris := slices.Sorted(maps.Keys(f.updated))
+	clear(f.updated)
+	return uris
 }
 
 // FeaturesChanged is signalled (buffered, capacity one) after a re-list,

@@ -106,12 +106,13 @@ func formatBytes(n int64) string {
 // limitTrip records the first limit a session's server went over. Readers
 // of the server's input trip it; the session then ends with its error.
 type limitTrip struct {
+	srv  Spec // its name and MaxLimits, for the error
 	once sync.Once
 	err  *LimitError   // set once, before hit is closed
 	hit  chan struct{} // closed when err is set
 }
 
-func newLimitTrip() *limitTrip { return &limitTrip{hit: make(chan struct{})} }
+func newLimitTrip(srv Spec) *limitTrip { return &limitTrip{srv: srv, hit: make(chan struct{})} }
 
 // trip records e unless a limit was hit before; it returns the recorded
 // error.
@@ -134,16 +135,11 @@ func (t *limitTrip) tripped() *LimitError {
 	}
 }
 
-// overLimit records that the server went over limit (value is the one in
-// force), which ends the session, and returns the error a reader hands to
-// the transport: the first limit recorded.
-func (s *Session) overLimit(limit string, value int64) error {
-	return s.limits.trip(s.limitError("", limit, value))
-}
-
-// limitError is the error of going over limit during step.
-func (s *Session) limitError(step, limit string, value int64) *LimitError {
-	return &LimitError{Server: s.srv.Name, Step: step, Limit: limit, Value: value, Max: s.srv.MaxLimits.max(limit)}
+// over records that the server went over limit (value is the one in
+// force) during step ("": reading its messages), which ends the session,
+// and returns the error a reader hands on: the first limit recorded.
+func (t *limitTrip) over(step, limit string, value int64) error {
+	return t.trip(&LimitError{Server: t.srv.Name, Step: step, Limit: limit, Value: value, Max: t.srv.MaxLimits.max(limit)})
 }
 
 // newFrameCounter counts frames that end as ends says.

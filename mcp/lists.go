@@ -9,14 +9,26 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 )
 
+// listTools issues tools/list itself, page by page, to keep each tool's raw
+// JSON: mcp-go's own types drop parts of input schemas. It counts what it
+// received in prog and ends the session (a *LimitError) when the list goes
+// over the server's MaxListPages, MaxListItems or MaxListBytes.
+func (o *outbound) listTools(ctx context.Context, prog *listProgress) ([]json.RawMessage, error) {
+	raws, err := o.listPages(ctx, stepToolsList, "tools", prog)
+	if err != nil {
+		return nil, err
+	}
+	return o.validHeaderTools(raws), nil
+}
+
 // listPages issues step, a list method (tools/list, resources/list,
 // resources/templates/list, prompts/list), page by page and returns the
 // elements of key of every page as the server sent them. It counts what it
 // received in prog and ends the session (a *LimitError naming step) when
 // the list goes over the server's MaxListPages, MaxListItems or
 // MaxListBytes: each list is bounded on its own, as tools/list is.
-func (s *Session) listPages(ctx context.Context, step, key string, prog *listProgress) ([]json.RawMessage, error) {
-	lim := s.srv.Limits
+func (o *outbound) listPages(ctx context.Context, step, key string, prog *listProgress) ([]json.RawMessage, error) {
+	lim := o.srv.Limits
 	var raws []json.RawMessage
 	var size int64 // bytes of the results so far, cursors included
 	seen := map[string]bool{}
@@ -24,13 +36,13 @@ func (s *Session) listPages(ctx context.Context, step, key string, prog *listPro
 	idPrefix := strings.ReplaceAll(step, "/", "-")
 	for {
 		if prog.pages >= lim.MaxListPages {
-			return nil, s.listLimit(step, limitListPages, int64(lim.MaxListPages))
+			return nil, o.listLimit(step, limitListPages, int64(lim.MaxListPages))
 		}
 		params := map[string]any{}
 		if cursor != "" {
 			params["cursor"] = cursor
 		}
-		resp, err := s.client.GetTransport().SendRequest(ctx, s.newRequest(idPrefix, step, params, nil))
+		resp, err := o.client.GetTransport().SendRequest(ctx, o.newRequest(idPrefix, step, params, nil))
 		if err != nil {
 			return nil, transport.NewError(err)
 		}
@@ -38,7 +50,7 @@ func (s *Session) listPages(ctx context.Context, step, key string, prog *listPro
 			return nil, resp.Error.AsError()
 		}
 		if size += int64(len(resp.Result)); size > lim.MaxListBytes {
-			return nil, s.listLimit(step, limitListBytes, lim.MaxListBytes)
+			return nil, o.listLimit(step, limitListBytes, lim.MaxListBytes)
 		}
 		var page map[string]json.RawMessage
 		if err := json.Unmarshal(resp.Result, &page); err != nil {
@@ -58,7 +70,7 @@ func (s *Session) listPages(ctx context.Context, step, key string, prog *listPro
 		}
 		prog.pages++
 		if len(raws)+len(items) > lim.MaxListItems {
-			return nil, s.listLimit(step, limitListItems, int64(lim.MaxListItems))
+			return nil, o.listLimit(step, limitListItems, int64(lim.MaxListItems))
 		}
 		raws = append(raws, items...)
 		prog.items = len(raws)
@@ -74,8 +86,8 @@ func (s *Session) listPages(ctx context.Context, step, key string, prog *listPro
 }
 
 // listLimit ends the session because the list step went over limit.
-func (s *Session) listLimit(step, limit string, value int64) error {
-	return s.limits.trip(s.limitError(step, limit, value))
+func (o *outbound) listLimit(step, limit string, value int64) error {
+	return o.limits.over(step, limit, value)
 }
 
 // listNoun is what the items of the list step are called in messages.

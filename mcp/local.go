@@ -189,16 +189,6 @@ func (l *localLink) awaitExit(ctx context.Context, err error) bool {
 	}
 }
 
-// explain has nothing to add: what a local server's failure means is its
-// exit (exitCause) or the transport's own error.
-func (l *localLink) explain(string, error) error { return nil }
-
-// lost is false: a local connection is lost only when the process exits,
-// which ends the session by itself.
-func (l *localLink) lost(error) bool { return false }
-
-func (l *localLink) unreachable(error) error { return nil }
-
 func (l *localLink) stop(graceful bool) error {
 	if l.proc == nil {
 		return nil

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -58,20 +59,30 @@ func (b *logBucket) take(now time.Time) (ok bool, droppedBefore int) {
 	return true, droppedBefore
 }
 
-// onLogMessage puts a notifications/message into the session's log ring.
-// It runs on mcp-go's read goroutine and does not block.
-func (s *Session) onLogMessage(n mcpgo.JSONRPCNotification) {
-	ok, dropped := s.logs.take(time.Now())
+// serverLog is the server's log as a session keeps it: the ring of its
+// last lines (a local server's stderr, which its link writes, and every
+// server's log messages, which onMessage adds) and the bucket that bounds
+// the messages' rate. The ring and the bucket have locks of their own.
+type serverLog struct {
+	ring   *lineRing
+	bucket logBucket
+	log    logr.Logger // the session's
+}
+
+// onMessage puts a notifications/message into the ring. It runs on
+// mcp-go's read goroutine and does not block.
+func (l *serverLog) onMessage(n mcpgo.JSONRPCNotification) {
+	ok, dropped := l.bucket.take(time.Now())
 	if dropped > 0 {
-		s.log.Info("dropped log messages of the server", "dropped", dropped, "limit", fmt.Sprintf("%d a second", logRate))
+		l.log.Info("dropped log messages of the server", "dropped", dropped, "limit", fmt.Sprintf("%d a second", logRate))
 	}
 	if !ok {
 		return
 	}
 	f := n.Params.AdditionalFields
 	line := logLine(f["level"], f["logger"], f["data"])
-	s.ring.addMessage(line)
-	s.log.V(1).Info("log message", "level", line.Message.Level, "logger", line.Message.Logger, "text", line.Text)
+	l.ring.addMessage(line)
+	l.log.V(1).Info("log message", "level", line.Message.Level, "logger", line.Message.Logger, "text", line.Text)
 }
 
 // logLine renders a log message: "[level] logger: data", with data as
@@ -123,20 +134,20 @@ func (s *Session) applyLogLevel() {
 	if level == "" || !slices.Contains(LogLevels, level) {
 		return
 	}
-	if s.client.GetServerCapabilities().Logging == nil && !s.modern() {
+	if s.out.client.GetServerCapabilities().Logging == nil && !s.out.modern() {
 		return
 	}
-	if !s.startBackground() {
+	if !s.life.startBackground() {
 		return
 	}
 	go func() {
-		defer s.bg.Done()
+		defer s.life.endBackground()
 		ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 		defer cancel()
 		req := mcpgo.SetLevelRequest{}
 		req.Params.Level = mcpgo.LoggingLevel(level)
 		//lint:ignore SA1019 logging is deprecated only by the 2026-07-28 revision, where this call sends nothing.
-		if err := s.client.SetLevel(ctx, req); err != nil && s.ctx.Err() == nil {
+		if err := s.out.client.SetLevel(ctx, req); err != nil && s.ctx.Err() == nil {
 			s.log.V(1).Info("logging/setLevel failed", "level", level, "err", s.mask.err(err))
 		}
 	}()
@@ -149,5 +160,5 @@ func (s *Session) applyLogLevel() {
 // when none came since) and a channel closed when the next line arrives.
 // Lines that the last Options.StderrLines pushed out are not returned.
 func (s *Session) LogAfter(n int64) (lines []LogLine, last int64, next <-chan struct{}) {
-	return s.ring.after(n)
+	return s.serverLog.ring.after(n)
 }

@@ -157,9 +157,3 @@ func parseStat(data []byte) (pgid int, ticks int64, ok bool) {
 	}
 	return pg, ticks, true
 }
-
-// A remote server has no process to watch, and no environment of
-// FreeCode's to miss.
-func (r *remoteLink) progress() string                 { return "" }
-func (r *remoteLink) withheld(lines []string) []string { return nil }
-func (r *remoteLink) expect(time.Duration)             {}

@@ -178,10 +178,10 @@ var errProbeExit = errors.New("the server exited when asked server/discover")
 // the latest, with ProtocolVersion: the handshake then fails on time as
 // it would have.
 func (s *Session) discover(ctx context.Context, tr transport.Interface, read func() bool) (version string, exited bool) {
-	params := map[string]any{"_meta": s.requestMeta(ModernProtocolVersion)}
+	params := map[string]any{"_meta": s.out.requestMeta(ModernProtocolVersion)}
 	req := transport.JSONRPCRequest{
 		JSONRPC: mcpgo.JSONRPC_VERSION,
-		ID:      mcpgo.NewRequestId(fmt.Sprintf("freecode-discover-%d", s.reqSeq.Add(1))),
+		ID:      s.out.nextID("discover"),
 		Method:  string(mcpgo.MethodServerDiscover),
 		Params:  params,
 		Header:  standardHeaders(ModernProtocolVersion, string(mcpgo.MethodServerDiscover), params),
@@ -274,23 +274,28 @@ func discoverVerdict(resp *transport.JSONRPCResponse, err error) string {
 
 // modern reports whether the session speaks the 2026-07-28 revision. It is
 // set by the handshake, before anything reads it.
-func (s *Session) modern() bool { return mcpgo.IsModernProtocol(s.proto) }
+func (o *outbound) modern() bool { return mcpgo.IsModernProtocol(o.proto) }
+
+// nextID numbers a request of the session's own: "freecode-prefix-n".
+func (o *outbound) nextID(prefix string) mcpgo.RequestId {
+	return mcpgo.NewRequestId(fmt.Sprintf("freecode-%s-%d", prefix, o.seq.Add(1)))
+}
 
 // Protocol is the protocol revision the session speaks ("2025-11-25",
 // "2026-07-28", or an older one a server answered initialize with).
-func (s *Session) Protocol() string { return s.proto }
+func (s *Session) Protocol() string { return s.out.proto }
 
 // requestMeta is the _meta that every request of the 2026-07-28 revision
 // carries: the revision, the client's identity and capabilities (those
 // declared in the handshake's InitializeRequest), and the log level asked
 // for (Spec.LogLevel; without one the server sends no log messages).
-func (s *Session) requestMeta(version string) map[string]any {
+func (o *outbound) requestMeta(version string) map[string]any {
 	var caps mcpgo.ClientCapabilities
-	if s.client != nil {
-		caps = s.client.GetClientCapabilities()
+	if o.client != nil {
+		caps = o.client.GetClientCapabilities()
 	}
 	if caps.Roots == nil {
-		_, caps.Roots = s.roots()
+		_, caps.Roots = o.in.roots()
 	}
 	if mcpgo.IsModernProtocol(version) {
 		// On this revision a server asks for input (an elicitation, the
@@ -302,10 +307,10 @@ func (s *Session) requestMeta(version string) map[string]any {
 	meta := map[string]any{
 		mcpgo.MetaKeyProtocolVersion:    version,
 		mcpgo.MetaKeyClientCapabilities: caps,
-		mcpgo.MetaKeyClientInfo:         mcpgo.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion},
+		mcpgo.MetaKeyClientInfo:         o.clientInfo,
 	}
-	if s.srv.LogLevel != "" {
-		meta[mcpgo.MetaKeyLogLevel] = s.srv.LogLevel
+	if o.srv.LogLevel != "" {
+		meta[mcpgo.MetaKeyLogLevel] = o.srv.LogLevel
 	}
 	return meta
 }
@@ -333,26 +338,26 @@ func standardHeaders(version, method string, params map[string]any) http.Header 
 // with params, and meta merged into its _meta: on the 2026-07-28 revision
 // with the protocol's own _meta and headers (and, for a tools/call over
 // HTTP, the tool's x-mcp-header parameters).
-func (s *Session) newRequest(prefix, method string, params map[string]any, meta map[string]any) transport.JSONRPCRequest {
-	if s.modern() {
+func (o *outbound) newRequest(prefix, method string, params map[string]any, meta map[string]any) transport.JSONRPCRequest {
+	if o.modern() {
 		if meta == nil {
 			meta = map[string]any{}
 		}
-		maps.Copy(meta, s.requestMeta(s.proto))
+		maps.Copy(meta, o.requestMeta(o.proto))
 	}
 	if len(meta) > 0 {
 		params["_meta"] = meta
 	}
 	req := transport.JSONRPCRequest{
 		JSONRPC: mcpgo.JSONRPC_VERSION,
-		ID:      mcpgo.NewRequestId(fmt.Sprintf("freecode-%s-%d", prefix, s.reqSeq.Add(1))),
+		ID:      o.nextID(prefix),
 		Method:  method,
 		Params:  params,
 	}
-	if s.modern() {
-		req.Header = standardHeaders(s.proto, method, params)
-		if method == string(mcpgo.MethodToolsCall) && s.srv.Type == Remote {
-			s.paramHeaders(req.Header, params)
+	if o.modern() {
+		req.Header = standardHeaders(o.proto, method, params)
+		if method == string(mcpgo.MethodToolsCall) && o.srv.Type == Remote {
+			o.paramHeaders(req.Header, params)
 		}
 	}
 	return req
@@ -360,9 +365,9 @@ func (s *Session) newRequest(prefix, method string, params map[string]any, meta 
 
 // paramHeaders adds to h the Mcp-Param-* headers that the called tool's
 // x-mcp-header annotations ask for (2026-07-28, streamable HTTP).
-func (s *Session) paramHeaders(h http.Header, params map[string]any) {
+func (o *outbound) paramHeaders(h http.Header, params map[string]any) {
 	name, _ := params["name"].(string)
-	tool := s.mcpgoTool(name)
+	tool := o.tools.mcpgoTool(name)
 	if tool == nil || h == nil {
 		return
 	}
@@ -373,18 +378,6 @@ func (s *Session) paramHeaders(h http.Header, params map[string]any) {
 	for k, v := range mcpgo.GenerateParamHeaders(tool, b) {
 		h.Set(k, v)
 	}
-}
-
-// mcpgoTool is the listed tool name as mcp-go models it, with its input
-// schema as sent; nil if there is none.
-func (s *Session) mcpgoTool(name string) *mcpgo.Tool {
-	for _, raw := range s.RawTools() {
-		t, ok := decodeMCPGoTool(raw)
-		if ok && t.Name == name {
-			return t
-		}
-	}
-	return nil
 }
 
 func decodeMCPGoTool(raw json.RawMessage) (*mcpgo.Tool, bool) {
@@ -405,15 +398,15 @@ func decodeMCPGoTool(raw json.RawMessage) (*mcpgo.Tool, bool) {
 // rules of the 2026-07-28 revision, which a client over streamable HTTP
 // must leave out of the list (one bad definition must not stop the
 // others).
-func (s *Session) validHeaderTools(raws []json.RawMessage) []json.RawMessage {
-	if !s.modern() || s.srv.Type != Remote {
+func (o *outbound) validHeaderTools(raws []json.RawMessage) []json.RawMessage {
+	if !o.modern() || o.srv.Type != Remote {
 		return raws
 	}
 	out := raws[:0:0]
 	for _, raw := range raws {
 		if t, ok := decodeMCPGoTool(raw); ok {
 			if err := mcpgo.ValidateParamHeaderAnnotations(t); err != nil {
-				s.log.Info("tool skipped: invalid x-mcp-header annotations", "tool", t.Name, "err", err.Error())
+				o.log.Info("tool skipped: invalid x-mcp-header annotations", "tool", t.Name, "err", err.Error())
 				continue
 			}
 		}
@@ -428,10 +421,10 @@ func (s *Session) validHeaderTools(raws []json.RawMessage) []json.RawMessage {
 // until the session does. (Resource subscriptions, which this revision
 // also moves onto the stream, are not offered on it: see noteInitialize.)
 func (s *Session) listen() {
-	if !s.modern() {
+	if !s.out.modern() {
 		return
 	}
-	caps := s.client.GetServerCapabilities()
+	caps := s.out.client.GetServerCapabilities()
 	var filter mcpgo.SubscriptionFilter
 	filter.ToolsListChanged = caps.Tools != nil && caps.Tools.ListChanged
 	filter.PromptsListChanged = caps.Prompts != nil && caps.Prompts.ListChanged
@@ -439,15 +432,15 @@ func (s *Session) listen() {
 	if filter.IsEmpty() {
 		return
 	}
-	if !s.startBackground() {
+	if !s.life.startBackground() {
 		return
 	}
 	go func() {
-		defer s.bg.Done()
+		defer s.life.endBackground()
 		wait := listenRetry
 		for {
 			began := time.Now()
-			err := s.client.Listen(s.ctx, filter)
+			err := s.out.client.Listen(s.ctx, filter)
 			if s.ctx.Err() != nil {
 				return
 			}

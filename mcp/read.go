@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/freecode/freecode/wire"
-	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -25,14 +24,19 @@ import (
 // the URI; transport failures and calls after the end are as for CallTool.
 // A part without a URI is given uri; each keeps the server's object as Raw.
 func (s *Session) ReadResource(ctx context.Context, uri string) ([]wire.ResourceContent, error) {
+	return s.feat.readResource(ctx, uri)
+}
+
+// readResource is Session.ReadResource.
+func (f *featureState) readResource(ctx context.Context, uri string) ([]wire.ResourceContent, error) {
 	what := fmt.Sprintf("resources/read %q", uri)
-	if !s.feat.offers.Resources {
-		return nil, s.notOffered(what, "resources")
+	if !f.offers.Resources {
+		return nil, f.notOffered(what, "resources")
 	}
 	if uri == "" {
-		return nil, newError(fmt.Sprintf("server %q: resources/read: the URI is empty", s.srv.Name), ErrInvalidParams)
+		return nil, newError(fmt.Sprintf("server %q: resources/read: the URI is empty", f.server), ErrInvalidParams)
 	}
-	raw, err := s.request(ctx, string(mcpgo.MethodResourcesRead), what, map[string]any{"uri": uri})
+	raw, err := f.out.request(ctx, string(mcpgo.MethodResourcesRead), what, map[string]any{"uri": uri})
 	if err != nil {
 		return nil, err
 	}
@@ -40,13 +44,13 @@ func (s *Session) ReadResource(ctx context.Context, uri string) ([]wire.Resource
 		Contents []json.RawMessage `json:"contents"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("server %q: decode %s result: %w", s.srv.Name, what, err)
+		return nil, fmt.Errorf("server %q: decode %s result: %w", f.server, what, err)
 	}
 	out := make([]wire.ResourceContent, 0, len(res.Contents))
 	for i, c := range res.Contents {
 		rc, err := decodeContents(c)
 		if err != nil {
-			return nil, fmt.Errorf("server %q: %s: contents #%d: %w", s.srv.Name, what, i, err)
+			return nil, fmt.Errorf("server %q: %s: contents #%d: %w", f.server, what, i, err)
 		}
 		if rc.URI == "" {
 			rc.URI = uri
@@ -97,13 +101,18 @@ func decodeContents(raw json.RawMessage) (wire.ResourceContent, error) {
 // the server's refusal of the values wraps ErrInvalidParams. The result
 // names the server and the prompt; every message has content.
 func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]string) (wire.PromptResult, error) {
+	return s.feat.getPrompt(ctx, name, args)
+}
+
+// getPrompt is Session.GetPrompt.
+func (f *featureState) getPrompt(ctx context.Context, name string, args map[string]string) (wire.PromptResult, error) {
 	what := fmt.Sprintf("prompts/get %q", name)
-	if !s.feat.offers.Prompts {
-		return wire.PromptResult{}, s.notOffered(what, "prompts")
+	if !f.offers.Prompts {
+		return wire.PromptResult{}, f.notOffered(what, "prompts")
 	}
-	s.feat.mu.Lock()
-	prompts := s.feat.cur.Prompts
-	s.feat.mu.Unlock()
+	f.mu.Lock()
+	prompts := f.cur.Prompts
+	f.mu.Unlock()
 	i, found := slices.BinarySearchFunc(prompts, name, func(p wire.Prompt, n string) int { return strings.Compare(p.Name, n) })
 	if !found {
 		names := make([]string, len(prompts))
@@ -114,29 +123,29 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]st
 		if len(names) > 0 {
 			list = "its prompts: " + strings.Join(names, ", ")
 		}
-		return wire.PromptResult{}, newError(fmt.Sprintf("server %q has no prompt %q (%s)", s.srv.Name, name, list), ErrUnknownPrompt)
+		return wire.PromptResult{}, newError(fmt.Sprintf("server %q has no prompt %q (%s)", f.server, name, list), ErrUnknownPrompt)
 	}
 	if err := CheckPromptArguments(prompts[i], args); err != nil {
-		return wire.PromptResult{}, newError(fmt.Sprintf("server %q: %s", s.srv.Name, err), err)
+		return wire.PromptResult{}, newError(fmt.Sprintf("server %q: %s", f.server, err), err)
 	}
 	if args == nil {
 		args = map[string]string{}
 	}
-	raw, err := s.request(ctx, string(mcpgo.MethodPromptsGet), what, map[string]any{"name": name, "arguments": args})
+	raw, err := f.out.request(ctx, string(mcpgo.MethodPromptsGet), what, map[string]any{"name": name, "arguments": args})
 	if err != nil {
 		return wire.PromptResult{}, err
 	}
 	var res wire.PromptResult
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return wire.PromptResult{}, fmt.Errorf("server %q: decode %s result: %w", s.srv.Name, what, err)
+		return wire.PromptResult{}, fmt.Errorf("server %q: decode %s result: %w", f.server, what, err)
 	}
 	for i, m := range res.Messages {
 		if len(nonNull(m.Content)) == 0 {
-			return wire.PromptResult{}, fmt.Errorf("server %q: %s: message #%d has no content", s.srv.Name, what, i)
+			return wire.PromptResult{}, fmt.Errorf("server %q: %s: message #%d has no content", f.server, what, i)
 		}
 	}
 	// The server's own "server" and "prompt" keys, if any, are not ours.
-	res.Server, res.Prompt, res.Meta = s.srv.Name, name, nonNull(res.Meta)
+	res.Server, res.Prompt, res.Meta = f.server, name, nonNull(res.Meta)
 	if res.Messages == nil {
 		res.Messages = []wire.PromptMessage{}
 	}
@@ -205,38 +214,46 @@ func quoteAll(names []string) string {
 // wraps ErrNotOffered for a server that did not declare
 // resources.subscribe, and fails beyond MaxSubscriptions URIs.
 // Subscribing again to a URI is harmless.
-func (s *Session) Subscribe(ctx context.Context, uri string) error {
+func (s *Session) Subscribe(ctx context.Context, uri string) error { return s.feat.subscribe(ctx, uri) }
+
+// subscribe is Session.Subscribe.
+func (f *featureState) subscribe(ctx context.Context, uri string) error {
 	what := fmt.Sprintf("resources/subscribe %q", uri)
-	if !s.feat.offers.Subscribe {
-		return s.notOffered(what, "resource subscriptions")
+	if !f.offers.Subscribe {
+		return f.notOffered(what, "resource subscriptions")
 	}
-	s.feat.mu.Lock()
-	n, had := len(s.feat.subscribed), s.feat.subscribed[uri]
-	s.feat.mu.Unlock()
+	f.mu.Lock()
+	n, had := len(f.subscribed), f.subscribed[uri]
+	f.mu.Unlock()
 	if !had && n >= MaxSubscriptions {
-		return fmt.Errorf("server %q: %s: already subscribed to %d resources, the most a session keeps (mcp.MaxSubscriptions)", s.srv.Name, what, MaxSubscriptions)
+		return fmt.Errorf("server %q: %s: already subscribed to %d resources, the most a session keeps (mcp.MaxSubscriptions)", f.server, what, MaxSubscriptions)
 	}
-	if _, err := s.request(ctx, string(mcpgo.MethodResourcesSubscribe), what, map[string]any{"uri": uri}); err != nil {
+	if _, err := f.out.request(ctx, string(mcpgo.MethodResourcesSubscribe), what, map[string]any{"uri": uri}); err != nil {
 		return err
 	}
-	s.feat.mu.Lock()
-	s.feat.subscribed[uri] = true
-	s.feat.mu.Unlock()
+	f.mu.Lock()
+	f.subscribed[uri] = true
+	f.mu.Unlock()
 	return nil
 }
 
 // Unsubscribe ends a subscription (resources/unsubscribe); updates of uri
 // are ignored from now on.
 func (s *Session) Unsubscribe(ctx context.Context, uri string) error {
+	return s.feat.unsubscribe(ctx, uri)
+}
+
+// unsubscribe is Session.Unsubscribe.
+func (f *featureState) unsubscribe(ctx context.Context, uri string) error {
 	what := fmt.Sprintf("resources/unsubscribe %q", uri)
-	if !s.feat.offers.Subscribe {
-		return s.notOffered(what, "resource subscriptions")
+	if !f.offers.Subscribe {
+		return f.notOffered(what, "resource subscriptions")
 	}
-	s.feat.mu.Lock()
-	delete(s.feat.subscribed, uri)
-	delete(s.feat.updated, uri)
-	s.feat.mu.Unlock()
-	_, err := s.request(ctx, string(mcpgo.MethodResourcesUnsubscribe), what, map[string]any{"uri": uri})
+	f.mu.Lock()
+	delete(f.subscribed, uri)
+	delete(f.updated, uri)
+	f.mu.Unlock()
+	_, err := f.out.request(ctx, string(mcpgo.MethodResourcesUnsubscribe), what, map[string]any{"uri": uri})
 	return err
 }
 
@@ -247,71 +264,14 @@ func (s *Session) ResourceUpdates() <-chan struct{} { return s.feat.updates }
 
 // TakeResourceUpdates returns, sorted, the subscribed URIs the server
 // said were updated since the last call, and forgets them.
-func (s *Session) TakeResourceUpdates() []string {
-	s.feat.mu.Lock()
-	defer s.feat.mu.Unlock()
-	uris := slices.Sorted(maps.Keys(s.feat.updated))
-	clear(s.feat.updated)
-	return uris
-}
+func (s *Session) TakeResourceUpdates() []string { return s.feat.takeUpdates() }
 
 // Offers returns what the server declared beside tools.
 func (s *Session) Offers() Offers { return s.feat.offers }
 
 // notOffered is the error of what, a request for feature, which the
 // server did not declare.
-func (s *Session) notOffered(what, feature string) error {
+func (f *featureState) notOffered(what, feature string) error {
 	return newError(fmt.Sprintf("server %q offers no %s (its initialize result does not declare them), so %s is not sent",
-		s.srv.Name, feature, what), ErrNotOffered)
-}
-
-// request sends method with params as its own request (as CallTool does,
-// so that mcp-go's types never see the answer) and returns the result's
-// raw JSON. what names the request in errors ("resources/read \"x\"").
-// Cancelling ctx abandons it and tells the server (notifications/cancelled);
-// a transport failure wraps ErrTransport (an *ExitError when the local
-// process exited), a request after the session ended wraps ErrClosed, and
-// the server's own error answer is kept as its cause (ErrResourceNotFound
-// and ErrInvalidParams for the codes that mean them).
-func (s *Session) request(ctx context.Context, method, what string, params map[string]any) (json.RawMessage, error) {
-	if err := s.endedErrorOf(what); err != nil {
-		return nil, err
-	}
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("server %q: %s: %w", s.srv.Name, what, context.Cause(ctx))
-	}
-	req := s.newRequest(strings.ReplaceAll(method, "/", "-"), method, params, nil)
-	id := req.ID
-	resp, err := s.client.GetTransport().SendRequest(ctx, req)
-	switch {
-	case err != nil:
-		if ctx.Err() != nil {
-			s.sendCancelled(id, context.Cause(ctx))
-		}
-		err = transport.NewError(err)
-	case resp.Error != nil:
-		err = resp.Error.AsError()
-	default:
-		var rt struct {
-			ResultType string `json:"resultType"`
-		}
-		if json.Unmarshal(resp.Result, &rt) == nil && rt.ResultType == "input_required" {
-			return nil, fmt.Errorf("server %q: %s: %w", s.srv.Name, what, errInputRequired)
-		}
-		return resp.Result, nil
-	}
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("server %q: %s: %w", s.srv.Name, what, context.Cause(ctx))
-	}
-	if !isTransportError(err) && s.limits.tripped() == nil {
-		var kind error
-		switch {
-		case errors.Is(err, mcpgo.ErrResourceNotFound):
-			kind = ErrResourceNotFound
-		case errors.Is(err, mcpgo.ErrInvalidParams):
-			kind = ErrInvalidParams
-		}
-		return nil, newError(fmt.Sprintf("server %q: %s: %s", s.srv.Name, what, s.mask.err(err)), kind, err)
-	}
-	return nil, s.requestFailure(what, err)
+		f.server, feature, what), ErrNotOffered)
 }

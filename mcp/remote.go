@@ -116,10 +116,6 @@ func (r *remoteLink) open(cctx context.Context, o opener) error {
 	return err
 }
 
-func (r *remoteLink) exited() <-chan struct{} { return nil }
-
-func (r *remoteLink) exitCause(context.Context, string, error) error { return nil }
-
 // explain names the HTTP error status the endpoint answered last, or the
 // host that could not be reached; both wrap ErrUnreachable when that is
 // what they mean (see unreachableCause, gatewayUnavailable).
@@ -164,10 +160,6 @@ func (r *remoteLink) stop(bool) error {
 	}
 	return nil
 }
-
-func (r *remoteLink) pid() int { return 0 }
-
-func (r *remoteLink) stderrTail() []string { return nil }
 
 // maxRedirects is how many redirects one request follows, as under
 // net/http's default policy.

@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -28,7 +30,11 @@ const (
 )
 
 // inbound serves the requests a server sends the session, and the
-// cancellation of them, beside mcp-go's own dispatch (see newClient).
+// cancellation of them, beside mcp-go's own dispatch (see newClient):
+// elicitation through Options.Elicit, roots/list from Spec.Roots, and the
+// refusal of sampling. It makes the session's mcp-go clients, and so knows
+// whether the transport can carry elicitations (canElicit). Its fields
+// but canElicit and those mu guards are set by newInbound, read-only.
 //
 // mcp-go runs each request's handler on a goroutine of its own, so an
 // elicitation that waits for a person holds up nothing else; over
@@ -36,7 +42,23 @@ const (
 // answer within them, too short for a person: there the answer is sent by
 // answeringHTTP instead.
 type inbound struct {
-	s *Session
+	srv     Spec
+	elicitH ElicitHandler // Options.Elicit; nil answers none
+	// elicitTimeout is Options.ElicitTimeout, with its default applied.
+	elicitTimeout time.Duration
+	timeout       time.Duration // Spec.Timeout: bounds posting an answer
+	log           logr.Logger   // the session's
+	mask          *urlMask
+	// ctx is the session's: an elicitation whose answer is posted
+	// (answeringHTTP) runs within it. life registers the elicitations as
+	// background work that the session's end waits for.
+	ctx  context.Context
+	life *lifetime
+
+	// canElicit says the session can serve the server's elicitation/create
+	// requests (Options.Elicit, a transport that carries them); set by
+	// newClient, read by the handshake, both on Connect's goroutine.
+	canElicit bool
 
 	mu      sync.Mutex                         // guards live and pending
 	live    map[string]context.CancelCauseFunc // requests being answered, by JSON-RPC id
@@ -72,43 +94,51 @@ func (in *inbound) release() {
 	in.pending--
 }
 
+func newInbound(ctx context.Context, srv Spec, opts Options, log logr.Logger, mask *urlMask, life *lifetime) *inbound {
+	timeout := opts.ElicitTimeout
+	if timeout <= 0 {
+		timeout = DefaultElicitTimeout
+	}
+	return &inbound{srv: srv, elicitH: opts.Elicit, elicitTimeout: timeout, timeout: srv.Timeout, log: log, mask: mask,
+		ctx: ctx, life: life, live: map[string]context.CancelCauseFunc{}}
+}
+
 // newClient is the one place where the session's mcp-go clients are made
 // (links call it through linkEnv.newClient): it routes the server's
-// requests through s.in (tr wrapped), and
+// requests through in (tr wrapped), and
 // declares elicitation, form and URL mode, when Options.Elicit can answer
 // and the transport can carry the server's requests (the older HTTP+SSE
 // transport of mcp-go cannot). hc is the HTTP client of a streamable HTTP
 // transport, nil otherwise.
-func (s *Session) newClient(tr transport.Interface, hc *http.Client) *client.Client {
-	s.in = &inbound{s: s, live: map[string]context.CancelCauseFunc{}}
+func (in *inbound) newClient(tr transport.Interface, hc *http.Client) *client.Client {
 	// No pinned revision: the handshake names the one it speaks (see
 	// Session.handshake and protocol.go).
 	var opts []client.ClientOption
 	bidirectional := true
 	switch t := tr.(type) {
 	case *transport.Stdio:
-		tr = &answeringStdio{Stdio: t, in: s.in}
+		tr = &answeringStdio{Stdio: t, in: in}
 	case *transport.StreamableHTTP:
-		tr = &answeringHTTP{StreamableHTTP: t, in: s.in, hc: hc}
+		tr = &answeringHTTP{StreamableHTTP: t, in: in, hc: hc}
 	default:
 		bidirectional = false
 	}
 	// Elicitation is declared by the handshake, once it knows the
 	// revision (see elicitOption).
-	s.canElicit = s.opts.Elicit != nil && bidirectional
+	in.canElicit = in.elicitH != nil && bidirectional
 	c := client.NewClient(tr, opts...)
-	c.OnNotification(s.in.onNotification)
+	c.OnNotification(in.onNotification)
 	return c
 }
 
 // elicitOption declares elicitation, form and URL mode, when the session
 // can serve the server's elicitation/create requests (canElicit): only for
-// the revisions up to 2025-11-25, whose requests s.in serves; on 2026-07-28
+// the revisions up to 2025-11-25, whose requests in serves; on 2026-07-28
 // a server would ask through input_required, which the session does not
 // answer yet, and mcp-go would declare it in the _meta of its own requests.
 // nil when there is nothing to declare.
-func (s *Session) elicitOption(version string) client.ClientOption {
-	if !s.canElicit || mcpgo.IsModernProtocol(version) {
+func (in *inbound) elicitOption(version string) client.ClientOption {
+	if !in.canElicit || mcpgo.IsModernProtocol(version) {
 		return nil
 	}
 	return client.WithClientCapabilities(mcpgo.ClientCapabilities{
@@ -126,34 +156,34 @@ func (in *inbound) handle(ctx context.Context, req transport.JSONRPCRequest, nex
 	post func(*transport.JSONRPCResponse)) (*transport.JSONRPCResponse, error) {
 	switch req.Method {
 	case string(mcpgo.MethodSamplingCreateMessage):
-		in.s.log.V(1).Info("refused the server's sampling request")
+		in.log.V(1).Info("refused the server's sampling request")
 		return transport.NewJSONRPCErrorResponse(req.ID, mcpgo.METHOD_NOT_FOUND, samplingRefusal, nil), nil
 	case string(mcpgo.MethodElicitationCreate):
 	default:
 		return next(ctx, req)
 	}
-	if in.s.opts.Elicit == nil {
+	if in.elicitH == nil {
 		return transport.NewJSONRPCErrorResponse(req.ID, mcpgo.METHOD_NOT_FOUND, noElicitation, nil), nil
 	}
 	if !in.reserve() {
-		in.s.log.Info("refused an elicitation: too many at once", "limit", MaxPendingElicitations)
+		in.log.Info("refused an elicitation: too many at once", "limit", MaxPendingElicitations)
 		return transport.NewJSONRPCErrorResponse(req.ID, mcpgo.INTERNAL_ERROR, tooManyElicitations(), nil), nil
 	}
 	// The session's end waits for the answer (ElicitHandler's contract
 	// has it return once ctx ends).
-	if !in.s.startBackground() {
+	if !in.life.startBackground() {
 		in.release()
 		return transport.NewJSONRPCErrorResponse(req.ID, mcpgo.INTERNAL_ERROR, "the session is ending", nil), nil
 	}
 	if post == nil {
-		defer in.s.bg.Done()
+		defer in.life.endBackground()
 		defer in.release()
 		return in.elicit(ctx, req), nil
 	}
 	go func() {
-		defer in.s.bg.Done()
+		defer in.life.endBackground()
 		defer in.release()
-		if resp := in.elicit(in.s.ctx, req); resp != nil {
+		if resp := in.elicit(in.ctx, req); resp != nil {
 			post(resp)
 		}
 	}()
@@ -175,7 +205,7 @@ func (in *inbound) elicit(ctx context.Context, req transport.JSONRPCRequest) *tr
 		in.mu.Unlock()
 	}()
 
-	res, err := in.s.elicit(ctx, req.Params)
+	res, err := in.ask(ctx, req.Params)
 	if errors.Is(context.Cause(ctx), ErrCanceledByServer) {
 		return nil
 	}
@@ -200,7 +230,7 @@ func (in *inbound) onNotification(n mcpgo.JSONRPCNotification) {
 	switch n.Method {
 	case string(mcpgo.MethodNotificationCancelled):
 	case string(mcpgo.MethodNotificationElicitationComplete):
-		in.s.log.V(1).Info("the server says a URL elicitation is complete")
+		in.log.V(1).Info("the server says a URL elicitation is complete")
 		return
 	default:
 		return
@@ -223,38 +253,35 @@ func (in *inbound) onNotification(n mcpgo.JSONRPCNotification) {
 	}
 }
 
-// elicit asks Options.Elicit about the server's elicitation/create params
+// ask asks Options.Elicit about the server's elicitation/create params
 // and returns the checked result; invalid params are an *rpcError.
-func (s *Session) elicit(ctx context.Context, params any) (*mcpgo.ElicitationResult, error) {
-	e, err := parseElicitation(s.srv.Name, params)
+func (in *inbound) ask(ctx context.Context, params any) (*mcpgo.ElicitationResult, error) {
+	e, err := parseElicitation(in.srv.Name, params)
 	if err != nil {
-		s.log.Info("refused an elicitation request", "err", err.Error())
+		in.log.Info("refused an elicitation request", "err", err.Error())
 		return nil, err
 	}
-	s.log.V(1).Info("elicitation requested", "mode", e.Mode)
-	timeout := s.opts.ElicitTimeout
-	if timeout <= 0 {
-		timeout = DefaultElicitTimeout
-	}
+	in.log.V(1).Info("elicitation requested", "mode", e.Mode)
+	timeout := in.elicitTimeout
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, ErrElicitTimeout)
 	defer cancel()
-	res, err := s.opts.Elicit(ctx, e)
+	res, err := in.elicitH(ctx, e)
 	if errors.Is(context.Cause(ctx), ErrElicitTimeout) {
-		s.log.Info("cancelled an elicitation nobody answered in time", "timeout", timeout.String())
+		in.log.Info("cancelled an elicitation nobody answered in time", "timeout", timeout.String())
 		return &mcpgo.ElicitationResult{ElicitationResponse: mcpgo.ElicitationResponse{Action: mcpgo.ElicitationResponseActionCancel}}, nil
 	}
 	if err != nil {
 		if cause := context.Cause(ctx); ctx.Err() != nil {
-			return nil, fmt.Errorf("elicitation of server %q ended unanswered: %w", s.srv.Name, cause)
+			return nil, fmt.Errorf("elicitation of server %q ended unanswered: %w", in.srv.Name, cause)
 		}
-		return nil, fmt.Errorf("elicitation of server %q: %w", s.srv.Name, err)
+		return nil, fmt.Errorf("elicitation of server %q: %w", in.srv.Name, err)
 	}
 	out, err := elicitResult(e, res)
 	if err != nil {
-		s.log.Info("an answer to an elicitation did not fit its form and was not sent", "err", err.Error())
+		in.log.Info("an answer to an elicitation did not fit its form and was not sent", "err", err.Error())
 		return nil, err
 	}
-	s.log.V(1).Info("elicitation answered", "action", string(res.Action))
+	in.log.V(1).Info("elicitation answered", "action", string(res.Action))
 	return out, nil
 }
 
@@ -301,21 +328,20 @@ const maxAnswerReplyBytes = 64 << 10
 // headers, through the session's HTTP client (which authorizes it and
 // keeps its redirects on the origin), within the session's timeout.
 func (t *answeringHTTP) post(resp *transport.JSONRPCResponse) {
-	s := t.in.s
 	if err := t.send(resp); err != nil {
-		s.log.Info("sending the answer to an elicitation failed", "err", s.mask.err(err))
+		t.in.log.Info("sending the answer to an elicitation failed", "err", t.in.mask.err(err))
 	}
 }
 
 func (t *answeringHTTP) send(resp *transport.JSONRPCResponse) error {
-	s := t.in.s
+	in := t.in
 	body, err := json.Marshal(resp)
 	if err != nil {
 		return fmt.Errorf("encode: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
+	ctx, cancel := context.WithTimeout(in.ctx, in.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.srv.URL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.srv.URL, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("build request: %w", err)
 	}
@@ -327,7 +353,7 @@ func (t *answeringHTTP) send(resp *transport.JSONRPCResponse) error {
 	if v := t.version.Load(); v != nil {
 		req.Header.Set(transport.HeaderKeyProtocolVersion, *v)
 	}
-	for k, v := range s.srv.Headers {
+	for k, v := range in.srv.Headers {
 		req.Header.Set(k, v)
 	}
 	res, err := t.hc.Do(req)

@@ -35,14 +35,14 @@ func fileURI(p string) string {
 
 // roots returns the client option that answers roots/list and the
 // capability to declare, or nil and nil when the spec lists no roots.
-func (s *Session) roots() (client.ClientOption, *struct {
+func (in *inbound) roots() (client.ClientOption, *struct {
 	ListChanged bool `json:"listChanged,omitempty"`
 }) {
-	if len(s.srv.Roots) == 0 {
+	if len(in.srv.Roots) == 0 {
 		return nil, nil
 	}
 	h := rootsHandler{}
-	for _, dir := range s.srv.Roots {
+	for _, dir := range in.srv.Roots {
 		h.roots = append(h.roots, mcpgo.Root{URI: fileURI(dir), Name: filepath.Base(dir)})
 	}
 	return client.WithRootsHandler(h), &struct {

@@ -1,15 +1,11 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -17,7 +13,6 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/freecode/freecode/jsonschema"
 	"github.com/freecode/freecode/mcp/auth"
 )
 
@@ -153,86 +148,50 @@ var errProcessExited = errors.New("server process exited")
 // process's exit, the loss of a remote connection, or Close. Done is closed
 // when it has stopped everything the session started.
 type Session struct {
-	// canElicit says the session can serve the server's elicitation/create
-	// requests (Options.Elicit, a transport that carries them); set by
-	// newClient.
-	canElicit bool
-
 	srv     Spec
-	timeout time.Duration
-	// began is when Connect began: the budget counts from then, for the
-	// deadline and for the start meter's window alike (starting the
-	// process can take a while on a loaded machine).
-	began time.Time
-	// budget is connecting's budget so far, in nanoseconds: timeout, or
-	// longer while the server keeps working (Options.WorkingTimeout).
-	budget atomic.Int64
-	opts   Options
-	log    logr.Logger // wrapped by newLink, before any use, to apply mask
-	limits *limitTrip  // the first limit the server went over ends the session
+	timeout time.Duration // Spec.Timeout: connecting's, and each re-list's
+	opts    Options
+	log     logr.Logger // wrapped by Connect, before any use, to apply mask
 	// mask shows a remote server's URL as written in every message and
 	// log line (nil for a local server: it changes nothing).
-	mask *urlMask
-	// link reaches the server below the protocol: a local child process or
-	// a remote endpoint. Set by Connect before anything starts.
-	link link
-
-	// step and listed say how far connecting got, for the timeout message,
-	// and raws is what tools/list answered; only the goroutine running
-	// Connect uses them.
-	step   string
-	listed listProgress
-	raws   []json.RawMessage
-
-	// client is set while connecting (by handshake), read-only afterwards,
-	// and so is proto, the protocol revision it speaks.
-	client *client.Client
-	// in serves the server's requests to client; set with it (newClient).
-	in    *inbound
-	proto string
-	// protoKey is the spec's key in Options.Protocols.
-	protoKey string
-
-	// ring is the server's log: a local server's stderr lines and every
-	// server's log messages. logs bounds the messages' rate.
-	ring *lineRing
-	logs logBucket
-	// progress follows the calls in flight that asked for progress.
-	progress progressWatches
+	mask     *urlMask
+	protoKey string     // the spec's key in Options.Protocols
+	limits   *limitTrip // the first limit the server went over ends the session
 
 	// ctx lives as long as the session; mcp-go's Start gets it, and the
 	// owner goroutine's re-lists derive from it. cancel ends it.
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	relist       chan struct{} // cap 1: coalesced "list tools again"
-	toolsChanged chan struct{} // cap 1: ToolsChanged
-	lost         chan error    // cap 1: the first transport loss reported
-	closing      chan struct{} // closed by Close
-	closeOnce    sync.Once
-	done         chan struct{}  // closed once the session has ended
-	bgMu         sync.Mutex     // guards bgEnded and the zero-crossing Adds of bg
-	bgEnded      bool           // set by finish: no more background work
-	bg           sync.WaitGroup // background work to wait for in finish
-
-	// feat is what the server offers beside tools: resources, templates,
-	// prompts, subscriptions and its instructions (features.go).
-	feat *featureState
-
-	reqSeq  atomic.Uint64 // numbers our own requests (tools/list, tools/call)
-	running atomic.Bool   // set once Connect succeeded
-
-	// logged holds the tool warnings already logged (ToolWarning.String),
-	// so that each is logged once per session. Only setTools uses it: on
-	// Connect's goroutine, then on the owner goroutine.
-	logged map[string]bool
-
-	mu       sync.Mutex // guards raw, tools, convErrs, err and stopErr
-	raw      []json.RawMessage
-	tools    []Tool
-	convErrs []error
-	err      error
-	stopErr  error
+	// Session itself connects (Connect, and the handshake its link calls back:
+	// see opener), runs the owner goroutine and decides what a failure means
+	// for the session. The rest is in parts, each a type with its own state
+	// and lock, which its exported methods delegate to:
+	//
+	//   - link (link.go, local.go, remote.go): the process or endpoint below
+	//     the protocol;
+	//   - connectProgress (connecting.go): connecting's step, budget and
+	//     progress, for the deadline and the timeout message;
+	//   - outbound (outbound.go, call.go, lists.go, protocol.go): the
+	//     session's own requests, the mcp-go client, the calls' progress;
+	//   - inbound (requests.go, roots.go): the server's requests
+	//     (elicitation, roots, sampling refused);
+	//   - toolList (toollist.go): the tools as listed and converted;
+	//   - featureState (features.go, read.go): resources, templates, prompts,
+	//     subscriptions, instructions, and the requests about them;
+	//   - serverLog (logging.go): the server's stderr and log messages;
+	//   - lifetime (lifetime.go): Close, a lost connection, the background
+	//     work the end waits for, and why the session ended.
+	//
+	// Connect makes them before anything starts; none is replaced.
+	link      link
+	conn      *connectProgress
+	out       *outbound
+	in        *inbound
+	tools     *toolList
+	feat      *featureState
+	serverLog *serverLog
+	life      *lifetime
 }
 
 // Connect starts (local) or reaches (remote) the server, initializes it and
@@ -276,34 +235,45 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 		return nil, fmt.Errorf("server %q: timeout is %s: it must be positive", srv.Name, timeout)
 	}
 	s := &Session{
-		srv:          srv,
-		timeout:      timeout,
-		began:        time.Now(),
-		opts:         opts,
-		log:          opts.Logger.WithValues("server", srv.Name),
-		limits:       newLimitTrip(),
-		relist:       make(chan struct{}, 1),
-		toolsChanged: make(chan struct{}, 1),
-		lost:         make(chan error, 1),
-		feat:         newFeatureState(),
-		closing:      make(chan struct{}),
-		done:         make(chan struct{}),
-		ring:         newLineRing(opts.StderrLines),
-		protoKey:     protocolKey(srv),
+		srv:      srv,
+		timeout:  timeout,
+		conn:     newConnectProgress(srv.Name, time.Now(), timeout),
+		opts:     opts,
+		log:      opts.Logger.WithValues("server", srv.Name),
+		limits:   newLimitTrip(srv),
+		life:     newLifetime(),
+		protoKey: protocolKey(srv),
 	}
+	if srv.Type == Remote {
+		// Every message and log line of the session shows the URL as
+		// written.
+		s.mask = newURLMask(srv)
+		s.log = maskLogger(s.log, s.mask)
+	}
+	ring := newLineRing(opts.StderrLines)
+	s.tools = newToolList(srv.Name, opts.Schemas, s.log)
+	s.serverLog = &serverLog{ring: ring, log: s.log}
+	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	s.in = newInbound(s.ctx, srv, opts, s.log, s.mask, s.life)
+	s.out = newOutbound(s.ctx, srv, opts, s.log, s.mask, s.limits, s.life, s.tools, s.in, s.connectionLost)
+	s.feat = newFeatureState(srv.Name, s.log, s.mask, s.limits, s.out)
 	var err error
-	if s.link, err = s.newLink(); err != nil {
+	if s.link, err = s.newLink(ring); err != nil {
+		s.cancel()
 		return nil, err
 	}
-	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 
-	s.budget.Store(int64(timeout))
 	var cctx context.Context
 	var cancel func()
-	if srv.Type == Local && opts.WorkingTimeout > timeout {
-		cctx, cancel = s.workingDeadline(ctx)
+	if proc, ok := s.link.(processLink); ok && opts.WorkingTimeout > timeout {
+		cctx, cancel = s.conn.workingDeadline(ctx, proc, opts.WorkingTimeout, func(how string, spent, next time.Duration) {
+			s.log.Info("still working when its timeout ran out; waiting longer", "working", how, "timeout", next)
+			if opts.OnStillWorking != nil {
+				opts.OnStillWorking(how, spent, next)
+			}
+		})
 	} else {
-		cctx, cancel = context.WithDeadlineCause(ctx, s.began.Add(timeout), errConnectTimeout)
+		cctx, cancel = context.WithDeadlineCause(ctx, s.conn.began.Add(timeout), errConnectTimeout)
 	}
 	defer cancel()
 	// A limit the server goes over ends connecting at once.
@@ -324,7 +294,7 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	err = s.link.open(cctx, s)
 	if err == nil && !stopAfter() {
 		// Out of time (or over a limit) right after the last answer.
-		err = s.connectError(cctx, s.step, context.Cause(cctx))
+		err = s.connectError(cctx, s.conn.step, context.Cause(cctx))
 	}
 	stopAfter()
 	if err != nil {
@@ -333,62 +303,15 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 		return nil, err
 	}
 	if !knownRevision(srv.Protocol) {
-		s.opts.Protocols.store(s.protoKey, s.proto)
+		s.opts.Protocols.store(s.protoKey, s.out.proto)
 	}
-	s.setTools(s.raws)
-	s.raws = nil
-	s.log.V(1).Info("connected", "tools", len(s.Tools()), "protocol", s.client.ProtocolVersion())
-	s.running.Store(true)
+	s.tools.set(s.conn.raws)
+	s.conn.raws = nil
+	s.log.V(1).Info("connected", "tools", len(s.tools.current()), "protocol", s.out.client.ProtocolVersion())
+	s.life.running.Store(true)
 	go s.run()
 	return s, nil
 }
-
-// workingDeadline returns a context for connecting that ends with the
-// cause errConnectTimeout once the budget has run out: the timeout, and,
-// each time it runs out while the server is still working, twice the time
-// so far up to Options.WorkingTimeout. cancel ends it, and returns once
-// the goroutine that keeps the time has ended: Options.OnStillWorking is
-// not called after Connect returned.
-func (s *Session) workingDeadline(ctx context.Context) (context.Context, func()) {
-	cctx, cancel := context.WithCancelCause(ctx)
-	budget, most := s.timeout, s.opts.WorkingTimeout
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		timer := time.NewTimer(time.Until(s.began.Add(budget)))
-		defer timer.Stop()
-		for {
-			select {
-			case <-cctx.Done():
-				return
-			case <-timer.C:
-			}
-			how := s.link.progress()
-			if how == "" || budget >= most {
-				cancel(errConnectTimeout)
-				return
-			}
-			next := min(2*budget, most)
-			s.link.expect(next)
-			s.log.Info("still working when its timeout ran out; waiting longer", "working", how, "timeout", next)
-			if s.opts.OnStillWorking != nil {
-				s.opts.OnStillWorking(how, budget, next)
-			}
-			// From when Connect began, as the first: a timer that fired
-			// late on a loaded machine does not push the end further.
-			timer.Reset(time.Until(s.began.Add(next)))
-			budget = next
-			s.budget.Store(int64(budget))
-		}
-	}()
-	return cctx, func() {
-		cancel(nil)
-		<-done
-	}
-}
-
-// spent is connecting's budget: the timeout, or longer (workingDeadline).
-func (s *Session) spent() time.Duration { return time.Duration(s.budget.Load()) }
 
 // handshake makes c the session's client, starts it, initializes the
 // server in the revision neg names (probing first if it names none) and
@@ -396,10 +319,10 @@ func (s *Session) spent() time.Duration { return time.Duration(s.budget.Load()) 
 // It returns errProbeExit, and nothing else is done, when a local server
 // exited on the probe (see discover).
 func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiation) error {
-	s.client = c
-	s.step = stepInitialize
-	s.client.OnNotification(s.onNotification)
-	if err := s.client.Start(s.ctx); err != nil {
+	s.out.client = c
+	s.conn.step = stepInitialize
+	s.out.client.OnNotification(s.onNotification)
+	if err := s.out.client.Start(s.ctx); err != nil {
 		return s.connectError(cctx, stepInitialize, transport.NewError(err))
 	}
 	version := neg.version
@@ -414,55 +337,48 @@ func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiat
 	// initialize, so the client takes them before any can arrive.
 	req := mcpgo.InitializeRequest{}
 	if !mcpgo.IsModernProtocol(version) {
-		rootsOpt, rootsCap := s.roots()
+		rootsOpt, rootsCap := s.in.roots()
 		if rootsOpt != nil {
 			rootsOpt(c)
 		}
-		if opt := s.elicitOption(version); opt != nil {
+		if opt := s.in.elicitOption(version); opt != nil {
 			opt(c)
 		}
 		req.Params.Capabilities.Roots = rootsCap
 	}
 	req.Params.ProtocolVersion = version
-	req.Params.ClientInfo = mcpgo.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion}
-	res, err := s.client.Initialize(cctx, req)
+	req.Params.ClientInfo = s.out.clientInfo
+	res, err := s.out.client.Initialize(cctx, req)
 	if err != nil {
 		return s.connectError(cctx, stepInitialize, err)
 	}
-	s.proto = s.client.ProtocolVersion()
-	s.noteInitialize(res)
-	if s.srv.Protocol == ModernProtocolVersion && s.proto != ModernProtocolVersion {
+	s.out.proto = s.out.client.ProtocolVersion()
+	s.feat.noteInitialize(res, s.out.modern())
+	if s.srv.Protocol == ModernProtocolVersion && s.out.proto != ModernProtocolVersion {
 		// mcp-go falls back to initialize when server/discover fails.
 		return fmt.Errorf("server %q: initialize: its protocol is pinned to %s but the server speaks %s: set \"protocol\": \"auto\" in its entry, or remove it",
-			s.srv.Name, ModernProtocolVersion, s.proto)
+			s.srv.Name, ModernProtocolVersion, s.out.proto)
 	}
 	if res.Capabilities.Tools == nil {
 		s.log.V(1).Info("server declares no tools capability")
 	} else {
-		s.step = stepToolsList
-		raws, err := s.listTools(cctx, &s.listed)
+		s.conn.step = stepToolsList
+		raws, err := s.out.listTools(cctx, &s.conn.tools)
 		if err != nil {
 			return s.connectError(cctx, stepToolsList, err)
 		}
-		s.raws = raws
+		s.conn.raws = raws
 	}
 	if err := s.listFeatures(cctx); err != nil {
 		return err
 	}
-	s.step = stepDone
+	s.conn.step = stepDone
 	return nil
 }
 
 // lostWhileConnecting returns the connection loss reported while
 // connecting, if any.
-func (s *Session) lostWhileConnecting() error {
-	select {
-	case lost := <-s.lost:
-		return lost
-	default:
-		return nil
-	}
-}
+func (s *Session) lostWhileConnecting() error { return s.life.lostEarly() }
 
 // connectError explains why step failed while connecting.
 func (s *Session) connectError(cctx context.Context, step string, err error) error {
@@ -474,15 +390,21 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 	if step != stepInitialize {
 		when = "while listing " + listNoun(step)
 	}
-	if exit := s.link.exitCause(cctx, when, err); exit != nil {
-		return exit
+	proc, _ := s.link.(processLink)
+	if proc != nil {
+		if exit := proc.exitCause(cctx, when, err); exit != nil {
+			return exit
+		}
 	}
 	cause := context.Cause(cctx)
 	switch {
 	case errors.Is(cause, errConnectTimeout):
-		tail := s.link.stderrTail()
-		return &StartTimeoutError{Server: name, Step: step, Timeout: s.spent(), Progress: s.link.progress(),
-			Stderr: tail, Withheld: s.link.withheld(tail), msg: s.timeoutMessage(step)}
+		timeout := &StartTimeoutError{Server: name, Step: step, Timeout: s.conn.spent(), msg: s.conn.timeoutMessage(step)}
+		if proc != nil {
+			timeout.Progress, timeout.Stderr = proc.progress(), proc.stderrTail()
+			timeout.Withheld = proc.withheld(timeout.Stderr)
+		}
+		return timeout
 	case cctx.Err() != nil && !errors.Is(cause, errProcessExited):
 		return fmt.Errorf("server %q: %s canceled: %w", name, step, cause)
 	}
@@ -498,32 +420,15 @@ func (s *Session) connectError(cctx context.Context, step string, err error) err
 	if errors.As(err, &redirect) {
 		return newError(redirect.Error(), redirect, err)
 	}
-	if explained := s.link.explain(step, err); explained != nil {
-		return explained
+	if ep, ok := s.link.(endpointLink); ok {
+		if explained := ep.explain(step, err); explained != nil {
+			return explained
+		}
 	}
 	if isTransportError(err) {
 		return newError(fmt.Sprintf("server %q: %s: %s", name, step, s.mask.err(err)), ErrTransport, err)
 	}
 	return newError(fmt.Sprintf("server %q: %s: %s", name, step, s.mask.err(err)), err)
-}
-
-// timeoutMessage says which step of connecting ran out of time, and for
-// tools/list how far it got.
-func (s *Session) timeoutMessage(step string) string {
-	name := s.srv.Name
-	switch step {
-	case stepToolsList:
-		return fmt.Sprintf("server %q: no answer to tools/list within %s (%s)", name, s.spent(), s.listed.soFar())
-	case stepResourcesList, stepTemplatesList, stepPromptsList:
-		return fmt.Sprintf("server %q: no answer to %s within %s (%s)", name, step, s.spent(), s.feat.listed.soFar())
-	case stepDone:
-		msg := fmt.Sprintf("server %q: connecting did not finish within %s", name, s.spent())
-		if s.listed.pages > 0 {
-			msg += fmt.Sprintf(" (tools/list answered: %s)", s.listed)
-		}
-		return msg
-	}
-	return fmt.Sprintf("server %q: no answer to %s within %s", name, step, s.spent())
 }
 
 // isTransportError reports whether err came from the transport (mcp-go
@@ -533,137 +438,32 @@ func isTransportError(err error) bool {
 	return errors.As(err, &te) || errors.Is(err, ErrTransport)
 }
 
-// listProgress counts what one list (tools/list, resources/list, ...)
-// received.
-type listProgress struct {
-	pages, items int
-	// noun names one item in messages; "" is "tool".
-	noun string
-}
-
-func (p listProgress) String() string {
-	noun := p.noun
-	if noun == "" {
-		noun = "tool"
-	}
-	return fmt.Sprintf("%s in %s", plural(p.items, noun), plural(p.pages, "page"))
-}
-
-// soFar describes an unfinished list.
-func (p listProgress) soFar() string {
-	if p.pages == 0 {
-		return "no page received yet"
-	}
-	return "received " + p.String() + " so far"
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
-// listTools issues tools/list itself, page by page, to keep each tool's raw
-// JSON: mcp-go's own types drop parts of input schemas. It counts what it
-// received in prog and ends the session (a *LimitError) when the list goes
-// over the server's MaxListPages, MaxListItems or MaxListBytes.
-func (s *Session) listTools(ctx context.Context, prog *listProgress) ([]json.RawMessage, error) {
-	raws, err := s.listPages(ctx, stepToolsList, "tools", prog)
-	if err != nil {
-		return nil, err
-	}
-	return s.validHeaderTools(raws), nil
-}
-
-// setTools converts raws and makes them the current set; it reports whether
-// the converted tools differ from the previous set.
-func (s *Session) setTools(raws []json.RawMessage) bool {
-	tools, errs := s.opts.Schemas.ConvertTools(s.srv.Name, raws)
-	for _, err := range errs {
-		s.log.Info("tool skipped", "err", err.Error())
-	}
-	s.logWarnings(tools)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	changed := !slices.EqualFunc(s.tools, tools, sameTool)
-	s.raw, s.tools, s.convErrs = raws, tools, errs
-	return changed
-}
-
-// maxLoggedWarnings bounds the tool warnings one session logs; past it,
-// one line says that further ones are not logged.
-const maxLoggedWarnings = 100
-
-// logWarnings logs, once per session, each warning of tools not logged
-// before (see logged).
-func (s *Session) logWarnings(tools []Tool) {
-	for _, w := range ToolWarnings(tools) {
-		text := w.String()
-		if s.logged[text] {
-			continue
-		}
-		if len(s.logged) == maxLoggedWarnings {
-			s.log.Info("more tools kept with input schema references not followed; not logged", "logged", maxLoggedWarnings)
-			s.logged[text] = true // over the bound: nothing more is logged
-			return
-		}
-		if len(s.logged) > maxLoggedWarnings {
-			return
-		}
-		if s.logged == nil {
-			s.logged = map[string]bool{}
-		}
-		s.logged[text] = true
-		s.log.Info("tool kept with an input schema reference not followed", "warning", text)
-	}
-}
-
-// sameTool compares everything a user or model sees of a tool.
-func sameTool(a, b Tool) bool {
-	return a.ID == b.ID && a.Server == b.Server && a.Name == b.Name && a.Title == b.Title &&
-		a.Description == b.Description && a.ReadOnly == b.ReadOnly &&
-		bytes.Equal(a.InputSchema, b.InputSchema) && bytes.Equal(a.Annotations, b.Annotations) &&
-		slices.EqualFunc(a.Warnings, b.Warnings, func(x, y jsonschema.Warning) bool { return x.String() == y.String() })
-}
-
 // onNotification runs on mcp-go's read goroutine: it must not make
 // requests, so for a changed tool list it only asks the owner goroutine to
 // list again; log messages go into the log ring, and a call's progress to
 // whoever follows it.
 func (s *Session) onNotification(n mcpgo.JSONRPCNotification) {
-	s.featureNotification(n)
+	s.feat.onNotification(n)
 	switch n.Method {
 	case mcpgo.MethodNotificationToolsListChanged, mcpgo.MethodNotificationSubscriptionsAcknowledged:
 		// On 2026-07-28 a change made before the subscriptions/listen
 		// stream was open (or while it was being opened again) was sent
 		// to nobody: the stream's acknowledgement is a reason to look
 		// again too.
-		select {
-		case s.relist <- struct{}{}:
-		default: // a re-list is already pending
-		}
+		s.tools.listChanged()
 	case string(mcpgo.MethodNotificationMessage):
-		s.onLogMessage(n)
+		s.serverLog.onMessage(n)
 	case string(mcpgo.MethodNotificationProgress):
-		s.progress.onProgress(n)
-	}
-}
-
-// reportLost ends the session because its connection failed. Only the
-// first report counts.
-func (s *Session) reportLost(err error) {
-	select {
-	case s.lost <- err:
-	default:
+		s.out.progress.onProgress(n)
 	}
 }
 
 // connectionLost reports the loss of the connection, and so the end of the
-// session, if err means the connection is gone for good (see link.lost).
+// session, if err means the connection is gone for good (see
+// endpointLink.lost; a local session ends by its process's exit).
 func (s *Session) connectionLost(err error) {
-	if s.link.lost(err) {
-		s.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, s.link.unreachable(err), err))
+	if ep, ok := s.link.(endpointLink); ok && ep.lost(err) {
+		s.life.reportLost(newError(fmt.Sprintf("server %q: connection lost: %s", s.srv.Name, s.mask.err(err)), ErrTransport, ep.unreachable(err), err))
 	}
 }
 
@@ -671,22 +471,26 @@ func (s *Session) connectionLost(err error) {
 func (s *Session) run() {
 	s.applyLogLevel()
 	s.listen()
-	exited := s.link.exited()
+	proc, _ := s.link.(processLink)
+	var exited <-chan struct{} // never ready for a remote server
+	if proc != nil {
+		exited = proc.exited()
+	}
 	for {
 		select {
-		case <-s.closing:
+		case <-s.life.closing:
 			s.finish(nil)
 			return
 		case <-s.limits.hit:
-			s.finish(s.unlessClosing(s.limits.tripped()))
+			s.finish(s.life.unlessClosing(s.limits.tripped()))
 			return
 		case <-exited:
-			s.finish(s.unlessClosing(s.limitOr(s.link.exitCause(s.ctx, "", nil))))
+			s.finish(s.life.unlessClosing(s.limitOr(proc.exitCause(s.ctx, "", nil))))
 			return
-		case err := <-s.lost:
-			s.finish(s.unlessClosing(s.limitOr(err)))
+		case err := <-s.life.lost:
+			s.finish(s.life.unlessClosing(s.limitOr(err)))
 			return
-		case <-s.relist:
+		case <-s.tools.relist:
 			s.refresh()
 		case <-s.feat.relist:
 			s.refreshFeatures()
@@ -703,22 +507,11 @@ func (s *Session) limitOr(err error) error {
 	return err
 }
 
-// unlessClosing returns err, or nil if Close was called: a server that
-// exits or drops the connection while being closed ended cleanly.
-func (s *Session) unlessClosing(err error) error {
-	select {
-	case <-s.closing:
-		return nil
-	default:
-		return err
-	}
-}
-
 // refresh lists the tools again after tools/list_changed.
 func (s *Session) refresh() {
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
-	raws, err := s.listTools(ctx, &listProgress{})
+	raws, err := s.out.listTools(ctx, &listProgress{})
 	if err != nil {
 		if s.ctx.Err() != nil || s.limits.tripped() != nil {
 			return // closing, or ending over a limit
@@ -727,12 +520,9 @@ func (s *Session) refresh() {
 		s.connectionLost(err)
 		return
 	}
-	if s.setTools(raws) {
+	if s.tools.set(raws) {
 		s.log.V(1).Info("tool set changed", "tools", len(raws))
-		select {
-		case s.toolsChanged <- struct{}{}:
-		default: // the previous signal has not been taken yet
-		}
+		signal(s.tools.changed) // unless the previous signal was not taken yet
 	}
 }
 
@@ -740,41 +530,23 @@ func (s *Session) refresh() {
 // closes done. Only one goroutine calls it: Connect on failure, or run.
 func (s *Session) finish(why error) {
 	s.cancel()
-	if s.client != nil {
+	if s.out.client != nil {
 		// Closes the local server's stdin, or ends the remote HTTP session.
-		if err := s.client.Close(); err != nil {
+		if err := s.out.client.Close(); err != nil {
 			s.log.V(1).Info("closing transport", "err", err.Error())
 		}
 	}
 	// Background work (cancellation notices) ends with s.ctx and the
 	// closed transport; the link is stopped after it, so that nothing of
 	// it is left behind (an idle HTTP connection, say).
-	s.bgMu.Lock()
-	s.bgEnded = true
-	s.bgMu.Unlock()
-	s.bg.Wait()
-	stopErr := s.link.stop(s.running.Load())
-	s.mu.Lock()
-	s.err, s.stopErr = why, stopErr
-	s.mu.Unlock()
+	s.life.stopBackground()
+	stopErr := s.link.stop(s.life.running.Load())
 	if why != nil {
 		s.log.Info("session ended", "err", why.Error())
 	} else {
 		s.log.V(1).Info("session closed")
 	}
-	close(s.done)
-}
-
-// startBackground registers a background goroutine that finish waits for;
-// it reports false once the session is ending.
-func (s *Session) startBackground() bool {
-	s.bgMu.Lock()
-	defer s.bgMu.Unlock()
-	if s.bgEnded {
-		return false
-	}
-	s.bg.Add(1)
-	return true
+	s.life.end(why, stopErr)
 }
 
 // Name is the server's configured name.
@@ -782,66 +554,54 @@ func (s *Session) Name() string { return s.srv.Name }
 
 // PID is the local server's process id (also its process group id), or 0
 // for a remote server.
-func (s *Session) PID() int { return s.link.pid() }
+func (s *Session) PID() int {
+	if proc, ok := s.link.(processLink); ok {
+		return proc.pid()
+	}
+	return 0
+}
 
 // Tools returns the current converted tool set, sorted by ID.
-func (s *Session) Tools() []Tool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.tools)
-}
+func (s *Session) Tools() []Tool { return s.tools.current() }
 
 // ConvertErrors returns why tools of the current set were left out (see
 // Warnings for tools kept with a degraded schema).
-func (s *Session) ConvertErrors() []error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.convErrs)
-}
+func (s *Session) ConvertErrors() []error { return s.tools.convertErrors() }
 
 // Warnings returns the warnings of the current tool set (ToolWarnings of
 // Tools): tools kept although references in their input schemas were not
 // followed, so those parts of their arguments are not checked.
-func (s *Session) Warnings() []ToolWarning {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return ToolWarnings(s.tools)
-}
+func (s *Session) Warnings() []ToolWarning { return s.tools.warnings() }
 
 // RawTools returns the current tools/list elements as the server sent them.
-func (s *Session) RawTools() []json.RawMessage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.raw)
-}
+func (s *Session) RawTools() []json.RawMessage { return s.tools.raws() }
 
 // ToolsChanged is signalled (buffered, capacity one) after a re-list that
 // changed Tools. Several changes may collapse into one signal, so a receiver
 // reads Tools afresh; none is lost.
-func (s *Session) ToolsChanged() <-chan struct{} { return s.toolsChanged }
+func (s *Session) ToolsChanged() <-chan struct{} { return s.tools.changed }
 
 // Done is closed when the session has ended and everything it started has
 // stopped.
-func (s *Session) Done() <-chan struct{} { return s.done }
+func (s *Session) Done() <-chan struct{} { return s.life.done }
 
 // Err says why the session ended: nil while it runs and after Close, an
 // *ExitError when the local process exited, a *LimitError when the server
 // went over one of its limits, an error wrapping ErrTransport when a remote
 // connection was lost.
 func (s *Session) Err() error {
-	select {
-	case <-s.done:
-	default:
-		return nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
+	_, err := s.life.ended()
+	return err
 }
 
 // StderrTail returns the last lines the local server wrote to stderr
 // (Options.StderrLines of them at most); nil for a remote server.
-func (s *Session) StderrTail() []string { return s.link.stderrTail() }
+func (s *Session) StderrTail() []string {
+	if proc, ok := s.link.(processLink); ok {
+		return proc.stderrTail()
+	}
+	return nil
+}
 
 // Ping sends the server an MCP ping and waits for the answer, within ctx.
 // It is also how a host finds out whether a remote session's sign-in
@@ -851,16 +611,14 @@ func (s *Session) StderrTail() []string { return s.link.stderrTail() }
 // ended fails with ErrClosed. On the 2026-07-28 revision there is no ping:
 // Ping then returns nil without asking the server.
 func (s *Session) Ping(ctx context.Context) error {
-	select {
-	case <-s.done:
-		if endErr := s.Err(); endErr != nil {
+	if ended, endErr := s.life.ended(); ended {
+		if endErr != nil {
 			return newError(fmt.Sprintf("ping: session ended: %s", endErr), ErrClosed, endErr)
 		}
 		return fmt.Errorf("server %q: ping: %w", s.srv.Name, ErrClosed)
-	default:
 	}
 	//lint:ignore SA1019 deprecated only by protocol 2026-07-28, on which mcp-go sends nothing: Ping then checks nothing.
-	if err := s.client.Ping(ctx); err != nil {
+	if err := s.out.client.Ping(ctx); err != nil {
 		if errors.Is(err, ErrNeedsLogin) {
 			return authError(s.mask, err)
 		}
@@ -874,13 +632,7 @@ func (s *Session) Ping(ctx context.Context) error {
 // session is ended with DELETE. It returns when everything has stopped. It is
 // idempotent; the error is non-nil only if the process could not be reaped.
 func (s *Session) Close() error {
-	s.closeOnce.Do(func() {
-		close(s.closing)
-		// Abort a re-list in progress.
-		s.cancel()
-	})
-	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stopErr
+	// Cancelling aborts a re-list in progress.
+	s.life.requestClose(s.cancel)
+	return s.life.stopError()
 }
