@@ -131,7 +131,7 @@ func npmFile(t *testing.T, rel string) string {
 }
 
 // writeConfig writes home's config.json.
-func writeConfig(t *testing.T, home string, cfg map[string]any) {
+func writeConfig(t testing.TB, home string, cfg map[string]any) {
 	t.Helper()
 	b, err := json.Marshal(cfg)
 	require.NoError(t, err)

@@ -380,7 +380,7 @@ const methodologyText = `
   spawns, and what remains above 1× is the machine spawning 50 processes, which the raw baseline pays too
   (compare the baseline rows: on 2 cores even raw mcp-go cannot start 50 servers within 1.5× of one).
 - **Call overhead:** the CPU the orchestrator adds per call is measured alone by ` + "`BenchmarkOrchestratorRun`" + `
-  (registry/orchestrator) and ` + "`BenchmarkResult`" + ` (bridge); the end-to-end rows compare two separate stdio servers and carry
+  (registry/orchestrator) and ` + "`BenchmarkDecodeContent`" + ` (wire); the end-to-end rows compare two separate stdio servers and carry
   the variance of a shared machine.
 - **Idle:** CPU time is read in 10 ms ticks; 0 ms means serve used less than one tick over the whole period.
 - **Scale:** "as listed" benefits from ` + "`ConvertTools`" + ` preparing each distinct schema of a list once; "every schema

@@ -45,7 +45,7 @@ func (s *SyncBuffer) String() string {
 
 // ShortHome is a FreeCode home whose socket path fits the 108-byte limit of
 // a unix socket's path; it is removed at the end of the test.
-func ShortHome(t *testing.T) string {
+func ShortHome(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "fch")
 	require.NoError(t, err)
