@@ -777,4 +777,11 @@ func TestCallProgressEvents(t *testing.T) {
 	require.Empty(t, res.Error)
 	require.Equal(t, `{"callId":"c7","tool":"mcp__p__steps","progress":1,"total":2,"message":"half"}`, nextEvent(t, events, wire.KindCallProgress).Data)
 	require.Equal(t, `{"callId":"c7","tool":"mcp__p__steps","progress":2,"total":2}`, nextEvent(t, events, wire.KindCallProgress).Data)
+	require.Equal(t, 2, res.Progress, "the answer counts the events published before it")
+
+	// progress=0: nobody follows it, so the tool is asked for none.
+	res, err = f.client.CallWith(t.Context(), "mcp__p__steps", nil, CallOptions{ID: "c8", NoProgress: true})
+	require.Error(t, err)
+	require.Contains(t, res.Error, "no progress asked for")
+	require.Zero(t, res.Progress)
 }

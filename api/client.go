@@ -182,6 +182,9 @@ type CallOptions struct {
 	// does not count). A wrong ID or Timeout is an error wrapping
 	// ErrBadRequest.
 	Timeout time.Duration
+	// NoProgress says nobody follows the call's progress: its server is
+	// not asked for progress notices, and no call_progress event goes out.
+	NoProgress bool
 }
 
 // Call runs a tool through serve's orchestrator. A call that did not
@@ -203,6 +206,9 @@ func (c *Client) CallWith(ctx context.Context, toolID string, args json.RawMessa
 	}
 	if opts.Timeout > 0 {
 		q.Set("timeout", strconv.FormatInt(max(opts.Timeout.Milliseconds(), 1), 10))
+	}
+	if opts.NoProgress {
+		q.Set("progress", "0")
 	}
 	path := "/v1/tools/" + url.PathEscape(toolID) + "/call"
 	if len(q) > 0 {

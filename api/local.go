@@ -71,9 +71,12 @@ func RunCall(ctx context.Context, o *orchestrator.Orchestrator, bus *event.Bus, 
 	// The bus never blocks a publisher: the notices cannot hold up the
 	// call or anything else.
 	var published atomic.Int64
-	progress := func(p wire.Progress) {
-		published.Add(1)
-		bus.Publish(wire.CallProgress{CallID: opts.ID, Tool: toolID, Progress: p})
+	var progress func(wire.Progress) // nil: the server is not asked for any
+	if !opts.NoProgress {
+		progress = func(p wire.Progress) {
+			published.Add(1)
+			bus.Publish(wire.CallProgress{CallID: opts.ID, Tool: toolID, Progress: p})
+		}
 	}
 	out := o.Run(ctx, []orchestrator.Call{{ID: opts.ID, Tool: toolID, Args: args, Timeout: max(opts.Timeout, 0), Progress: progress}})
 	if len(out) != 1 {

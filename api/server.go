@@ -259,11 +259,19 @@ func (s *Server) clearLoaded(w http.ResponseWriter, r *http.Request) {
 }
 
 // callOptions reads the call endpoint's query: callId, the caller's own id
-// for the call, and timeout, in milliseconds. The engine checks their
-// values; here only that timeout is a number of milliseconds.
+// for the call, timeout, in milliseconds, and progress=0 (nobody follows
+// its progress). The engine checks their values; here only that timeout
+// is a number of milliseconds and progress 0 or 1.
 func callOptions(r *http.Request) (CallOptions, error) {
 	q := r.URL.Query()
 	opts := CallOptions{ID: q.Get("callId")}
+	switch p := q.Get("progress"); p {
+	case "", "1":
+	case "0":
+		opts.NoProgress = true
+	default:
+		return CallOptions{}, fmt.Errorf("progress must be 0 or 1, not %q", p)
+	}
 	if t := q.Get("timeout"); t != "" {
 		ms, err := strconv.ParseInt(t, 10, 64)
 		if err != nil || ms < 1 {

@@ -3,12 +3,13 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/freecode/freecode/api"
@@ -132,11 +133,11 @@ func (g *gateway) run(ctx context.Context, id string, args json.RawMessage, prog
 	case <-ctx.Done():
 		return wire.CallResult{}, fmt.Errorf("call %s: %w", id, ctx.Err())
 	}
-	callID, err := newCallID()
-	if err != nil {
-		return wire.CallResult{}, err
+	callID := g.ids.next()
+	hc := &hostCall{ctx: ctx, progress: progress}
+	if progress != nil {
+		hc.wake = make(chan struct{}, 1) // awaitProgress waits on it
 	}
-	hc := &hostCall{ctx: ctx, progress: progress, wake: make(chan struct{}, 1)}
 	hc.server, _, _ = splitID(id)
 	g.mu.Lock()
 	g.calls[callID] = hc
@@ -146,7 +147,8 @@ func (g *gateway) run(ctx context.Context, id string, args json.RawMessage, prog
 		delete(g.calls, callID)
 		g.mu.Unlock()
 	}()
-	resp, err := g.eng.CallWith(ctx, id, args, api.CallOptions{ID: callID})
+	// A host that asked for no progress has the server asked for none.
+	resp, err := g.eng.CallWith(ctx, id, args, api.CallOptions{ID: callID, NoProgress: progress == nil})
 	if err != nil && ctx.Err() != nil {
 		// The host cancelled the call; mcp-go answers nothing then.
 		return wire.CallResult{}, fmt.Errorf("call %s: %w", id, ctx.Err())
@@ -482,11 +484,19 @@ func (g *gateway) approve(watchCtx, ctx context.Context, hc *hostCall, a api.App
 	}
 }
 
-// newCallID is a random id for a call of a host.
-func newCallID() (string, error) {
-	b := make([]byte, 12)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("call id: %w", err)
-	}
-	return "gw-" + hex.EncodeToString(b), nil
+// callIDs numbers a gateway's calls under a random prefix of its own, so
+// that the calls of two gateways attached to one serve never share an id
+// (their approvals are told apart by it) without a random read per call.
+type callIDs struct {
+	prefix string
+	seq    atomic.Uint64
+}
+
+func newCallIDs() *callIDs {
+	return &callIDs{prefix: "gw-" + rand.Text()[:16] + "-"} // 80 random bits
+}
+
+// next is a new call id: 1 to 64 of the characters a call id may hold.
+func (c *callIDs) next() string {
+	return c.prefix + strconv.FormatUint(c.seq.Add(1), 10)
 }

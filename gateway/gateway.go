@@ -133,6 +133,9 @@ type gateway struct {
 	subscribed chan struct{}
 	subOnce    sync.Once
 
+	// ids numbers the calls.
+	ids *callIDs
+
 	mu sync.Mutex // guards calls, asked and each call's noHost
 	// calls are the hosts' calls in flight, by call id.
 	calls map[string]*hostCall
@@ -161,7 +164,8 @@ type gateway struct {
 // newGateway is the gateway of eng; alone as gateway.alone.
 func newGateway(eng engine, alone func() bool, opts Options) *gateway {
 	g := &gateway{eng: eng, alone: alone, opts: opts, current: make(chan exposed, 1), refresh: make(chan struct{}, 1), instructions: make(chan string, 1),
-		subscribed: make(chan struct{}), calls: map[string]*hostCall{}, asked: map[string]context.CancelCauseFunc{}, meta: map[string]wire.Tool{}}
+		subscribed: make(chan struct{}), calls: map[string]*hostCall{}, asked: map[string]context.CancelCauseFunc{}, meta: map[string]wire.Tool{},
+		ids: newCallIDs()}
 	g.current <- exposed{}
 	g.instructions <- ""
 	g.srv = mcp.NewGateway(mcp.GatewayOptions{Name: "freecode", Version: opts.Version, Call: g.call, Logger: opts.Logger.WithName("mcp"),
