@@ -252,8 +252,12 @@ type Controller struct {
 	// snap is the read side (Snapshot): every change under mu swaps in a
 	// new one before mu is released (publishLocked), and so before the
 	// events of the change are published.
-	snap         atomic.Pointer[Snapshot]
-	desired      []schema.Server
+	snap    atomic.Pointer[Snapshot]
+	desired []schema.Server
+	// desiredHash is the SpecHash of each desired server, by name, set
+	// with desired: a snapshot, published on every change, does not hash
+	// every server again.
+	desiredHash  map[string]string
 	pollInterval time.Duration
 	configErr    string
 	servers      map[string]*serverState
@@ -348,6 +352,7 @@ type serverState struct {
 type instance struct {
 	gen  int64
 	spec schema.Server
+	hash string // spec.SpecHash(), computed once at the start
 	// timeout is this attempt's budget: spec.Timeout (with the default
 	// applied), or longer (serverState.budget).
 	timeout  time.Duration
@@ -665,8 +670,14 @@ func (c *Controller) SetDesired(servers []schema.Server, pollInterval time.Durat
 		pollInterval = schema.DefaultPollInterval
 	}
 	servers = slices.Clone(servers)
+	hashes := make(map[string]string, len(servers))
+	for _, s := range servers {
+		if _, dup := hashes[s.Name]; !dup {
+			hashes[s.Name] = s.SpecHash()
+		}
+	}
 	c.mu.Lock()
-	c.desired, c.pollInterval = servers, pollInterval
+	c.desired, c.desiredHash, c.pollInterval = servers, hashes, pollInterval
 	var evs []wire.PhaseChanged
 	for _, s := range servers {
 		if c.servers[s.Name] != nil {

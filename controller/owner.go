@@ -34,21 +34,22 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 	ctx, cancel := context.WithCancel(root)
 	st.gen++
 	st.starts++
+	hash := spec.SpecHash()
 	switch {
 	case st.starts == 1:
-	case st.outage != nil && st.outage.hash == spec.SpecHash() && !st.restartRequested:
+	case st.outage != nil && st.outage.hash == hash && !st.restartRequested:
 		// Trying again to reach an endpoint that was not there.
 		st.reconnects++
 	case st.lastFailed:
 		st.crashes++
 	}
 	st.lastFailed = false
-	if h := spec.SpecHash(); h != st.lastHash {
+	if hash != st.lastHash {
 		// A new spec starts a new failure count, with its own timeout.
-		st.lastHash, st.failures, st.budget = h, 0, 0
+		st.lastHash, st.failures, st.budget = hash, 0, 0
 	}
 	timeout := max(spec.Timeout, st.budget)
-	st.inst = &instance{gen: st.gen, spec: spec, timeout: timeout, cancel: cancel, verify: make(chan struct{}, 1),
+	st.inst = &instance{gen: st.gen, spec: spec, hash: hash, timeout: timeout, cancel: cancel, verify: make(chan struct{}, 1),
 		refilter: make(chan struct{}, 1)}
 	if st.outage != nil {
 		// A probe still in flight speaks of the round before this start.
@@ -374,7 +375,7 @@ func (c *Controller) register(name string, gen int64, conn Conn) {
 		if err == nil {
 			st.lastErr = "" // an earlier refused set is replaced
 			if st.inst != nil {
-				st.toolsHash = st.inst.spec.SpecHash()
+				st.toolsHash = st.inst.hash
 			}
 		}
 	}

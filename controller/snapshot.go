@@ -130,7 +130,7 @@ func (c *Controller) viewLocked(name string, want map[string]schema.Server) serv
 	if d, ok := want[name]; ok {
 		v.spec = d
 		ss.Source = d.Source
-		ss.Desired = wire.Desired{Enabled: d.Enabled, SpecHash: d.SpecHash(), Type: string(d.Type), Target: target(d),
+		ss.Desired = wire.Desired{Enabled: d.Enabled, SpecHash: c.desiredHash[name], Type: string(d.Type), Target: target(d),
 			ToolsFilter: d.Tools.Key()}
 		if d.Hold != nil {
 			ss.Reason = c.holdReason(d.Hold)
@@ -160,7 +160,7 @@ func (c *Controller) viewLocked(name string, want map[string]schema.Server) serv
 			ss.UnreachableSince = st.outage.since
 		}
 		if st.inst != nil {
-			ss.SpecHash = st.inst.spec.SpecHash()
+			ss.SpecHash = st.inst.hash
 		}
 		switch {
 		case st.inst != nil && st.conn == nil && st.inst.timeout > st.inst.spec.Timeout:
