@@ -44,6 +44,10 @@ import (
 // the scenario.
 const scenarioEnv = "MCP_CONFORMANCE_SCENARIO"
 
+// protocolEnv names the environment variable through which the suite says
+// which protocol revision the scenario runs at ("" when it does not).
+const protocolEnv = "MCP_CONFORMANCE_PROTOCOL_VERSION"
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Getenv(scenarioEnv), os.Getenv(contextEnv), os.Stdout, os.Stderr))
 }
@@ -56,6 +60,7 @@ func run(args []string, envScenario, envContext string, stdout, stderr io.Writer
 	transport := fs.String("transport", string(schema.TransportAuto), "remote transport: auto, streamable-http or sse")
 	connectTimeout := fs.Duration("timeout", 10*time.Second, "bound on connecting: initialize plus tools/list")
 	callTimeout := fs.Duration("call-timeout", 10*time.Second, "bound on each tool call")
+	protocol := fs.String("protocol", os.Getenv(protocolEnv), "protocol revision to speak (default $"+protocolEnv+"; empty: FreeCode's default)")
 	verbose := fs.Bool("v", false, "log the session's diagnostics to stderr")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: conformance-client [flags] <server-url>\n\nscenarios: %v\n\nflags:\n", scenarioNames())
@@ -89,6 +94,7 @@ func run(args []string, envScenario, envContext string, stdout, stderr io.Writer
 	cfg := config{
 		URL:            url,
 		Transport:      schema.Transport(*transport),
+		Protocol:       *protocol,
 		ConnectTimeout: *connectTimeout,
 		CallTimeout:    *callTimeout,
 		Logger:         log,

@@ -30,8 +30,11 @@ func TestLookupScenario(t *testing.T) {
 	}
 	_, err := lookupScenario("")
 	require.ErrorContains(t, err, "MCP_CONFORMANCE_SCENARIO")
-	_, err = lookupScenario("auth/basic-nope")
-	require.ErrorContains(t, err, `unknown scenario "auth/basic-nope"`)
+	// A scenario without a case of its own runs the default flow.
+	sc, err := lookupScenario("auth/iss-something-new")
+	require.NoError(t, err)
+	require.True(t, sc.Default)
+	require.True(t, sc.Auth)
 }
 
 func TestCheckResult(t *testing.T) {
