@@ -87,10 +87,13 @@ go-test: $(NPM_STAMP)
 	$(GO) test -race -count=1 -timeout 15m ./...
 
 ## conformance: the official MCP conformance suite (pinned, Node 22 from testdata/npm)
-## judges cmd/conformance-client on every client scenario; the expected failures
-## are listed with their reasons in scripts/conformance.sh, any other failure fails
+## judges cmd/conformance-client: every client scenario of 0.1.16 (expected failures
+## with their reasons in scripts/conformance.sh), then the 2025-11-25 and 2026-07-28
+## requirement sets of 0.2.0-alpha.12 with the extension scenarios (expected failures
+## with their reasons in testdata/conformance/client-expected.yaml); any other failure fails
 conformance: $(NPM_STAMP)
 	GO=$(GO) scripts/conformance.sh
+	GO=$(GO) scripts/conformance-requirements.sh
 
 ## demo: start serve in a throwaway home, edit its config, watch it converge
 ## (offline once the Go modules are in the module cache); KEEP=1 keeps the home

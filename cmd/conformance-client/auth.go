@@ -39,6 +39,29 @@ type suiteContext struct {
 	IdPIDToken       string `json:"idp_id_token"`
 	IdPIssuer        string `json:"idp_issuer"`
 	IdPTokenEndpoint string `json:"idp_token_endpoint"`
+	// ToolCalls are the calls a scenario asks the client to make, with
+	// their arguments (the header scenarios of SEP-2243).
+	ToolCalls []struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"toolCalls"`
+}
+
+// contextCalls returns the tool calls the suite's context asks for (none
+// when raw is empty or names no calls).
+func contextCalls(raw string) ([]toolCall, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	var ctx suiteContext
+	if err := json.Unmarshal([]byte(raw), &ctx); err != nil {
+		return nil, fmt.Errorf("%s is not a JSON object: %w", contextEnv, err)
+	}
+	var calls []toolCall
+	for _, c := range ctx.ToolCalls {
+		calls = append(calls, toolCall{Tool: c.Name, Args: c.Arguments, AsGiven: true})
+	}
+	return calls, nil
 }
 
 // unsupported lists the context's fields that no FreeCode setting takes.

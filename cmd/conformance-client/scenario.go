@@ -36,8 +36,13 @@ type scenario struct {
 	// authorization code).
 	Grant auth.Grant
 	// Default: a scenario this driver has no case for; its Calls are made
-	// only for tools the server lists.
+	// only for tools the server lists, and the calls the suite's context
+	// names are made as given.
 	Default bool
+	// EchoSchema names a listed tool whose input schema, as FreeCode
+	// converted it, is sent back through the tool SchemaEcho (the JSON
+	// Schema preservation scenarios).
+	EchoSchema, SchemaEcho string
 }
 
 // toolCall is one tools/call the scenario's test server expects, and the
@@ -46,6 +51,10 @@ type toolCall struct {
 	Tool     string
 	Args     json.RawMessage
 	WantText string
+	// AsGiven: the suite's context gave the arguments, to see what the
+	// session sends for them (a null for a header parameter, say): they
+	// are sent without the schema check FreeCode makes of a model's.
+	AsGiven bool
 }
 
 // testToolCall is the call every authorization scenario's server expects:
@@ -118,6 +127,17 @@ func scenarios() []scenario {
 		authScenario("auth/offline-access-not-supported", "offline_access is not requested when the authorization server does not offer it (SEP-2207)"),
 		cc(authScenario("auth/client-credentials-jwt", "client credentials grant with private_key_jwt client authentication (RFC 7523)")),
 		cc(authScenario("auth/client-credentials-basic", "client credentials grant with client_secret_basic client authentication")),
+		{
+			Name:   "json-schema-ref-no-deref",
+			Checks: "a tool's input schema holds a network $ref: the client lists tools and never fetches it (the server answers tools/list only)",
+		},
+		{
+			Name: "json-schema-2020-12-preservation",
+			Checks: "the input schema of json_schema_2020_12_tool, as FreeCode converted it, is sent back through " +
+				"json_schema_echo; the suite diffs it against the server's for stripped 2020-12 keywords",
+			EchoSchema: "json_schema_2020_12_tool",
+			SchemaEcho: "json_schema_echo",
+		},
 		authScenario("auth/cross-app-access-complete-flow", "enterprise-managed authorization: IdP token exchange to an ID-JAG, then the JWT bearer grant (SEP-990)"),
 	}
 }
@@ -139,18 +159,17 @@ func lookupScenario(name string) (scenario, error) {
 			return sc, nil
 		}
 	}
-	// A scenario without a case of its own runs the default flow: connect
-	// (signing in if asked), list, and call the suite's test tool when the
-	// server lists it, so that it measures package mcp as it is.
-	return scenario{Name: name, Checks: "the default flow", Calls: []toolCall{testToolCall}, Auth: true, Default: true}, nil
+	// A scenario without a case of its own runs the default flow (see
+	// defaultCalls), so that it measures package mcp as it is.
+	return scenario{Name: name, Checks: "the default flow", Auth: true, Default: true}, nil
 }
 
 // config is how to reach the scenario's test server.
 type config struct {
-	URL            string
-	Transport      schema.Transport
+	URL       string
+	Transport schema.Transport
 	// Protocol is the revision to speak, as a server's "protocol" setting.
-	Protocol string
+	Protocol       string
 	ConnectTimeout time.Duration
 	CallTimeout    time.Duration
 	Logger         logr.Logger
@@ -213,10 +232,24 @@ func runScenario(ctx context.Context, sc scenario, cfg config, out io.Writer) (e
 		fmt.Fprintf(out, "tool skipped: %v\n", cerr)
 	}
 
-	for _, call := range sc.Calls {
-		if sc.Default && !slices.ContainsFunc(tools, func(t mcp.Tool) bool { return t.Name == call.Tool }) {
-			continue
+	calls := sc.Calls
+	if sc.Default {
+		if calls, err = defaultCalls(tools, cfg.Context); err != nil {
+			return err
 		}
+	}
+	if sc.EchoSchema != "" {
+		i := slices.IndexFunc(tools, func(t mcp.Tool) bool { return t.Name == sc.EchoSchema })
+		if i < 0 {
+			return fmt.Errorf("server did not list tool %q", sc.EchoSchema)
+		}
+		args, err := json.Marshal(map[string]json.RawMessage{"schema": tools[i].InputSchema})
+		if err != nil {
+			return err
+		}
+		calls = append(calls, toolCall{Tool: sc.SchemaEcho, Args: args})
+	}
+	for _, call := range calls {
 		if err := callTool(ctx, sess, tools, call, cfg.CallTimeout); err != nil {
 			return err
 		}
@@ -254,7 +287,7 @@ func callTool(ctx context.Context, sess caller, tools []mcp.Tool, call toolCall,
 		}
 		return fmt.Errorf("server did not list tool %q (listed: %v)", call.Tool, names)
 	}
-	if v := tools[i].Validator; v != nil {
+	if v := tools[i].Validator; v != nil && !call.AsGiven {
 		if err := v.Validate(call.Args); err != nil {
 			return fmt.Errorf("arguments for %q rejected by its input schema: %w", call.Tool, err)
 		}
@@ -285,4 +318,82 @@ func checkResult(call toolCall, res *wire.CallResult) error {
 		return fmt.Errorf("tools/call %q: result text %q does not contain %q", call.Tool, text, call.WantText)
 	}
 	return nil
+}
+
+// defaultCalls is the default flow's calls: every tool the session listed
+// (what package mcp kept of the server's list), in name order, with the
+// arguments the suite's context gives for it, or else the least arguments
+// its schema asks for (minimalArgs). The calls the context names for tools
+// the session did not list are made too, and fail: a tool the client
+// dropped that the scenario expects called.
+func defaultCalls(tools []mcp.Tool, rawContext string) ([]toolCall, error) {
+	asked, err := contextCalls(rawContext)
+	if err != nil {
+		return nil, err
+	}
+	var calls []toolCall
+	for _, t := range slices.SortedFunc(slices.Values(tools), func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) }) {
+		i := slices.IndexFunc(asked, func(c toolCall) bool { return c.Tool == t.Name })
+		if i >= 0 {
+			calls = append(calls, asked[i])
+			asked = slices.Delete(asked, i, i+1)
+			continue
+		}
+		calls = append(calls, toolCall{Tool: t.Name, Args: minimalArgs(t.InputSchema)})
+	}
+	return append(calls, asked...), nil
+}
+
+// minimalArgs is an object with a value for each required property of the
+// object schema: its const, default or first enum value, else a value of its
+// type ("conformance", 1, true, [], {}). A schema it cannot read gets {}.
+func minimalArgs(schema json.RawMessage) json.RawMessage {
+	var s struct {
+		Required   []string `json:"required"`
+		Properties map[string]struct {
+			Type    any               `json:"type"`
+			Const   json.RawMessage   `json:"const"`
+			Default json.RawMessage   `json:"default"`
+			Enum    []json.RawMessage `json:"enum"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return json.RawMessage(`{}`)
+	}
+	args := map[string]json.RawMessage{}
+	for _, name := range s.Required {
+		p := s.Properties[name]
+		switch {
+		case len(p.Const) > 0:
+			args[name] = p.Const
+		case len(p.Default) > 0:
+			args[name] = p.Default
+		case len(p.Enum) > 0:
+			args[name] = p.Enum[0]
+		default:
+			typ, _ := p.Type.(string)
+			if list, ok := p.Type.([]any); ok && len(list) > 0 {
+				typ, _ = list[0].(string)
+			}
+			switch typ {
+			case "integer", "number":
+				args[name] = json.RawMessage(`1`)
+			case "boolean":
+				args[name] = json.RawMessage(`true`)
+			case "array":
+				args[name] = json.RawMessage(`[]`)
+			case "object":
+				args[name] = json.RawMessage(`{}`)
+			case "null":
+				args[name] = json.RawMessage(`null`)
+			default:
+				args[name] = json.RawMessage(`"conformance"`)
+			}
+		}
+	}
+	out, err := json.Marshal(args)
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	return out
 }
