@@ -7,7 +7,7 @@
 // the client's roots the same way. Started by tests as
 //
 //	node testdata/npm/mrtr-server.mjs
-import { McpServer, inputRequired, acceptedContent, inputResponse } from "@modelcontextprotocol/server";
+import { McpServer, inputRequired, acceptedContent } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import * as z from "zod";
 
@@ -26,9 +26,10 @@ server.registerTool(
 		const responses = ctx.mcpReq.inputResponses;
 		const details = acceptedContent(responses, "details");
 		if (details === undefined) {
-			const view = responses ? inputResponse(responses, "details") : undefined;
-			if (view && view.kind === "elicitation") {
-				return { content: [{ type: "text", text: `not booked: ${view.result.action}` }] };
+			// Declined or cancelled: the answer is there, without content.
+			const answer = responses?.details;
+			if (answer && typeof answer === "object" && answer.action !== "accept") {
+				return { content: [{ type: "text", text: `not booked: ${answer.action}` }] };
 			}
 			return inputRequired({
 				inputRequests: {
