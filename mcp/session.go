@@ -469,12 +469,14 @@ func isTransportError(err error) bool {
 func (s *Session) onNotification(n mcpgo.JSONRPCNotification) {
 	s.feat.onNotification(n)
 	switch n.Method {
-	case mcpgo.MethodNotificationToolsListChanged, mcpgo.MethodNotificationSubscriptionsAcknowledged:
+	case mcpgo.MethodNotificationToolsListChanged:
+		s.tools.listChanged()
+	case mcpgo.MethodNotificationSubscriptionsAcknowledged:
 		// On 2026-07-28 a change made before the subscriptions/listen
 		// stream was open (or while it was being opened again) was sent
 		// to nobody: the stream's acknowledgement is a reason to look
-		// again too.
-		s.tools.listChanged()
+		// again too, once the list is no longer fresh.
+		s.tools.mayHaveChanged()
 	case string(mcpgo.MethodNotificationMessage):
 		s.serverLog.onMessage(n)
 	case string(mcpgo.MethodNotificationProgress):
@@ -531,8 +533,13 @@ func (s *Session) limitOr(err error) error {
 	return err
 }
 
-// refresh lists the tools again after tools/list_changed.
+// refresh lists the tools again after tools/list_changed, or after a
+// listen stream's acknowledgement once the list is stale.
 func (s *Session) refresh() {
+	if !s.tools.noticed.Swap(false) && s.out.fresh.fresh(stepToolsList, time.Now()) {
+		s.log.V(1).Info("tool list still fresh (ttlMs): not listed again")
+		return
+	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
 	raws, err := s.out.listTools(ctx, &listProgress{})
