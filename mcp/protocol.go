@@ -63,6 +63,10 @@ const (
 // silent one cost no more than this after it started.
 const discoverGrace = 300 * time.Millisecond
 
+// DiscoverGrace is discoverGrace: what a stdio server that ignores the
+// server/discover probe costs its first connect (BENCHMARKS.md says it).
+const DiscoverGrace = discoverGrace
+
 // drainPoll is how often the probe looks whether the server has read it.
 const drainPoll = 5 * time.Millisecond
 
@@ -377,9 +381,11 @@ func (o *outbound) newRequest(prefix, method string, params map[string]any, meta
 		Method:  method,
 		Params:  params,
 	}
-	if o.modern() {
+	if o.modern() && o.srv.Type == Remote {
+		// Only streamable HTTP sends headers: over stdio encoding the
+		// params once more for them is a cost per call for nothing.
 		req.Header = standardHeaders(o.proto, method, params)
-		if method == string(mcpgo.MethodToolsCall) && o.srv.Type == Remote {
+		if method == string(mcpgo.MethodToolsCall) {
 			o.paramHeaders(req.Header, params)
 		}
 	}
