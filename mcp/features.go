@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/freecode/freecode/wire"
@@ -124,6 +125,9 @@ type featureState struct {
 
 	relist  chan struct{} // cap 1: coalesced "list again"; pending says what
 	pending atomic.Uint32 // relistResources | relistPrompts
+	// noticed are the pending lists a list_changed named: listed again
+	// even when fresh (see listFreshness); the others wait until stale.
+	noticed atomic.Uint32
 	changed chan struct{} // cap 1: FeaturesChanged
 	updates chan struct{} // cap 1: ResourceUpdates
 
@@ -385,6 +389,9 @@ func (f *featureState) onNotification(n mcpgo.JSONRPCNotification) {
 	if what == 0 {
 		return
 	}
+	if n.Method != mcpgo.MethodNotificationSubscriptionsAcknowledged {
+		f.noticed.Or(what)
+	}
 	f.pending.Or(what)
 	signal(f.relist)
 }
@@ -428,17 +435,27 @@ func (s *Session) refreshFeatures() {
 	}
 }
 
-// pendingSteps takes the lists that list_changed notifications named
-// since it was last called.
+// pendingSteps takes the lists that list_changed notifications (or a
+// listen stream's acknowledgement) named since it was last called: those
+// a list_changed named, and the others that are no longer fresh.
 func (f *featureState) pendingSteps() []string {
 	what := f.pending.Swap(0)
+	noticed := f.noticed.Swap(0)
+	now := time.Now()
 	var steps []string
-	if what&relistResources != 0 {
-		steps = append(steps, stepResourcesList, stepTemplatesList)
+	add := func(bit uint32, step string) {
+		if what&bit == 0 {
+			return
+		}
+		if noticed&bit == 0 && f.out.fresh.fresh(step, now) {
+			f.log.V(1).Info("list still fresh (ttlMs): not listed again", "step", step)
+			return
+		}
+		steps = append(steps, step)
 	}
-	if what&relistPrompts != 0 {
-		steps = append(steps, stepPromptsList)
-	}
+	add(relistResources, stepResourcesList)
+	add(relistResources, stepTemplatesList)
+	add(relistPrompts, stepPromptsList)
 	return steps
 }
 

@@ -99,7 +99,7 @@ type opener interface {
 	protocol() string
 	// discover probes tr for the revision the server speaks (see
 	// Session.discover).
-	discover(ctx context.Context, tr transport.Interface, read func() bool) (version string, exited bool)
+	discover(ctx context.Context, tr transport.Interface, read func() bool) probe
 	// connectError explains why step failed while connecting.
 	connectError(ctx context.Context, step string, err error) error
 	// lostWhileConnecting returns a connection loss reported while

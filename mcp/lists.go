@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 )
@@ -33,6 +34,9 @@ func (o *outbound) listPages(ctx context.Context, step, key string, prog *listPr
 	var size int64 // bytes of the results so far, cursors included
 	seen := map[string]bool{}
 	cursor := ""
+	// The list is fresh as long as its least fresh page (2026-07-28; a
+	// page without hints is stale at once).
+	var until time.Time
 	idPrefix := strings.ReplaceAll(step, "/", "-")
 	for {
 		if prog.pages >= lim.MaxListPages {
@@ -52,9 +56,13 @@ func (o *outbound) listPages(ctx context.Context, step, key string, prog *listPr
 		if size += int64(len(resp.Result)); size > lim.MaxListBytes {
 			return nil, o.listLimit(step, limitListBytes, lim.MaxListBytes)
 		}
+		received := time.Now()
 		var page map[string]json.RawMessage
 		if err := json.Unmarshal(resp.Result, &page); err != nil {
 			return nil, fmt.Errorf("decode %s result: %w", step, err)
+		}
+		if pageUntil := received.Add(listTTL(page)); until.IsZero() || pageUntil.Before(until) {
+			until = pageUntil
 		}
 		var items []json.RawMessage
 		if raw, ok := page[key]; ok {
@@ -75,6 +83,9 @@ func (o *outbound) listPages(ctx context.Context, step, key string, prog *listPr
 		raws = append(raws, items...)
 		prog.items = len(raws)
 		if next == "" {
+			if o.modern() {
+				o.fresh.set(step, until)
+			}
 			return raws, nil
 		}
 		if seen[next] {

@@ -35,7 +35,8 @@ func (l *localLink) open(cctx context.Context, o opener) error {
 	if len(srv.Command) == 0 || srv.Command[0] == "" {
 		return fmt.Errorf("server %q: no command configured", srv.Name)
 	}
-	err := l.run(cctx, o, negotiation{version: o.protocol(), read: l.drained})
+	version := o.protocol()
+	err := l.run(cctx, o, negotiation{version: version, read: l.drained, remembered: version != "" && !knownRevision(srv.Protocol)})
 	if !errors.Is(err, errProbeExit) {
 		return err
 	}

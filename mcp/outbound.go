@@ -41,6 +41,9 @@ type outbound struct {
 
 	seq      atomic.Uint64 // numbers the requests (and progress tokens)
 	progress progressWatches
+	// fresh says which lists are still fresh (2026-07-28 caching hints);
+	// listPages sets it.
+	fresh listFreshness
 }
 
 func newOutbound(ctx context.Context, srv Spec, opts Options, log logr.Logger, mask *urlMask, limits *limitTrip, life *lifetime,

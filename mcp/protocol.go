@@ -25,14 +25,21 @@ import (
 // capabilities in _meta, notifications through subscriptions/listen) is
 // spoken to in it; every other server in 2025-11-25 (or the older revision
 // it answers initialize with). Spec.Protocol decides: a revision pins it;
-// ProtocolAuto learns it from a server/discover probe, as the 2026-07-28
-// revision's backward compatibility rules say, remembered (ProtocolCache)
-// so that a restart does not ask again; "" speaks what the cache
-// remembers, or else 2025-11-25 without a probe. The probe is not the
-// default: it is one more request before initialize for every
-// 2025-11-25 server, which are all the servers there are today. Over
-// stdio the npm servers answer it within a connect's noise
-// (BenchmarkConnectNpm); over HTTP it is a round trip more.
+// "" (the default) and ProtocolAuto speak the revision the ProtocolCache
+// remembers for the server's definition, and otherwise learn it from one
+// server/discover probe, as the 2026-07-28 revision's backward
+// compatibility rules say, and remember it (a cache opened with
+// OpenProtocolCache keeps it across restarts and processes). So a server
+// is asked once per definition, not once per connect.
+//
+// The probe costs a 2025-11-25 server (all the npm servers today) one
+// request before initialize, the first time: over stdio the npm servers
+// answer it -32601 within a millisecond (BenchmarkConnectNpm), over HTTP
+// it is a round trip more. A stdio server that ignores unknown requests
+// costs discoverGrace once, one that exits on them one more start, once;
+// after that the cache sends no probe. A server whose revision changed
+// (upgraded to 2026-07-28 only) fails the remembered one once, and is
+// forgotten and asked again (see Connect).
 const (
 	// ProtocolVersion is the revision of the initialize handshake that a
 	// session asks for; a server that only speaks an older revision
@@ -56,6 +63,10 @@ const (
 // silent one cost no more than this after it started.
 const discoverGrace = 300 * time.Millisecond
 
+// DiscoverGrace is discoverGrace: what a stdio server that ignores the
+// server/discover probe costs its first connect (BENCHMARKS.md says it).
+const DiscoverGrace = discoverGrace
+
 // drainPoll is how often the probe looks whether the server has read it.
 const drainPoll = 5 * time.Millisecond
 
@@ -66,48 +77,6 @@ const (
 	listenRetry    = time.Second
 	listenRetryMax = 30 * time.Second
 )
-
-// ProtocolCache remembers, per server definition, the revision the server
-// spoke in its last successful connect, so that connecting it again sends
-// no probe: the revision is a property of the server, which the
-// 2026-07-28 revision says a client may keep across restarts of the same
-// configuration. A connect that fails forgets it, so that the next one
-// asks again. The zero value is not usable: use NewProtocolCache. It is
-// safe for concurrent use; a nil *ProtocolCache remembers nothing.
-type ProtocolCache struct {
-	mu sync.Mutex // guards m
-	m  map[string]string
-}
-
-// NewProtocolCache returns an empty cache.
-func NewProtocolCache() *ProtocolCache { return &ProtocolCache{m: map[string]string{}} }
-
-func (c *ProtocolCache) lookup(key string) string {
-	if c == nil {
-		return ""
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.m[key]
-}
-
-func (c *ProtocolCache) store(key, version string) {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.m[key] = version
-}
-
-func (c *ProtocolCache) forget(key string) {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.m, key)
-}
 
 // protocolKey identifies what answers a spec: the process it starts or the
 // endpoint it reaches, with what it is given.
@@ -142,22 +111,75 @@ type negotiation struct {
 	// so far (see discoverGrace); nil for a remote server, which answers
 	// an HTTP request either way.
 	read func() bool
+	// discovered is the server's answer to a probe already sent (over a
+	// transport of its own: see remoteLink.negotiated), when it was a
+	// discover result; the handshake hands it to mcp-go instead of
+	// letting mcp-go ask again (see discoverPrimer).
+	discovered *transport.JSONRPCResponse
+	// remembered says that version came from the ProtocolCache, not from
+	// the spec or a probe: a server that refuses it may have changed
+	// revision (see Session.refusedRemembered).
+	remembered bool
+}
+
+// probe is what a server/discover probe found.
+type probe struct {
+	// version is the revision to speak.
+	version string
+	// discovered is the answer when it was a discover result (version
+	// is then ModernProtocolVersion); nil otherwise.
+	discovered *transport.JSONRPCResponse
+	// exited says that a local server exited on the probe (errProbeExit).
+	exited bool
+}
+
+// discoverPrimer is a transport that can answer the next server/discover
+// request of mcp-go's from an answer the session already has: the
+// session's own probe is then the only one sent. mcp-go's Initialize
+// sends server/discover whenever it is to speak 2026-07-28, to learn the
+// capabilities, which the probe's answer already holds.
+type discoverPrimer interface {
+	primeDiscover(resp *transport.JSONRPCResponse)
+}
+
+// primedDiscover is the answer a transport gives to the next
+// server/discover (see discoverPrimer). Safe for concurrent use.
+type primedDiscover struct {
+	mu   sync.Mutex // guards resp
+	resp *transport.JSONRPCResponse
+}
+
+func (p *primedDiscover) primeDiscover(resp *transport.JSONRPCResponse) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.resp = resp
+}
+
+// take returns the primed answer to req, once, if req is server/discover;
+// else nil (send it).
+func (p *primedDiscover) take(req transport.JSONRPCRequest) *transport.JSONRPCResponse {
+	if req.Method != string(mcpgo.MethodServerDiscover) {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	resp := p.resp
+	p.resp = nil
+	if resp == nil {
+		return nil
+	}
+	answer := *resp
+	answer.ID = req.ID
+	return &answer
 }
 
 // protocol is the revision decided without asking the server: the one the
-// spec pins, the one the server spoke last time, ProtocolVersion unless
-// the spec says ProtocolAuto, or "" (ask it).
+// spec pins, or the one the server spoke last time; "" (ask it) else.
 func (s *Session) protocol() string {
 	if knownRevision(s.srv.Protocol) {
 		return s.srv.Protocol
 	}
-	if v := s.opts.Protocols.lookup(s.protoKey); v != "" {
-		return v
-	}
-	if s.srv.Protocol == ProtocolAuto {
-		return ""
-	}
-	return ProtocolVersion
+	return s.opts.Protocols.lookup(s.protoKey)
 }
 
 // errProbeExit says that a local server exited after it read the
@@ -176,8 +198,9 @@ var errProbeExit = errors.New("the server exited when asked server/discover")
 // one. exited reports that the transport closed after the server read the
 // probe, unanswered (see errProbeExit). discover returns when ctx ends at
 // the latest, with ProtocolVersion: the handshake then fails on time as
-// it would have.
-func (s *Session) discover(ctx context.Context, tr transport.Interface, read func() bool) (version string, exited bool) {
+// it would have. A discover result is returned with the verdict, for
+// mcp-go (see discoverPrimer).
+func (s *Session) discover(ctx context.Context, tr transport.Interface, read func() bool) probe {
 	params := map[string]any{"_meta": s.out.requestMeta(ModernProtocolVersion)}
 	req := transport.JSONRPCRequest{
 		JSONRPC: mcpgo.JSONRPC_VERSION,
@@ -218,11 +241,15 @@ func (s *Session) discover(ctx context.Context, tr transport.Interface, read fun
 		case a := <-answers:
 			cancel()
 			if a.err != nil && read != nil && (wasRead || read()) && errors.Is(a.err, transport.ErrTransportClosed) {
-				return ProtocolVersion, true
+				return probe{version: ProtocolVersion, exited: true}
 			}
 			v := discoverVerdict(a.resp, a.err)
 			s.log.V(1).Info("server/discover answered", "speaking", v)
-			return v, false
+			p := probe{version: v}
+			if v == ModernProtocolVersion && a.resp.Error == nil {
+				p.discovered = a.resp
+			}
+			return p
 		case <-poll:
 			if read() {
 				poll, wasRead = nil, true
@@ -233,15 +260,15 @@ func (s *Session) discover(ctx context.Context, tr transport.Interface, read fun
 		case <-grace:
 			stop()
 			s.log.V(1).Info("no answer to server/discover after the server read it", "speaking", ProtocolVersion, "waited", discoverGrace)
-			return ProtocolVersion, false
+			return probe{version: ProtocolVersion}
 		case <-ctx.Done():
 			stop()
 			// The process may end before its transport says so: the
 			// handshake's context ends with errProcessExited first.
 			if read != nil && errors.Is(context.Cause(ctx), errProcessExited) && (wasRead || read()) {
-				return ProtocolVersion, true
+				return probe{version: ProtocolVersion, exited: true}
 			}
-			return ProtocolVersion, false
+			return probe{version: ProtocolVersion}
 		}
 	}
 }
@@ -354,9 +381,11 @@ func (o *outbound) newRequest(prefix, method string, params map[string]any, meta
 		Method:  method,
 		Params:  params,
 	}
-	if o.modern() {
+	if o.modern() && o.srv.Type == Remote {
+		// Only streamable HTTP sends headers: over stdio encoding the
+		// params once more for them is a cost per call for nothing.
 		req.Header = standardHeaders(o.proto, method, params)
-		if method == string(mcpgo.MethodToolsCall) && o.srv.Type == Remote {
+		if method == string(mcpgo.MethodToolsCall) {
 			o.paramHeaders(req.Header, params)
 		}
 	}

@@ -192,18 +192,12 @@ func TestNpmServersSpeakLegacy(t *testing.T) {
 	require.Equal(t, ProtocolVersion, connect(t, srv).Protocol())
 }
 
-// Without a Spec.Protocol no probe is sent: a modern server that also
-// answers initialize is spoken to in 2025-11-25, unless the cache
-// remembers it modern.
-func TestDefaultSendsNoProbe(t *testing.T) {
-	srv := localServer("dual", "--modern")
-	require.Equal(t, ProtocolVersion, connect(t, srv).Protocol())
-	cache := NewProtocolCache()
-	cache.store(protocolKey(srv), ModernProtocolVersion)
-	s, err := Connect(context.Background(), srv, Options{Logger: testLogger(t), Protocols: cache})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, s.Close()) })
-	require.Equal(t, ModernProtocolVersion, s.Protocol())
+// Without a Spec.Protocol a server whose revision is not remembered is
+// asked: a modern server that also answers initialize is spoken to in
+// 2026-07-28.
+func TestDefaultProbes(t *testing.T) {
+	require.Equal(t, ModernProtocolVersion, connect(t, localServer("dual", "--modern")).Protocol())
+	require.Equal(t, ProtocolVersion, connect(t, localServer("legacy")).Protocol())
 }
 
 // A pinned revision is spoken without a probe: a dual-era server pinned to

@@ -261,6 +261,8 @@ func (r *remoteLink) streamableTransport(hc *http.Client, slogger *slog.Logger, 
 // needs a transport with the GET stream, which a probe must not open.
 func (r *remoteLink) negotiated(cctx context.Context, o opener, hc *http.Client, slogger *slog.Logger) (*client.Client, negotiation, error) {
 	version := o.protocol()
+	remembered := version != "" && !knownRevision(r.env.srv.Protocol)
+	var discovered *transport.JSONRPCResponse
 	var probe *transport.StreamableHTTP
 	if version == "" {
 		var err error
@@ -270,7 +272,8 @@ func (r *remoteLink) negotiated(cctx context.Context, o opener, hc *http.Client,
 		if err := probe.Start(cctx); err != nil {
 			return nil, negotiation{}, newError(fmt.Sprintf("server %q: %s", r.env.srv.Name, r.env.mask.err(err)), err)
 		}
-		version, _ = o.discover(cctx, probe, nil)
+		found := o.discover(cctx, probe, nil)
+		version, discovered = found.version, found.discovered
 		// What the probe was answered (a 400, say) explains no later failure.
 		r.rec.reset()
 	}
@@ -282,7 +285,7 @@ func (r *remoteLink) negotiated(cctx context.Context, o opener, hc *http.Client,
 				return nil, negotiation{}, err
 			}
 		}
-		return r.env.newClient(tr, hc), negotiation{version: version}, nil
+		return r.env.newClient(tr, hc), negotiation{version: version, discovered: discovered, remembered: remembered}, nil
 	}
 	if probe != nil {
 		// It opened no session: closing it sends nothing.
@@ -294,7 +297,7 @@ func (r *remoteLink) negotiated(cctx context.Context, o opener, hc *http.Client,
 	if err != nil {
 		return nil, negotiation{}, err
 	}
-	return r.env.newClient(tr, hc), negotiation{version: version}, nil
+	return r.env.newClient(tr, hc), negotiation{version: version, remembered: remembered}, nil
 }
 
 func (r *remoteLink) openStreamable(cctx context.Context, o opener, hc *http.Client, slogger *slog.Logger) error {

@@ -290,6 +290,16 @@ func (in *inbound) ask(ctx context.Context, params any) (*mcpgo.ElicitationResul
 type answeringStdio struct {
 	*transport.Stdio
 	in *inbound
+	primedDiscover
+}
+
+// SendRequest answers a primed server/discover itself (see
+// discoverPrimer) and sends everything else.
+func (t *answeringStdio) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	if resp := t.take(req); resp != nil {
+		return resp, nil
+	}
+	return t.Stdio.SendRequest(ctx, req)
 }
 
 func (t *answeringStdio) SetRequestHandler(next transport.RequestHandler) {
@@ -306,6 +316,16 @@ type answeringHTTP struct {
 	in      *inbound
 	hc      *http.Client
 	version atomic.Pointer[string] // the negotiated revision, for the header
+	primedDiscover
+}
+
+// SendRequest answers a primed server/discover itself (see
+// discoverPrimer) and sends everything else.
+func (t *answeringHTTP) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	if resp := t.take(req); resp != nil {
+		return resp, nil
+	}
+	return t.StreamableHTTP.SendRequest(ctx, req)
 }
 
 func (t *answeringHTTP) SetRequestHandler(next transport.RequestHandler) {

@@ -119,8 +119,8 @@ type Options struct {
 	ElicitTimeout time.Duration
 	// Protocols, if set, remembers which protocol revision each server
 	// spoke, so that connecting it again sends no server/discover probe
-	// (see ProtocolCache); nil probes every connect of a server whose
-	// Spec.Protocol is not set.
+	// (see ProtocolCache; OpenProtocolCache keeps it across processes);
+	// nil probes every connect of a server whose Spec.Protocol is not set.
 	Protocols *ProtocolCache
 }
 
@@ -155,8 +155,12 @@ type Session struct {
 	// mask shows a remote server's URL as written in every message and
 	// log line (nil for a local server: it changes nothing).
 	mask     *urlMask
-	protoKey string     // the spec's key in Options.Protocols
-	limits   *limitTrip // the first limit the server went over ends the session
+	protoKey string // the spec's key in Options.Protocols
+	// refusedRemembered says that the server answered the revision the
+	// ProtocolCache remembered with an error: set by the handshake, read
+	// by Connect once the link's open returned.
+	refusedRemembered bool
+	limits            *limitTrip // the first limit the server went over ends the session
 
 	// ctx lives as long as the session; mcp-go's Start gets it, and the
 	// owner goroutine's re-lists derive from it. cancel ends it.
@@ -218,6 +222,12 @@ type Session struct {
 // goroutine that called runtime.LockOSThread and returned without
 // unlocking: do not call Connect from such a goroutine.
 func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
+	return connectReasking(ctx, srv, opts, true)
+}
+
+// connectReasking is Connect; reask lets it connect again, once, with a probe,
+// when the server refused the revision the ProtocolCache remembered.
+func connectReasking(ctx context.Context, srv Spec, opts Options, reask bool) (*Session, error) {
 	if opts.StderrLines <= 0 {
 		opts.StderrLines = defaultStderrLines
 	}
@@ -300,6 +310,10 @@ func Connect(ctx context.Context, srv Spec, opts Options) (*Session, error) {
 	if err != nil {
 		s.opts.Protocols.forget(s.protoKey)
 		s.finish(err)
+		if s.refusedRemembered && reask && ctx.Err() == nil {
+			s.log.Info("the server refused the protocol revision it spoke last time; asking it again", "err", err.Error())
+			return connectReasking(ctx, srv, opts, false)
+		}
 		return nil, err
 	}
 	if !knownRevision(srv.Protocol) {
@@ -325,12 +339,18 @@ func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiat
 	if err := s.out.client.Start(s.ctx); err != nil {
 		return s.connectError(cctx, stepInitialize, transport.NewError(err))
 	}
-	version := neg.version
+	version, discovered := neg.version, neg.discovered
 	if version == "" {
-		var exited bool
-		if version, exited = s.discover(cctx, c.GetTransport(), neg.read); exited {
+		found := s.discover(cctx, c.GetTransport(), neg.read)
+		if found.exited {
 			return errProbeExit
 		}
+		version, discovered = found.version, found.discovered
+	}
+	if p, ok := c.GetTransport().(discoverPrimer); ok && discovered != nil {
+		// mcp-go's Initialize asks server/discover again: the answer
+		// is the one just received, not a second probe.
+		p.primeDiscover(discovered)
 	}
 	// Roots and elicitation only where the session serves them: up to
 	// 2025-11-25 (see elicitOption). No server request comes before
@@ -350,6 +370,10 @@ func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiat
 	req.Params.ClientInfo = s.out.clientInfo
 	res, err := s.out.client.Initialize(cctx, req)
 	if err != nil {
+		// A server that answers the revision it spoke last time with an
+		// error (a 2026-07-28-only server refusing initialize) may have
+		// changed: Connect asks it again.
+		s.refusedRemembered = neg.remembered && cctx.Err() == nil && !isTransportError(err) && s.limits.tripped() == nil
 		return s.connectError(cctx, stepInitialize, err)
 	}
 	s.out.proto = s.out.client.ProtocolVersion()
@@ -445,12 +469,14 @@ func isTransportError(err error) bool {
 func (s *Session) onNotification(n mcpgo.JSONRPCNotification) {
 	s.feat.onNotification(n)
 	switch n.Method {
-	case mcpgo.MethodNotificationToolsListChanged, mcpgo.MethodNotificationSubscriptionsAcknowledged:
+	case mcpgo.MethodNotificationToolsListChanged:
+		s.tools.listChanged()
+	case mcpgo.MethodNotificationSubscriptionsAcknowledged:
 		// On 2026-07-28 a change made before the subscriptions/listen
 		// stream was open (or while it was being opened again) was sent
 		// to nobody: the stream's acknowledgement is a reason to look
-		// again too.
-		s.tools.listChanged()
+		// again too, once the list is no longer fresh.
+		s.tools.mayHaveChanged()
 	case string(mcpgo.MethodNotificationMessage):
 		s.serverLog.onMessage(n)
 	case string(mcpgo.MethodNotificationProgress):
@@ -507,8 +533,13 @@ func (s *Session) limitOr(err error) error {
 	return err
 }
 
-// refresh lists the tools again after tools/list_changed.
+// refresh lists the tools again after tools/list_changed, or after a
+// listen stream's acknowledgement once the list is stale.
 func (s *Session) refresh() {
+	if !s.tools.noticed.Swap(false) && s.out.fresh.fresh(stepToolsList, time.Now()) {
+		s.log.V(1).Info("tool list still fresh (ttlMs): not listed again")
+		return
+	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
 	raws, err := s.out.listTools(ctx, &listProgress{})
@@ -608,8 +639,10 @@ func (s *Session) StderrTail() []string {
 // still holds after the stored credentials changed (a sign-out from
 // another terminal): if it does not, the session ends with an error
 // wrapping ErrNeedsLogin, which Ping returns too. A ping after the session
-// ended fails with ErrClosed. On the 2026-07-28 revision there is no ping:
-// Ping then returns nil without asking the server.
+// ended fails with ErrClosed. The 2026-07-28 revision has no ping (and
+// mcp-go's Ping sends nothing on it): there Ping asks server/discover,
+// which every server of that revision answers, through the same
+// transport, authorization and all.
 func (s *Session) Ping(ctx context.Context) error {
 	if ended, endErr := s.life.ended(); ended {
 		if endErr != nil {
@@ -617,14 +650,24 @@ func (s *Session) Ping(ctx context.Context) error {
 		}
 		return fmt.Errorf("server %q: ping: %w", s.srv.Name, ErrClosed)
 	}
-	//lint:ignore SA1019 deprecated only by protocol 2026-07-28, on which mcp-go sends nothing: Ping then checks nothing.
-	if err := s.out.client.Ping(ctx); err != nil {
+	if err := s.ping(ctx); err != nil {
 		if errors.Is(err, ErrNeedsLogin) {
 			return authError(s.mask, err)
 		}
 		return newError(fmt.Sprintf("server %q: ping: %s", s.srv.Name, s.mask.err(err)), err)
 	}
 	return nil
+}
+
+// ping asks the server something it must answer: ping, or on the
+// 2026-07-28 revision server/discover.
+func (s *Session) ping(ctx context.Context) error {
+	if s.out.modern() {
+		_, err := s.out.client.Discover(ctx, mcpgo.DiscoverRequest{})
+		return err
+	}
+	//lint:ignore SA1019 deprecated only by protocol 2026-07-28, which ping above does not send it on.
+	return s.out.client.Ping(ctx)
 }
 
 // Close ends the session: a local server's stdin is closed, then its process

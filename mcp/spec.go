@@ -77,10 +77,10 @@ type Spec struct {
 	// of 2026-07-28 send none.
 	LogLevel string
 	// Protocol pins the protocol revision: ProtocolVersion or
-	// ModernProtocolVersion; ProtocolAuto asks the server with a
-	// server/discover probe (once per Options.Protocols); "" speaks the
-	// revision Options.Protocols remembers for the server, or else
-	// ProtocolVersion, without a probe.
+	// ModernProtocolVersion. "" (and ProtocolAuto, the same) speaks the
+	// revision Options.Protocols remembers for the server, or else asks
+	// the server with one server/discover probe and remembers the answer
+	// (see protocol.go).
 	Protocol string
 
 	// Shown is the command line or URL as written by the user, before

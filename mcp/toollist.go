@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-logr/logr"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -24,6 +25,11 @@ type toolList struct {
 
 	relist  chan struct{} // cap 1: coalesced "list tools again"
 	changed chan struct{} // cap 1: Session.ToolsChanged
+	// noticed says that a pending relist follows a notice of a change
+	// (list_changed), which lists again even a fresh list; without it,
+	// a relist (after a listen stream's acknowledgement) waits for the
+	// list to go stale.
+	noticed atomic.Bool
 
 	// logged holds the tool warnings already logged (ToolWarning.String),
 	// so that each is logged once per session. Only set uses it, and set
@@ -41,9 +47,16 @@ func newToolList(server string, schemas *SchemaCache, log logr.Logger) *toolList
 		relist: make(chan struct{}, 1), changed: make(chan struct{}, 1)}
 }
 
-// listChanged asks the owner goroutine to list the tools again; it never
-// blocks (a re-list already pending covers this one).
-func (t *toolList) listChanged() { signal(t.relist) }
+// listChanged asks the owner goroutine to list the tools again, fresh or
+// not; it never blocks (a re-list already pending covers this one).
+func (t *toolList) listChanged() {
+	t.noticed.Store(true)
+	signal(t.relist)
+}
+
+// mayHaveChanged asks the owner goroutine to list the tools again unless
+// the list is still fresh (see listFreshness); it never blocks.
+func (t *toolList) mayHaveChanged() { signal(t.relist) }
 
 // set converts raws and makes them the current set; it reports whether
 // the converted tools differ from the previous set.

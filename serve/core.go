@@ -119,8 +119,8 @@ func NewCore(opts Options) (_ *Core, err error) {
 	// takes the group with it too.
 	// One schema cache for every session: restarts and re-lists of servers
 	// whose tools did not change resolve and compile nothing. One protocol
-	// cache too: a server with protocol "auto" is asked its revision once
-	// per process, not at every restart.
+	// cache too, kept in the home: a server whose revision is not pinned
+	// is asked it once per definition, not at every restart or process.
 	// The servers' elicitations wait for an answer through the API, unless
 	// the caller answers them itself.
 	elicit, elicitTimeout := opts.Elicit, opts.ElicitationTimeout
@@ -131,7 +131,7 @@ func NewCore(opts Options) (_ *Core, err error) {
 	}
 	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: c.guard.Track,
 		Schemas: mcp.NewSchemaCache(schemaCacheSize), Launcher: ReaperLauncher(reaper, log.WithName("procguard")),
-		Tokens: c.tokens, Protocols: mcp.NewProtocolCache(),
+		Tokens: c.tokens, Protocols: protocolCache(opts.Home, log),
 		Elicit: elicit, ElicitTimeout: elicitTimeout}
 	c.finish(controller.Options{Dial: controller.MCPDialer(mcpOpts), Probe: controller.MCPProber(mcpOpts)})
 	return c, nil

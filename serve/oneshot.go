@@ -154,7 +154,7 @@ func NewOneShot(ctx context.Context, opts OneShotOptions) (_ *OneShot, err error
 func (o *OneShot) dialer(opts OneShotOptions) controller.Dialer {
 	log := opts.Logger
 	base := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", Launcher: opts.Launcher, Tokens: o.tokens,
-		Schemas: mcp.NewSchemaCache(schemaCacheSize), Protocols: mcp.NewProtocolCache(),
+		Schemas: mcp.NewSchemaCache(schemaCacheSize), Protocols: protocolCache(opts.Home, log),
 		Elicit: opts.Elicit, ElicitTimeout: opts.ElicitationTimeout}
 	return func(ctx context.Context, srv schema.Server) (controller.Conn, error) {
 		o.mu.Lock()

@@ -20,6 +20,21 @@ import (
 // servers (an auth.Store: 0700, files 0600).
 func TokenDir(home string) string { return filepath.Join(home, "auth") }
 
+// ProtocolCacheFile is where a FreeCode home remembers which protocol
+// revision each server speaks (mcp.OpenProtocolCache: a 0600 file in a
+// 0700 directory), shared by serve, the gateway and the one-shot
+// commands, so that a server is asked once, not once per process.
+func ProtocolCacheFile(home string) string { return filepath.Join(home, "cache", "protocols.json") }
+
+// protocolCache is the home's protocol cache; without a home (a test's
+// Core), one in memory.
+func protocolCache(home string, log logr.Logger) *mcp.ProtocolCache {
+	if home == "" {
+		return mcp.NewProtocolCache()
+	}
+	return mcp.OpenProtocolCache(ProtocolCacheFile(home), log.WithName("protocols"))
+}
+
 // SignIn reads srv's sign-in from store, for the status: nil for a server
 // FreeCode does not sign in to (a local one, one with an Authorization
 // header of its own), or with no store. It makes no request and holds no

@@ -42,7 +42,7 @@ func main() {
 	}
 }
 
-var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol", "budget", "gateway"}
+var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol", "budget", "gateway", "revisions"}
 
 func run() error {
 	var (
@@ -75,6 +75,7 @@ func run() error {
 		protoTime  = flag.String("protocol-benchtime", "8x", "go test -benchtime (pairs of connects per run) for the protocol-negotiation benchmark")
 		gwBlocks   = flag.Int("gateway-blocks", 15, "blocks of 200 calls per path in the gateway's call-overhead measurement")
 		gwEdits    = flag.Int("gateway-edits", 5, "config edits (add, then remove, a server) timed to the gateway's list_changed")
+		revBlocks  = flag.Int("revision-blocks", 15, "blocks of 200 calls per revision in the 2026-07-28 vs 2025-11-25 call comparison")
 	)
 	flag.Parse()
 	want := map[string]bool{}
@@ -171,6 +172,9 @@ func run() error {
 		}},
 		{"gateway", "11. gateway", func() ([]bench.Row, error) {
 			return bench.Gateway(ctx, cfg, bench.GatewayOptions{Blocks: *gwBlocks, Calls: 200, Edits: *gwEdits})
+		}},
+		{"revisions", "12. revision call cost", func() ([]bench.Row, error) {
+			return bench.ModernCalls(ctx, cfg, bench.ModernCallsOptions{Blocks: *revBlocks, Calls: 200})
 		}},
 	}
 	for _, s := range steps {
@@ -269,6 +273,7 @@ func methodology() string {
 	b := controller.DefaultBackoff()
 	r := strings.NewReplacer(
 		"{debounce}", debounce.String(),
+		"{discoverGrace}", mcp.DiscoverGrace.String(),
 		"{parallel}", strconv.Itoa(par),
 		"{waves}", strconv.Itoa(waves),
 		"{wavesWord}", plural(waves, "wave", "waves"),
@@ -343,11 +348,13 @@ const methodologyText = `
    take turns in rounds and the ratio is the median of the rounds' ratios. ` + "`BenchmarkRoundTrip`" + ` (` + "`./mcp/auth`" + `)
    isolates the client's part: one HTTP request through the auth Transport vs the same token as a static header.
 9. **Protocol negotiation.** ` + "`go test -bench ^BenchmarkConnectNpm$ ./mcp`" + `: ` + "`mcp.Connect`" + ` (start, handshake,
-   ` + "`tools/list`" + `) and ` + "`Close`" + ` of each real npm server (server-everything, -memory, -filesystem) over stdio, with the
-   protocol revision pinned (an unset ` + "`protocol`" + `: 2025-11-25 at once, the default) and negotiated (` + "`protocol: \"auto\"`" + `:
-   a ` + "`server/discover`" + ` probe first, answered by these servers with an error before ` + "`initialize`" + `). Each iteration
-   connects both ways in alternating order; the pinned connect is the baseline, and the overhead is the median of
-   the paired differences: what negotiating costs a 2025-11-25 server.
+   ` + "`tools/list`" + `) and ` + "`Close`" + ` of each real npm server (server-everything, -memory, -filesystem: 2025-11-25) and of
+   ` + "`mcp-testserver --modern --modern-only`" + ` (2026-07-28 only) over stdio, three ways: the revision pinned (no probe:
+   the baseline), by default the first time (nothing remembered: one ` + "`server/discover`" + ` probe, which the npm servers
+   answer with an error before ` + "`initialize`" + `, and whose answer the modern server's handshake reuses), and by default
+   later (the revision remembered in ` + "`$FREECODE_HOME/cache/protocols.json`" + `: no probe). Each iteration connects the
+   three ways in rotating order; each difference is the median of the differences from the same iteration's pinned
+   connect.
 10. **Context budget.** In process, over real sessions: the real-servers set is server-everything (offered a root, so it
    lists ` + "`get-roots-list`" + ` too), server-filesystem and server-memory from ` + "`testdata/npm`" + `, plus 20
    ` + "`mcp-testserver --tools 50`" + `, registered beside the built-ins and ` + "`tool_search`" + `. The definitions of every
@@ -366,6 +373,10 @@ const methodologyText = `
    and back, nothing else) — the floor of any stdio gateway, since the extra process hop is most of an echo's cost.
    Then config edits add and remove a second server, timed from the rename of the file to the host's
    ` + "`notifications/tools/list_changed`" + ` (the watcher's debounce, {debounce}, included).
+12. **Revision call cost.** The same ` + "`mcp-testserver`" + ` binary twice over stdio, with ` + "`--modern`" + ` (the session pinned to
+   2026-07-28: every request carries its ` + "`_meta`" + `) and without (pinned to 2025-11-25), an ` + "`echo`" + ` through
+   ` + "`mcp.Session.CallTool`" + ` on each. Blocks of 200 calls take turns, which goes first alternating; the ratio is the median
+   of the rounds' ratios: a 2026-07-28 call must cost no more than a 2025-11-25 one.
 
 ## Reading the results
 
@@ -395,8 +406,9 @@ const methodologyText = `
   it waits for the next retry, which after an outage of ` + "`-outage`" + ` may be up to the delay reached by then (at most
   {backoffMax}), so the baseline grows with the outage and varies with the jitter. Probes are one ` + "`OPTIONS`" + ` request
   each, at most one per server and probe interval (target ≤ 1 per second).
-- **Protocol negotiation:** the probe is one more request before ` + "`initialize`" + `, so the default does not send it; a
-  server that speaks 2026-07-28 is pinned to it (` + "`protocol: \"2026-07-28\"`" + `) or asked (` + "`\"auto\"`" + `, once per serve).
+- **Protocol negotiation:** the probe is one more request before ` + "`initialize`" + `, sent once per server definition
+  and remembered across processes; the later connects are the ones that count, and they cost what a pinned one does.
+  A stdio server that ignores unknown requests costs ` + "`mcp.DiscoverGrace`" + ` ({discoverGrace}) once.
 - **Authorization cost:** the authorized path adds reading the token (a file-change check of the store), the header,
   and the resource's token check; target {authTarget} of the unauthorized call. The HTTP-request row carries the
   variance of two sub-millisecond figures on a shared machine.

@@ -69,6 +69,17 @@ type Config struct {
 	SetsidHelper  string // pid file of the helper; "" for none
 	Hold          bool
 	Modern        bool
+	// ModernOnly (with Modern) answers initialize with method-not-found,
+	// as a server of the 2026-07-28 revision only does.
+	ModernOnly bool
+	// CacheTTLMs and CacheScope, when CacheScope is set, are the caching
+	// hints (ttlMs, cacheScope) of every list result (2026-07-28); any
+	// value is sent as given, hostile ones included.
+	CacheTTLMs int64
+	CacheScope string
+	// RequestLog, if set, gets a line with the method of every request
+	// the server receives.
+	RequestLog string
 	// Discover says how server/discover is answered when Modern is not
 	// set: "" method-not-found, or one of the Discover* modes.
 	Discover string
@@ -170,6 +181,10 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.StringVar(&c.SetsidHelper, "setsid-helper", "", "start a helper in a new session that blocks, and write its pid to `FILE`")
 	fs.BoolVar(&c.Hold, "hold", false, "internal: block until killed")
 	fs.BoolVar(&c.Modern, "modern", false, "answer server/discover instead of method-not-found")
+	fs.BoolVar(&c.ModernOnly, "modern-only", false, "with --modern: answer initialize with method-not-found, as a 2026-07-28-only server")
+	fs.Int64Var(&c.CacheTTLMs, "ttl-ms", 0, "with --cache-scope: the ttlMs of every list result (sent as given)")
+	fs.StringVar(&c.CacheScope, "cache-scope", "", "the cacheScope of every list result (sent as given), with --ttl-ms")
+	fs.StringVar(&c.RequestLog, "request-log", "", "append the method of every request received to `FILE`, one a line")
 	fs.StringVar(&c.Discover, "discover", "", "without --modern, answer server/discover with: empty ({} as a result), silent (no answer), exit (exit with status 1)")
 	fs.DurationVar(&c.StartDelay, "start-delay", 0, "wait `DURATION` before reading stdin")
 	fs.BoolVar(&c.Logging, "logging", false, "declare the logging capability and add the tool log")
@@ -256,6 +271,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Discover != "" && c.Modern {
 		return c, fmt.Errorf("--discover %s and --modern: a modern server answers server/discover", c.Discover)
+	}
+	if c.ModernOnly && !c.Modern {
+		return c, fmt.Errorf("--modern-only needs --modern")
 	}
 	if c.StartDelay < 0 {
 		return c, fmt.Errorf("--start-delay %s: must not be negative", c.StartDelay)

@@ -144,6 +144,13 @@
 //	                          in the URL's path
 //	--modern                  answer server/discover (protocol 2026-07-28); by default it gets
 //	                          method-not-found like servers of the 2025 protocol revisions
+//	--modern-only             with --modern: answer initialize with method-not-found, as a
+//	                          server of the 2026-07-28 revision only does
+//	--ttl-ms N --cache-scope S
+//	                          the caching hints ttlMs and cacheScope of every list result (any
+//	                          values, sent as given; mcp-go sends ttlMs 0, cacheScope public
+//	                          without them)
+//	--request-log FILE        append the method of every request received, one a line
 //	--discover empty|silent|exit
 //	                          without --modern, answer server/discover with an empty result {}
 //	                          (as servers that answer every request they do not know with {}),

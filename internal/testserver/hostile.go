@@ -127,7 +127,14 @@ func (s *Server) interceptHTTP(next http.Handler) http.Handler {
 			Params json.RawMessage `json:"params"`
 		}
 		_ = json.Unmarshal(body, &base)
+		if len(base.ID) > 0 && base.Method != "" {
+			s.logRequest(base.Method)
+		}
 		switch {
+		case base.Method == string(mcp.MethodInitialize) && s.cfg.ModernOnly:
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(mcp.NewJSONRPCError(mcp.NewRequestId(decodeID(base.ID)), mcp.METHOD_NOT_FOUND, "Method initialize not found", nil))
+			return
 		case base.Method == string(mcp.MethodServerDiscover) && !s.cfg.Modern:
 			resp := s.legacyDiscover(base.ID)
 			if resp == nil {
@@ -192,6 +199,23 @@ func (s *Server) interceptSSE(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// logRequest appends method to --request-log, if set.
+func (s *Server) logRequest(method string) {
+	if s.cfg.RequestLog == "" {
+		return
+	}
+	if err := appendLine(s.cfg.RequestLog, method); err != nil {
+		fmt.Fprintln(s.cfg.Stderr, err)
+	}
+}
+
+// decodeID is a request's raw id as a value for mcp.NewRequestId.
+func decodeID(raw json.RawMessage) any {
+	var id any
+	_ = json.Unmarshal(raw, &id)
+	return id
 }
 
 // legacyDiscover is how a server that is not --modern answers the

@@ -68,6 +68,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.PageSize > 0 {
 		opts = append(opts, server.WithPaginationLimit(cfg.PageSize))
 	}
+	if cfg.CacheScope != "" {
+		opts = append(opts, server.WithCacheHints(cfg.CacheTTLMs, mcp.CacheScope(cfg.CacheScope)))
+	}
 	opts = append(opts, cfg.featureOptions()...)
 	if cfg.Logging {
 		opts = append(opts, server.WithLogging())

@@ -124,6 +124,9 @@ func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, sess 
 	if !isRequest && base.Method == "" && len(base.ID) > 0 && sess.client.deliver(base.ID, line) {
 		return // the answer to a request of ours (ask, sample, roots: ask.go)
 	}
+	if isRequest {
+		s.logRequest(base.Method)
+	}
 	if !isRequest {
 		if resp := s.mcp.HandleMessage(ctx, line); resp != nil {
 			_ = w.writeJSON(resp)
@@ -160,6 +163,10 @@ func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, sess 
 			defer w.mu.Unlock()
 			_ = s.flood(ctx, w.out, "", nil)
 		})
+		return
+	}
+	if base.Method == string(mcp.MethodInitialize) && s.cfg.ModernOnly {
+		_ = w.writeJSON(mcp.NewJSONRPCError(mcp.NewRequestId(decodeID(base.ID)), mcp.METHOD_NOT_FOUND, "Method initialize not found", nil))
 		return
 	}
 	if base.Method == string(mcp.MethodServerDiscover) && !s.cfg.Modern {
