@@ -164,10 +164,10 @@ func lookupScenario(name string) (scenario, error) {
 
 // config is how to reach the scenario's test server.
 type config struct {
-	URL            string
-	Transport      schema.Transport
+	URL       string
+	Transport schema.Transport
 	// Protocol is the revision to speak, as a server's "protocol" setting.
-	Protocol string
+	Protocol       string
 	ConnectTimeout time.Duration
 	CallTimeout    time.Duration
 	Logger         logr.Logger
