@@ -84,7 +84,7 @@ func handleAskTwice(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTool
 				if first == nil || first.Action != mcp.ElicitationResponseActionAccept {
 					return mcp.NewToolResultText("not answered"), nil
 				}
-				name, _ := first.Content.(map[string]any)["name"].(string)
+				name, _ := contentField(first, "name").(string)
 				confirm := mcp.ElicitationParams{Mode: mcp.ElicitationModeForm, Message: "Are you sure, " + name + "?",
 					RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean","default":true}}}`)}
 				// The name travels in the key, as a stateless server keeps it.
@@ -97,7 +97,7 @@ func handleAskTwice(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTool
 			if res == nil {
 				return mcp.NewToolResultError("the answer is not an elicitation result"), nil
 			}
-			ok, _ := res.Content.(map[string]any)["ok"].(bool)
+			ok, _ := contentField(res, "ok").(bool)
 			return mcp.NewToolResultText(fmt.Sprintf("%s: %t", name, ok)), nil
 		}
 	}
@@ -122,8 +122,15 @@ func handleAskPrompt(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPro
 	if res == nil || res.Action != mcp.ElicitationResponseActionAccept {
 		return mcp.NewGetPromptResult("Nobody to greet.", nil), nil
 	}
-	name, _ := res.Content.(map[string]any)["name"].(string)
+	name, _ := contentField(res, "name").(string)
 	return mcp.NewGetPromptResult("A greeting.", []mcp.PromptMessage{
 		mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("Hello, "+name+"!")),
 	}), nil
+}
+
+// contentField is the field key of an elicitation's content (nil when it
+// has none: a decline, a cancel, or content that is not an object).
+func contentField(res *mcp.ElicitationResult, key string) any {
+	c, _ := res.Content.(map[string]any)
+	return c[key]
 }
