@@ -96,7 +96,11 @@ type inputRequired struct {
 // errors say what is wrong with the answer, for an error naming the server.
 func parseInputRequired(raw json.RawMessage) (*inputRequired, error) {
 	// Only the resultType is looked at before the answer is known to ask
-	// for input: a complete result is decoded by its request.
+	// for input: a complete result is decoded by its request. Most results
+	// do not hold the word at all, and are not scanned once more for it.
+	if !bytes.Contains(raw, []byte(resultTypeInputRequired)) {
+		return nil, nil
+	}
 	var rt struct {
 		ResultType string `json:"resultType"`
 	}
