@@ -75,6 +75,27 @@ func TestAskAndUpstreamElicitationReachTheHost(t *testing.T) {
 	assert.Contains(t, text(res), `"count":3`, "the form's defaults fill what the host left out")
 }
 
+// TestModernUpstreamElicitationReachesTheHost: a 2026-07-28 upstream asks
+// through input_required; the host (2025-11-25) gets an elicitation/create
+// as it does for a 2025-11-25 upstream, and its answer, completed with the
+// form's defaults, reaches the server.
+func TestModernUpstreamElicitationReachesTheHost(t *testing.T) {
+	home := servetest.ShortHome(t)
+	ts := testServer("t", "--ask", "--modern")
+	ts["protocol"] = "2026-07-28"
+	writeConfig(t, home, servetest.Config(ts))
+	h := startHost(t, home, hostOptions{env: []string{"ELICIT=accept", `ELICIT_CONTENT={"name":"Ann"}`}})
+	require.Contains(t, h.tools(), "t__ask")
+
+	h.send(map[string]any{"op": "call", "name": "t__ask", "args": map[string]any{"message": "Who are you?"}})
+	ev := h.event("elicitation")
+	assert.Equal(t, "t asks: Who are you?", ev["message"])
+	res := h.answer("call")["result"].(map[string]any)
+	assert.Nil(t, res["isError"], "%v", res)
+	assert.Contains(t, text(res), `"name":"Ann"`)
+	assert.Contains(t, text(res), `"count":3`, "the form's defaults fill what the host left out")
+}
+
 // TestDeclinedAskIsRefused: a host that declines the ask refuses the call.
 func TestDeclinedAskIsRefused(t *testing.T) {
 	h := startHost(t, permissionConfig(t), hostOptions{env: []string{"ELICIT=decline"}})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -20,10 +21,6 @@ const cancelNoticeWait = 2 * time.Second
 
 // callResultWire is a tools/call result on the wire.
 type callResultWire struct {
-	// ResultType is "input_required" for a result of the 2026-07-28
-	// revision that asks the client for input (elicitation, sampling,
-	// roots) before the call can go on.
-	ResultType string          `json:"resultType"`
 	Content    presentBlocks   `json:"content"`
 	IsError    bool            `json:"isError"`
 	Structured json.RawMessage `json:"structuredContent"`
@@ -46,21 +43,14 @@ func (p *presentBlocks) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &p.blocks)
 }
 
-// errInputRequired is the failure of a request the server answers with
-// input_required (the 2026-07-28 revision's multi round-trip requests:
-// an elicitation, the roots), which a session does not answer yet.
-var errInputRequired = errors.New("the server asks for input before it can go on (a 2026-07-28 multi round-trip request), which FreeCode does not answer yet")
-
-// decodeCallResult decodes a tools/call result: each content block as
+// decodeCallResult decodes a complete tools/call result (roundTrips has
+// answered those that ask for input): each content block as
 // wire.DecodeContent has it (what FreeCode does not model kept verbatim),
 // the structured content and _meta byte for byte.
 func decodeCallResult(raw json.RawMessage) (*wire.CallResult, error) {
 	var w callResultWire
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return nil, fmt.Errorf("decode tools/call result: %w", err)
-	}
-	if w.ResultType == "input_required" {
-		return nil, errInputRequired
 	}
 	if !w.Content.present {
 		return nil, errors.New("decode tools/call result: content is missing")
@@ -123,10 +113,27 @@ func (o *outbound) call(ctx context.Context, name string, args json.RawMessage, 
 		meta = map[string]any{"progressToken": token}
 		defer o.progress.watch(token, progress)()
 	}
-	req := o.newRequest("tools-call", string(mcpgo.MethodToolsCall), map[string]any{"name": name, "arguments": args}, meta)
+	what := fmt.Sprintf("tools/call %q", name)
+	raw, err := o.roundTrips(ctx, string(mcpgo.MethodToolsCall), what, func(in retryInput) (json.RawMessage, error) {
+		params := map[string]any{"name": name, "arguments": args}
+		in.addTo(params)
+		return o.callOnce(ctx, name, o.newRequest("tools-call", string(mcpgo.MethodToolsCall), params, maps.Clone(meta)))
+	})
+	if err != nil {
+		return nil, err
+	}
+	res, err := decodeCallResult(raw)
+	if err != nil {
+		return nil, newError(fmt.Sprintf("server %q: %s: %s", o.srv.Name, what, o.mask.err(err)), err)
+	}
+	return res, nil
+}
+
+// callOnce sends req, one attempt of tools/call name, and returns its
+// result, or the call's error.
+func (o *outbound) callOnce(ctx context.Context, name string, req transport.JSONRPCRequest) (json.RawMessage, error) {
 	id := req.ID
 	resp, err := o.client.GetTransport().SendRequest(ctx, req)
-	var res *wire.CallResult
 	switch {
 	case err != nil:
 		if ctx.Err() != nil {
@@ -144,9 +151,7 @@ func (o *outbound) call(ctx context.Context, name string, args json.RawMessage, 
 	case resp.Error != nil:
 		err = resp.Error.AsError()
 	default:
-		if res, err = decodeCallResult(resp.Result); err == nil {
-			return res, nil
-		}
+		return resp.Result, nil
 	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("server %q: tools/call %q: %w", o.srv.Name, name, context.Cause(ctx))
@@ -172,7 +177,16 @@ func (o *outbound) request(ctx context.Context, method, what string, params map[
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("server %q: %s: %w", o.srv.Name, what, context.Cause(ctx))
 	}
-	req := o.newRequest(strings.ReplaceAll(method, "/", "-"), method, params, nil)
+	return o.roundTrips(ctx, method, what, func(in retryInput) (json.RawMessage, error) {
+		p := maps.Clone(params)
+		in.addTo(p)
+		return o.requestOnce(ctx, what, o.newRequest(strings.ReplaceAll(method, "/", "-"), method, p, nil))
+	})
+}
+
+// requestOnce sends req, one attempt of what, and returns its result, or
+// the request's error.
+func (o *outbound) requestOnce(ctx context.Context, what string, req transport.JSONRPCRequest) (json.RawMessage, error) {
 	id := req.ID
 	resp, err := o.client.GetTransport().SendRequest(ctx, req)
 	switch {
@@ -184,12 +198,6 @@ func (o *outbound) request(ctx context.Context, method, what string, params map[
 	case resp.Error != nil:
 		err = resp.Error.AsError()
 	default:
-		var rt struct {
-			ResultType string `json:"resultType"`
-		}
-		if json.Unmarshal(resp.Result, &rt) == nil && rt.ResultType == "input_required" {
-			return nil, fmt.Errorf("server %q: %s: %w", o.srv.Name, what, errInputRequired)
-		}
 		return resp.Result, nil
 	}
 	if ctx.Err() != nil {

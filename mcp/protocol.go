@@ -327,9 +327,13 @@ func (o *outbound) requestMeta(version string) map[string]any {
 	if mcpgo.IsModernProtocol(version) {
 		// On this revision a server asks for input (an elicitation, the
 		// roots) by answering a request with input_required, which the
-		// session does not answer yet (see decodeCallResult): declaring
-		// what it cannot serve would have servers ask in vain.
-		caps.Elicitation, caps.Roots = nil, nil
+		// session answers (roundTrips) over any transport: elicitation,
+		// form and URL mode, when Options.Elicit can answer, the roots
+		// when the spec lists them (above), never sampling.
+		caps.Elicitation, caps.Sampling = nil, nil
+		if o.in.elicitH != nil {
+			caps.Elicitation = &mcpgo.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}
+		}
 	}
 	meta := map[string]any{
 		mcpgo.MetaKeyProtocolVersion:    version,

@@ -222,9 +222,9 @@ func TestPinnedModernRefusesAnOlderServer(t *testing.T) {
 	require.Contains(t, err.Error(), `server "old": initialize: its protocol is pinned to 2026-07-28 but the server speaks 2025-11-25`)
 }
 
-// On 2026-07-28 a session declares neither elicitation nor roots, which
-// it could only serve through input_required answers it does not give;
-// on 2025-11-25 it declares both.
+// A session declares elicitation when it can answer and roots when its
+// spec lists them, on 2026-07-28 (answered through input_required) as on
+// 2025-11-25 (through the server's requests); never sampling.
 func TestModernDeclaresOnlyWhatItServes(t *testing.T) {
 	for _, protocol := range []string{ProtocolVersion, ModernProtocolVersion} {
 		t.Run(protocol, func(t *testing.T) {
@@ -238,13 +238,15 @@ func TestModernDeclaresOnlyWhatItServes(t *testing.T) {
 			require.Equal(t, protocol, s.Protocol())
 			text, isErr := elicitCallText(t, s, "capabilities", `{}`)
 			require.False(t, isErr, text)
-			if protocol == ModernProtocolVersion {
-				assert.NotContains(t, text, "elicitation")
-				assert.NotContains(t, text, "roots")
-			} else {
-				assert.Contains(t, text, "elicitation")
-				assert.Contains(t, text, "roots")
-			}
+			assert.Contains(t, text, "elicitation")
+			assert.Contains(t, text, "roots")
+			assert.NotContains(t, text, "sampling")
+
+			srv.Roots = nil
+			s = connect(t, srv)
+			text, _ = elicitCallText(t, s, "capabilities", `{}`)
+			assert.NotContains(t, text, "elicitation")
+			assert.NotContains(t, text, "roots")
 		})
 	}
 }

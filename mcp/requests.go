@@ -134,9 +134,10 @@ func (in *inbound) newClient(tr transport.Interface, hc *http.Client) *client.Cl
 // elicitOption declares elicitation, form and URL mode, when the session
 // can serve the server's elicitation/create requests (canElicit): only for
 // the revisions up to 2025-11-25, whose requests in serves; on 2026-07-28
-// a server would ask through input_required, which the session does not
-// answer yet, and mcp-go would declare it in the _meta of its own requests.
-// nil when there is nothing to declare.
+// a server asks through input_required instead, and the session declares
+// elicitation in the _meta of its own requests (requestMeta), which mcp-go
+// would otherwise do for its requests too. nil when there is nothing to
+// declare.
 func (in *inbound) elicitOption(version string) client.ClientOption {
 	if !in.canElicit || mcpgo.IsModernProtocol(version) {
 		return nil
@@ -261,6 +262,15 @@ func (in *inbound) ask(ctx context.Context, params any) (*mcpgo.ElicitationResul
 		in.log.Info("refused an elicitation request", "err", err.Error())
 		return nil, err
 	}
+	return in.askParsed(ctx, e)
+}
+
+// askParsed asks Options.Elicit about e, an elicitation of the server's
+// (an elicitation/create request's, or an input request's of the
+// 2026-07-28 revision), and returns the checked result: an answer nobody
+// gave within the ElicitTimeout is cancel, an accepted form is completed
+// with its defaults and must fit it.
+func (in *inbound) askParsed(ctx context.Context, e *Elicitation) (*mcpgo.ElicitationResult, error) {
 	in.log.V(1).Info("elicitation requested", "mode", e.Mode)
 	timeout := in.elicitTimeout
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, ErrElicitTimeout)

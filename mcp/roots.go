@@ -41,11 +41,17 @@ func (in *inbound) roots() (client.ClientOption, *struct {
 	if len(in.srv.Roots) == 0 {
 		return nil, nil
 	}
-	h := rootsHandler{}
-	for _, dir := range in.srv.Roots {
-		h.roots = append(h.roots, mcpgo.Root{URI: fileURI(dir), Name: filepath.Base(dir)})
-	}
-	return client.WithRootsHandler(h), &struct {
+	return client.WithRootsHandler(rootsHandler{roots: in.rootList()}), &struct {
 		ListChanged bool `json:"listChanged,omitempty"`
 	}{}
+}
+
+// rootList is the answer to roots/list: a file:// URI per directory of
+// Spec.Roots (none when it lists none).
+func (in *inbound) rootList() []mcpgo.Root {
+	roots := make([]mcpgo.Root, 0, len(in.srv.Roots))
+	for _, dir := range in.srv.Roots {
+		roots = append(roots, mcpgo.Root{URI: fileURI(dir), Name: filepath.Base(dir)})
+	}
+	return roots
 }

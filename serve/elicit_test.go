@@ -229,3 +229,47 @@ func freePort(t *testing.T) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// A 2026-07-28 server asks through input_required rather than
+// elicitation/create; a client of serve's API cannot tell: the question
+// is an elicitation_requested event, answered as any other (defaults
+// filled in, a bad answer refused first), and the call gets its result.
+func TestModernElicitationThroughServe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	home := servetest.ShortHome(t)
+	ts := servetest.Local("ts", testServerBin, "--ask", "--modern")
+	ts["protocol"] = "2026-07-28"
+	conf := servetest.Config(ts)
+	conf["permission"] = map[string]any{"allow": []string{"mcp__ts"}}
+	servetest.File{T: t, Path: filepath.Join(home, "config.json")}.Write(conf, true)
+	d := start(t, options(home))
+	d.WaitPhase("ts", "ready")
+	events := d.Events()
+
+	done := callAsync(d, "mcp__ts__ask", `{"message":"Who are you?"}`)
+	e := nextElicitation(t, events)
+	assert.Equal(t, "ts", e.Server)
+	assert.Equal(t, "form", e.Mode)
+	assert.Equal(t, "Who are you?", e.Message)
+	_, err := d.Client.AnswerElicitation(t.Context(), e.ID, wire.ElicitationAnswer{Action: "accept", Content: map[string]any{"name": "Ada", "count": 50}})
+	require.ErrorIs(t, err, api.ErrInvalidAnswer)
+	sent, err := d.Client.AnswerElicitation(t.Context(), e.ID, wire.ElicitationAnswer{Action: "accept", Content: map[string]any{"name": "Ada"}})
+	require.NoError(t, err)
+	assert.Equal(t, "green", sent.Content["color"])
+	resp := <-done
+	require.False(t, resp.Result.IsError, resp.Result.Text())
+	assert.JSONEq(t, `{"action":"accept","content":{"name":"Ada","count":3,"color":"green"}}`, resp.Result.Text())
+
+	// Two rounds: two questions, one call.
+	done = callAsync(d, "mcp__ts__ask_twice", `{}`)
+	e = nextElicitation(t, events)
+	_, err = d.Client.AnswerElicitation(t.Context(), e.ID, wire.ElicitationAnswer{Action: "accept", Content: map[string]any{"name": "Ada"}})
+	require.NoError(t, err)
+	e = nextElicitation(t, events)
+	assert.Equal(t, "Are you sure, Ada?", e.Message)
+	_, err = d.Client.AnswerElicitation(t.Context(), e.ID, wire.ElicitationAnswer{Action: "accept", Content: map[string]any{"ok": false}})
+	require.NoError(t, err)
+	assert.Equal(t, "Ada: false", (<-done).Result.Text())
+}

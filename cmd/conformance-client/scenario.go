@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -43,6 +44,10 @@ type scenario struct {
 	// converted it, is sent back through the tool SchemaEcho (the JSON
 	// Schema preservation scenarios).
 	EchoSchema, SchemaEcho string
+	// WhileAsked is a call made once, while the first elicitation waits
+	// for its answer: another request in the middle of a multi round-trip
+	// request (SEP-2322), which must carry none of its state.
+	WhileAsked *toolCall
 }
 
 // toolCall is one tools/call the scenario's test server expects, and the
@@ -105,6 +110,18 @@ func scenarios() []scenario {
 				Args:     json.RawMessage(`{}`),
 				WantText: "Reconnection test completed successfully",
 			}},
+		},
+		{
+			Name: "sep-2322-client-request-state",
+			Checks: "tools answer input_required with an elicitation: the retry echoes requestState exactly (or sends " +
+				"none when there was none) under a new id; a call made meanwhile carries no MRTR state; a result " +
+				"without resultType is complete (SEP-2322, 2026-07-28)",
+			Calls: []toolCall{
+				{Tool: "test_mrtr_echo_state", Args: json.RawMessage(`{}`), WantText: "echo-state-ok"},
+				{Tool: "test_mrtr_no_state", Args: json.RawMessage(`{}`), WantText: "no-state-ok"},
+				{Tool: "test_mrtr_no_result_type", Args: json.RawMessage(`{}`), WantText: "no-result-type-test-ok"},
+			},
+			WhileAsked: &toolCall{Tool: "test_mrtr_unrelated", Args: json.RawMessage(`{}`), WantText: "unrelated-ok"},
 		},
 		authScenario("auth/metadata-default", "protected resource metadata at the path-based well-known URL; authorization server metadata by RFC 8414"),
 		authScenario("auth/metadata-var1", "protected resource metadata at the root well-known URL; OpenID discovery with path insertion"),
@@ -194,11 +211,26 @@ func runScenario(ctx context.Context, sc scenario, cfg config, out io.Writer) (e
 		Timeout:   cfg.ConnectTimeout,
 	})
 	spec := controller.MCPSpec(srv)
+	var sess *mcp.Session // set before any call, so before any elicitation
 	opts := mcp.Options{
 		Logger:        cfg.Logger,
 		ClientName:    "freecode-conformance-client",
 		ClientVersion: "0.1.0",
 		Elicit:        acceptDefaults,
+	}
+	if sc.WhileAsked != nil {
+		var once sync.Once
+		opts.Elicit = func(ctx context.Context, e *mcp.Elicitation) (mcp.ElicitResult, error) {
+			var err error
+			once.Do(func() {
+				err = callTool(ctx, sess, sess.Tools(), *sc.WhileAsked, cfg.CallTimeout)
+				fmt.Fprintf(out, "tools/call %s while asked: %v\n", sc.WhileAsked.Tool, err)
+			})
+			if err != nil {
+				return mcp.ElicitResult{}, err
+			}
+			return acceptDefaults(ctx, e)
+		}
 	}
 	if sc.Auth {
 		as, err := newAuthSetup(sc, cfg.Context, cfg.Diag)
@@ -208,7 +240,7 @@ func runScenario(ctx context.Context, sc scenario, cfg config, out io.Writer) (e
 		defer as.cleanup()
 		spec.OAuth, opts.Tokens, opts.Interaction = as.cfg, as.store, as.in
 	}
-	sess, err := mcp.Connect(ctx, spec, opts)
+	sess, err = mcp.Connect(ctx, spec, opts)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}

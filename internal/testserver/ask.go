@@ -34,6 +34,7 @@ func (s *Server) askTools() []server.ServerTool {
 	return []server.ServerTool{
 		{Tool: rawTool("ask", "Asks the client for input (elicitation, form mode) and returns its answer as JSON.", askSchema, readOnly(true)), Handler: s.handleAsk},
 		{Tool: rawTool("ask_url", "Asks the client to open a URL (elicitation, URL mode) and returns its answer as JSON.", askURLSchema, readOnly(true)), Handler: s.handleAskURL},
+		{Tool: rawTool("ask_twice", "On a 2026-07-28 request, asks for a form and then for a confirmation (two rounds of input_required) and returns \"<name>: <ok>\".", emptySchema, readOnly(true)), Handler: handleAskTwice},
 		{Tool: rawTool("capabilities", "Returns the capabilities the client declared, as JSON.", emptySchema, readOnly(true)), Handler: handleCapabilities},
 	}
 }
@@ -45,6 +46,9 @@ func (s *Server) handleAsk(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		schema = sc
 	}
 	params := mcp.ElicitationParams{Mode: mcp.ElicitationModeForm, Message: req.GetString("message", "What should the server know?"), RequestedSchema: schema}
+	if modernRequest(ctx) {
+		return elicitInput(req, params)
+	}
 	if ms := req.GetInt("cancelAfterMs", 0); ms > 0 {
 		sess, ok := server.ClientSessionFromContext(ctx).(*stdioSession)
 		if !ok {
@@ -66,6 +70,9 @@ func (s *Server) handleAskURL(ctx context.Context, req mcp.CallToolRequest) (*mc
 	}
 	params := mcp.ElicitationParams{Mode: mcp.ElicitationModeURL, Message: req.GetString("message", "Open this page to go on."),
 		URL: u, ElicitationID: "ask-url-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+	if modernRequest(ctx) {
+		return elicitInput(req, params)
+	}
 	return elicitResult(s.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{Params: params}))
 }
 

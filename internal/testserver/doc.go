@@ -71,8 +71,17 @@
 // answer as JSON: "ask" {message?, schema?, cancelAfterMs?} an elicitation
 // in form mode (schema default AskForm; cancelAfterMs, over stdio, cancels
 // the request with notifications/cancelled after that long), "ask_url"
-// {url, message?} one in URL mode, and
+// {url, message?} one in URL mode, "ask_twice" {} (below), and
 // "capabilities" {} returns the capabilities the client declared.
+//
+// On a request of the 2026-07-28 revision (--modern) the server sends no
+// requests: "ask", "ask_url", "roots" and "sample" answer input_required
+// with the one input request (key "answer") and the requestState AskState,
+// and give their result on a retry that carries that state back exactly
+// (an error result names the state otherwise). "ask_twice" asks in two
+// rounds (a form, then a confirmation naming the answer) and returns
+// "<name>: <ok>"; with --prompts, the prompt "ask" asks for a form and
+// greets the name given.
 //
 // With --ask-after-init (stdio, 2025-11-25 and older revisions) the server
 // asks on its own, as a server may at any time: once the client sends

@@ -127,6 +127,9 @@ func (s *Server) addFeatures() {
 			mcp.WithArgument("name", mcp.RequiredArgument(), mcp.ArgumentDescription("Who to greet")),
 			mcp.WithArgument("greeting", mcp.ArgumentDescription("The word to greet with (default Hello)"))), handleGreet)
 		s.mcp.AddPrompt(mcp.NewPrompt("plain", mcp.WithPromptDescription("A prompt without arguments.")), s.handlePlain)
+		if s.cfg.Ask {
+			s.mcp.AddPrompt(mcp.NewPrompt("ask", mcp.WithPromptDescription("On a 2026-07-28 request, asks for a form (input_required) and greets the name given.")), handleAskPrompt)
+		}
 		s.mcp.AddTools(server.ServerTool{Tool: rawTool("add_prompt", "Registers a prompt with the given name and announces the change.",
 			nameSchema, readOnly(false)), Handler: s.handleAddPrompt})
 	}

@@ -642,17 +642,31 @@ func clientRequestTools() []server.ServerTool {
 	return []server.ServerTool{
 		{
 			Tool: rawTool("sample", "Asks the client for a sampling/createMessage and returns its answer.", `{"type":"object"}`, readOnly(true)),
-			Handler: func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			Handler: func(ctx context.Context, call mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				req := mcp.CreateMessageRequest{}
 				req.Messages = []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("hello")}}
 				req.MaxTokens = 10
+				if modernRequest(ctx) {
+					return askInput(call, func(b *server.InputRequestBuilder) *server.InputRequestBuilder {
+						return b.Sample(inputKey, req.CreateMessageParams)
+					},
+						func(r mcp.InputResponses) (*mcp.CallToolResult, error) {
+							return answer(server.SamplingResponse(r, inputKey), nil)
+						})
+				}
 				//lint:ignore SA1019 the tool exists to send the deprecated request, as servers still do.
 				return answer(s(ctx).RequestSampling(ctx, req))
 			},
 		},
 		{
 			Tool: rawTool("roots", "Asks the client for roots/list and returns its answer.", `{"type":"object"}`, readOnly(true)),
-			Handler: func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			Handler: func(ctx context.Context, call mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if modernRequest(ctx) {
+					return askInput(call, func(b *server.InputRequestBuilder) *server.InputRequestBuilder { return b.Roots(inputKey) },
+						func(r mcp.InputResponses) (*mcp.CallToolResult, error) {
+							return answer(server.RootsResponse(r, inputKey), nil)
+						})
+				}
 				return answer(s(ctx).RequestRoots(ctx, mcp.ListRootsRequest{}))
 			},
 		},
