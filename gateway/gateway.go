@@ -374,6 +374,10 @@ const HTTPShutdownWait = 5 * time.Second
 // stream and its calls end with it and the shutdown does not wait for
 // them until HTTPShutdownWait.
 //
+// A request a browser could have been made to send (guardOrigin) is
+// refused before its token is looked at, and one without the token
+// (requireToken) before anything else.
+//
 // What a host may send is bounded: at most HTTPMaxConns connections at
 // once (more wait to be accepted), headers within HTTPHeaderTimeout, a
 // body of at most MaxMessageBytes within HTTPReadTimeout (boundBody), and
@@ -384,7 +388,7 @@ func (g *gateway) serveHTTP(ctx context.Context) error {
 	mux := http.NewServeMux()
 	mux.Handle(HTTPPath, endpoint)
 	limits := g.httpLimits()
-	hs := &http.Server{Handler: requireToken(g.opts.Token, boundBody(limits, mux)), ReadHeaderTimeout: HTTPHeaderTimeout,
+	hs := &http.Server{Handler: guardOrigin(requireToken(g.opts.Token, boundBody(limits, mux))), ReadHeaderTimeout: HTTPHeaderTimeout,
 		IdleTimeout: limits.idle, BaseContext: func(net.Listener) context.Context { return ctx }}
 	ln := netutil.LimitListener(g.opts.HTTP, limits.conns)
 	errc := make(chan error, 1)
