@@ -10,7 +10,7 @@ NPM_STAMP   := $(NPM_DIR)/node_modules/.installed
 CUE_VERSION := v0.17.1
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build install uninstall test deps lint fmt-check vet staticcheck cue-vet go-test conformance demo bench clean FORCE
+.PHONY: all build install uninstall test deps lint fmt-check vet staticcheck cue-vet go-test conformance conformance-server demo bench clean FORCE
 
 all: build
 
@@ -94,6 +94,12 @@ go-test: $(NPM_STAMP)
 conformance: $(NPM_STAMP)
 	GO=$(GO) scripts/conformance.sh
 	GO=$(GO) scripts/conformance-requirements.sh
+
+## conformance-server: the suite's server scenarios required by 2026-07-28 (conformance-next,
+## pinned) against mcp-testserver --conformance and against `freecode mcp serve --server` in
+## front of it; expected failures and their reasons are in scripts/conformance-server.sh
+conformance-server: $(NPM_STAMP)
+	GO=$(GO) scripts/conformance-server.sh
 
 ## demo: start serve in a throwaway home, edit its config, watch it converge
 ## (offline once the Go modules are in the module cache); KEEP=1 keeps the home

@@ -32,7 +32,7 @@ func TestExpose(t *testing.T) {
 		{"with built-ins", true, []string{"github__create_issue", "read", ToolSearch, "write"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := expose(ds, tools, c.builtins)
+			e := expose(ds, tools, c.builtins, "")
 			var names []string
 			for _, tl := range e.tools {
 				names = append(names, tl.Name)

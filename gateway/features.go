@@ -43,10 +43,25 @@ func splitResourceURI(uri string) (server, own string, err error) {
 
 // exposeFeatures is what the gateway lists of f: copies of the servers'
 // descriptors with the URIs and names made unique per server (Raw, the
-// server's own object, stays as it is).
-func exposeFeatures(f features) ([]wire.Resource, []wire.ResourceTemplate, []wire.Prompt) {
+// server's own object, stays as it is). With only set, the descriptors of
+// that server alone, as it lists them.
+func exposeFeatures(f features, only string) ([]wire.Resource, []wire.ResourceTemplate, []wire.Prompt) {
 	var rs []wire.Resource
 	var ts []wire.ResourceTemplate
+	if only != "" {
+		for _, s := range f.resources.Servers {
+			if s.Server == only {
+				rs, ts = append(rs, s.Resources...), append(ts, s.Templates...)
+			}
+		}
+		var ps []wire.Prompt
+		for _, s := range f.prompts.Servers {
+			if s.Server == only {
+				ps = append(ps, s.Prompts...)
+			}
+		}
+		return rs, ts, ps
+	}
 	for _, s := range f.resources.Servers {
 		for _, r := range s.Resources {
 			r.URI, r.Name = resourceURI(s.Server, r.URI), s.Server+"__"+r.Name
@@ -90,8 +105,16 @@ func mergeInstructions(by map[string]string) string {
 }
 
 // read reads a listed resource from its server; the parts' URIs are
-// rewritten as the gateway lists them.
+// rewritten as the gateway lists them (and kept as they are when it fronts
+// one server).
 func (g *gateway) read(ctx context.Context, uri string) ([]wire.ResourceContent, error) {
+	if g.opts.Server != "" {
+		rr, err := g.eng.ReadResource(ctx, g.opts.Server, uri)
+		if err != nil {
+			return nil, err
+		}
+		return rr.Contents, nil
+	}
 	server, own, err := splitResourceURI(uri)
 	if err != nil {
 		return nil, err
@@ -106,8 +129,12 @@ func (g *gateway) read(ctx context.Context, uri string) ([]wire.ResourceContent,
 	return rr.Contents, nil
 }
 
-// getPrompt gets a listed prompt from its server.
+// getPrompt gets a listed prompt from its server (the one it fronts, if
+// it fronts one).
 func (g *gateway) getPrompt(ctx context.Context, name string, args map[string]string) (wire.PromptResult, error) {
+	if g.opts.Server != "" {
+		return g.eng.GetPrompt(ctx, g.opts.Server, name, args)
+	}
 	server, own, ok := strings.Cut(name, "__")
 	if !ok {
 		return wire.PromptResult{}, fmt.Errorf("prompt %q: the gateway's prompts are named <server>__<prompt>", name)

@@ -70,3 +70,52 @@ func TestInstructionsAreMerged(t *testing.T) {
 	assert.NotContains(t, got, "## c")
 	assert.Empty(t, mergeInstructions(nil))
 }
+
+// TestFrontOneServer: with Options.Server the gateway is that one server:
+// its tools, resources, templates and prompts under their own names and
+// URIs, its instructions as they are, nothing of the other server's, and
+// calls, reads and prompts go to it through the permission rules.
+func TestFrontOneServer(t *testing.T) {
+	home := servetest.ShortHome(t)
+	cfg := servetest.Config(
+		testServer("a", "--resources", "1", "--prompts", "--instructions", "Server a says hi."),
+		testServer("b", "--resources", "1", "--prompts", "--instructions", "Server b says hello."))
+	cfg["permission"] = map[string]any{"allow": []string{"mcp__a__set_resource"}, "deny": []string{"mcp__a__relist"}}
+	writeConfig(t, home, cfg)
+	h := startHost(t, home, hostOptions{env: []string{childServer + "=a"}})
+	assert.Equal(t, "Server a says hi.", h.conn["instructions"], "the server's own instructions, without the gateway's header")
+
+	tools := h.tools()
+	assert.Contains(t, tools, "set_resource")
+	assert.Contains(t, tools, "echo")
+	for name := range tools {
+		assert.NotContains(t, name, "__", "no prefix, and nothing of b's")
+	}
+	assert.NotContains(t, tools, ToolSearch)
+
+	h.send(map[string]any{"op": "resources"})
+	res := h.answer("resources")
+	assert.Contains(t, names(res["resources"], "uri"), "test://text/0")
+	assert.Contains(t, names(res["resources"], "name"), "binary")
+	assert.Equal(t, []string{"test://items/{id}"}, names(res["templates"], "uriTemplate"), "a's template alone")
+
+	h.send(map[string]any{"op": "read", "uri": "test://items/7"})
+	read := h.answer("read")["result"].(map[string]any)["contents"].([]any)[0].(map[string]any)
+	assert.Equal(t, "item 7", read["text"])
+	assert.Equal(t, "test://items/7", read["uri"])
+
+	h.send(map[string]any{"op": "prompts"})
+	assert.ElementsMatch(t, []string{"greet", "plain"}, names(h.answer("prompts")["prompts"], "name"))
+	h.send(map[string]any{"op": "prompt", "name": "greet", "args": map[string]any{"name": "Ann"}})
+	msgs := h.answer("prompt")["result"].(map[string]any)["messages"].([]any)
+	require.NotEmpty(t, msgs)
+	assert.Contains(t, msgs[0].(map[string]any)["content"].(map[string]any)["text"], "Ann")
+
+	// The rules still hold, by the tool's id.
+	denied := h.call("relist", nil, false)
+	assert.Equal(t, true, denied["isError"], "a denied tool is refused: %v", denied)
+	h.call("set_resource", map[string]any{"uri": "test://new", "text": "new"}, false)
+	h.event("resources_changed")
+	h.send(map[string]any{"op": "resources"})
+	assert.Contains(t, names(h.answer("resources")["resources"], "uri"), "test://new")
+}

@@ -66,6 +66,12 @@ type Options struct {
 	// to requests bearing Token, until ctx ends.
 	HTTP  net.Listener
 	Token string
+	// Server, when set, fronts that one server alone: its tools, resources,
+	// templates and prompts under their own names and URIs (no
+	// "<server>__" prefix, no ResourcePrefix), its instructions as they
+	// are; the built-ins and tool_search are not listed. The caller checks
+	// that the server is configured.
+	Server string
 	// ConfigPath names the config file in the remedies of refused calls.
 	ConfigPath string
 	Logger     logr.Logger
@@ -94,12 +100,19 @@ type exposed struct {
 // expose decides what the gateway lists from the definitions ds and the
 // tools they define, by id: every MCP tool under its id without "mcp__",
 // the built-ins only with builtins, except ToolSearch, always listed when
-// present.
-func expose(ds []defs.Def, tools map[string]wire.Tool, builtins bool) exposed {
+// present. With only set, the tools of that server alone, under their own
+// names, and nothing else.
+func expose(ds []defs.Def, tools map[string]wire.Tool, builtins bool, only string) exposed {
 	out := exposed{ids: make(map[string]string, len(ds))}
 	for _, d := range ds {
 		name, isMCP := strings.CutPrefix(d.Name, mcpPrefix)
-		if !isMCP && !builtins && d.Name != ToolSearch {
+		if only != "" {
+			server, tool, ok := splitID(d.Name)
+			if !ok || server != only {
+				continue
+			}
+			name = tool
+		} else if !isMCP && !builtins && d.Name != ToolSearch {
 			continue
 		}
 		out.tools = append(out.tools, hostTool(name, d, tools[d.Name]))
@@ -217,13 +230,13 @@ func (g *gateway) relist(ctx context.Context) {
 		}
 		return
 	}
-	e := expose(ds, tools, g.opts.Builtins)
+	e := expose(ds, tools, g.opts.Builtins, g.opts.Server)
 	<-g.current
 	g.current <- e
 	if g.srv.SetTools(e.tools) {
 		g.opts.Logger.V(1).Info("tools changed", "tools", len(e.tools))
 	}
-	rs, ts, ps := exposeFeatures(f)
+	rs, ts, ps := exposeFeatures(f, g.opts.Server)
 	if g.srv.SetResources(rs, ts) {
 		g.opts.Logger.V(1).Info("resources changed", "resources", len(rs), "templates", len(ts))
 	}
@@ -231,7 +244,11 @@ func (g *gateway) relist(ctx context.Context) {
 		g.opts.Logger.V(1).Info("prompts changed", "prompts", len(ps))
 	}
 	<-g.instructions
-	g.instructions <- mergeInstructions(f.instructions)
+	if g.opts.Server != "" {
+		g.instructions <- f.instructions[g.opts.Server]
+	} else {
+		g.instructions <- mergeInstructions(f.instructions)
+	}
 }
 
 // sync keeps the listed set in line with the engine until ctx ends: it
@@ -357,6 +374,10 @@ const HTTPShutdownWait = 5 * time.Second
 // stream and its calls end with it and the shutdown does not wait for
 // them until HTTPShutdownWait.
 //
+// A request a browser could have been made to send (guardOrigin) is
+// refused before its token is looked at, and one without the token
+// (requireToken) before anything else.
+//
 // What a host may send is bounded: at most HTTPMaxConns connections at
 // once (more wait to be accepted), headers within HTTPHeaderTimeout, a
 // body of at most MaxMessageBytes within HTTPReadTimeout (boundBody), and
@@ -367,7 +388,7 @@ func (g *gateway) serveHTTP(ctx context.Context) error {
 	mux := http.NewServeMux()
 	mux.Handle(HTTPPath, endpoint)
 	limits := g.httpLimits()
-	hs := &http.Server{Handler: requireToken(g.opts.Token, boundBody(limits, mux)), ReadHeaderTimeout: HTTPHeaderTimeout,
+	hs := &http.Server{Handler: guardOrigin(requireToken(g.opts.Token, boundBody(limits, mux))), ReadHeaderTimeout: HTTPHeaderTimeout,
 		IdleTimeout: limits.idle, BaseContext: func(net.Listener) context.Context { return ctx }}
 	ln := netutil.LimitListener(g.opts.HTTP, limits.conns)
 	errc := make(chan error, 1)

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,4 +148,48 @@ func requireToken(token string, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// guardOrigin refuses, with 403 and before any token is looked at, the
+// requests a web page could have made a browser send (DNS rebinding, a
+// cross-origin fetch): on a connection to a loopback address, a Host
+// header that names no loopback host; on any connection, an Origin header
+// whose host is neither a loopback host nor the Host header's. A host
+// application sends no Origin, or its own.
+func guardOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		if local != nil && loopbackHost(local.String()) && !loopbackHost(r.Host) {
+			http.Error(w, "forbidden: the Host header names no loopback host, and the gateway listens on loopback", http.StatusForbidden)
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" {
+			u, err := url.Parse(o)
+			if err != nil || u.Host == "" || (!loopbackHost(u.Host) && !strings.EqualFold(hostOnly(u.Host), hostOnly(r.Host))) {
+				http.Error(w, "forbidden: the Origin header is neither a loopback origin nor the gateway's own", http.StatusForbidden)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hostOnly is addr (host or host:port, IPv6 in brackets or not) without
+// its port and brackets.
+func hostOnly(addr string) string {
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+	return strings.Trim(addr, "[]")
+}
+
+// loopbackHost reports whether addr names a loopback host: localhost (or a
+// name under .localhost), or a loopback IP address.
+func loopbackHost(addr string) bool {
+	h := strings.ToLower(strings.TrimSuffix(hostOnly(addr), "."))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }

@@ -170,3 +170,47 @@ func TestHTTPShutdownEndsTheHostsStreams(t *testing.T) {
 	assert.True(t, strings.Contains(log, `msg="http requests ended"`) && !strings.Contains(log, "still running at the shutdown deadline"),
 		"the shutdown waited for the host's requests until its deadline:\n%s", log)
 }
+
+// TestHTTPRefusesForeignHostAndOrigin: a request naming a Host that is not
+// loopback, or a foreign Origin, is refused 403 before its token is looked
+// at (with or without it); a loopback Host and Origin go on to the token.
+func TestHTTPRefusesForeignHostAndOrigin(t *testing.T) {
+	home := servetest.ShortHome(t)
+	writeConfig(t, home, servetest.Config(testServer("t")))
+	g := startHTTPGateway(t, home)
+	token, err := LoadToken(home)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name, host, origin, auth string
+		want                     int
+	}{
+		{"foreign host, no token", "evil.example.com", "", "", http.StatusForbidden},
+		{"foreign host, token", "evil.example.com:80", "", "Bearer " + token, http.StatusForbidden},
+		{"foreign origin, token", "", "http://evil.example.com", "Bearer " + token, http.StatusForbidden},
+		{"opaque origin", "", "null", "Bearer " + token, http.StatusForbidden},
+		{"loopback origin, no token", "localhost:1234", "http://localhost:5173", "", http.StatusUnauthorized},
+		{"loopback host and origin, token", "127.0.0.1", "http://[::1]:8080", "Bearer " + token, http.StatusOK},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, g.url, strings.NewReader(initializeBody))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if c.host != "" {
+				req.Host = c.host
+			}
+			if c.origin != "" {
+				req.Header.Set("Origin", c.origin)
+			}
+			if c.auth != "" {
+				req.Header.Set("Authorization", c.auth)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			assert.Equal(t, c.want, resp.StatusCode, "%s", body)
+			assert.NotContains(t, string(body), token)
+		})
+	}
+}

@@ -47,6 +47,8 @@ const (
 	childBuiltins = "FREECODE_GATEWAY_TEST_BUILTINS"
 	childHTTP     = "FREECODE_GATEWAY_TEST_HTTP"
 	childAttach   = "FREECODE_GATEWAY_TEST_ATTACH"
+	// childServer fronts that one server (Options.Server).
+	childServer = "FREECODE_GATEWAY_TEST_SERVER"
 	// childHTTPBounds sets the HTTP endpoint's read and idle timeouts
 	// and its connection cap: "READ IDLE CONNS" (Go durations, a number).
 	childHTTPBounds = "FREECODE_GATEWAY_TEST_HTTP_BOUNDS"
@@ -68,7 +70,7 @@ func runChild() int {
 	defer stop()
 	src := schema.Sources{User: filepath.Join(home, "config.json"), Trust: schema.TrustPath(home)}
 	opts := Options{Builtins: os.Getenv(childBuiltins) != "", Version: "test", Stdin: os.Stdin, Stdout: os.Stdout,
-		ConfigPath: src.User, Logger: log.WithName("gateway")}
+		ConfigPath: src.User, Logger: log.WithName("gateway"), Server: os.Getenv(childServer)}
 	// As `freecode mcp serve` does: the file's mcp.limits bound what the
 	// host sends.
 	if v, err := schema.NewValidator(); err == nil {

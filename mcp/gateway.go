@@ -403,8 +403,10 @@ func (g *Gateway) HTTPHandler(path string) *GatewayHTTP {
 		ttl = DefaultHTTPSessionIdleTTL
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	g.progress.tracking.Store(true)
 	h := &GatewayHTTP{h: server.NewStreamableHTTPServer(g.srv, server.WithEndpointPath(path), server.WithStateful(true)),
-		path: path, ttl: ttl, sessions: map[string]*httpSession{}, stop: cancel, swept: make(chan struct{}), log: g.opts.Logger}
+		path: path, ttl: ttl, sessions: map[string]*httpSession{}, stop: cancel, swept: make(chan struct{}), log: g.opts.Logger,
+		progress: &g.progress}
 	go h.sweep(ctx)
 	return h
 }
@@ -416,6 +418,9 @@ type GatewayHTTP struct {
 	path string
 	ttl  time.Duration
 	log  logr.Logger
+	// progress counts the progress notices written to the hosts, so that a
+	// call's answer waits for them (see progressCounting).
+	progress *progressWrites
 
 	mu       sync.Mutex // guards sessions
 	sessions map[string]*httpSession
@@ -458,8 +463,43 @@ func (h *GatewayHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.open(made, client)
 		}
 	}()
-	h.h.ServeHTTP(w, r)
+	h.h.ServeHTTP(progressCounting{ResponseWriter: w, p: h.progress}, r)
 }
+
+// progressCounting is a response as mcp-go writes it, counting the
+// progress notices it carries (progressWrites.wrote), each an SSE event
+// mcp-go writes whole in one Write. A call's answer waits for them: mcp-go
+// v1.2.1 drops a notice its forwarder took off the queue when the answer
+// is written meanwhile, and a host would miss a call's last notices.
+// Tokens are counted by value, whoever the host: two hosts' calls with the
+// same token at once can make one wait longer (at most progressWait) or
+// less (as without the count).
+type progressCounting struct {
+	http.ResponseWriter
+	p *progressWrites
+}
+
+func (c progressCounting) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	for line := range bytes.SplitSeq(b[:n], []byte("\n")) {
+		if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+			if key := progressToken(data); key != "" {
+				c.p.wrote(key)
+			}
+		}
+	}
+	return n, err
+}
+
+// Flush flushes the response, as mcp-go's streaming requires.
+func (c progressCounting) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap is the response written to, for http.ResponseController.
+func (c progressCounting) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 // clientOf identifies the client of a request, to bind the sessions it
 // opens to it: the Authorization header (the token it used), the address

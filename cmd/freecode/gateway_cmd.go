@@ -26,6 +26,7 @@ type gatewayFlags struct {
 	allowRemote bool
 	noAttach    bool
 	printConfig string
+	server      string
 }
 
 func (a *app) gatewayCmd() *cobra.Command {
@@ -46,6 +47,11 @@ Calls go through the permission rules: a call that asks is put to the host as
 an elicitation when the host can show one, and is refused otherwise, naming
 what would let it through.
 
+With --server NAME the gateway fronts that one server alone, under its own
+names: its tools, resources, templates and prompts are listed as the server
+lists them (create_issue, not github__create_issue), with the permission
+rules, limits and (with --http) the bearer token of the gateway in front.
+
 --print-config HOST prints what HOST (claude, cursor, vscode, codex) needs
 in its config to start the gateway.`,
 		Args: exactArgs(0, "no arguments"),
@@ -54,6 +60,9 @@ in its config to start the gateway.`,
 			case "text", "json":
 			default:
 				return usageError{fmt.Errorf("--log-format must be text or json, not %q", f.logFormat)}
+			}
+			if f.server != "" && f.builtins {
+				return usageError{errors.New("--server and --builtins do not go together: the gateway of one server lists that server's tools alone")}
 			}
 			if f.printConfig != "" {
 				return a.printGatewayConfig(f)
@@ -65,6 +74,7 @@ in its config to start the gateway.`,
 	c.Flags().StringVar(&f.http, "http", "", "serve streamable HTTP on ADDR (host:port; loopback only unless --allow-remote) instead of stdio")
 	c.Flags().BoolVar(&f.allowRemote, "allow-remote", false, "let --http listen on an address other hosts can reach")
 	c.Flags().BoolVar(&f.noAttach, "no-attach", false, "run the servers in this process even when freecode serve runs")
+	c.Flags().StringVar(&f.server, "server", "", "front this one configured server alone, under its own tool, resource and prompt names")
 	c.Flags().StringVar(&f.printConfig, "print-config", "", "print the config snippet for a host: claude, cursor, vscode or codex")
 	c.Flags().StringVar(&f.logFormat, "log-format", "text", "log format on stderr: text or json")
 	c.Flags().CountVarP(&f.verbose, "verbose", "v", "log more (repeat for more detail)")
@@ -86,7 +96,17 @@ func (a *app) gateway(ctx context.Context, f gatewayFlags) error {
 	// servers' to report; the defaults hold meanwhile.
 	cfg, err := a.load(false)
 	if err != nil {
+		if f.server != "" {
+			// Which servers there are is the file's to say.
+			return fmt.Errorf("--server %s: %w", f.server, err)
+		}
 		cfg = schema.Empty("")
+	}
+	if f.server != "" {
+		if err := checkServer(cfg, f.server); err != nil {
+			return err
+		}
+		opts.Server = f.server
 	}
 	opts.MaxMessageBytes = cfg.MCP.Limits.MaxMessageBytes
 	if f.http != "" {
@@ -128,6 +148,21 @@ func (a *app) gateway(ctx context.Context, f gatewayFlags) error {
 	}
 	log.Info("attached to freecode serve", "home", home)
 	return gateway.Run(ctx, opts, so, attach)
+}
+
+// checkServer says, wrapping schema.ErrNoServer, that cfg configures no
+// server name, naming the ones it configures; nil when it does.
+func checkServer(cfg *schema.Config, name string) error {
+	if _, ok := cfg.Server(name); ok {
+		return nil
+	}
+	names := serverNames(cfg)
+	if len(names) == 0 {
+		return fmt.Errorf("--server %q: %w in %s: none is configured (add one with `freecode mcp add <name> local \"<command>\"`)",
+			name, schema.ErrNoServer, cfg.Path)
+	}
+	return fmt.Errorf("--server %q: %w in %s; the configured servers are %s.%s",
+		name, schema.ErrNoServer, cfg.Path, strings.Join(names, ", "), didYouMean(closest(name, names)))
 }
 
 // attachTarget is the serve of the home to go through, or nil and why
@@ -264,6 +299,9 @@ func (a *app) printGatewayConfig(f gatewayFlags) error {
 		}
 		if f.builtins {
 			l.Args = append(l.Args, "--builtins")
+		}
+		if f.server != "" {
+			l.Args = append(l.Args, "--server", f.server)
 		}
 		if h := a.getenv("FREECODE_HOME"); h != "" {
 			abs, err := filepath.Abs(h)

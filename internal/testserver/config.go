@@ -112,6 +112,10 @@ type Config struct {
 	// them, InstructionsBytes makes that many bytes of them.
 	Instructions      string
 	InstructionsBytes int
+	// Conformance adds the fixture the official conformance suite's
+	// server scenarios call (conformance.go), with every capability it
+	// declares.
+	Conformance bool
 	// Ask adds the tools ask, ask_url and capabilities, which
 	// send the client requests (see the package documentation).
 	Ask bool
@@ -197,6 +201,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.BoolVar(&c.Rich, "rich", false, "declare resources and prompts and add the tool, resource, template and prompt "+RichTool+" with title, icons, outputSchema, annotations and _meta, whose results carry _meta")
 	fs.StringVar(&c.Instructions, "instructions", "", "the initialize result's instructions")
 	fs.IntVar(&c.InstructionsBytes, "instructions-bytes", 0, "instructions of `N` bytes (two-byte characters after a short sentence)")
+	fs.BoolVar(&c.Conformance, "conformance", false, "add the conformance suite's server fixture: the tools test_*, the resources test://static-text, test://static-binary, test://watched-resource, the template test://template/{id}/data, the prompts test_*_prompt*, logging and completions")
 	fs.BoolVar(&c.Ask, "ask", false, "add the tools ask, ask_url and capabilities, which send the client elicitation requests")
 	fs.BoolVar(&c.AskAfterInit, "ask-after-init", false, "over stdio, after notifications/initialized send one form elicitation (AskForm) and write the answer to stderr")
 	fs.BoolVar(&c.ClientRequests, "client-requests", false, "add the tools sample and roots, which ask the client (sampling/createMessage, roots/list) and return its answer")

@@ -180,6 +180,10 @@
 //	--instructions TEXT       the initialize result's instructions
 //	--instructions-bytes N    instructions of N bytes: a sentence, then "é" (two bytes each)
 //	--ask                     the tools "ask", "ask_url" and "capabilities" (above)
+//	--conformance             the official conformance suite's server fixture (conformance.go):
+//	                          the tools test_*, resources test://static-text, test://static-binary,
+//	                          test://watched-resource, the template test://template/{id}/data, the
+//	                          prompts test_*prompt*, logging, completions, SEP-2549 caching hints
 //	--ask-after-init          one elicitation after notifications/initialized (above)
 //	--client-requests         the tools "sample" and "roots": each asks the client
 //	                          (sampling/createMessage, roots/list) and returns its answer as

@@ -72,7 +72,8 @@ func New(cfg Config) (*Server, error) {
 		opts = append(opts, server.WithCacheHints(cfg.CacheTTLMs, mcp.CacheScope(cfg.CacheScope)))
 	}
 	opts = append(opts, cfg.featureOptions()...)
-	if cfg.Logging {
+	opts = append(opts, cfg.conformanceOptions()...)
+	if cfg.Logging && !cfg.Conformance {
 		opts = append(opts, server.WithLogging())
 	}
 	s.mcp = server.NewMCPServer(cfg.Name, cfg.Version, opts...)
@@ -94,6 +95,9 @@ func New(cfg Config) (*Server, error) {
 	s.addFeatures()
 	if cfg.Rich {
 		s.addRich()
+	}
+	if cfg.Conformance {
+		s.addConformance()
 	}
 	if cfg.Ask {
 		s.mcp.AddTools(s.askTools()...)

@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -541,4 +542,33 @@ func TestAskAfterInit(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return quiet.String() == "ask after initialized: the client declared no elicitation; not asking\n"
 	}, wait, 10*time.Millisecond, "stderr: %q", quiet.String())
+}
+
+// TestConformanceFixture: --conformance lists the names the conformance
+// suite's server scenarios call, and answers them as its reference server.
+func TestConformanceFixture(t *testing.T) {
+	s, err := New(Config{Conformance: true})
+	require.NoError(t, err)
+	defer s.Close()
+	ctx := context.Background()
+	tools, err := s.ListTools(ctx)
+	require.NoError(t, err)
+	var names []string
+	for _, raw := range tools {
+		var tl struct{ Name string }
+		require.NoError(t, json.Unmarshal(raw, &tl))
+		names = append(names, tl.Name)
+	}
+	assert.Subset(t, names, []string{"test_simple_text", "test_image_content", "test_audio_content", "test_embedded_resource",
+		"test_multiple_content_types", "test_tool_with_logging", "test_tool_with_progress", "test_error_handling", "json_schema_2020_12_tool"})
+	for msg, want := range map[string]string{
+		`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"test://template/42/data"}}`:                                                                                                                                                  `"text":"{\"data\":\"Data for ID: 42\",\"id\":\"42\",\"templateTest\":true}"`,
+		`{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"test_prompt_with_arguments","arguments":{"arg1":"a","arg2":"b"}}}`:                                                                                                             `Prompt with arguments: arg1='a', arg2='b'`,
+		`{"jsonrpc":"2.0","id":3,"method":"resources/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}}`: `"ttlMs":300000`,
+		`{"jsonrpc":"2.0","id":4,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"test_prompt_with_arguments"},"argument":{"name":"arg1","value":""}}}`:                                                                       `"completion":{"values":[]`,
+	} {
+		b, err := json.Marshal(s.MCPServer().HandleMessage(ctx, json.RawMessage(msg)))
+		require.NoError(t, err)
+		assert.Contains(t, string(b), want, msg)
+	}
 }
