@@ -201,18 +201,7 @@ var errProbeExit = errors.New("the server exited when asked server/discover")
 // it would have. A discover result is returned with the verdict, for
 // mcp-go (see discoverPrimer).
 func (s *Session) discover(ctx context.Context, tr transport.Interface, read func() bool) probe {
-	params := map[string]any{"_meta": s.out.requestMeta(ModernProtocolVersion)}
-	req := transport.JSONRPCRequest{
-		JSONRPC: mcpgo.JSONRPC_VERSION,
-		ID:      s.out.nextID("discover"),
-		Method:  string(mcpgo.MethodServerDiscover),
-		Params:  params,
-		Header:  standardHeaders(ModernProtocolVersion, string(mcpgo.MethodServerDiscover), params),
-	}
-	if hc, ok := tr.(transport.HTTPConnection); ok {
-		// The MCP-Protocol-Version header must match the _meta.
-		hc.SetProtocolVersion(ModernProtocolVersion)
-	}
+	req := s.discoverRequest(tr)
 	pctx, cancel := context.WithCancel(ctx)
 	type answer struct {
 		resp *transport.JSONRPCResponse
@@ -270,6 +259,52 @@ func (s *Session) discover(ctx context.Context, tr transport.Interface, read fun
 			}
 			return probe{version: ProtocolVersion}
 		}
+	}
+}
+
+// discoverRequest is a server/discover request at ModernProtocolVersion,
+// under a fresh id, with the transport's version header set to match its
+// _meta.
+func (s *Session) discoverRequest(tr transport.Interface) transport.JSONRPCRequest {
+	params := map[string]any{"_meta": s.out.requestMeta(ModernProtocolVersion)}
+	if hc, ok := tr.(transport.HTTPConnection); ok {
+		// The MCP-Protocol-Version header must match the _meta.
+		hc.SetProtocolVersion(ModernProtocolVersion)
+	}
+	return transport.JSONRPCRequest{
+		JSONRPC: mcpgo.JSONRPC_VERSION,
+		ID:      s.out.nextID("discover"),
+		Method:  string(mcpgo.MethodServerDiscover),
+		Params:  params,
+		Header:  standardHeaders(ModernProtocolVersion, string(mcpgo.MethodServerDiscover), params),
+	}
+}
+
+// discoverModern asks server/discover of a server whose revision is known
+// to be ModernProtocolVersion (pinned, or remembered), and returns its
+// answer for mcp-go (see discoverPrimer). A server that refuses the version
+// with UnsupportedProtocolVersion (-32022) and lists among data.supported a
+// version the session speaks is asked again once at it, as the revision
+// says a client does; it is ModernProtocolVersion, the only modern one
+// there is, so the retry is the same request under a new id. Any other
+// failure is returned: a session pinned to the revision does not fall back
+// to initialize.
+func (s *Session) discoverModern(ctx context.Context, tr transport.Interface) (*transport.JSONRPCResponse, error) {
+	for attempt := 0; ; attempt++ {
+		resp, err := tr.SendRequest(ctx, s.discoverRequest(tr))
+		if err != nil {
+			return nil, fmt.Errorf("server/discover: %w", err)
+		}
+		if resp.Error == nil {
+			return resp, nil
+		}
+		var unsupported mcpgo.UnsupportedProtocolVersionError
+		if attempt == 0 && errors.As(resp.Error.AsError(), &unsupported) && slices.Contains(unsupported.Supported, ModernProtocolVersion) {
+			s.log.V(1).Info("server/discover refused the protocol version; asking again at one it supports",
+				"supported", unsupported.Supported, "speaking", ModernProtocolVersion)
+			continue
+		}
+		return nil, fmt.Errorf("server/discover: %w", resp.Error.AsError())
 	}
 }
 

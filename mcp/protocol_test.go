@@ -219,7 +219,7 @@ func TestPinnedModernRefusesAnOlderServer(t *testing.T) {
 	srv.Protocol = ModernProtocolVersion
 	_, err := Connect(context.Background(), srv, Options{Logger: testLogger(t)})
 	require.Error(t, err)
-	require.Contains(t, err.Error(), `server "old": initialize: its protocol is pinned to 2026-07-28 but the server speaks 2025-11-25`)
+	require.Contains(t, err.Error(), `server "old": initialize: its protocol is pinned to 2026-07-28 but the server does not speak it (server/discover: method not found`)
 }
 
 // A session declares elicitation when it can answer and roots when its

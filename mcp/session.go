@@ -347,6 +347,21 @@ func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiat
 		}
 		version, discovered = found.version, found.discovered
 	}
+	if mcpgo.IsModernProtocol(version) && discovered == nil {
+		// Asked here rather than by mcp-go's Initialize, which falls back
+		// to initialize when the probe fails and retries a refused
+		// version only at another one.
+		d, err := s.discoverModern(cctx, c.GetTransport())
+		if err != nil && s.srv.Protocol == ModernProtocolVersion && cctx.Err() == nil && !isTransportError(err) {
+			return fmt.Errorf("server %q: initialize: its protocol is pinned to %s but the server does not speak it (%w): set \"protocol\": \"auto\" in its entry, or remove it",
+				s.srv.Name, ModernProtocolVersion, err)
+		}
+		if err != nil {
+			s.refusedRemembered = neg.remembered && cctx.Err() == nil && !isTransportError(err) && s.limits.tripped() == nil
+			return s.connectError(cctx, stepInitialize, err)
+		}
+		discovered = d
+	}
 	if p, ok := c.GetTransport().(discoverPrimer); ok && discovered != nil {
 		// mcp-go's Initialize asks server/discover again: the answer
 		// is the one just received, not a second probe.
