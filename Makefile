@@ -58,7 +58,7 @@ $(STATICCHECK):
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 ## test: every check CI runs
-test: deps lint cue-vet go-test conformance
+test: deps lint cue-vet go-test conformance conformance-server
 
 lint: fmt-check vet staticcheck
 
