@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"sync/atomic"
 
 	"github.com/go-logr/logr"
@@ -44,6 +45,17 @@ type outbound struct {
 	// fresh says which lists are still fresh (2026-07-28 caching hints);
 	// listPages sets it.
 	fresh listFreshness
+	// meta is requestMeta's capabilities and client info, encoded once a
+	// client is connected: the same on every request of a session, so
+	// not marshalled by reflection on each.
+	meta atomic.Pointer[encodedMeta]
+}
+
+// encodedMeta is the part of a 2026-07-28 request's _meta that is the
+// same on every request of the session, at version.
+type encodedMeta struct {
+	version    string
+	caps, info json.RawMessage
 }
 
 func newOutbound(ctx context.Context, srv Spec, opts Options, log logr.Logger, mask *urlMask, limits *limitTrip, life *lifetime,

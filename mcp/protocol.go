@@ -352,6 +352,28 @@ func (s *Session) Protocol() string { return s.out.proto }
 // declared in the handshake's InitializeRequest), and the log level asked
 // for (Spec.LogLevel; without one the server sends no log messages).
 func (o *outbound) requestMeta(version string) map[string]any {
+	enc := o.meta.Load()
+	if enc == nil || enc.version != version {
+		enc = o.encodeMeta(version)
+		if o.client != nil {
+			// The capabilities are settled once the client is: what the
+			// session answers does not change while it lives.
+			o.meta.Store(enc)
+		}
+	}
+	meta := map[string]any{
+		mcpgo.MetaKeyProtocolVersion:    version,
+		mcpgo.MetaKeyClientCapabilities: enc.caps,
+		mcpgo.MetaKeyClientInfo:         enc.info,
+	}
+	if o.srv.LogLevel != "" {
+		meta[mcpgo.MetaKeyLogLevel] = o.srv.LogLevel
+	}
+	return meta
+}
+
+// encodeMeta encodes the client capabilities and info of requestMeta.
+func (o *outbound) encodeMeta(version string) *encodedMeta {
 	var caps mcpgo.ClientCapabilities
 	if o.client != nil {
 		caps = o.client.GetClientCapabilities()
@@ -370,15 +392,11 @@ func (o *outbound) requestMeta(version string) map[string]any {
 			caps.Elicitation = &mcpgo.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}
 		}
 	}
-	meta := map[string]any{
-		mcpgo.MetaKeyProtocolVersion:    version,
-		mcpgo.MetaKeyClientCapabilities: caps,
-		mcpgo.MetaKeyClientInfo:         o.clientInfo,
-	}
-	if o.srv.LogLevel != "" {
-		meta[mcpgo.MetaKeyLogLevel] = o.srv.LogLevel
-	}
-	return meta
+	enc := &encodedMeta{version: version}
+	// Both are plain structs of strings and maps: they always encode.
+	enc.caps, _ = json.Marshal(caps)
+	enc.info, _ = json.Marshal(o.clientInfo)
+	return enc
 }
 
 // standardHeaders are the HTTP headers the 2026-07-28 revision requires of

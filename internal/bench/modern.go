@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -21,17 +23,45 @@ type ModernCallsOptions struct {
 }
 
 // ModernCalls compares an echo call through package mcp on the 2026-07-28
-// revision (mcp-testserver --modern, pinned to it) with the same call on
-// 2025-11-25 (the same binary without --modern, pinned to that), each on
-// its own server process, taking turns in blocks. The ratio is the median
-// of the rounds' ratios (a round: one block of each).
+// revision with the same call on 2025-11-25, on the same server: each
+// server runs twice, one process pinned to each revision, and the two take
+// turns in blocks. Two servers: mcp-testserver (with --modern for
+// 2026-07-28, as mcp-go serves it) and a real TypeScript SDK 2.x server
+// that speaks both (testdata/npm/mrtr-server.mjs). Each gets two rows: the
+// wall time of a call, which is mostly the server's and the pipe's, and
+// FreeCode's own CPU time per call (this process's user and system time;
+// the servers are other processes), the part a revision changes in
+// FreeCode. Ratios are the medians of the rounds' ratios (a round: one
+// block of each).
 func ModernCalls(ctx context.Context, cfg Config, opts ModernCallsOptions) ([]Row, error) {
-	connect := func(name, protocol string, flags ...string) (*mcp.Session, error) {
-		srv := controller.MCPSpec(localServer(name, append([]string{cfg.TestServer}, flags...)))
+	node := filepath.Join(cfg.Repo, "testdata/npm/node_modules/.bin/node")
+	script := filepath.Join(cfg.Repo, "testdata/npm/mrtr-server.mjs")
+	pairs := []struct {
+		name           string
+		legacy, modern []string
+	}{
+		{"mcp-testserver (mcp-go) with and without --modern", []string{cfg.TestServer}, []string{cfg.TestServer, "--modern"}},
+		{"TypeScript SDK 2.x server (testdata/npm/mrtr-server.mjs), one per revision", []string{node, script}, []string{node, script}},
+	}
+	var rows []Row
+	for i, p := range pairs {
+		r, err := modernPair(ctx, opts, fmt.Sprintf("12.%d", i+1), p.name, p.legacy, p.modern)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r...)
+	}
+	return rows, nil
+}
+
+// modernPair is ModernCalls on one server.
+func modernPair(ctx context.Context, opts ModernCallsOptions, number, name string, legacyCmd, modernCmd []string) ([]Row, error) {
+	connect := func(label, protocol string, command []string) (*mcp.Session, error) {
+		srv := controller.MCPSpec(localServer(label, command))
 		srv.Protocol = protocol
 		s, err := mcp.Connect(ctx, srv, mcp.Options{Logger: logr.Discard()})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if s.Protocol() != protocol {
 			s.Close()
@@ -39,64 +69,82 @@ func ModernCalls(ctx context.Context, cfg Config, opts ModernCallsOptions) ([]Ro
 		}
 		return s, nil
 	}
-	legacy, err := connect("legacy", mcp.ProtocolVersion)
+	legacy, err := connect("legacy", mcp.ProtocolVersion, legacyCmd)
 	if err != nil {
 		return nil, err
 	}
 	defer legacy.Close()
-	modern, err := connect("modern", mcp.ModernProtocolVersion, "--modern")
+	modern, err := connect("modern", mcp.ModernProtocolVersion, modernCmd)
 	if err != nil {
 		return nil, err
 	}
 	defer modern.Close()
-
 	args := json.RawMessage(`{"text":"hello"}`)
-	block := func(s *mcp.Session) (time.Duration, error) {
+	// block returns the wall time and this process's CPU time per call.
+	block := func(s *mcp.Session) (wall, cpu time.Duration, err error) {
+		cpu0 := processCPU()
 		start := time.Now()
 		for range opts.Calls {
 			res, err := s.CallTool(ctx, "echo", args, nil)
 			if err != nil {
-				return 0, fmt.Errorf("echo on %s: %w", s.Protocol(), err)
+				return 0, 0, fmt.Errorf("echo on %s: %w", s.Protocol(), err)
 			}
 			if res.IsError {
-				return 0, fmt.Errorf("echo on %s returned isError", s.Protocol())
+				return 0, 0, fmt.Errorf("echo on %s returned isError", s.Protocol())
 			}
 		}
-		return time.Since(start) / time.Duration(opts.Calls), nil
+		n := time.Duration(opts.Calls)
+		return time.Since(start) / n, (processCPU() - cpu0) / n, nil
 	}
 	// One block each to warm up.
 	for _, s := range []*mcp.Session{legacy, modern} {
-		if _, err := block(s); err != nil {
+		if _, _, err := block(s); err != nil {
 			return nil, err
 		}
 	}
-	var ms, ls []time.Duration
-	var ratios []float64
+	var ms, ls, mc, lc []time.Duration
+	var ratios, cpuRatios []float64
 	for i := range opts.Blocks {
 		order := []*mcp.Session{legacy, modern}
 		if i%2 == 1 {
 			order[0], order[1] = modern, legacy
 		}
-		var took [2]time.Duration
+		var wall, cpu [2]time.Duration // [modern, legacy]
 		for _, s := range order {
-			d, err := block(s)
+			w, c, err := block(s)
 			if err != nil {
 				return nil, err
 			}
+			k := 1
 			if s == modern {
-				took[0] = d
-			} else {
-				took[1] = d
+				k = 0
 			}
+			wall[k], cpu[k] = w, c
 		}
-		ms, ls = append(ms, took[0]), append(ls, took[1])
-		ratios = append(ratios, float64(took[0])/float64(took[1]))
+		ms, ls, mc, lc = append(ms, wall[0]), append(ls, wall[1]), append(mc, cpu[0]), append(lc, cpu[1])
+		ratios = append(ratios, float64(wall[0])/float64(wall[1]))
+		if cpu[1] > 0 {
+			cpuRatios = append(cpuRatios, float64(cpu[0])/float64(cpu[1]))
+		}
 	}
-	mm, ml, r := median(ms), median(ls), medianF(ratios)
-	const group = "12. revision call cost (mcp-testserver with and without --modern over stdio, through package mcp)"
-	return []Row{{
-		Group: group, Name: fmt.Sprintf("echo call: 2026-07-28 vs 2025-11-25, interleaved in blocks (%d calls per block)", opts.Calls),
-		Value: us(mm), Baseline: us(ml), Delta: fmt.Sprintf("%s (%+.1f%%, median of rounds' ratios %.3f)", us(mm-ml), 100*(r-1), r),
-		Ratio: fmt.Sprintf("%.2f×", r), Target: "ratio ≤ 1.05 (no more than a 2025-11-25 call)", Verdict: verdict(r <= 1.05), Runs: len(ratios),
-	}}, nil
+	group := number + ". revision call cost: " + name + ", through package mcp"
+	row := func(what string, m, l time.Duration, r float64, target, verdict string) Row {
+		return Row{Group: group, Name: fmt.Sprintf("%s: 2026-07-28 vs 2025-11-25, interleaved in blocks (%d calls per block)", what, opts.Calls),
+			Value: us(m), Baseline: us(l), Delta: fmt.Sprintf("%s (%+.1f%%, median of rounds' ratios %.3f)", us(m-l), 100*(r-1), r),
+			Ratio: fmt.Sprintf("%.2f×", r), Target: target, Verdict: verdict, Runs: len(ratios)}
+	}
+	rw, rc := medianF(ratios), medianF(cpuRatios)
+	return []Row{
+		row("for reference: echo call, wall time (mostly the server's and the pipe's)", median(ms), median(ls), rw, "", ""),
+		row("FreeCode's own CPU per echo call", median(mc), median(lc), rc, "ratio ≤ 1.05 (no more than a 2025-11-25 call)", verdict(rc <= 1.05)),
+	}, nil
+}
+
+// processCPU is the user and system time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -4,7 +4,8 @@
 // guests with an elicitation form: on the 2026-07-28 revision as an
 // input_required result (SEP-2322) answered by a retry, on 2025-11-25 through
 // the SDK's legacy shim as an elicitation/create request. where_am_i asks for
-// the client's roots the same way. Started by tests as
+// the client's roots the same way; echo answers at once (make bench compares
+// a call on each revision with it). Started by tests as
 //
 //	node testdata/npm/mrtr-server.mjs
 import { McpServer, inputRequired, acceptedContent } from "@modelcontextprotocol/server";
@@ -53,6 +54,12 @@ server.registerTool(
 		}
 		return { content: [{ type: "text", text: `booked for ${details.guests} on ${date}` }] };
 	},
+);
+
+server.registerTool(
+	"echo",
+	{ description: "Echoes its text (for the revision cost benchmark)", inputSchema: z.object({ text: z.string() }) },
+	async ({ text }) => ({ content: [{ type: "text", text }] }),
 );
 
 server.registerTool(
