@@ -74,6 +74,7 @@ frontend mcp_plain
 
 backend gateways
     balance roundrobin
+    http-request set-header Host localhost
     stick-table type string len 128 size 100k expire 30m
     stick on req.hdr(Mcp-Session-Id)
     stick store-response res.hdr(Mcp-Session-Id)
@@ -85,6 +86,7 @@ backend gateways
 
 backend gateways_plain
     balance roundrobin
+    http-request set-header Host localhost
     server gw1 %s
     server gw2 %s
 `, port, plainPort, replicas[0], replicas[1], replicas[0], replicas[1])
@@ -309,13 +311,17 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // newClient is an mcp-go client of url with the bearer token, on its own
-// HTTP transport (its connections closed at the end of the test).
-func newClient(t *testing.T, url, token string) *client.Client {
+// HTTP transport (its connections closed at the end of the test), sending
+// host as the Host header when not "".
+func newClient(t *testing.T, url, token, host string) *client.Client {
 	t.Helper()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	c, err := client.NewStreamableHttpClient(url,
-		transport.WithHTTPBasicClient(&http.Client{Transport: bearer{token: token, next: tr}}))
+	opts := []transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(&http.Client{Transport: bearer{token: token, next: tr}})}
+	if host != "" {
+		opts = append(opts, transport.WithStreamableHTTPHost(host))
+	}
+	c, err := client.NewStreamableHttpClient(url, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	require.NoError(t, c.Start(t.Context()))
@@ -477,7 +483,9 @@ func TestBehindHAProxy(t *testing.T) {
 	start := time.Now()
 
 	// 2026-07-28: no session; every request stands alone.
-	c := newClient(t, url, token)
+	// It reaches the balancer by a name of its own, as a host elsewhere
+	// would.
+	c := newClient(t, url, token, "mcp.example.com")
 	res := connect(t, c, mcpgo.ProtocolVersion20260728) // server/discover
 	assert.Equal(t, mcpgo.ProtocolVersion20260728, res.ProtocolVersion)
 	assert.Equal(t, mcpgo.ProtocolVersion20260728, c.ProtocolVersion())
@@ -558,7 +566,7 @@ func TestBehindHAProxy(t *testing.T) {
 	// 2025-11-25: a session, made by one replica's initialize and known to
 	// it alone. Through the stick table all its requests go there.
 	before := len(hops)
-	legacy := newClient(t, url, token)
+	legacy := newClient(t, url, token, "")
 	res = connect(t, legacy, mcpgo.LATEST_LEGACY_PROTOCOL_VERSION)
 	assert.Equal(t, mcpgo.LATEST_LEGACY_PROTOCOL_VERSION, res.ProtocolVersion)
 	assert.NotEmpty(t, legacy.GetSessionId(), "a 2025-11-25 connection has a session")
@@ -574,7 +582,7 @@ func TestBehindHAProxy(t *testing.T) {
 
 	// Without the stick table, the session's requests reach the replica
 	// that does not know it: 404, and the host's requests fail.
-	plain := newClient(t, fmt.Sprintf("http://127.0.0.1:%d%s", plainPort, HTTPPath), token)
+	plain := newClient(t, fmt.Sprintf("http://127.0.0.1:%d%s", plainPort, HTTPPath), token, "")
 	failed := 0
 	if _, err := plain.Initialize(ctx, mcpgo.InitializeRequest{Params: mcpgo.InitializeParams{
 		ProtocolVersion: mcpgo.LATEST_LEGACY_PROTOCOL_VERSION, ClientInfo: mcpgo.Implementation{Name: "plain", Version: "1"}}}); err != nil {
