@@ -10,7 +10,7 @@ NPM_STAMP   := $(NPM_DIR)/node_modules/.installed
 CUE_VERSION := v0.17.1
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build install uninstall test deps lint fmt-check vet staticcheck cue-vet go-test conformance conformance-server demo bench clean FORCE
+.PHONY: all build install uninstall test deps haproxy lint fmt-check vet staticcheck cue-vet go-test conformance conformance-server demo bench clean FORCE
 
 all: build
 
@@ -44,8 +44,9 @@ uninstall:
 bin/mcp-testserver: FORCE
 	$(GO) build -o $@ ./cmd/mcp-testserver
 
-## deps: pinned tools and the real MCP servers from npm (testdata/npm/package-lock.json)
-deps: $(NPM_STAMP) $(CUE) $(STATICCHECK)
+## deps: pinned tools, the real MCP servers from npm (testdata/npm/package-lock.json)
+## and haproxy (the system's package) for the gateway's load balancer test
+deps: $(NPM_STAMP) $(CUE) $(STATICCHECK) haproxy
 
 $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 	cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error
@@ -56,6 +57,11 @@ $(CUE):
 
 $(STATICCHECK):
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+## haproxy: installs the package haproxy with apt-get when it is missing (as root,
+## or with sudo -n); fails naming the package when it cannot
+haproxy:
+	@scripts/install-haproxy.sh
 
 ## test: every check CI runs
 test: deps lint cue-vet go-test conformance conformance-server
