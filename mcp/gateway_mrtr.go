@@ -97,9 +97,8 @@ type exchanges struct {
 	key []byte // the gateway's HMAC key
 	ttl time.Duration
 
-	mu     sync.Mutex // guards byID, seq and closed
+	mu     sync.Mutex // guards byID and closed
 	byID   map[string]*exchange
-	seq    uint64
 	closed bool
 	wg     sync.WaitGroup // the requests running
 }
@@ -489,7 +488,6 @@ func (xs *exchanges) open(state string, host [sha256.Size]byte, method, name str
 	}
 	return sp.X, sp.R, nil
 }
-
 
 // bridged runs run, a request of the host of ctx (method on name), and
 // returns its result; or, when the host is on 2026-07-28 and the request

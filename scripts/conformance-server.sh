@@ -60,11 +60,16 @@ declare -A gateway_expected=()
 for s in "${!fixture_expected[@]}"; do
 	gateway_expected[$s]="${fixture_expected[$s]} (the gateway fronts that fixture)"
 done
-gwmrtr="the gateway does not pass input_required results and the host's inputResponses through yet"
-for s in basic-elicitation basic-sampling basic-list-roots request-state multiple-input-requests multi-round \
-	non-tool-request result-type tampered-state capability-check; do
-	gateway_expected[input-required-result-$s]="$gwmrtr"
-done
+# The gateway answers a 2026-07-28 host's input_required itself: its
+# upstream session answers the fixture's, and each question the engine
+# brings it (an elicitation, an approval) is put to the host as its own
+# input request, under its own key and requestState (mcp/gateway_mrtr.go).
+# What the fixture asks that FreeCode does not pass on stays apart:
+gateway_expected[input-required-result-basic-elicitation]="the host is asked under the gateway's key (\"elicitation\"), not the fixture's (\"user_name\"): the upstream's input keys do not cross the engine"
+gateway_expected[input-required-result-basic-sampling]="FreeCode declares no sampling to its servers and passes none through, so the fixture's sampling request fails the call"
+gateway_expected[input-required-result-multiple-input-requests]="FreeCode declares no sampling to its servers and passes none through (the fixture asks elicitation, sampling and roots at once)"
+gateway_expected[input-required-result-basic-list-roots]="a server's roots come from its config entry (none here), the host is not asked for them"
+gateway_expected[input-required-result-capability-check]="the fixture sees the gateway's client capabilities (elicitation), not the host's (sampling only), and the host's declare no elicitation to be asked"
 gateway_expected[completion-complete]="the engine (api.Engine) does not pass completion/complete on to a server, so the gateway declares no completions"
 
 targets=("$@")
