@@ -55,11 +55,20 @@ func TestExchangeStateIsSealed(t *testing.T) {
 	other := newExchanges([]byte("key-2"), time.Minute)
 	defer other.close()
 	for name, try := range map[string]func() error{
-		"tampered":      func() error { _, _, _, err := xs.resume(host, "tools/call", "t", state+"-TAMPERED", accept()); return err },
-		"foreign":       func() error { _, _, _, err := other.resume(host, "tools/call", "t", state, accept()); return err },
-		"other host":    func() error { _, _, _, err := xs.resume(sha256.Sum256([]byte("b")), "tools/call", "t", state, accept()); return err },
-		"other tool":    func() error { _, _, _, err := xs.resume(host, "tools/call", "u", state, accept()); return err },
-		"oversized":     func() error { _, _, _, err := xs.resume(host, "tools/call", "t", string(make([]byte, 4096)), accept()); return err },
+		"tampered": func() error {
+			_, _, _, err := xs.resume(host, "tools/call", "t", state+"-TAMPERED", accept())
+			return err
+		},
+		"foreign": func() error { _, _, _, err := other.resume(host, "tools/call", "t", state, accept()); return err },
+		"other host": func() error {
+			_, _, _, err := xs.resume(sha256.Sum256([]byte("b")), "tools/call", "t", state, accept())
+			return err
+		},
+		"other tool": func() error { _, _, _, err := xs.resume(host, "tools/call", "u", state, accept()); return err },
+		"oversized": func() error {
+			_, _, _, err := xs.resume(host, "tools/call", "t", string(make([]byte, 4096)), accept())
+			return err
+		},
 		"not one of us": func() error { _, _, _, err := xs.resume(host, "tools/call", "t", "abc", accept()); return err },
 	} {
 		assert.ErrorIs(t, try(), ErrInvalidRequestState, name)
