@@ -129,6 +129,19 @@ func (g *gateway) read(ctx context.Context, uri string) ([]wire.ResourceContent,
 	return rr.Contents, nil
 }
 
+// promptServerOf names the server a listed prompt is got from ("" when
+// the name is not one of the gateway's).
+func (g *gateway) promptServerOf(name string) string {
+	if g.opts.Server != "" {
+		return g.opts.Server
+	}
+	server, _, ok := strings.Cut(name, "__")
+	if !ok {
+		return ""
+	}
+	return server
+}
+
 // getPrompt gets a listed prompt from its server (the one it fronts, if
 // it fronts one).
 func (g *gateway) getPrompt(ctx context.Context, name string, args map[string]string) (wire.PromptResult, error) {

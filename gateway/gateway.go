@@ -183,7 +183,7 @@ func newGateway(eng engine, alone func() bool, opts Options) *gateway {
 	g.instructions <- ""
 	g.srv = mcp.NewGateway(mcp.GatewayOptions{Name: "freecode", Version: opts.Version, Call: g.call, Logger: opts.Logger.WithName("mcp"),
 		MaxMessageBytes: opts.MaxMessageBytes, MaxRequests: opts.MaxRequests,
-		Read: g.read, GetPrompt: g.getPrompt, ServerOf: g.serverOf, Instructions: func() string {
+		Read: g.read, GetPrompt: g.getPrompt, ServerOf: g.serverOf, PromptServerOf: g.promptServerOf, Instructions: func() string {
 			s := <-g.instructions
 			g.instructions <- s
 			return s

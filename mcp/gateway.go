@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -63,6 +64,15 @@ type GatewayOptions struct {
 	// whose call waits on that server. nil: every question goes to the
 	// most recently connected host that can show it.
 	ServerOf func(name string) string
+	// PromptServerOf names the upstream server a listed prompt is got
+	// from ("" for none), as ServerOf for tools: a question of that server
+	// while a 2026-07-28 host's prompts/get waits on it is put to that
+	// host. nil: none.
+	PromptServerOf func(name string) string
+	// ExchangeTTL bounds how long a 2026-07-28 host's request that asked
+	// it a question waits for the host to send it again with the answer
+	// (0: DefaultExchangeTTL); see gateway_mrtr.go.
+	ExchangeTTL time.Duration
 	// HTTPSessionIdleTTL is how long an HTTP host's session lives with no
 	// request in flight, a standing GET stream being one (0:
 	// DefaultHTTPSessionIdleTTL).
@@ -115,6 +125,10 @@ type Gateway struct {
 
 	// progress lets an answer wait for the progress notices before it.
 	progress progressWrites
+
+	// stateKey is the HMAC key of the requestStates the gateway gives its
+	// 2026-07-28 hosts: random, this process's alone.
+	stateKey []byte
 }
 
 // hostCall is a tools/call in flight, as Gateway.calls holds it.
@@ -122,11 +136,15 @@ type hostCall struct {
 	seq    uint64
 	host   server.ClientSession
 	server string
+	// ex is the exchange of a 2026-07-28 host's request (its questions
+	// go through it), nil for an older host's.
+	ex *exchange
 }
 
 // NewGateway returns a gateway listing no tools until SetTools.
 func NewGateway(opts GatewayOptions) *Gateway {
-	g := &Gateway{opts: opts}
+	g := &Gateway{opts: opts, stateKey: make([]byte, 32)}
+	_, _ = rand.Read(g.stateKey) // crypto/rand.Read does not fail
 	hooks := &server.Hooks{}
 	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcpgo.InitializeRequest, res *mcpgo.InitializeResult) {
 		if opts.Instructions != nil && res != nil {
@@ -253,78 +271,108 @@ func mcpTool(t wire.Tool) mcpgo.Tool {
 
 func (g *Gateway) handler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		// The host's bytes, as it sent them: a decoded and re-encoded
-		// integer above 2^53 would not be the same number.
-		args := req.Params.RawArguments
-		if len(args) == 0 || string(args) == "null" {
-			args = json.RawMessage("{}")
-		}
-		if done := g.track(ctx, name); done != nil {
-			defer done()
-		}
-		c := GatewayCall{Name: name, Args: args}
-		var progressKey string
-		var progressSent atomic.Int64
-		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
-			token := req.Params.Meta.ProgressToken
-			if raw, err := json.Marshal(token); err == nil {
-				progressKey = idKey(raw)
-				g.progress.watch(progressKey)
-			}
-			c.Progress = func(p wire.Progress) {
-				params := map[string]any{"progressToken": token, "progress": p.Progress}
-				if p.Total > 0 {
-					params["total"] = p.Total
-				}
-				if p.Message != "" {
-					params["message"] = p.Message
-				}
-				if err := g.srv.SendNotificationToClient(ctx, string(mcpgo.MethodNotificationProgress), params); err != nil {
-					g.opts.Logger.V(1).Info("progress not passed on to the host", "tool", name, "error", err.Error())
-					return
-				}
-				progressSent.Add(1)
-			}
-		}
-		res, err := g.opts.Call(ctx, c)
-		// The answer goes after the notices sent before it (progressWrites);
-		// Call has returned, so no more are sent.
-		if progressKey != "" {
-			g.progress.wait(ctx, progressKey, int(progressSent.Load()))
-		}
+		res, ir, err := g.bridged(ctx, string(mcpgo.MethodToolsCall), name, req.Params.MultiRoundTripParams,
+			func(ctx context.Context) (any, error) { return g.callTool(ctx, name, req) })
 		if err != nil {
 			return nil, err
 		}
-		out := &mcpgo.CallToolResult{IsError: res.IsError, Content: make([]mcpgo.Content, 0, len(res.Content))}
-		for _, c := range res.Content {
-			b, err := c.Block()
-			if err != nil {
-				return nil, fmt.Errorf("tool %q: content block: %w", name, err)
-			}
-			out.Content = append(out.Content, rawContent{raw: b})
+		if ir != nil {
+			return &mcpgo.CallToolResult{Result: mcpgo.Result{ResultType: mcpgo.ResultTypeInputRequired}, MultiRoundTripResult: *ir}, nil
 		}
-		if len(res.Structured) > 0 {
-			out.RawStructuredContent = res.Structured
-		}
-		out.Meta = metaOf(res.Meta)
-		return out, nil
+		return res.(*mcpgo.CallToolResult), nil
 	}
 }
 
-// track records a call of the host of ctx to the tool name as in flight,
-// until done is called; nil when there is nothing to record.
-func (g *Gateway) track(ctx context.Context, name string) (done func()) {
+// callTool runs a call of the host to the tool name: in the handler's
+// goroutine for an older host, in its exchange's for a 2026-07-28 one.
+func (g *Gateway) callTool(ctx context.Context, name string, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	// The host's bytes, as it sent them: a decoded and re-encoded
+	// integer above 2^53 would not be the same number.
+	args := req.Params.RawArguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	if done := g.track(ctx, g.serverOf(name)); done != nil {
+		defer done()
+	}
+	c := GatewayCall{Name: name, Args: args}
+	var progressKey string
+	var progressSent atomic.Int64
+	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+		token := req.Params.Meta.ProgressToken
+		if raw, err := json.Marshal(token); err == nil {
+			progressKey = idKey(raw)
+			g.progress.watch(progressKey)
+		}
+		x := exchangeOf(ctx)
+		c.Progress = func(p wire.Progress) {
+			if x != nil && x.asking() {
+				// The host's first request has been answered
+				// (input_required): there is no stream to send on.
+				return
+			}
+			params := map[string]any{"progressToken": token, "progress": p.Progress}
+			if p.Total > 0 {
+				params["total"] = p.Total
+			}
+			if p.Message != "" {
+				params["message"] = p.Message
+			}
+			if err := g.srv.SendNotificationToClient(ctx, string(mcpgo.MethodNotificationProgress), params); err != nil {
+				g.opts.Logger.V(1).Info("progress not passed on to the host", "tool", name, "error", err.Error())
+				return
+			}
+			progressSent.Add(1)
+		}
+	}
+	res, err := g.opts.Call(ctx, c)
+	// The answer goes after the notices sent before it (progressWrites);
+	// Call has returned, so no more are sent.
+	if progressKey != "" {
+		g.progress.wait(ctx, progressKey, int(progressSent.Load()))
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &mcpgo.CallToolResult{IsError: res.IsError, Content: make([]mcpgo.Content, 0, len(res.Content))}
+	for _, c := range res.Content {
+		b, err := c.Block()
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: content block: %w", name, err)
+		}
+		out.Content = append(out.Content, rawContent{raw: b})
+	}
+	if len(res.Structured) > 0 {
+		out.RawStructuredContent = res.Structured
+	}
+	out.Meta = metaOf(res.Meta)
+	return out, nil
+}
+
+// serverOf is the upstream server of the listed tool name ("": none).
+func (g *Gateway) serverOf(name string) string {
+	if g.opts.ServerOf == nil {
+		return ""
+	}
+	return g.opts.ServerOf(name)
+}
+
+// track records a request of the host of ctx waiting on the server
+// upstream as in flight, until done is called; nil when there is nothing
+// to record. A 2026-07-28 host is recorded with the capabilities its
+// request declared, and the request's exchange.
+func (g *Gateway) track(ctx context.Context, upstream string) (done func()) {
 	host := server.ClientSessionFromContext(ctx)
-	if host == nil || g.opts.ServerOf == nil {
+	if host == nil || upstream == "" {
 		return nil
 	}
-	upstream := g.opts.ServerOf(name)
-	if upstream == "" {
-		return nil
+	x := exchangeOf(ctx)
+	if x != nil {
+		host = requestHost{ClientSession: host, caps: requestCaps(ctx)}
 	}
 	g.mu.Lock()
 	g.callSeq++
-	c := &hostCall{seq: g.callSeq, host: host, server: upstream}
+	c := &hostCall{seq: g.callSeq, host: host, server: upstream, ex: x}
 	g.calls = append(g.calls, c)
 	g.mu.Unlock()
 	return func() {
@@ -369,7 +417,11 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 
 	s := server.NewStdioServer(g.srv)
 	s.SetErrorLogger(logAdapter(g.opts.Logger))
-	err := s.Listen(ctx, pr, hostOut{w: out, f: f})
+	// The requests of a 2026-07-28 host that wait on its answers end with
+	// the connection.
+	xs := newExchanges(g.stateKey, g.opts.ExchangeTTL)
+	defer xs.close()
+	err := s.Listen(withHostRef(ctx, xs, stdioHost()), pr, hostOut{w: out, f: f})
 	// mcp-go may leave a read of pr under way, and pump a write to it or
 	// a wait for a slot: this ends them.
 	pr.CloseWithError(io.EOF)
@@ -406,7 +458,7 @@ func (g *Gateway) HTTPHandler(path string) *GatewayHTTP {
 	g.progress.tracking.Store(true)
 	h := &GatewayHTTP{h: server.NewStreamableHTTPServer(g.srv, server.WithEndpointPath(path), server.WithStateful(true)),
 		path: path, ttl: ttl, sessions: map[string]*httpSession{}, stop: cancel, swept: make(chan struct{}), log: g.opts.Logger,
-		progress: &g.progress}
+		progress: &g.progress, xs: newExchanges(g.stateKey, g.opts.ExchangeTTL)}
 	go h.sweep(ctx)
 	return h
 }
@@ -421,6 +473,10 @@ type GatewayHTTP struct {
 	// progress counts the progress notices written to the hosts, so that a
 	// call's answer waits for them (see progressCounting).
 	progress *progressWrites
+
+	// xs are the exchanges of the 2026-07-28 hosts' requests that asked
+	// them questions; a host is told apart by clientOf.
+	xs *exchanges
 
 	mu       sync.Mutex // guards sessions
 	sessions map[string]*httpSession
@@ -463,6 +519,7 @@ func (h *GatewayHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.open(made, client)
 		}
 	}()
+	r = r.WithContext(withHostRef(r.Context(), h.xs, client))
 	h.h.ServeHTTP(progressCounting{ResponseWriter: w, p: h.progress}, r)
 }
 
@@ -595,6 +652,9 @@ func (h *GatewayHTTP) sweep(ctx context.Context) {
 func (h *GatewayHTTP) Close(ctx context.Context) error {
 	h.stop()
 	<-h.swept
+	// The requests waiting on their hosts' answers are cancelled, their
+	// upstream calls with them.
+	h.xs.close()
 	if err := h.h.Shutdown(ctx); err != nil {
 		return fmt.Errorf("close the http endpoint: %w", err)
 	}
@@ -623,7 +683,22 @@ type HostQuestion struct {
 // AskHost puts q to the host of the call whose ctx this is (a tools/call
 // handler's context, as GatewayOptions.Call gets it). It returns
 // ErrHostCannotElicit when that host did not declare the capability.
+//
+// For a host on 2026-07-28 (the request's exchange is in ctx) the
+// question goes as an input request under the key "approval", answered
+// by the host's retry (see gateway_mrtr.go); a host that does not retry
+// in time is taken to have cancelled.
 func AskHost(ctx context.Context, q HostQuestion) (ElicitResult, error) {
+	if x := exchangeOf(ctx); x != nil {
+		if !canElicitForm(requestHost{caps: requestCaps(ctx)}) {
+			return ElicitResult{}, ErrHostCannotElicit
+		}
+		params, err := formParams(q)
+		if err != nil {
+			return ElicitResult{}, err
+		}
+		return askExchange(ctx, x, "approval", params)
+	}
 	srv := server.ServerFromContext(ctx)
 	s := server.ClientSessionFromContext(ctx)
 	if srv == nil || s == nil || !canElicitForm(s) {
@@ -645,9 +720,26 @@ func (g *Gateway) Elicit(ctx context.Context, e *Elicitation) (ElicitResult, err
 	if e.Mode == ElicitURL {
 		can = canElicitURL
 	}
-	host := g.hostFor(e.Server, can)
+	host, x := g.hostFor(e.Server, can)
 	if host == nil {
 		return ElicitResult{}, ErrHostCannotElicit
+	}
+	if x != nil {
+		// A 2026-07-28 host: the question goes in the answer to its
+		// request (input_required), the key naming the server.
+		params := mcpgo.ElicitationParams{Mode: mcpgo.ElicitationModeURL, Message: fmt.Sprintf("%s asks: %s", e.Server, e.Message),
+			URL: e.URL, ElicitationID: e.ElicitationID}
+		if e.Mode != ElicitURL {
+			q := HostQuestion{Message: params.Message}
+			if e.Form != nil {
+				q.Schema = e.Form.Schema
+			}
+			var err error
+			if params, err = formParams(q); err != nil {
+				return ElicitResult{}, err
+			}
+		}
+		return askExchange(ctx, x, "elicitation", params)
 	}
 	ctx = g.srv.WithContext(ctx, host)
 	if e.Mode == ElicitURL {
@@ -665,8 +757,9 @@ func (g *Gateway) Elicit(ctx context.Context, e *Elicitation) (ElicitResult, err
 }
 
 // hostFor is the host a question of upstream goes to (see Elicit), of
-// those can accepts; nil when none.
-func (g *Gateway) hostFor(upstream string, can func(server.ClientSession) bool) server.ClientSession {
+// those can accepts, and the exchange of the request it waits on when
+// the host is on 2026-07-28; nil when none.
+func (g *Gateway) hostFor(upstream string, can func(server.ClientSession) bool) (server.ClientSession, *exchange) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	waiting := false
@@ -676,30 +769,39 @@ func (g *Gateway) hostFor(upstream string, can func(server.ClientSession) bool) 
 		}
 		waiting = true
 		if can(c.host) {
-			return c.host
+			return c.host, c.ex
 		}
 	}
 	if waiting {
-		return nil
+		return nil, nil
 	}
 	for _, h := range slices.Backward(g.hosts) {
 		if can(h) {
-			return h
+			return h, nil
 		}
 	}
-	return nil
+	return nil, nil
 }
 
-func elicitHost(ctx context.Context, srv *server.MCPServer, q HostQuestion) (ElicitResult, error) {
+// formParams is q as a form-mode elicitation.
+func formParams(q HostQuestion) (mcpgo.ElicitationParams, error) {
 	schema := q.Schema
 	if len(schema) == 0 {
 		schema = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
 	var requested any
 	if err := json.Unmarshal(schema, &requested); err != nil {
-		return ElicitResult{}, fmt.Errorf("requested schema: %w", err)
+		return mcpgo.ElicitationParams{}, fmt.Errorf("requested schema: %w", err)
 	}
-	req := mcpgo.ElicitationRequest{Params: mcpgo.ElicitationParams{Mode: mcpgo.ElicitationModeForm, Message: q.Message, RequestedSchema: requested}}
+	return mcpgo.ElicitationParams{Mode: mcpgo.ElicitationModeForm, Message: q.Message, RequestedSchema: requested}, nil
+}
+
+func elicitHost(ctx context.Context, srv *server.MCPServer, q HostQuestion) (ElicitResult, error) {
+	params, err := formParams(q)
+	if err != nil {
+		return ElicitResult{}, err
+	}
+	req := mcpgo.ElicitationRequest{Params: params}
 	res, err := srv.RequestElicitation(ctx, req)
 	if err != nil {
 		return ElicitResult{}, fmt.Errorf("ask the host: %w", err)

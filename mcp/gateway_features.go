@@ -191,15 +191,31 @@ func (g *Gateway) promptHandler(name string) server.PromptHandlerFunc {
 		if g.opts.GetPrompt == nil {
 			return nil, fmt.Errorf("prompt %s: %w", name, ErrNotOffered)
 		}
-		res, err := g.opts.GetPrompt(ctx, name, req.Params.Arguments)
+		res, ir, err := g.bridged(ctx, string(mcpgo.MethodPromptsGet), name, req.Params.MultiRoundTripParams,
+			func(ctx context.Context) (any, error) {
+				if g.opts.PromptServerOf != nil {
+					if done := g.track(ctx, g.opts.PromptServerOf(name)); done != nil {
+						defer done()
+					}
+				}
+				return g.opts.GetPrompt(ctx, name, req.Params.Arguments)
+			})
 		if err != nil {
 			return nil, err
 		}
-		out := &mcpgo.GetPromptResult{Description: res.Description, Messages: make([]mcpgo.PromptMessage, 0, len(res.Messages))}
-		out.Meta = metaOf(res.Meta)
-		for _, m := range res.Messages {
-			out.Messages = append(out.Messages, mcpgo.PromptMessage{Role: mcpgo.Role(m.Role), Content: rawContent{raw: m.Content}})
+		if ir != nil {
+			return &mcpgo.GetPromptResult{Result: mcpgo.Result{ResultType: mcpgo.ResultTypeInputRequired}, MultiRoundTripResult: *ir}, nil
 		}
-		return out, nil
+		return promptResult(res.(wire.PromptResult)), nil
 	}
+}
+
+// promptResult is a prompt for mcp-go.
+func promptResult(res wire.PromptResult) *mcpgo.GetPromptResult {
+	out := &mcpgo.GetPromptResult{Description: res.Description, Messages: make([]mcpgo.PromptMessage, 0, len(res.Messages))}
+	out.Meta = metaOf(res.Meta)
+	for _, m := range res.Messages {
+		out.Messages = append(out.Messages, mcpgo.PromptMessage{Role: mcpgo.Role(m.Role), Content: rawContent{raw: m.Content}})
+	}
+	return out
 }

@@ -98,6 +98,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Conformance {
 		s.addConformance()
+		s.addConformanceMRTR()
 	}
 	if cfg.Ask {
 		s.mcp.AddTools(s.askTools()...)
