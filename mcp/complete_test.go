@@ -12,7 +12,9 @@ import (
 	"github.com/freecode/freecode/wire"
 )
 
-func promptRef(name string) wire.CompletionRef { return wire.CompletionRef{Type: wire.RefPrompt, Name: name} }
+func promptRef(name string) wire.CompletionRef {
+	return wire.CompletionRef{Type: wire.RefPrompt, Name: name}
+}
 
 // A prompt's and a template's arguments complete as the server says, the
 // other arguments' values reaching it as context; what is wrong with the
