@@ -76,7 +76,6 @@ for s in "${!gateway_expected[@]}"; do
 		gateway_expected[$s]+="; the gateway would also have to pass input_required results and the host's inputResponses through (not done yet)"
 	fi
 done
-gateway_expected[completion-complete]="the engine (api.Engine) does not pass completion/complete on to a server, so the gateway declares no completions"
 
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
