@@ -147,5 +147,9 @@ func (c *Client) GetPrompt(ctx context.Context, server, prompt string, args map[
 // /v1/servers/{name}/complete).
 func (c *Client) Complete(ctx context.Context, server string, req wire.CompletionRequest) (wire.Completion, error) {
 	var res wire.Completion
+	if server == "" {
+		// No route names no server: the error serve.Core gives.
+		return res, WithKind(errors.New("a completion needs a server"), ErrBadRequest)
+	}
 	return res, c.call(ctx, http.MethodPost, "/v1/servers/"+url.PathEscape(server)+"/complete", req, &res)
 }

@@ -36,8 +36,8 @@ const (
 // MaxCompletionValues values, each at most MaxCompletionValueBytes and all
 // together at most MaxCompletionBytes; the values left out, and empty
 // ones, are counted in Dropped and make HasMore true. The result names
-// the server; its Raw is the server's completion object without its
-// values.
+// the server; its Raw is what else the server's completion object holds
+// (nil: nothing).
 //
 // Errors: ErrNotOffered for a server that did not declare completions;
 // ErrInvalidParams for a ref of no known type, without its name or URI,
@@ -175,13 +175,14 @@ func decodeCompletion(raw json.RawMessage) (wire.Completion, error) {
 		c.Total = total
 	}
 	c.HasMore = c.HasMore || c.Dropped > 0 || c.Total > len(c.Values)
+	// Keys FreeCode does not interpret are kept; those it bounded or
+	// checked are not, so that a value it left out (a negative total)
+	// does not pass on from Raw.
 	delete(members, "values")
-	for k := range members {
-		if k != "total" && k != "hasMore" {
-			// Keys FreeCode does not interpret: kept, without the values.
-			c.Raw, _ = json.Marshal(members)
-			break
-		}
+	delete(members, "total")
+	delete(members, "hasMore")
+	if len(members) > 0 {
+		c.Raw, _ = json.Marshal(members)
 	}
 	return c, nil
 }

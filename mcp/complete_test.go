@@ -120,6 +120,8 @@ func TestDecodeCompletion(t *testing.T) {
 		{"not strings and empty", `{"completion":{"values":["a",1,null,"",{"v":"b"}]}}`, wire.Completion{Values: []string{"a"}, Dropped: 4, HasMore: true}, ""},
 		{"total below what was sent", `{"completion":{"values":["a","b"],"total":1}}`, wire.Completion{Values: []string{"a", "b"}}, ""},
 		{"negative total", `{"completion":{"values":["a"],"total":-5}}`, wire.Completion{Values: []string{"a"}}, ""},
+		{"negative total beside other keys", `{"completion":{"values":["a"],"total":-5,"hasMore":true,"x":1}}`,
+			wire.Completion{Values: []string{"a"}, HasMore: true, Raw: json.RawMessage(`{"x":1}`)}, ""},
 		{"total above", `{"completion":{"values":["a"],"total":7}}`, wire.Completion{Values: []string{"a"}, Total: 7, HasMore: true}, ""},
 		{"no completion", `{}`, wire.Completion{}, "completion is not an object: missing"},
 		{"no values", `{"completion":{"total":3}}`, wire.Completion{}, "completion.values is not an array: missing"},

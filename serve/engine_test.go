@@ -362,6 +362,12 @@ func TestEngineInProcessAndOverTheSocket(t *testing.T) {
 			assert.Equal(t, []string{"not found"}, a.Is)
 			assert.Equal(t, `server "nope": unknown server`, a.Err)
 		}},
+		{"complete without a server", func(ctx context.Context, e api.Engine) (any, error) {
+			return e.Complete(ctx, "", complete(wire.CompletionRef{Type: wire.RefPrompt, Name: "greet"}, "name", "", nil))
+		}, func(t *testing.T, v any, a answer) {
+			assert.Equal(t, []string{"bad request"}, a.Is)
+			assert.Equal(t, "a completion needs a server", a.Err)
+		}},
 		{"complete of a disabled server", func(ctx context.Context, e api.Engine) (any, error) {
 			return e.Complete(ctx, "off", complete(wire.CompletionRef{Type: wire.RefPrompt, Name: "greet"}, "name", "", nil))
 		}, func(t *testing.T, v any, a answer) {

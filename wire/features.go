@@ -277,10 +277,10 @@ type Completion struct {
 	Dropped int `json:"dropped,omitempty"`
 	// Meta is the result's _meta object as the server sent it (nil: none).
 	Meta json.RawMessage `json:"_meta,omitempty"`
-	// Raw is the server's completion object without its values (which
-	// FreeCode bounded into Values), kept only when it has keys FreeCode
-	// does not interpret; its JSON is this object with the fields above
-	// written over it (see Tool.Raw).
+	// Raw is what the server's completion object holds beside values,
+	// total and hasMore (which FreeCode bounded or checked into the fields
+	// above), nil when nothing; its JSON is this object with the fields
+	// above written over it (see Tool.Raw).
 	Raw json.RawMessage `json:"-"`
 }
 
