@@ -140,6 +140,9 @@ func (e *testEngine) GetPrompt(context.Context, string, string, map[string]strin
 	return wire.PromptResult{}, errNoFeatures
 }
 func (e *testEngine) Subscribe(context.Context, string, string, bool) error { return errNoFeatures }
+func (e *testEngine) Complete(context.Context, string, wire.CompletionRequest) (wire.Completion, error) {
+	return wire.Completion{}, errNoFeatures
+}
 
 // fakeBackend serves one server, "one", whose stderr is what write and
 // newSession say, numbered as a session numbers its lines.

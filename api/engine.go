@@ -77,8 +77,8 @@ type Caller interface {
 }
 
 // FeatureReader is the part of Engine that serves what servers offer
-// beside tools. A read, a prompt and a subscription are bounded by the
-// server's callTimeout like a call of its tools.
+// beside tools. A read, a prompt, a subscription and a completion are
+// bounded by the server's callTimeout like a call of its tools.
 type FeatureReader interface {
 	// Resources returns the resources and templates of server ("" every
 	// server that has some); Prompts the same for prompts.
@@ -89,6 +89,13 @@ type FeatureReader interface {
 	// Subscribe subscribes to updates of uri (on) or ends that; updates go
 	// out as wire.ResourceUpdated events.
 	Subscribe(ctx context.Context, server, uri string, on bool) error
+	// Complete asks server for the values an argument of one of its
+	// prompts or resource templates may take (completion/complete), as
+	// many as mcp.Session.Complete keeps. A server that did not declare
+	// completions is ErrConflict, like one that is not ready; a request
+	// without a server, ref or argument name ErrBadRequest; a prompt the
+	// server does not list ErrNotFound.
+	Complete(ctx context.Context, server string, req wire.CompletionRequest) (wire.Completion, error)
 }
 
 // Approver is the part of Engine that answers the calls waiting for the

@@ -70,6 +70,19 @@ func promptArgs(w http.ResponseWriter, r *http.Request) (map[string]string, erro
 	return args, nil
 }
 
+func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
+	var body wire.CompletionRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil {
+		writeError(w, http.StatusBadRequest, `the body must be {"ref": {"type": "ref/prompt", "name": NAME} or {"type": "ref/resource", "uri": TEMPLATE}, `+
+			`"argument": {"name": NAME, "value": PARTIAL}, "context": {"other argument": "its value", ...}}: `+err.Error())
+		return
+	}
+	res, err := s.engine.Complete(r.Context(), r.PathValue("name"), body)
+	answer(w, http.StatusOK, res, err)
+}
+
 func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request) {
 	args, err := promptArgs(w, r)
 	if err != nil {
@@ -128,4 +141,15 @@ func (c *Client) GetPrompt(ctx context.Context, server, prompt string, args map[
 	}
 	path := "/v1/prompts/" + url.PathEscape(server) + "/" + url.PathEscape(prompt)
 	return res, c.call(ctx, http.MethodPost, path, args, &res)
+}
+
+// Complete asks server for the values of an argument (POST
+// /v1/servers/{name}/complete).
+func (c *Client) Complete(ctx context.Context, server string, req wire.CompletionRequest) (wire.Completion, error) {
+	var res wire.Completion
+	if server == "" {
+		// No route names no server: the error serve.Core gives.
+		return res, WithKind(errors.New("a completion needs a server"), ErrBadRequest)
+	}
+	return res, c.call(ctx, http.MethodPost, "/v1/servers/"+url.PathEscape(server)+"/complete", req, &res)
 }

@@ -93,6 +93,7 @@ func NewServer(engine Engine, opts ServerOptions) *Server {
 	s.mux.HandleFunc("POST /v1/servers/{name}/restart", s.restart)
 	s.mux.HandleFunc("GET /v1/servers/{name}/logs", s.logs)
 	s.mux.HandleFunc("GET /v1/servers/{name}/tools", s.serverTools)
+	s.mux.HandleFunc("POST /v1/servers/{name}/complete", s.complete)
 	s.mux.HandleFunc("GET /v1/resources", s.resources)
 	s.mux.HandleFunc("GET /v1/resources/read", s.readResource)
 	s.mux.HandleFunc("POST /v1/resources/subscribe", s.subscribe(true))

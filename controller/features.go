@@ -31,6 +31,14 @@ type featureConn interface {
 	TakeResourceUpdates() []string
 }
 
+// completionConn is what a Conn that may complete arguments offers;
+// *mcp.Session implements it. Offers says whether its server declared
+// completions.
+type completionConn interface {
+	Offers() mcp.Offers
+	Complete(ctx context.Context, ref wire.CompletionRef, arg wire.CompletionArgument, given map[string]string) (wire.Completion, error)
+}
+
 // featuresChanged is conn's FeaturesChanged, or nil (never ready).
 func featuresChanged(conn Conn) <-chan struct{} {
 	if fc, ok := conn.(featureConn); ok {
@@ -302,4 +310,28 @@ func (c *Controller) Subscribe(ctx context.Context, name, uri string, on bool) e
 		return fc.Subscribe(ctx, uri)
 	}
 	return err
+}
+
+// Complete asks server name's session for the values of an argument
+// (mcp.Session.Complete). The server must be ready (else ErrNotReady) and
+// declare completions (else mcp.ErrNotOffered); errors wrap
+// ErrUnknownServer, or are the session's own.
+func (c *Controller) Complete(ctx context.Context, name string, req wire.CompletionRequest) (wire.Completion, error) {
+	phase, conn, err := c.serverFeatures(name)
+	if err != nil {
+		return wire.Completion{}, err
+	}
+	if conn == nil {
+		return wire.Completion{}, fmt.Errorf("server %q: %w (phase %s), so it cannot complete arguments; see `freecode mcp status`", name, ErrNotReady, phase)
+	}
+	cc, ok := conn.(completionConn)
+	if !ok {
+		return wire.Completion{}, notOfferedError(fmt.Sprintf("server %q offers no completions", name))
+	}
+	res, err := cc.Complete(ctx, req.Ref, req.Argument, req.Context)
+	if err != nil {
+		return wire.Completion{}, err
+	}
+	res.Server = name
+	return res, nil
 }

@@ -144,6 +144,9 @@ func (c *Controller) viewLocked(name string, want map[string]schema.Server) serv
 			ss.ToolsTotal = st.toolsTotal
 		}
 		ss.Resources, ss.ResourceTemplates, ss.Prompts = st.resources, st.templates, st.prompts
+		if cc, ok := st.conn.(completionConn); ok {
+			ss.Completions = cc.Offers().Completions
+		}
 		if fc, ok := st.conn.(featureConn); ok {
 			in := fc.Instructions()
 			ss.Instructions, ss.InstructionsCut = in.Text, in.Cut
@@ -303,6 +306,9 @@ func (s *Snapshot) Lists() wire.Lists {
 				out.Instructions = map[string]string{}
 			}
 			out.Instructions[v.status.Name] = in
+		}
+		if v.status.Completions {
+			out.Completions = append(out.Completions, v.status.Name)
 		}
 	}
 	return out

@@ -117,7 +117,7 @@ func (g *gateway) list(ctx context.Context) ([]defs.Def, map[string]wire.Tool, f
 		listed = append(listed, d)
 	}
 	g.meta = tools
-	f := features{resources: ls.Resources, prompts: ls.Prompts, instructions: ls.Instructions}
+	f := features{resources: ls.Resources, prompts: ls.Prompts, instructions: ls.Instructions, completions: ls.Completions}
 	if f.instructions == nil {
 		f.instructions = map[string]string{}
 	}

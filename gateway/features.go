@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -25,6 +26,17 @@ type features struct {
 	prompts   wire.Prompts
 	// instructions are each server's instructions, by server name.
 	instructions map[string]string
+	// completions are the servers that complete arguments, sorted.
+	completions []string
+}
+
+// completes says whether the gateway offers completions: some server does
+// (only, when it fronts one, that one).
+func (f features) completes(only string) bool {
+	if only != "" {
+		return slices.Contains(f.completions, only)
+	}
+	return len(f.completions) > 0
 }
 
 func resourceURI(server, uri string) string { return ResourcePrefix + server + "/" + uri }
@@ -153,4 +165,30 @@ func (g *gateway) getPrompt(ctx context.Context, name string, args map[string]st
 		return wire.PromptResult{}, fmt.Errorf("prompt %q: the gateway's prompts are named <server>__<prompt>", name)
 	}
 	return g.eng.GetPrompt(ctx, server, own, args)
+}
+
+// complete completes an argument of a listed prompt or resource template
+// through its server (the one it fronts, if it fronts one): a prompt
+// <server>__<prompt> and a template freecode://<server>/<template> are
+// the server's own prompt and template.
+func (g *gateway) complete(ctx context.Context, ref wire.CompletionRef, arg wire.CompletionArgument, given map[string]string) (wire.Completion, error) {
+	server := g.opts.Server
+	if server == "" {
+		var err error
+		switch ref.Type {
+		case wire.RefPrompt:
+			s, own, ok := strings.Cut(ref.Name, "__")
+			if !ok {
+				return wire.Completion{}, fmt.Errorf("prompt %q: the gateway's prompts are named <server>__<prompt>", ref.Name)
+			}
+			server, ref.Name = s, own
+		case wire.RefResource:
+			if server, ref.URI, err = splitResourceURI(ref.URI); err != nil {
+				return wire.Completion{}, err
+			}
+		default:
+			return wire.Completion{}, fmt.Errorf("completion/complete: a ref of type %q names nothing of the gateway's", ref.Type)
+		}
+	}
+	return g.eng.Complete(ctx, server, wire.CompletionRequest{Ref: ref, Argument: arg, Context: given})
 }

@@ -119,3 +119,67 @@ func TestFrontOneServer(t *testing.T) {
 	h.send(map[string]any{"op": "resources"})
 	assert.Contains(t, names(h.answer("resources")["resources"], "uri"), "test://new")
 }
+
+// complete asks the gateway, as h's host, to complete arg of ref typed so
+// far, with the other arguments given (nil: none); it returns the
+// completion, or the error.
+func (h *host) complete(ref map[string]any, arg, typed string, given map[string]any) (map[string]any, string) {
+	h.t.Helper()
+	cmd := map[string]any{"op": "complete", "ref": ref, "argument": map[string]any{"name": arg, "value": typed}}
+	if given != nil {
+		cmd["context"] = map[string]any{"arguments": given}
+	}
+	h.send(cmd)
+	a := h.answer("complete")
+	if e, ok := a["error"].(string); ok {
+		return nil, e
+	}
+	return a["result"].(map[string]any)["completion"].(map[string]any), ""
+}
+
+func promptRef(name string) map[string]any { return map[string]any{"type": "ref/prompt", "name": name} }
+func templateRef(uri string) map[string]any {
+	return map[string]any{"type": "ref/resource", "uri": uri}
+}
+
+// TestCompletionsThroughTheGateway: the gateway declares completions when
+// a server behind it does, and passes a host's completion/complete to the
+// server of the prompt or template, under the names the host sees; a
+// server without completions says so; fronting one server, the gateway
+// declares them as that server does.
+func TestCompletionsThroughTheGateway(t *testing.T) {
+	home := servetest.ShortHome(t)
+	writeConfig(t, home, servetest.Config(
+		testServer("a", "--resources", "1", "--prompts", "--completions"),
+		testServer("b", "--resources", "1", "--prompts")))
+	h := startHost(t, home, hostOptions{})
+	assert.Contains(t, h.conn["capabilities"], "completions")
+
+	c, errMsg := h.complete(promptRef("a__greet"), "name", "Al", nil)
+	require.Empty(t, errMsg)
+	assert.Equal(t, map[string]any{"values": []any{"Alan", "Alonzo"}}, c)
+	c, errMsg = h.complete(promptRef("a__greet"), "greeting", "", map[string]any{"name": "Ada"})
+	require.Empty(t, errMsg)
+	assert.Equal(t, []any{"Good day", "Hello"}, c["values"], "the context reached the server")
+	c, errMsg = h.complete(templateRef("freecode://a/test://items/{id}"), "id", "1", nil)
+	require.Empty(t, errMsg)
+	assert.Equal(t, map[string]any{"values": []any{"1", "10", "11"}, "total": float64(5), "hasMore": true}, c)
+
+	_, errMsg = h.complete(promptRef("b__greet"), "name", "", nil)
+	assert.Contains(t, errMsg, `server "b" offers no completions`)
+	_, errMsg = h.complete(promptRef("greet"), "name", "", nil)
+	assert.Contains(t, errMsg, `prompt "greet": the gateway's prompts are named <server>__<prompt>`)
+	_, errMsg = h.complete(templateRef("test://items/{id}"), "id", "", nil)
+	assert.Contains(t, errMsg, "not a resource of the gateway")
+
+	// Fronting a, its names as they are; fronting b, no completions.
+	a := startHost(t, home, hostOptions{env: []string{childServer + "=a"}})
+	assert.Contains(t, a.conn["capabilities"], "completions")
+	c, errMsg = a.complete(templateRef("test://items/{id}"), "id", "2", nil)
+	require.Empty(t, errMsg)
+	assert.Equal(t, []any{"2"}, c["values"])
+	b := startHost(t, home, hostOptions{env: []string{childServer + "=b"}})
+	assert.NotContains(t, b.conn["capabilities"], "completions")
+	_, errMsg = b.complete(promptRef("greet"), "name", "", nil)
+	assert.Contains(t, errMsg, "no server behind the gateway offers completions")
+}

@@ -183,7 +183,7 @@ func newGateway(eng engine, alone func() bool, opts Options) *gateway {
 	g.instructions <- ""
 	g.srv = mcp.NewGateway(mcp.GatewayOptions{Name: "freecode", Version: opts.Version, Call: g.call, Logger: opts.Logger.WithName("mcp"),
 		MaxMessageBytes: opts.MaxMessageBytes, MaxRequests: opts.MaxRequests,
-		Read: g.read, GetPrompt: g.getPrompt, ServerOf: g.serverOf, PromptServerOf: g.promptServerOf, Instructions: func() string {
+		Read: g.read, GetPrompt: g.getPrompt, Complete: g.complete, ServerOf: g.serverOf, PromptServerOf: g.promptServerOf, Instructions: func() string {
 			s := <-g.instructions
 			g.instructions <- s
 			return s
@@ -242,6 +242,9 @@ func (g *gateway) relist(ctx context.Context) {
 	}
 	if g.srv.SetPrompts(ps) {
 		g.opts.Logger.V(1).Info("prompts changed", "prompts", len(ps))
+	}
+	if on := f.completes(g.opts.Server); g.srv.SetCompletions(on) {
+		g.opts.Logger.V(1).Info("completions changed", "offered", on)
 	}
 	<-g.instructions
 	if g.opts.Server != "" {

@@ -98,6 +98,10 @@ func (s *switching) ReadResource(ctx context.Context, server, uri string) (wire.
 	return s.get().ReadResource(ctx, server, uri)
 }
 
+func (s *switching) Complete(ctx context.Context, server string, req wire.CompletionRequest) (wire.Completion, error) {
+	return s.get().Complete(ctx, server, req)
+}
+
 func (s *switching) GetPrompt(ctx context.Context, server, prompt string, args map[string]string) (wire.PromptResult, error) {
 	return s.get().GetPrompt(ctx, server, prompt, args)
 }

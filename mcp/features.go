@@ -70,6 +70,9 @@ type Offers struct {
 	Prompts              bool // prompts/list and prompts/get
 	// PromptsListChanged: notifications/prompts/list_changed.
 	PromptsListChanged bool
+	// Completions: completion/complete, for the arguments of prompts and
+	// resource templates.
+	Completions bool
 }
 
 // Features is what a server offers beside tools, as it listed it: the
@@ -166,6 +169,7 @@ func (f *featureState) noteInitialize(res *mcpgo.InitializeResult, modern bool) 
 	if p := res.Capabilities.Prompts; p != nil {
 		f.offers.Prompts, f.offers.PromptsListChanged = true, p.ListChanged
 	}
+	f.offers.Completions = res.Capabilities.Completions != nil
 	f.instructions = cutInstructions(res.Instructions)
 	if f.instructions.Cut {
 		f.log.Info("server instructions cut", "bytes", f.instructions.Bytes, "kept", len(f.instructions.Text), "limit", MaxInstructionsBytes)

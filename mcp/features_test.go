@@ -242,7 +242,7 @@ func TestEverythingFeatures(t *testing.T) {
 	s := connect(t, npmLocal("everything", npmServer(t, everythingScript, "stdio")))
 	ctx := context.Background()
 	f := s.Features()
-	require.Equal(t, Offers{Resources: true, Subscribe: true, ResourcesListChanged: true, Prompts: true, PromptsListChanged: true}, f.Offers)
+	require.Equal(t, Offers{Resources: true, Subscribe: true, ResourcesListChanged: true, Prompts: true, PromptsListChanged: true, Completions: true}, f.Offers)
 	require.Empty(t, f.Problems)
 	require.Contains(t, resourceURIs(f), "demo://resource/static/document/instructions.md")
 	require.Len(t, f.Resources, 7, "the files of its docs directory: %v", resourceURIs(f))
@@ -308,6 +308,16 @@ func TestEverythingFeatures(t *testing.T) {
 	require.Contains(t, string(pr.Messages[1].Content), `"type":"resource"`)
 	_, err = s.GetPrompt(ctx, "resource-prompt", map[string]string{"resourceType": "Video", "resourceId": "3"})
 	require.ErrorContains(t, err, "Invalid resourceType: Video")
+
+	// Completions: the second argument's values depend on the first's,
+	// sent as context.
+	ref := wire.CompletionRef{Type: wire.RefPrompt, Name: "completable-prompt"}
+	c, err := s.Complete(ctx, ref, wire.CompletionArgument{Name: "department", Value: "S"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"Sales", "Support"}, c.Values)
+	c, err = s.Complete(ctx, ref, wire.CompletionArgument{Name: "name"}, map[string]string{"department": "Engineering"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"Alice", "Bob", "Charlie"}, c.Values)
 
 	// A subscription hears of updates: the server sends one at once when
 	// its simulated updates are turned on.

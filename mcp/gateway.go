@@ -59,6 +59,11 @@ type GatewayOptions struct {
 	// sent). nil: not offered.
 	Read      func(ctx context.Context, uri string) ([]wire.ResourceContent, error)
 	GetPrompt func(ctx context.Context, name string, args map[string]string) (wire.PromptResult, error)
+	// Complete completes an argument of a listed prompt or resource
+	// template (ref names it as the host sees it). nil: not offered; else
+	// the gateway declares completions while SetCompletions says some
+	// server offers them.
+	Complete func(ctx context.Context, ref wire.CompletionRef, arg wire.CompletionArgument, given map[string]string) (wire.Completion, error)
 	// ServerOf names the upstream server the calls of a listed tool go to
 	// ("" for none), so that Elicit puts a server's question to the host
 	// whose call waits on that server. nil: every question goes to the
@@ -129,6 +134,8 @@ type Gateway struct {
 	// stateKey is the HMAC key of the requestStates the gateway gives its
 	// 2026-07-28 hosts: random, this process's alone.
 	stateKey []byte
+	// completions says the gateway declares completions (SetCompletions).
+	completions atomic.Bool
 }
 
 // hostCall is a tools/call in flight, as Gateway.calls holds it.
@@ -150,6 +157,9 @@ func NewGateway(opts GatewayOptions) *Gateway {
 		if opts.Instructions != nil && res != nil {
 			res.Instructions = opts.Instructions()
 		}
+		if res != nil {
+			g.declareCompletions(&res.Capabilities)
+		}
 		if s := server.ClientSessionFromContext(ctx); s != nil {
 			g.mu.Lock()
 			g.hosts = append(slices.DeleteFunc(g.hosts, func(h server.ClientSession) bool { return h.SessionID() == s.SessionID() }), s)
@@ -161,6 +171,11 @@ func NewGateway(opts GatewayOptions) *Gateway {
 		g.hosts = slices.DeleteFunc(g.hosts, func(h server.ClientSession) bool { return h.SessionID() == s.SessionID() })
 		g.mu.Unlock()
 	})
+	hooks.AddAfterDiscover(func(_ context.Context, _ any, _ *mcpgo.DiscoverRequest, res *mcpgo.DiscoverResult) {
+		if res != nil {
+			g.declareCompletions(&res.Capabilities)
+		}
+	})
 	sopts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(false, true),
@@ -168,6 +183,7 @@ func NewGateway(opts GatewayOptions) *Gateway {
 		server.WithHooks(hooks),
 		server.WithRecovery(),
 	}
+	sopts = append(sopts, g.completionOptions()...)
 	g.srv = server.NewMCPServer(opts.Name, opts.Version, sopts...)
 	return g
 }

@@ -70,7 +70,6 @@ gateway_expected[input-required-result-basic-sampling]="FreeCode declares no sam
 gateway_expected[input-required-result-multiple-input-requests]="FreeCode declares no sampling to its servers and passes none through (the fixture asks elicitation, sampling and roots at once)"
 gateway_expected[input-required-result-basic-list-roots]="a server's roots come from its config entry (none here), the host is not asked for them"
 gateway_expected[input-required-result-capability-check]="the fixture sees the gateway's client capabilities (elicitation), not the host's (sampling only), and the host's declare no elicitation to be asked"
-gateway_expected[completion-complete]="the engine (api.Engine) does not pass completion/complete on to a server, so the gateway declares no completions"
 
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then

@@ -215,8 +215,23 @@ func (c *Core) Subscribe(ctx context.Context, name, uri string, on bool) error {
 	return apiError(timedOut(ctx, c.Controller.Subscribe(ctx, name, uri, on), d))
 }
 
-// bounded bounds ctx by server name's callTimeout: a read, a prompt or a
-// subscription takes no longer than a call of its tools may.
+// Complete asks server name for the values of an argument, within its
+// callTimeout.
+func (c *Core) Complete(ctx context.Context, name string, req wire.CompletionRequest) (wire.Completion, error) {
+	if name == "" {
+		return wire.Completion{}, api.WithKind(errors.New("a completion needs a server"), api.ErrBadRequest)
+	}
+	ctx, cancel, d := c.bounded(ctx, name)
+	defer cancel()
+	res, err := c.Controller.Complete(ctx, name, req)
+	if err != nil {
+		return wire.Completion{}, apiError(timedOut(ctx, err, d))
+	}
+	return res, nil
+}
+
+// bounded bounds ctx by server name's callTimeout: a read, a prompt, a
+// subscription or a completion takes no longer than a call of its tools may.
 func (c *Core) bounded(ctx context.Context, name string) (context.Context, context.CancelFunc, time.Duration) {
 	d := c.rules.limits().TimeoutOf(name)
 	if d <= 0 {

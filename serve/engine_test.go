@@ -166,7 +166,7 @@ func TestEngineInProcessAndOverTheSocket(t *testing.T) {
 	slow["callTimeout"] = 300
 	off := servetest.Local("off", testServerBin)
 	off["enabled"] = false
-	conf := servetest.Config(servetest.Local("ts", testServerBin, "--resources", "2", "--prompts"), slow, off)
+	conf := servetest.Config(servetest.Local("ts", testServerBin, "--resources", "2", "--prompts", "--completions"), slow, off)
 	conf["permission"] = map[string]any{"allow": []string{"mcp__ts", "mcp__slow"}, "deny": []string{"mcp__ts__note"}}
 	servetest.File{T: t, Path: filepath.Join(home, "config.json")}.Write(conf, true)
 	core, client := startEngines(t, options(home))
@@ -234,6 +234,7 @@ func TestEngineInProcessAndOverTheSocket(t *testing.T) {
 			assert.Equal(t, "slow", ls.Resources.Servers[0].Server)
 			require.Len(t, ls.Prompts.Servers, 1)
 			assert.Equal(t, "ts", ls.Prompts.Servers[0].Server)
+			assert.Equal(t, []string{"ts"}, ls.Completions)
 		}},
 		{"tools of an unknown server", func(ctx context.Context, e api.Engine) (any, error) { return e.ServerTools(ctx, "nope") }, func(t *testing.T, v any, a answer) {
 			assert.Equal(t, []string{"not found"}, a.Is)
@@ -322,6 +323,57 @@ func TestEngineInProcessAndOverTheSocket(t *testing.T) {
 				assert.Equal(t, []string{"bad request"}, a.Is)
 				assert.Equal(t, `server "ts": prompt "greet" needs the argument "name"; its arguments: name (required), greeting`, a.Err)
 			}},
+		{"complete a prompt's argument", func(ctx context.Context, e api.Engine) (any, error) {
+			return e.Complete(ctx, "ts", complete(wire.CompletionRef{Type: wire.RefPrompt, Name: "greet"}, "name", "A", nil))
+		}, func(t *testing.T, v any, a answer) {
+			assert.Equal(t, wire.Completion{Server: "ts", Values: []string{"Ada", "Alan", "Alonzo"}}, v)
+		}},
+		{"complete with the other arguments", func(ctx context.Context, e api.Engine) (any, error) {
+			return e.Complete(ctx, "ts", complete(wire.CompletionRef{Type: wire.RefPrompt, Name: "greet"}, "greeting", "", map[string]string{"name": "Ada"}))
+		}, func(t *testing.T, v any, a answer) {
+			assert.Equal(t, testserver.CompletionGreetingsAda(), v.(wire.Completion).Values)
+		}},
+		{"complete a template's argument", func(ctx context.Context, e api.Engine) (any, error) {
+			return e.Complete(ctx, "ts", complete(wire.CompletionRef{Type: wire.RefResource, URI: testserver.ItemTemplate}, "id", "1", nil))
+		}, func(t *testing.T, v any, a answer) {
+			assert.Equal(t, `{"server":"ts","values":["1","10","11"],"total":5,"hasMore":true}`, a.JSON)
+		}},
+		{"complete without completions", func(ctx context.Context, e api.Engine) (any, error) {
+			return e.Complete(ctx, "slow", complete(wire.CompletionRef{Type: wire.RefResource, URI: testserver.ItemTemplate}, "id", "", nil))
+		}, func(t *testing.T, v any, a answer) {
+			assert.Equal(t, []string{"conflict"}, a.Is)
+			assert.Equal(t, `server "slow" offers no completions (its initialize result does not declare them), so completion/complete of resource template "test://items/{id}" argument "id" is not sent`, a.Err)
+		}},
+		{"complete an unknown prompt", func(ctx context.Context, e api.Engine) (any, error) {
+			return e.Complete(ctx, "ts", complete(wire.CompletionRef{Type: wire.RefPrompt, Name: "gret"}, "name", "", nil))
+		}, func(t *testing.T, v any, a answer) {
+			assert.Equal(t, []string{"not found"}, a.Is)
+			assert.Equal(t, `server "ts" has no prompt "gret" to complete an argument of`, a.Err)
+		}},
+		{"complete without a ref", func(ctx context.Context, e api.Engine) (any, error) {
+			return e.Complete(ctx, "ts", complete(wire.CompletionRef{}, "name", "", nil))
+		}, func(t *testing.T, v any, a answer) {
+			assert.Equal(t, []string{"bad request"}, a.Is)
+			assert.Equal(t, `server "ts": completion/complete: the ref's type is "" (want "ref/prompt" or "ref/resource")`, a.Err)
+		}},
+		{"complete of an unknown server", func(ctx context.Context, e api.Engine) (any, error) {
+			return e.Complete(ctx, "nope", complete(wire.CompletionRef{Type: wire.RefPrompt, Name: "greet"}, "name", "", nil))
+		}, func(t *testing.T, v any, a answer) {
+			assert.Equal(t, []string{"not found"}, a.Is)
+			assert.Equal(t, `server "nope": unknown server`, a.Err)
+		}},
+		{"complete without a server", func(ctx context.Context, e api.Engine) (any, error) {
+			return e.Complete(ctx, "", complete(wire.CompletionRef{Type: wire.RefPrompt, Name: "greet"}, "name", "", nil))
+		}, func(t *testing.T, v any, a answer) {
+			assert.Equal(t, []string{"bad request"}, a.Is)
+			assert.Equal(t, "a completion needs a server", a.Err)
+		}},
+		{"complete of a disabled server", func(ctx context.Context, e api.Engine) (any, error) {
+			return e.Complete(ctx, "off", complete(wire.CompletionRef{Type: wire.RefPrompt, Name: "greet"}, "name", "", nil))
+		}, func(t *testing.T, v any, a answer) {
+			assert.Equal(t, []string{"conflict"}, a.Is)
+			assert.Equal(t, "server \"off\": server is not ready (phase disabled), so it cannot complete arguments; see `freecode mcp status`", a.Err)
+		}},
 		{"restart a disabled server", func(ctx context.Context, e api.Engine) (any, error) { return nil, e.Restart(ctx, "off") },
 			func(t *testing.T, v any, a answer) {
 				assert.Equal(t, []string{"conflict"}, a.Is)
@@ -414,4 +466,10 @@ func callAnswer(r api.CallResponse, err error) (api.CallResponse, error) {
 		ae.Call.DurationMS = 0
 	}
 	return r, err
+}
+
+// complete is a completion request of arg of ref, typed so far, with the
+// other arguments given.
+func complete(ref wire.CompletionRef, arg, typed string, given map[string]string) wire.CompletionRequest {
+	return wire.CompletionRequest{Ref: ref, Argument: wire.CompletionArgument{Name: arg, Value: typed}, Context: given}
 }

@@ -227,3 +227,71 @@ type PromptResult struct {
 	// Meta is the result's _meta object as the server sent it (nil: none).
 	Meta json.RawMessage `json:"_meta,omitempty"`
 }
+
+// The kinds of reference a completion names (CompletionRef.Type).
+const (
+	RefPrompt   = "ref/prompt"   // a prompt, by name
+	RefResource = "ref/resource" // a resource template, by its URI template
+)
+
+// CompletionRef is what an argument to complete belongs to: a prompt
+// (Type RefPrompt, Name) or a resource template (Type RefResource, URI,
+// the template as the server lists it).
+type CompletionRef struct {
+	Type string `json:"type"`
+	Name string `json:"name,omitempty"`
+	URI  string `json:"uri,omitempty"`
+}
+
+// CompletionArgument is the argument to complete: its name and the value
+// typed so far.
+type CompletionArgument struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// CompletionRequest is the body of POST /v1/servers/{name}/complete: what
+// to complete (completion/complete's params). Context holds the values of
+// the other arguments already given, by name, which a server may use to
+// narrow its suggestions (a department's members once the department is
+// chosen).
+type CompletionRequest struct {
+	Ref      CompletionRef      `json:"ref"`
+	Argument CompletionArgument `json:"argument"`
+	Context  map[string]string  `json:"context,omitempty"`
+}
+
+// Completion is the answer of POST /v1/servers/{name}/complete: the values
+// a server suggests for an argument, as many as FreeCode keeps of them
+// (mcp.MaxCompletionValues, each at most mcp.MaxCompletionValueBytes).
+type Completion struct {
+	Server string   `json:"server"`
+	Values []string `json:"values"`
+	// Total is how many values the server says there are (0: it did not
+	// say); HasMore says there are more than Values, because the server
+	// said so or FreeCode left some out.
+	Total   int  `json:"total,omitempty"`
+	HasMore bool `json:"hasMore,omitempty"`
+	// Dropped counts the values the server sent that FreeCode left out:
+	// beyond the count it keeps, too long, or empty.
+	Dropped int `json:"dropped,omitempty"`
+	// Meta is the result's _meta object as the server sent it (nil: none).
+	Meta json.RawMessage `json:"_meta,omitempty"`
+	// Raw is what the server's completion object holds beside values,
+	// total and hasMore (which FreeCode bounded or checked into the fields
+	// above), nil when nothing; its JSON is this object with the fields
+	// above written over it (see Tool.Raw).
+	Raw json.RawMessage `json:"-"`
+}
+
+// MarshalJSON writes c's fields over the server's object (Raw).
+func (c Completion) MarshalJSON() ([]byte, error) {
+	type plain Completion
+	return marshalOver(c.Raw, plain(c))
+}
+
+// UnmarshalJSON decodes c and keeps the whole object as Raw.
+func (c *Completion) UnmarshalJSON(b []byte) error {
+	type plain Completion
+	return unmarshalKeep(b, (*plain)(c), &c.Raw)
+}

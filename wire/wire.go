@@ -84,6 +84,10 @@ type ServerStatus struct {
 	Resources         int `json:"resources,omitempty"`
 	ResourceTemplates int `json:"resourceTemplates,omitempty"`
 	Prompts           int `json:"prompts,omitempty"`
+	// Completions says the current session's server declared completions:
+	// it completes the arguments of its prompts and resource templates
+	// (POST /v1/servers/{name}/complete).
+	Completions bool `json:"completions,omitempty"`
 	// Instructions are the current session's server instructions, at most
 	// mcp.MaxInstructionsBytes of them; InstructionsCut says the server
 	// sent more, InstructionsBytes (set then) how much.
@@ -420,4 +424,7 @@ type Lists struct {
 	// Instructions are the instructions of each server whose session sent
 	// some (ServerStatus.Instructions), by name.
 	Instructions map[string]string `json:"instructions,omitempty"`
+	// Completions are the servers whose session declared completions
+	// (ServerStatus.Completions), sorted.
+	Completions []string `json:"completions,omitempty"`
 }

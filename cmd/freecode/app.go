@@ -167,7 +167,7 @@ func (a *app) rootCmd() *cobra.Command {
 	mcp.AddCommand(a.addCmd(), a.removeCmd(), a.enableCmd(true), a.enableCmd(false),
 		a.listCmd(), a.getCmd(), a.validateCmd())
 	mcp.AddCommand(a.startCmd(), a.stopCmd(), a.toolsCmd(), a.callCmd())
-	mcp.AddCommand(a.resourcesCmd(), a.readCmd(), a.promptsCmd(), a.promptCmd())
+	mcp.AddCommand(a.resourcesCmd(), a.readCmd(), a.promptsCmd(), a.promptCmd(), a.completeCmd())
 	mcp.AddCommand(a.statusCmd(), a.restartCmd(), a.logsCmd())
 	mcp.AddCommand(a.trustCmd(), a.untrustCmd())
 	mcp.AddCommand(a.loginCmd(), a.logoutCmd())

@@ -49,7 +49,7 @@ try {
   out({ op: "connect", error: String(e?.message ?? e) });
   process.exit(1);
 }
-out({ op: "connect", server: client.getServerVersion(), instructions: client.getInstructions() ?? "" });
+out({ op: "connect", server: client.getServerVersion(), instructions: client.getInstructions() ?? "", capabilities: client.getServerCapabilities() ?? {} });
 
 const rl = createInterface({ input: process.stdin });
 for await (const line of rl) {
@@ -97,6 +97,9 @@ for await (const line of rl) {
         break;
       case "prompt":
         out({ op: "prompt", result: await client.getPrompt({ name: cmd.name, arguments: cmd.args ?? {} }) });
+        break;
+      case "complete":
+        out({ op: "complete", result: await client.complete({ ref: cmd.ref, argument: cmd.argument, context: cmd.context }) });
         break;
       case "close":
         await client.close();

@@ -104,6 +104,9 @@ type Config struct {
 	ReadDelay time.Duration
 	// Prompts declares the prompts greet and plain and their tool.
 	Prompts bool
+	// Completions declares completions: of greet's arguments and
+	// ItemTemplate's id (complete.go).
+	Completions bool
 	// Rich declares resources and prompts and adds the fixture of
 	// rich.go: a tool, resource, template and prompt, and their results,
 	// with every field a client passes on without interpreting.
@@ -198,6 +201,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.IntVar(&c.Resources, "resources", 0, "declare resources: `N` text resources test://text/<i>, test://binary, the template test://items/{id} and the tools set_resource, remove_resource, links, relist")
 	fs.DurationVar(&c.ReadDelay, "read-delay", 0, "with --resources: wait `DURATION` (or until cancelled) before answering each resources/read")
 	fs.BoolVar(&c.Prompts, "prompts", false, "declare the prompts greet {name required, greeting} and plain, and the tools add_prompt and relist")
+	fs.BoolVar(&c.Completions, "completions", false, "declare completions: of the prompt greet's arguments (with --prompts) and the template test://items/{id}'s id (with --resources)")
 	fs.BoolVar(&c.Rich, "rich", false, "declare resources and prompts and add the tool, resource, template and prompt "+RichTool+" with title, icons, outputSchema, annotations and _meta, whose results carry _meta")
 	fs.StringVar(&c.Instructions, "instructions", "", "the initialize result's instructions")
 	fs.IntVar(&c.InstructionsBytes, "instructions-bytes", 0, "instructions of `N` bytes (two-byte characters after a short sentence)")

@@ -65,6 +65,14 @@
 // resource test://rich and the template test://rich/{id} with icons and
 // _meta, whose contents have a _meta; the prompt "rich" {topic} with icons
 // and _meta, whose result has a _meta.
+// With --completions it declares completions (complete.go): greet's
+// "name" completes to the CompletionNames that start with the value typed,
+// its "greeting" to CompletionGreetings (CompletionGreetingsAda when the
+// context gives the name "Ada"), and the id of test://items/{id} to the
+// first CompletionItemsSent matching CompletionItems, with the total and
+// hasMore when there are more. The name values CompleteMany, CompleteLong
+// and CompleteEvil answer hostile values instead; anything else is an
+// error.
 // Either flag adds relist {} (read-only), which sends the list_changed
 // notifications of what the server declares without changing anything.
 // With --ask four read-only tools send the client requests and return its

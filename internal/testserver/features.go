@@ -80,6 +80,10 @@ func (c Config) featureOptions() []server.ServerOption {
 	if c.Prompts || c.Rich {
 		opts = append(opts, server.WithPromptCapabilities(true))
 	}
+	if c.Completions {
+		opts = append(opts, server.WithCompletions(), server.WithPromptCompletionProvider(completer{}),
+			server.WithResourceCompletionProvider(completer{}))
+	}
 	switch {
 	case c.Instructions != "":
 		opts = append(opts, server.WithInstructions(c.Instructions))
