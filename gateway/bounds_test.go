@@ -308,6 +308,29 @@ func TestHTTPSessionIsItsHosts(t *testing.T) {
 	code, _ = sessionRequest(t, g.url, token, "127.0.0.1", "host-a/1", id, list)
 	assert.Equal(t, http.StatusOK, code, "A's session ended")
 	assert.Contains(t, g.stderr.String(), "refused a request naming a session another client opened")
+
+	// A 2026-07-28 request belongs to no session: B's, naming A's session,
+	// is answered, outside it, and A's session goes on.
+	modern := `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"host-b","version":"1"}}}}`
+	req, err := http.NewRequest(http.MethodPost, g.url, strings.NewReader(modern))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("User-Agent", "host-b/1")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/list")
+	req.Header.Set("Mcp-Session-Id", id)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	assert.Contains(t, string(body), `"tools"`)
+	code, _ = sessionRequest(t, g.url, token, "127.0.0.1", "host-a/1", id, list)
+	assert.Equal(t, http.StatusOK, code, "A's session goes on")
 }
 
 // stdioGateway is a gateway child over stdio whose pipes the test holds.

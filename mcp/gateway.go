@@ -515,6 +515,12 @@ type httpSession struct {
 // names it is answered 404, as for a session that does not exist, and the
 // session goes on for its owner.
 func (h *GatewayHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if mcpgo.IsModernProtocol(r.Header.Get(server.HeaderKeyProtocolVersion)) {
+		// A 2026-07-28 request belongs to no session: the revision says
+		// to ignore an Mcp-Session-Id on it, so one that names another
+		// host's session is neither refused nor acted on in it.
+		r.Header.Del(server.HeaderKeySessionID)
+	}
 	id := r.Header.Get(server.HeaderKeySessionID)
 	client := clientOf(r)
 	tracked := false
