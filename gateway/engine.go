@@ -436,7 +436,7 @@ func (g *gateway) waitsOn(server string) bool {
 func (g *gateway) elicit(watchCtx, ctx context.Context, e wire.Elicitation) {
 	// A URL-mode question names the elicitation by the engine's id: the
 	// server's own does not reach its clients.
-	me := &mcp.Elicitation{Server: e.Server, Mode: e.Mode, Message: e.Message, URL: e.URL, ElicitationID: e.ID}
+	me := &mcp.Elicitation{Server: e.Server, Mode: e.Mode, Message: e.Message, URL: e.URL, ElicitationID: e.ID, InputKey: e.InputKey}
 	if len(e.RequestedSchema) > 0 {
 		me.Form = &mcp.Form{Schema: e.RequestedSchema}
 	}

@@ -61,6 +61,11 @@ type Elicitation struct {
 	// absolute http or https URL, and ElicitationID the server's id for it.
 	URL           string
 	ElicitationID string
+	// InputKey is the key a 2026-07-28 server gave the question among the
+	// inputRequests of an input_required answer; "" for an
+	// elicitation/create. The gateway asks its own 2026-07-28 hosts under
+	// the same key.
+	InputKey string
 }
 
 // Host is the host a URL-mode elicitation's URL leads to, as it must be

@@ -748,7 +748,8 @@ func (g *Gateway) Elicit(ctx context.Context, e *Elicitation) (ElicitResult, err
 	}
 	if x != nil {
 		// A 2026-07-28 host: the question goes in the answer to its
-		// request (input_required), the key naming the server.
+		// request (input_required), under the key the server gave it if
+		// it asked that way (it is the only question of the round).
 		params := mcpgo.ElicitationParams{Mode: mcpgo.ElicitationModeURL, Message: fmt.Sprintf("%s asks: %s", e.Server, e.Message),
 			URL: e.URL, ElicitationID: e.ElicitationID}
 		if e.Mode != ElicitURL {
@@ -761,7 +762,11 @@ func (g *Gateway) Elicit(ctx context.Context, e *Elicitation) (ElicitResult, err
 				return ElicitResult{}, err
 			}
 		}
-		return askExchange(ctx, x, "elicitation", params)
+		key := "elicitation"
+		if e.InputKey != "" && e.InputKey != "approval" {
+			key = e.InputKey
+		}
+		return askExchange(ctx, x, key, params)
 	}
 	ctx = g.srv.WithContext(ctx, host)
 	if e.Mode == ElicitURL {

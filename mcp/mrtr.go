@@ -208,6 +208,7 @@ func (o *outbound) answerInput(ctx context.Context, what string, ir *inputRequir
 			if err != nil {
 				return retryInput{}, o.inputError(what, fmt.Errorf("input request %q: %w", r.key, err))
 			}
+			e.InputKey = r.key
 			r.elicit = e
 		case string(mcpgo.MethodListRoots):
 			if len(o.srv.Roots) == 0 {

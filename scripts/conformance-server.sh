@@ -65,7 +65,6 @@ done
 # brings it (an elicitation, an approval) is put to the host as its own
 # input request, under its own key and requestState (mcp/gateway_mrtr.go).
 # What the fixture asks that FreeCode does not pass on stays apart:
-gateway_expected[input-required-result-basic-elicitation]="the host is asked under the gateway's key (\"elicitation\"), not the fixture's (\"user_name\"): the upstream's input keys do not cross the engine"
 gateway_expected[input-required-result-basic-sampling]="FreeCode declares no sampling to its servers and passes none through, so the fixture's sampling request fails the call"
 gateway_expected[input-required-result-multiple-input-requests]="FreeCode declares no sampling to its servers and passes none through (the fixture asks elicitation, sampling and roots at once)"
 gateway_expected[input-required-result-basic-list-roots]="a server's roots come from its config entry (none here), the host is not asked for them"

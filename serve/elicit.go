@@ -21,7 +21,7 @@ import (
 // opens a URL.
 func elicitThroughAPI(p *api.Elicitations, log logr.Logger) mcp.ElicitHandler {
 	return func(ctx context.Context, e *mcp.Elicitation) (mcp.ElicitResult, error) {
-		w := wire.Elicitation{Server: e.Server, Mode: e.Mode, Message: e.Message, URL: e.URL, Host: e.Host()}
+		w := wire.Elicitation{Server: e.Server, Mode: e.Mode, Message: e.Message, URL: e.URL, Host: e.Host(), InputKey: e.InputKey}
 		var check func(map[string]any) (map[string]any, error)
 		if e.Form != nil {
 			w.RequestedSchema = e.Form.Schema

@@ -43,6 +43,11 @@ func TestMultiRoundTripThroughServe(t *testing.T) {
 			e := nextElicitation(t, events)
 			assert.Equal(t, "tables", e.Server)
 			assert.Equal(t, "How many guests on friday?", e.Message)
+			if protocol == "2026-07-28" {
+				assert.Equal(t, "details", e.InputKey, "the server's own key for the question")
+			} else {
+				assert.Empty(t, e.InputKey)
+			}
 			_, err := d.Client.AnswerElicitation(t.Context(), e.ID, wire.ElicitationAnswer{Action: "accept", Content: map[string]any{"guests": 0}})
 			assert.ErrorContains(t, err, "guests: at least 1", "checked against the form before it is sent")
 			_, err = d.Client.AnswerElicitation(t.Context(), e.ID, wire.ElicitationAnswer{Action: "accept", Content: map[string]any{"guests": 4}})

@@ -28,6 +28,10 @@ type Elicitation struct {
 	// Host prominently before anything is opened.
 	URL  string `json:"url,omitempty"`
 	Host string `json:"host,omitempty"`
+	// InputKey is the key a 2026-07-28 server gave the question in its
+	// input_required answer (multi round-trip requests); absent for a
+	// 2025-11-25 server's elicitation/create.
+	InputKey string `json:"inputKey,omitempty"`
 	// Created is when serve got the request; Expires when it is cancelled
 	// if nobody answers.
 	Created time.Time `json:"created"`
