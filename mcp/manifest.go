@@ -71,9 +71,18 @@ var ErrNoManifest = errors.New("no stored manifest")
 // the name of a manifest's file.
 var manifestKeyPattern = regexp.MustCompile(`^[0-9a-f]{16}$`)
 
+// Lister is what a manifest is made of; *Session is one.
+type Lister interface {
+	Name() string
+	Protocol() string
+	Instructions() Instructions
+	Features() Features
+	RawTools() []json.RawMessage
+}
+
 // ManifestOf returns the manifest of s as it lists now, for the server of
 // spec hash hash.
-func ManifestOf(s *Session, hash string) Manifest {
+func ManifestOf(s Lister, hash string) Manifest {
 	f := s.Features()
 	m := Manifest{Format: ManifestFormat, Server: s.Name(), SpecHash: hash, Stored: time.Now().UTC(),
 		Protocol: s.Protocol(), Instructions: s.Instructions().Text, Offers: f.Offers, Tools: s.RawTools()}
