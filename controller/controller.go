@@ -222,6 +222,14 @@ type Options struct {
 	// DefaultProbeInterval; a negative value turns probing off, leaving
 	// the backoff alone to decide.
 	ProbeInterval time.Duration
+	// Manifests stores what each server lists after it connected, by spec
+	// hash, and gives it back for on-demand servers (see ondemand.go).
+	// nil: nothing is stored, and an on-demand server is started to be
+	// listed whenever it is not running.
+	Manifests *mcp.ManifestStore
+	// Schemas shares prepared input schemas when a manifest's tools are
+	// converted (normally the dialer's cache); nil shares nothing.
+	Schemas *mcp.SchemaCache
 	// Remedy, if set, says what to do about the failure err of server srv
 	// (a variable it was not given, a timeout to raise), or returns "".
 	// A non-empty remedy goes on its own line after the error in
@@ -272,6 +280,9 @@ type Controller struct {
 	// the defaults applied (probeInterval 0: probing is off); read-only.
 	probe         Prober
 	probeInterval time.Duration
+	// manifests and schemas are Options.Manifests and Schemas; read-only.
+	manifests *mcp.ManifestStore
+	schemas   *mcp.SchemaCache
 }
 
 // serverState is everything known about one server's actual state. All
@@ -346,6 +357,25 @@ type serverState struct {
 	// lists is what the server has in the registry, for the snapshot;
 	// replaced (relistLocked) after each change of it, never modified.
 	lists *lists
+
+	// changed, made by the first waiter that needs it (waitChangeLocked),
+	// is closed by the next phase change and when the server is forgotten.
+	changed chan struct{}
+	// inflight counts the uses of the session through a waker (calls,
+	// reads, prompts of an on-demand server) under way; waiters the uses
+	// waiting for it to be ready; usedAt is when the last use began or
+	// ended (see ondemand.go).
+	inflight, waiters int
+	usedAt            time.Time
+	// onDemandTools: the registered tools call through a waker (they are
+	// an on-demand server's); set with toolsHash.
+	onDemandTools bool
+	// lastRan is when the last session ended; manifest is the manifest
+	// last stored or advertised of the server, manifestAt when it was
+	// written.
+	lastRan    time.Time
+	manifest   *mcp.Manifest
+	manifestAt time.Time
 }
 
 // instance is one owner goroutine's handle.
@@ -366,6 +396,9 @@ type instance struct {
 	// refilter (cap 1) asks the owner of a ready session to register its
 	// tools again, through the server's tools filter as now desired.
 	refilter chan struct{}
+	// sleep: the stop is an idle on-demand server's; it ends in
+	// wire.PhaseIdle with its lists kept (keepTools is set too).
+	sleep bool
 }
 
 // New returns a controller; Start runs it.
@@ -413,6 +446,8 @@ func New(opts Options) *Controller {
 		remedy:        opts.Remedy,
 		probe:         opts.Probe,
 		probeInterval: opts.ProbeInterval,
+		manifests:     opts.Manifests,
+		schemas:       opts.Schemas,
 	}
 	c.mu.Lock()
 	c.unlock() // the first snapshot: nothing desired yet
@@ -477,6 +512,13 @@ func (c *Controller) reconcile(root context.Context, now time.Time) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	wake := now.Add(c.pollInterval)
+	for _, d := range desired {
+		if st := c.servers[d.Name]; d.OnDemand() && st != nil && st.phase == wire.PhaseReady && !st.inUseLocked() {
+			if at := idleDeadline(st.usedAt, d); at.After(now) && at.Before(wake) {
+				wake = at
+			}
+		}
+	}
 	for _, st := range c.servers {
 		if st.phase != wire.PhaseBackoff || st.inst != nil {
 			continue
@@ -518,7 +560,8 @@ func (c *Controller) credsVersion(srv schema.Server) string {
 // remote servers are probed.
 func (st *serverState) observe(probing bool) observed {
 	o := observed{Phase: st.phase, SpecHash: st.lastHash, NextRetry: st.nextRetry, RestartRequested: st.restartRequested,
-		Creds: st.credsSeen, CredsSeen: st.credsSeen, Filter: st.filterKey, HasTools: st.toolsHash != ""}
+		Creds: st.credsSeen, CredsSeen: st.credsSeen, Filter: st.filterKey, HasTools: st.toolsHash != "",
+		OnDemandTools: st.onDemandTools, InUse: st.inUseLocked(), Waiting: st.waiters > 0, UsedAt: st.usedAt}
 	if st.inst != nil {
 		o.Running, o.Stopping = true, st.inst.stopping
 	}
@@ -540,6 +583,10 @@ func (c *Controller) apply(root context.Context, a action) {
 		c.stop(a.Name, a.Reason, a.KeepTools)
 	case actProbe:
 		c.probeServer(root, a.Spec)
+	case actAdvertise:
+		c.advertise(root, a.Spec)
+	case actSleep:
+		c.sleep(a.Name, a.Spec.IdleTimeout, time.Now())
 	case actDisable:
 		c.dropTools(a.Name) // tools kept through a failed restart or an outage
 		c.mu.Lock()
@@ -579,6 +626,10 @@ func (c *Controller) apply(root context.Context, a action) {
 		c.mu.Lock()
 		if st := c.servers[a.Name]; st != nil && st.inst == nil {
 			st.logsMoved()
+			if st.changed != nil {
+				close(st.changed) // its waiters find it gone
+				st.changed = nil
+			}
 			delete(c.servers, a.Name)
 		}
 		c.unlock()
@@ -591,6 +642,10 @@ func (st *serverState) setPhase(p wire.Phase, evs []wire.PhaseChanged) []wire.Ph
 		return evs
 	}
 	st.phase, st.since = p, time.Now()
+	if st.changed != nil {
+		close(st.changed) // waiters look again
+		st.changed = nil
+	}
 	ev := wire.PhaseChanged{Server: st.name, Phase: p}
 	switch p {
 	case wire.PhaseBackoff:
@@ -739,6 +794,7 @@ func (c *Controller) Restart(name string) error {
 		return fmt.Errorf("restart %q: %w (enable it first)", name, ErrDisabled)
 	}
 	st.restartRequested, st.failures = true, 0
+	st.usedAt = time.Now() // an on-demand server then runs for its idle timeout
 	c.trigger()
 	return nil
 }

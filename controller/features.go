@@ -66,7 +66,13 @@ func (c *Controller) registerFeatures(name string, gen int64, conn Conn) {
 		return
 	}
 	f := fc.Features()
-	change, err := c.reg.ReplaceFeatures(name, bridge.Features(fc, f))
+	var src bridge.FeatureSource = fc
+	c.mu.Lock()
+	if d, ok := c.desiredLocked(name); ok && d.OnDemand() {
+		src = waker{c, name} // each read and prompt counts as a use
+	}
+	c.mu.Unlock()
+	change, err := c.reg.ReplaceFeatures(name, bridge.Features(src, f))
 	if err != nil {
 		c.log.Error(err, "registering resources and prompts", "server", name)
 		change = c.reg.RemoveFeatures(name)
@@ -272,6 +278,14 @@ func (c *Controller) Subscribe(ctx context.Context, name, uri string, on bool) e
 	phase, conn, err := c.serverFeatures(name)
 	if err != nil {
 		return err
+	}
+	if conn == nil && on && c.onDemand(name) {
+		// The subscription keeps it running: it wakes for it.
+		var release func()
+		if conn, release, err = c.acquire(ctx, name, "subscribe "+uri); err != nil {
+			return err
+		}
+		defer release()
 	}
 	if conn == nil {
 		return fmt.Errorf("server %q: %w (phase %s); subscribe once it is ready", name, ErrNotReady, phase)

@@ -44,7 +44,9 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 		st.crashes++
 	}
 	st.lastFailed = false
+	var stale string // the manifest of what no longer runs
 	if hash != st.lastHash {
+		stale = st.lastHash
 		// A new spec starts a new failure count, with its own timeout.
 		st.lastHash, st.failures, st.budget = hash, 0, 0
 	}
@@ -64,6 +66,9 @@ func (c *Controller) start(root context.Context, spec schema.Server) {
 	gen, verify, refilter := st.gen, st.inst.verify, st.inst.refilter
 	c.owners.Add(1)
 	c.unlockPublish(evs)
+	if stale != "" {
+		c.manifests.Forget(stale)
+	}
 	go c.own(ctx, gen, spec, timeout, verify, refilter)
 }
 
@@ -144,6 +149,8 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 		case c.keepingTools(name, gen):
 		case c.outageHoldsTools(name, spec, err):
 			c.holdTools(name)
+		case c.advertisedFor(name, spec):
+			// An on-demand server stays advertised through a failed wake.
 		default:
 			// The server did not come back: drop tools kept from before.
 			c.dropTools(name)
@@ -163,7 +170,9 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 	c.resubscribe(ctx, name, gen, conn, timeout)
 	readyAt := time.Now()
 	c.register(name, gen, conn)
+	c.saveManifest(name, gen, conn)
 	c.transition(name, gen, wire.PhaseReady)
+	c.trigger() // an on-demand server's idle timer starts now
 	log.Info("server ready", "pid", conn.PID(), "tools", len(conn.Tools()))
 
 	for {
@@ -195,8 +204,10 @@ func (c *Controller) own(ctx context.Context, gen int64, spec schema.Server, tim
 			return
 		case <-conn.ToolsChanged():
 			c.register(name, gen, conn)
+			c.saveManifest(name, gen, conn)
 		case <-featuresChanged(conn):
 			c.registerFeatures(name, gen, conn)
+			c.saveManifest(name, gen, conn)
 		case <-resourceUpdates(conn):
 			c.publishUpdates(name, conn)
 		case <-verify:
@@ -343,7 +354,11 @@ func (c *Controller) register(name string, gen int64, conn Conn) {
 	all := conn.Tools()
 	tools, _ := FilterTools(filter, all)
 	n := len(tools)
-	changed, err := c.reg.ReplaceSourceQuiet(name, bridge.Tools(conn, tools))
+	var caller bridge.Caller = conn
+	if d.OnDemand() {
+		caller = waker{c, name} // each call counts as a use (see ondemand.go)
+	}
+	changed, err := c.reg.ReplaceSourceQuiet(name, bridge.Tools(caller, tools))
 	if err != nil {
 		c.log.Error(err, "registering tools", "server", name)
 		c.removeTools(name)
@@ -375,7 +390,7 @@ func (c *Controller) register(name string, gen int64, conn Conn) {
 		if err == nil {
 			st.lastErr = "" // an earlier refused set is replaced
 			if st.inst != nil {
-				st.toolsHash = st.inst.hash
+				st.toolsHash, st.onDemandTools = st.inst.hash, d.OnDemand()
 			}
 		}
 	}
@@ -411,6 +426,11 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 	inst := st.inst
 	inst.cancel()
 	c.noteFailureLocked(st, inst.spec, err, now)
+	if st.conn != nil {
+		st.lastRan = now
+	}
+	// An idle server keeps advertising what it has registered.
+	counts := [...]int{st.tools, st.toolsTotal, st.resources, st.templates, st.prompts}
 	// filterKey stays: it is the registered tools', which may be kept.
 	st.inst, st.conn, st.pid, st.tools, st.toolsTotal = nil, nil, 0, 0, 0
 	st.resources, st.templates, st.prompts = 0, 0, 0
@@ -424,6 +444,9 @@ func (c *Controller) ended(name string, gen int64, err error, tail *stderrTail, 
 	var remedy string
 	needsLogin := errors.Is(err, mcp.ErrNeedsLogin)
 	switch {
+	case err == nil && inst.sleep:
+		st.tools, st.toolsTotal, st.resources, st.templates, st.prompts = counts[0], counts[1], counts[2], counts[3], counts[4]
+		evs = st.setPhase(wire.PhaseIdle, evs)
 	case err == nil:
 		evs = st.setPhase(wire.PhaseStopped, evs)
 	case needsLogin:

@@ -43,6 +43,14 @@ type observed struct {
 	// HasTools: tools of the server are registered (a session's, or kept
 	// through a restart, a backoff or an outage).
 	HasTools bool
+	// OnDemandTools: the registered tools are an on-demand server's (they
+	// call through a waker).
+	OnDemandTools bool
+	// InUse: a use of the session is under way or waiting for it, or a
+	// subscription is open; Waiting: a use waits for it to start. UsedAt
+	// is when the last use began or ended (see ondemand.go).
+	InUse, Waiting bool
+	UsedAt         time.Time
 }
 
 type actionKind int
@@ -73,10 +81,16 @@ const (
 	// actRefilter asks the owner of a ready server to register its tools
 	// again through the tools filter now desired; the session stays.
 	actRefilter
+	// actAdvertise registers an on-demand server's stored manifest and
+	// makes it idle, or starts it when none is stored (to learn it).
+	actAdvertise
+	// actSleep stops a ready on-demand server unused for its idle
+	// timeout (Spec carries it), keeping its lists: it is idle after.
+	actSleep
 )
 
 func (k actionKind) String() string {
-	return [...]string{"start", "stop", "disable", "forget", "verify", "probe", "narrow", "refilter"}[k]
+	return [...]string{"start", "stop", "disable", "forget", "verify", "probe", "narrow", "refilter", "advertise", "sleep"}[k]
 }
 
 // action is one step of a plan. Spec is set for actStart and actProbe,
@@ -168,10 +182,12 @@ func plan(desired []schema.Server, actual map[string]observed, now time.Time) []
 					acts = append(acts, action{Kind: actVerify, Name: name, Creds: a.Creds})
 				}
 				switch {
-				case a.Phase == wire.PhaseReady && a.Filter != d.Tools.Key():
+				case a.Phase == wire.PhaseReady && (a.Filter != d.Tools.Key() || (a.HasTools && a.OnDemandTools != d.OnDemand())):
 					acts = append(acts, action{Kind: actRefilter, Name: name})
 				case a.HasTools && a.Filter != d.Tools.Key():
 					acts = append(acts, action{Kind: actNarrow, Name: name, Spec: d})
+				case d.OnDemand() && a.Phase == wire.PhaseReady && !a.InUse && !now.Before(idleDeadline(a.UsedAt, d)):
+					acts = append(acts, action{Kind: actSleep, Name: name, Spec: d})
 				}
 			}
 		default:
@@ -192,6 +208,12 @@ func plan(desired []schema.Server, actual map[string]observed, now time.Time) []
 				}
 			}
 			if a.Phase == wire.PhaseNeedsLogin && a.SpecHash == d.SpecHash() && !a.RestartRequested && a.Creds == a.CredsSeen {
+				continue
+			}
+			if d.OnDemand() && !a.Waiting && !a.RestartRequested && a.Phase != wire.PhaseNeedsLogin {
+				if a.Phase != wire.PhaseIdle || a.SpecHash != d.SpecHash() || a.Filter != d.Tools.Key() || !a.OnDemandTools {
+					acts = append(acts, action{Kind: actAdvertise, Name: name, Spec: d})
+				}
 				continue
 			}
 			acts = append(acts, action{Kind: actStart, Name: name, Spec: d})

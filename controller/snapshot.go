@@ -132,12 +132,16 @@ func (c *Controller) viewLocked(name string, want map[string]schema.Server) serv
 		ss.Source = d.Source
 		ss.Desired = wire.Desired{Enabled: d.Enabled, SpecHash: c.desiredHash[name], Type: string(d.Type), Target: target(d),
 			ToolsFilter: d.Tools.Key()}
+		if d.OnDemand() {
+			ss.Desired.Lifecycle, ss.Desired.IdleTimeoutMS = string(d.Lifecycle), d.IdleTimeout.Milliseconds()
+		}
 		if d.Hold != nil {
 			ss.Reason = c.holdReason(d.Hold)
 		}
 	}
 	if st := c.servers[name]; st != nil {
 		ss.Phase, ss.Since = st.phase, st.since
+		ss.LastRunAt, ss.ManifestStoredAt = st.lastRan, st.manifestAt
 		ss.Generation, ss.ObservedGeneration = st.gen, st.observedGen
 		ss.PID, ss.Tools, ss.LastError, ss.NextRetry = st.pid, st.tools, st.lastErr, st.nextRetry
 		if st.toolsTotal > st.tools {

@@ -145,6 +145,8 @@ func (v *Validator) parse(file string, data []byte, opts LoadOptions) (*Config, 
 			MaxArgumentBytes *json.Number `json:"maxArgumentBytes"`
 			MaxOutputTokens  *json.Number `json:"maxOutputTokens"`
 			ToolBudget       *json.Number `json:"toolBudget"`
+			Lifecycle        Lifecycle    `json:"lifecycle"`
+			IdleTimeout      *json.Number `json:"idleTimeout"`
 		}
 		Permission Permission
 	}
@@ -191,6 +193,10 @@ func (v *Validator) parse(file string, data []byte, opts LoadOptions) (*Config, 
 	}
 	if raw.MCP.CallTimeout != nil {
 		cfg.MCP.written.callTimeout = duration(raw.MCP.CallTimeout, time.Millisecond, MaxCallTimeout, callTimeoutRule(), "mcp", "callTimeout")
+	}
+	cfg.MCP.written.lifecycle = raw.MCP.Lifecycle // validated by config.cue
+	if raw.MCP.IdleTimeout != nil {
+		cfg.MCP.written.idleTimeout = duration(raw.MCP.IdleTimeout, time.Millisecond, MaxIdleTimeout, idleTimeoutRule(), "mcp", "idleTimeout")
 	}
 	if raw.MCP.MaxArgumentBytes != nil {
 		n, ok := wholeNumber(*raw.MCP.MaxArgumentBytes, MinArgumentBytesLimit, MaxArgumentBytesLimit)
@@ -264,6 +270,10 @@ func (v *Validator) parse(file string, data []byte, opts LoadOptions) (*Config, 
 		}
 		if rs.CallTimeout != nil {
 			s.written.callTimeout = duration(rs.CallTimeout, time.Millisecond, MaxCallTimeout, callTimeoutRule(), "mcp", "servers", strconv.Itoa(i), "callTimeout")
+		}
+		s.written.lifecycle = rs.Lifecycle // validated by config.cue
+		if rs.IdleTimeout != nil {
+			s.written.idleTimeout = duration(rs.IdleTimeout, time.Millisecond, MaxIdleTimeout, idleTimeoutRule(), "mcp", "servers", strconv.Itoa(i), "idleTimeout")
 		}
 		if rs.MaxOutputTokens != nil {
 			s.written.maxOutputTokens = outputTokens(rs.MaxOutputTokens, "mcp", "servers", strconv.Itoa(i), "maxOutputTokens")
@@ -370,6 +380,8 @@ type rawServer struct {
 	LogLevel        string       `json:"logLevel"`
 	Tools           ToolFilter   `json:"tools"`
 	AlwaysLoad      bool         `json:"alwaysLoad"`
+	Lifecycle       Lifecycle    `json:"lifecycle"`
+	IdleTimeout     *json.Number `json:"idleTimeout"`
 }
 
 // decodeMember decodes member n of the document data into into; with

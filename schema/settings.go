@@ -37,6 +37,8 @@ type Settings struct {
 type written struct {
 	callTimeout     time.Duration
 	maxOutputTokens int
+	lifecycle       Lifecycle
+	idleTimeout     time.Duration
 }
 
 // Resolve returns s with every setting resolved: each the server's own
@@ -56,8 +58,14 @@ func (m MCP) Resolve(s Server) Server {
 		OwnCallTimeout:  s.written.callTimeout > 0,
 		OwnOutputCap:    s.written.maxOutputTokens > 0,
 	}
+	s.Lifecycle = cmp.Or(s.written.lifecycle, m.written.lifecycle, LifecycleAlways)
+	s.IdleTimeout = cmp.Or(s.written.idleTimeout, m.written.idleTimeout, DefaultIdleTimeout)
 	return s
 }
+
+// OnDemand reports whether s is started by its first use rather than
+// kept running (Lifecycle, resolved).
+func (s Server) OnDemand() bool { return s.Lifecycle == LifecycleOnDemand }
 
 // resolve resolves m's own settings (Defaults, MaxArgumentBytes, Limits)
 // and every server of it (Resolve).

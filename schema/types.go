@@ -51,6 +51,24 @@ const (
 	// it (config.cue has the same bound); 0 never defers.
 	DefaultToolBudget = 20000
 	MaxToolBudget     = 10000000
+	// DefaultIdleTimeout is idleTimeout's default: how long an on-demand
+	// server stays running after its last use. MaxIdleTimeout bounds it
+	// (config.cue has the same bound).
+	DefaultIdleTimeout = 10 * time.Minute
+	MaxIdleTimeout     = 24 * time.Hour
+)
+
+// Lifecycle says when a server runs.
+type Lifecycle string
+
+const (
+	// LifecycleAlways: the server runs as long as it is configured and
+	// enabled (the default).
+	LifecycleAlways Lifecycle = "always"
+	// LifecycleOnDemand: the server is advertised from its stored
+	// manifest without running, started by its first use, and stopped
+	// after IdleTimeout without use.
+	LifecycleOnDemand Lifecycle = "on-demand"
 )
 
 // ServerType says how a server is reached.
@@ -111,6 +129,12 @@ type Server struct {
 	// Tools filters the server's tools (zero: all of them). It is not
 	// part of the spec: a change re-registers without a restart.
 	Tools ToolFilter `json:"tools,omitzero"`
+	// Lifecycle and IdleTimeout are resolved (MCP.Resolve): the server's
+	// own, else the mcp section's, else LifecycleAlways and
+	// DefaultIdleTimeout. Not part of the spec: a change applies without
+	// a restart.
+	Lifecycle   Lifecycle     `json:"-"`
+	IdleTimeout time.Duration `json:"-"`
 	// AlwaysLoad keeps the server's tools advertised when the definitions
 	// are over mcp.toolBudget and the others are deferred. Not part of the
 	// spec: it changes what is advertised, not what runs.

@@ -426,7 +426,7 @@ const missingType = `missing "type": "local" for a command to run, or "remote" f
 // knownFields are suggested when an unknown field looks like a typo.
 var knownFields = []string{"name", "type", "command", "url", "headers", "env", "enabled", "timeout",
 	"transport", "servers", "pollInterval", "allow", "ask", "deny", "callTimeout", "maxArgumentBytes",
-	"maxOutputTokens", "toolBudget", "alwaysLoad",
+	"maxOutputTokens", "toolBudget", "alwaysLoad", "lifecycle", "idleTimeout",
 	"limits", "maxMessageBytes", "maxListItems", "maxListPages", "maxListBytes",
 	"oauth", "clientId", "clientSecret", "scopes", "grant", "callbackPort", "clientMetadataUrl",
 	"roots", "protocol", "logLevel", "tools", "include", "exclude"}
@@ -441,6 +441,12 @@ func timeoutRule() string {
 func callTimeoutRule() string {
 	return fmt.Sprintf("callTimeout must be a whole number of milliseconds from 1 to %d (a day)", MaxCallTimeout.Milliseconds())
 }
+
+func idleTimeoutRule() string {
+	return fmt.Sprintf("idleTimeout must be a whole number of milliseconds from 1 to %d (a day)", MaxIdleTimeout.Milliseconds())
+}
+
+const lifecycleRule = `lifecycle must be "always" (the server runs while configured) or "on-demand" (started by its first use, stopped when idle)`
 
 func maxOutputTokensRule() string {
 	return fmt.Sprintf("maxOutputTokens must be a whole number of estimated tokens (bytes / 4) from %d to %d", MinOutputTokensLimit, MaxOutputTokensLimit)
@@ -585,6 +591,13 @@ func explain(root *node, path []string, msg string) *Error {
 		e.Msg = maxOutputTokensRule()
 	case len(path) == 2 && path[0] == "mcp" && path[1] == "toolBudget":
 		e.Msg = toolBudgetRule()
+	case (inServer && field == "idleTimeout") || (len(path) == 2 && path[0] == "mcp" && path[1] == "idleTimeout"):
+		e.Msg = idleTimeoutRule()
+	case (inServer && field == "lifecycle") || (len(path) == 2 && path[0] == "mcp" && path[1] == "lifecycle"):
+		e.Msg = lifecycleRule
+		if n, _ := lookup(root, path); n != nil && n.kind == '"' {
+			e.Msg += fmt.Sprintf(", not %q", n.str)
+		}
 	case inServer && field == "alwaysLoad":
 		e.Msg = "alwaysLoad must be true or false"
 	case inServer && field == "transport":

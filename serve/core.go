@@ -133,7 +133,11 @@ func NewCore(opts Options) (_ *Core, err error) {
 		Schemas: mcp.NewSchemaCache(schemaCacheSize), Launcher: ReaperLauncher(reaper, log.WithName("procguard")),
 		Tokens: c.tokens, Protocols: protocolCache(opts.Home, log),
 		Elicit: elicit, ElicitTimeout: elicitTimeout}
-	c.finish(controller.Options{Dial: controller.MCPDialer(mcpOpts), Probe: controller.MCPProber(mcpOpts)})
+	// Every connect stores the server's manifest, which advertises an
+	// on-demand server without starting it (one store per home, shared
+	// with the gateway and the one-shot commands).
+	c.finish(controller.Options{Dial: controller.MCPDialer(mcpOpts), Probe: controller.MCPProber(mcpOpts),
+		Manifests: manifestStore(opts.Home, log), Schemas: mcpOpts.Schemas})
 	return c, nil
 }
 

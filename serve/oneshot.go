@@ -107,7 +107,9 @@ func NewOneShot(ctx context.Context, opts OneShotOptions) (_ *OneShot, err error
 	// No server is asked twice: nothing retries, probes or restarts
 	// within a command, whose outcome is that of the first start.
 	c.finish(controller.Options{Dial: o.dialer(opts), Probe: func(context.Context, schema.Server) error { return errNotRetried },
-		ProbeInterval: -1, Backoff: controller.Backoff{Initial: time.Hour, Max: time.Hour, Jitter: -1}})
+		ProbeInterval: -1, Backoff: controller.Backoff{Initial: time.Hour, Max: time.Hour, Jitter: -1},
+		// What the command learns of a server is stored for on-demand ones.
+		Manifests: manifestStore(opts.Home, opts.Logger)})
 
 	cfg := opts.Config
 	c.rules.set(cfg)
@@ -117,6 +119,9 @@ func NewOneShot(ctx context.Context, opts OneShotOptions) (_ *OneShot, err error
 	servers := make([]schema.Server, len(opts.Servers))
 	for i, s := range opts.Servers {
 		s.Enabled = true
+		// A command starts what it needs once and stops it when done:
+		// there is no idle time to wait for.
+		s.Lifecycle = schema.LifecycleAlways
 		servers[i] = s
 		c.first = append(c.first, s.Name)
 	}

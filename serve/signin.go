@@ -35,6 +35,21 @@ func protocolCache(home string, log logr.Logger) *mcp.ProtocolCache {
 	return mcp.OpenProtocolCache(ProtocolCacheFile(home), log.WithName("protocols"))
 }
 
+// ManifestDir is where a FreeCode home keeps each server's manifest
+// (mcp.ManifestStore: 0600 files in a 0700 directory), written after
+// every connect by serve, the gateway and the one-shot commands, and read
+// to advertise on-demand servers without starting them.
+func ManifestDir(home string) string { return filepath.Join(home, "cache", "manifests") }
+
+// manifestStore is the home's manifest store; without a home (a test's
+// Core) none: on-demand servers are then started to be listed.
+func manifestStore(home string, log logr.Logger) *mcp.ManifestStore {
+	if home == "" {
+		return nil
+	}
+	return mcp.OpenManifestStore(ManifestDir(home), log.WithName("manifests"))
+}
+
 // SignIn reads srv's sign-in from store, for the status: nil for a server
 // FreeCode does not sign in to (a local one, one with an Authorization
 // header of its own), or with no store. It makes no request and holds no

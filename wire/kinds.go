@@ -8,6 +8,8 @@ package wire
 const (
 	// KindPhaseChanged: PhaseChanged.
 	KindPhaseChanged = "phase_changed"
+	// KindServerWaking: ServerWaking.
+	KindServerWaking = "server_waking"
 	// KindCallProgress: CallProgress.
 	KindCallProgress = "call_progress"
 	// KindConfigError: ConfigErrorChanged.

@@ -53,6 +53,12 @@ type Desired struct {
 	// ToolsFilter identifies the server's tools filter
 	// (schema.ToolFilter.Key); "" when it has none.
 	ToolsFilter string `json:"toolsFilter,omitempty"`
+	// Lifecycle is "on-demand" for a server started by its first use;
+	// "" for one that runs while configured ("always").
+	Lifecycle string `json:"lifecycle,omitempty"`
+	// IdleTimeoutMS is how long, in milliseconds, an on-demand server
+	// stays running after its last use; 0 for the others.
+	IdleTimeoutMS int64 `json:"idleTimeoutMs,omitempty"`
 }
 
 // ServerStatus is one server, desired next to actual.
@@ -118,6 +124,12 @@ type ServerStatus struct {
 	StartTimeoutMS int64 `json:"startTimeoutMs,omitempty"`
 	// Since is the time of the last phase change.
 	Since time.Time `json:"since,omitzero"`
+	// LastRunAt is when the server's last session ended (zero while its
+	// first runs, or if none did); ManifestStoredAt is when the manifest
+	// it is advertised from (an idle on-demand server) or last stored was
+	// written.
+	LastRunAt        time.Time `json:"lastRunAt,omitzero"`
+	ManifestStoredAt time.Time `json:"manifestStoredAt,omitzero"`
 	// LastError is the failure the server is in now: why its last start
 	// failed or its session ended (exit status and stderr tail, timeout,
 	// HTTP status...), or why the tools of its running session were
@@ -182,6 +194,9 @@ const (
 	PhaseStopping Phase = "stopping"
 	// PhaseStopped: not running and not waiting to retry.
 	PhaseStopped Phase = "stopped"
+	// PhaseIdle: an on-demand server that is configured, known (its
+	// manifest is advertised) and not running; its first use starts it.
+	PhaseIdle Phase = "idle"
 	// PhaseDisabled: configured with enabled: false.
 	PhaseDisabled Phase = "disabled"
 	// PhaseUntrusted: a project server whose definition the user has not
@@ -202,7 +217,7 @@ const (
 // Phases returns every phase, in the order of a server's life.
 func Phases() []Phase {
 	return []Phase{PhasePending, PhaseStarting, PhaseReady, PhaseBackoff, PhaseNeedsLogin, PhaseStopping, PhaseStopped,
-		PhaseDisabled, PhaseUntrusted, PhaseConflict, PhaseInvalid, PhaseFailed}
+		PhaseIdle, PhaseDisabled, PhaseUntrusted, PhaseConflict, PhaseInvalid, PhaseFailed}
 }
 
 func (p Phase) String() string { return string(p) }
@@ -243,6 +258,18 @@ type PhaseChanged struct {
 
 // Kind is the event's name on the wire (and implements event.Event).
 func (PhaseChanged) Kind() string { return KindPhaseChanged }
+
+// ServerWaking is published when a use (a call, read, prompt or
+// subscription) starts an idle on-demand server (event server_waking),
+// before its phase changes. Reason says what woke it ("call
+// mcp__memory__read_graph").
+type ServerWaking struct {
+	Server string `json:"server"`
+	Reason string `json:"reason"`
+}
+
+// Kind is the event's name on the wire (and implements event.Event).
+func (ServerWaking) Kind() string { return KindServerWaking }
 
 // CallProgress is published for every progress notice a server sends
 // about a call made through the API while it runs (event call_progress):

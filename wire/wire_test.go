@@ -99,6 +99,7 @@ func TestKinds(t *testing.T) {
 	kinds := map[string]string{
 		KindPhaseChanged:         "phase_changed",
 		KindCallProgress:         "call_progress",
+		KindServerWaking:         "server_waking",
 		KindConfigError:          "config_error",
 		KindResourcesChanged:     "resources_changed",
 		KindPromptsChanged:       "prompts_changed",
@@ -123,7 +124,7 @@ func TestKinds(t *testing.T) {
 		ev   interface{ Kind() string }
 		want string
 	}{
-		{PhaseChanged{}, KindPhaseChanged}, {CallProgress{}, KindCallProgress}, {ConfigErrorChanged{}, KindConfigError},
+		{PhaseChanged{}, KindPhaseChanged}, {ServerWaking{}, KindServerWaking}, {CallProgress{}, KindCallProgress}, {ConfigErrorChanged{}, KindConfigError},
 		{ResourcesChanged{}, KindResourcesChanged}, {PromptsChanged{}, KindPromptsChanged}, {ResourceUpdated{}, KindResourceUpdated},
 		{ElicitationRequested{}, KindElicitationRequested}, {ElicitationAnswered{}, KindElicitationAnswered},
 	} {

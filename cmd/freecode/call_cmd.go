@@ -113,7 +113,13 @@ and as a string when the schema does not say.`,
 						}
 						r.server = st
 					}
-					if r.server.Phase != wire.PhaseReady {
+					switch {
+					case r.server.Phase == wire.PhaseIdle:
+						// An on-demand server: serve starts it for the call.
+						if verbose {
+							fmt.Fprintf(a.stderr, "Server %s is idle (lifecycle on-demand); this call starts it.\n", termtext.Neutralize(s.Name))
+						}
+					case r.server.Phase != wire.PhaseReady:
 						return a.notRunningCall(id, s, r.server, time.Now())
 					}
 				}

@@ -38,7 +38,7 @@ func (a *app) serveReady(ctx context.Context, r route) (wire.ServerStatus, error
 			return s, err
 		}
 	}
-	if s.Phase != wire.PhaseReady {
+	if s.Phase != wire.PhaseReady && s.Phase != wire.PhaseIdle { // serve starts an idle one for the request
 		return s, notReady(s)
 	}
 	return s, nil

@@ -527,6 +527,9 @@ func phaseText(s wire.ServerStatus, now time.Time) string {
 	if !s.NextRetry.IsZero() && s.Phase == "backoff" {
 		notes = append(notes, "retry in "+roundDur(s.NextRetry.Sub(now)))
 	}
+	if s.Phase == wire.PhaseIdle && !s.LastRunAt.IsZero() {
+		notes = append(notes, "ran "+roundDur(now.Sub(s.LastRunAt))+" ago")
+	}
 	if s.StartTimeoutMS > 0 && (s.Phase == wire.PhaseBackoff || starting(s.Phase)) {
 		notes = append(notes, "timeout "+roundDur(time.Duration(s.StartTimeoutMS)*time.Millisecond))
 	}

@@ -84,7 +84,7 @@ func (a *app) allTools(ctx context.Context, asJSON, verbose bool) error {
 	}
 	var servers []wire.ServerTools
 	for _, s := range st.Servers {
-		if s.Phase != wire.PhaseReady {
+		if s.Phase != wire.PhaseReady && s.Phase != wire.PhaseIdle { // an idle server's tools are advertised
 			// A one-shot start that failed was a warning already.
 			if oneShot == nil {
 				fmt.Fprintf(a.stderr, "warning: server %q is %s under freecode serve; its tools are not listed (see `freecode mcp status`)\n", s.Name, s.Phase)

@@ -1,0 +1,91 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A manifest made of a real session, stored and read back, gives the same
+// tools and features the session has, in a private file; a corrupt, foreign
+// or oversized file is no manifest.
+func TestManifestStoreRoundTrip(t *testing.T) {
+	s := connect(t, localServer("mf", "--tools", "3", "--rich"))
+	const hash = "0123456789abcdef"
+	dir := filepath.Join(t.TempDir(), "home", "cache", "manifests")
+	store := OpenManifestStore(dir, testLogger(t))
+
+	_, err := store.Get("mf", hash)
+	require.ErrorIs(t, err, ErrNoManifest)
+
+	m := ManifestOf(s, hash)
+	require.NoError(t, store.Put(m))
+	got, err := store.Get("mf", hash)
+	require.NoError(t, err)
+	require.True(t, got.Same(m))
+	require.Equal(t, ManifestFormat, got.Format)
+
+	tools, errs := ConvertTools("mf", got.Tools)
+	require.Empty(t, errs)
+	want := s.Tools()
+	require.Len(t, tools, len(want))
+	for i := range tools {
+		require.Equal(t, want[i].ID, tools[i].ID)
+		require.JSONEq(t, string(want[i].InputSchema), string(tools[i].InputSchema))
+		require.Equal(t, string(want[i].Raw), string(tools[i].Raw))
+	}
+	sf, gf := s.Features(), got.Features()
+	require.NotEmpty(t, sf.Resources)
+	require.Equal(t, sf.Resources, gf.Resources)
+	require.Equal(t, sf.Templates, gf.Templates)
+	require.Equal(t, sf.Prompts, gf.Prompts)
+	require.Equal(t, sf.Offers, gf.Offers)
+
+	fi, err := os.Stat(filepath.Join(dir, hash+".json"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	di, err := os.Stat(dir)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), di.Mode().Perm())
+
+	// Another server's name under the same hash is not its manifest.
+	_, err = store.Get("other", hash)
+	require.ErrorIs(t, err, ErrNoManifest)
+
+	for name, content := range map[string]string{
+		"corrupt":        "{not json",
+		"another format": fmt.Sprintf(`{"format": 99, "server": "mf", "specHash": %q}`, hash),
+		"too large":      `{"format": 1, "server": "mf", "specHash": "` + hash + `", "x": "` + string(make([]byte, MaxManifestBytes)) + `"}`,
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, hash+".json"), []byte(content), 0o600), name)
+		_, err = store.Get("mf", hash)
+		require.ErrorIs(t, err, ErrNoManifest, name)
+	}
+
+	store.Forget(hash)
+	_, err = os.Stat(filepath.Join(dir, hash+".json"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+
+	// A nil store stores nothing and finds nothing.
+	var none *ManifestStore
+	require.NoError(t, none.Put(m))
+	_, err = none.Get("mf", hash)
+	require.ErrorIs(t, err, ErrNoManifest)
+}
+
+// The store keeps at most maxManifests files, dropping the oldest.
+func TestManifestStoreBounded(t *testing.T) {
+	dir := t.TempDir()
+	store := OpenManifestStore(dir, testLogger(t))
+	for i := range maxManifests + 3 {
+		m := Manifest{Server: "s", SpecHash: fmt.Sprintf("%016x", i), Tools: []json.RawMessage{}}
+		require.NoError(t, store.Put(m))
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, maxManifests)
+}
