@@ -26,6 +26,9 @@ const (
 	roleEnv = "PROCGUARD_TEST_ROLE"
 	dirEnv  = "PROCGUARD_TEST_DIR"
 	exitEnv = "PROCGUARD_TEST_EXIT" // role tree: exit with this status at once
+	// reaperEnv, if set, is the reaper executable of role parent (else
+	// this test binary, procguard.SelfExe).
+	reaperEnv = "PROCGUARD_TEST_REAPER"
 )
 
 func TestMain(m *testing.M) {
@@ -76,7 +79,7 @@ func roleCmd(role, dir string) *exec.Cmd {
 	// Each variable once: a command started through a reaper gets its
 	// environment as it is, and Go's getenv takes the first of duplicates.
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, roleEnv+"=") && !strings.HasPrefix(kv, dirEnv+"=") && !strings.HasPrefix(kv, exitEnv+"=") {
+		if !strings.HasPrefix(kv, roleEnv+"=") && !strings.HasPrefix(kv, dirEnv+"=") && !strings.HasPrefix(kv, exitEnv+"=") && !strings.HasPrefix(kv, reaperEnv+"=") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
@@ -146,7 +149,11 @@ func roleParent(dir string) error {
 		return err
 	}
 	go sub.Run(context.Background())
-	r := procguard.NewReaper(procguard.SelfExe, sub)
+	reaper := procguard.SelfExe
+	if p := os.Getenv(reaperEnv); p != "" {
+		reaper = p
+	}
+	r := procguard.NewReaper(reaper, sub)
 	self, _ := os.Executable()
 	inR, _, err := os.Pipe() // the write end stays open: the tree runs on
 	if err != nil {
