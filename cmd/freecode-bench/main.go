@@ -42,12 +42,13 @@ func main() {
 	}
 }
 
-var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol", "budget", "gateway", "revisions"}
+var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol", "budget", "gateway", "revisions", "reapers"}
 
 func run() error {
 	var (
 		testServer = flag.String("testserver", "bin/mcp-testserver", "mcp-testserver binary")
-		freecode   = flag.String("freecode", "bin/freecode", "freecode binary (idle scenario)")
+		freecode   = flag.String("freecode", "bin/freecode", "freecode binary (idle, gateway and reapers scenarios)")
+		reaper     = flag.String("reaper", "bin/fc-reaper", "fc-reaper binary (reapers scenario)")
 		repo       = flag.String("repo", ".", "module root (calls scenario runs go test there)")
 		goCmd      = flag.String("go", "go", "go command")
 		out        = flag.String("out", "BENCHMARKS.md", `Markdown file to rewrite ("" to only print)`)
@@ -76,6 +77,8 @@ func run() error {
 		gwBlocks   = flag.Int("gateway-blocks", 15, "blocks of 200 calls per path in the gateway's call-overhead measurement")
 		gwEdits    = flag.Int("gateway-edits", 5, "config edits (add, then remove, a server) timed to the gateway's list_changed")
 		revBlocks  = flag.Int("revision-blocks", 15, "blocks of 200 calls per revision in the 2026-07-28 vs 2025-11-25 call comparison")
+		reapRounds = flag.Int("reaper-rounds", 5, "rounds of the reapers scenario (each starts every server once per way)")
+		reapMemory = flag.Int("reaper-memory", 8, "copies of server-memory in the reapers scenario (beside everything and filesystem)")
 	)
 	flag.Parse()
 	want := map[string]bool{}
@@ -94,20 +97,20 @@ func run() error {
 		*p = a
 		return err
 	}
-	for _, p := range []*string{testServer, freecode, repo} {
+	for _, p := range []*string{testServer, freecode, reaper, repo} {
 		if err := abs(p); err != nil {
 			return err
 		}
 	}
 	for _, b := range []string{*testServer, *freecode} {
-		if _, err := os.Stat(b); err != nil && (b == *testServer || want["idle"] || want["gateway"]) {
+		if _, err := os.Stat(b); err != nil && (b == *testServer || want["idle"] || want["gateway"] || want["reapers"]) {
 			return fmt.Errorf("%w (build it first: make build)", err)
 		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg := bench.Config{TestServer: *testServer, Freecode: *freecode, Repo: *repo, Go: *goCmd, Log: os.Stderr}
+	cfg := bench.Config{TestServer: *testServer, Freecode: *freecode, Reaper: *reaper, Repo: *repo, Go: *goCmd, Log: os.Stderr}
 	began := time.Now()
 	var rows []bench.Row
 	step := func(name, title string, fn func() ([]bench.Row, error)) error {
@@ -175,6 +178,9 @@ func run() error {
 		}},
 		{"revisions", "12. revision call cost", func() ([]bench.Row, error) {
 			return bench.ModernCalls(ctx, cfg, bench.ModernCallsOptions{Blocks: *revBlocks, Calls: 200})
+		}},
+		{"reapers", "13. reapers", func() ([]bench.Row, error) {
+			return bench.Reapers(ctx, cfg, bench.ReapersOptions{Rounds: *reapRounds, Memory: *reapMemory})
 		}},
 	}
 	for _, s := range steps {
