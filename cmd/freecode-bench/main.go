@@ -383,6 +383,13 @@ const methodologyText = `
    2026-07-28: every request carries its ` + "`_meta`" + `) and without (pinned to 2025-11-25), an ` + "`echo`" + ` through
    ` + "`mcp.Session.CallTool`" + ` on each. Blocks of 200 calls take turns, which goes first alternating; the ratio is the median
    of the rounds' ratios: a 2026-07-28 call must cost no more than a 2025-11-25 one.
+13. **Reapers.** The real npm servers — ` + "`server-everything`" + `, ` + "`server-filesystem`" + ` and ` + "`-reaper-memory`" + ` copies of
+   ` + "`server-memory`" + ` — started all at once, four ways taking turns each round: raw mcp-go clients spawning them
+   (the baseline), ` + "`mcp.Connect`" + ` with no launcher, and ` + "`mcp.Connect`" + ` under procguard's reapers as serve and the
+   one-shot commands run them, once with the dedicated reaper ` + "`bin/fc-reaper`" + ` and once with ` + "`bin/freecode`" + ` itself as
+   the reaper (every reaper before fc-reaper, and what freecode still runs without one beside it). Each way is timed
+   until every server has listed its tools (sessions pinned to the revision raw mcp-go speaks); the reapers'
+   memory (` + "`/proc/<pid>/smaps_rollup`" + `) and CPU time (` + "`/proc/<pid>/task/*/schedstat`" + `) are read once all are ready.
 
 ## Reading the results
 
@@ -421,6 +428,12 @@ const methodologyText = `
 - **Context budget:** the deferred list is the built-ins and ` + "`tool_search`" + `, whatever the number of servers; what
   the model pays for deferral is a search round trip per tool it needs. The held-out recall row is the honest
   expectation for tasks nobody tuned the ranking for.
+- **Reapers:** the wall times of ten node servers starting on a shared machine vary by tens of per cent from one
+  round to the next, more than a reaper costs, so the ratios are the medians of each round's own ratio. What a
+  reaper costs is better read in its CPU time and memory: the reaper code is the same either way, and the
+  difference is the executable it runs in — freecode's initialisation of every package (CUE, schemas, protobuf) and
+  its data, against a program that holds procguard alone. There is still one reaper per server: only a subreaper
+  of its own records, in the kernel, which server an orphaned daemon came from.
 - **Gateway:** an echo is nearly all transport, so the second stdio hop alone (the bare relay row) roughly doubles
   it; the 1.3× target is out of reach of any stdio gateway for an echo, and the row FreeCode controls is the
   gateway against the relay: rules, validation and the registry. A tool that does real work hides both.

@@ -98,19 +98,17 @@ func NewReaper(path string, sub *Subreaper) *Reaper {
 // differs.
 func NewHelperReaper(sub *Subreaper) *Reaper {
 	r := &Reaper{path: SelfExe, sub: sub}
-	if helper, ok := helperBeside(); ok {
-		r.path, r.fallback = helper, SelfExe
+	if exe, err := os.Executable(); err == nil {
+		if helper, ok := helperBeside(exe); ok {
+			r.path, r.fallback = helper, SelfExe
+		}
 	}
 	return r
 }
 
 // helperBeside returns the path of a regular, executable file named
-// [ReaperName] in the directory of this program's executable.
-func helperBeside() (string, bool) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", false
-	}
+// [ReaperName] in the directory of the executable exe.
+func helperBeside(exe string) (string, bool) {
 	helper := filepath.Join(filepath.Dir(exe), ReaperName)
 	if helper == exe {
 		return "", false // this program is the helper
