@@ -175,7 +175,10 @@ func Reapers(ctx context.Context, cfg Config, opts ReapersOptions) ([]Row, error
 			}
 			s.rss += m["Rss"]
 			s.pss += m["Pss"]
-			s.private += m["Private_Clean"] + m["Private_Dirty"]
+			// Anonymous, not Private_*: a file page that only one
+			// process maps counts as private too, and the pages of a
+			// just-built executable are dirty until written back.
+			s.private += m["Anonymous"]
 			s.cpu += c
 			s.reapers++
 		}
@@ -255,7 +258,7 @@ func Reapers(ctx context.Context, cfg Config, opts ReapersOptions) ([]Row, error
 		return r
 	}
 	rows = append(rows,
-		memRow("private memory together (Private_Clean+Private_Dirty)", func(s reaperSample) float64 { return mib(s.private) }, "MiB"),
+		memRow("private memory together (anonymous pages: heap, stacks, written data; RssAnon)", func(s reaperSample) float64 { return mib(s.private) }, "MiB"),
 		memRow("RSS together (mostly file pages shared between reapers)", func(s reaperSample) float64 { return mib(s.rss) }, "MiB"),
 		memRow("PSS together (shared pages split between their users)", func(s reaperSample) float64 { return mib(s.pss) }, "MiB"),
 		memRow("CPU time together, from start to all ready (schedstat)", func(s reaperSample) float64 { return float64(s.cpu) / float64(time.Millisecond) }, "ms"),

@@ -30,7 +30,8 @@
 //   - A [Guard] is a process outside the program's tree that is told the
 //     process groups of the commands and SIGKILLs them when the program dies:
 //     it covers the program and a reaper being killed together. The program
-//     watches it and starts a new one if it dies.
+//     watches it and starts a new one if it dies. It runs as the helper
+//     too, with the same fallback ([Helper], [GuardOptions]).
 //
 // The helpers are named [ReaperName] and [GuardName] (their comm and
 // argv[0]), so `killall freecode` reaches neither, and they start before

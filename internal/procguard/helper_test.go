@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -203,4 +204,73 @@ func TestReaperRefusesOtherProtocol(t *testing.T) {
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 2, ee.ExitCode())
 	assert.NoFileExists(t, marker)
+}
+
+// The guard runs as the helper too, and as the fallback when the helper is
+// none or speaks another protocol; either way it kills the groups it knows
+// when the program dies.
+func TestHelperGuard(t *testing.T) {
+	helper := buildHelper(t)
+	scratch := t.TempDir()
+	otherVersion := filepath.Join(scratch, "other-version")
+	// A guard of another protocol version: refuses the first line.
+	require.NoError(t, os.WriteFile(otherVersion, []byte("#!/bin/sh\nread v\nexit 2\n"), 0o755))
+	for name, tc := range map[string]struct{ path, want string }{
+		"helper":        {helper, helper},
+		"other version": {otherVersion, self(t)},
+		"missing":       {filepath.Join(scratch, "missing"), self(t)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			parent := roleCmd("guardparent", dir)
+			parent.Env = append(parent.Env, guardEnv+"="+tc.path)
+			parent.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			require.NoError(t, parent.Start())
+			t.Cleanup(func() {
+				_ = syscall.Kill(-parent.Process.Pid, syscall.SIGKILL)
+				_ = parent.Wait()
+			})
+			procs := pids(t, dir, "leader", "gc", "helper", "daemon")
+			var guard testutil.Proc
+			require.Eventually(t, func() bool {
+				pid, ok := readPIDFile(filepath.Join(dir, "guard"))
+				if !ok {
+					return false
+				}
+				exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+				if err != nil || exe != tc.want || testutil.Comm(pid) != procguard.GuardName {
+					return false
+				}
+				guard, ok = testutil.Identify(pid)
+				return ok
+			}, waitFor, 5*time.Millisecond, "no guard running %s", tc.want)
+			t.Cleanup(guard.Kill)
+
+			require.NoError(t, parent.Process.Kill())
+			procs["leader"].Kill()
+			requireGone(t, procs, "leader", "gc")
+			require.Eventually(t, func() bool { return !guard.Alive() }, waitFor, 5*time.Millisecond, "the guard exits after its kills")
+		})
+	}
+}
+
+// A guard told another protocol version kills nothing: it exits with
+// status 2 at once.
+func TestGuardRefusesOtherProtocol(t *testing.T) {
+	victim := roleCmd("hold", t.TempDir())
+	victim.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, victim.Start())
+	t.Cleanup(func() {
+		_ = victim.Process.Kill()
+		_ = victim.Wait()
+	})
+	cmd := exec.Command(self(t))
+	cmd.Args = []string{procguard.GuardName}
+	cmd.Env = []string{"GORACE=" + os.Getenv("GORACE")}
+	cmd.Stdin = strings.NewReader("v99\n+" + strconv.Itoa(victim.Process.Pid) + "\n")
+	err := cmd.Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 2, ee.ExitCode())
+	assert.True(t, testutil.Alive(victim.Process.Pid), "the guard killed a group")
 }

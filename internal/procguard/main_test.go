@@ -29,6 +29,9 @@ const (
 	// reaperEnv, if set, is the reaper executable of role parent (else
 	// this test binary, procguard.SelfExe).
 	reaperEnv = "PROCGUARD_TEST_REAPER"
+	// guardEnv, if set, is the guard executable of role guardparent, with
+	// this test binary as its fallback.
+	guardEnv = "PROCGUARD_TEST_GUARD"
 )
 
 func TestMain(m *testing.M) {
@@ -79,7 +82,7 @@ func roleCmd(role, dir string) *exec.Cmd {
 	// Each variable once: a command started through a reaper gets its
 	// environment as it is, and Go's getenv takes the first of duplicates.
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, roleEnv+"=") && !strings.HasPrefix(kv, dirEnv+"=") && !strings.HasPrefix(kv, exitEnv+"=") && !strings.HasPrefix(kv, reaperEnv+"=") {
+		if !strings.HasPrefix(kv, roleEnv+"=") && !strings.HasPrefix(kv, dirEnv+"=") && !strings.HasPrefix(kv, exitEnv+"=") && !strings.HasPrefix(kv, reaperEnv+"=") && !strings.HasPrefix(kv, guardEnv+"=") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
@@ -185,7 +188,11 @@ func roleParent(dir string) error {
 // started directly ("leader"), and writes the guard's pid to "guard" each
 // time it changes.
 func roleGuardParent(dir string) error {
-	g, err := procguard.StartGuard(procguard.GuardOptions{Path: procguard.SelfExe, Stderr: os.Stderr})
+	opts := procguard.GuardOptions{Path: procguard.SelfExe, Stderr: os.Stderr}
+	if p := os.Getenv(guardEnv); p != "" {
+		opts.Path, opts.Fallback = p, procguard.SelfExe
+	}
+	g, err := procguard.StartGuard(opts)
 	if err != nil {
 		return err
 	}

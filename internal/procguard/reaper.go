@@ -97,13 +97,21 @@ func NewReaper(path string, sub *Subreaper) *Reaper {
 // later one: the orphan guarantees are the same either way, only the cost
 // differs.
 func NewHelperReaper(sub *Subreaper) *Reaper {
-	r := &Reaper{path: SelfExe, sub: sub}
+	path, fallback := Helper()
+	return &Reaper{path: path, fallback: fallback, sub: sub}
+}
+
+// Helper returns the executable to run the helpers (reapers, the guard)
+// as: the dedicated helper [ReaperName] installed beside this program's
+// executable, with [SelfExe] as the fallback, or [SelfExe] and no fallback
+// ("") where there is none.
+func Helper() (path, fallback string) {
 	if exe, err := os.Executable(); err == nil {
 		if helper, ok := helperBeside(exe); ok {
-			r.path, r.fallback = helper, SelfExe
+			return helper, SelfExe
 		}
 	}
-	return r
+	return SelfExe, ""
 }
 
 // helperBeside returns the path of a regular, executable file named
