@@ -171,6 +171,11 @@ func roleParent(dir string) error {
 	if err != nil {
 		return err
 	}
+	// Waited for, as every Process must be: one dropped unwaited is
+	// collected, and the finalizer of its control socket closes it, which
+	// its reaper takes for this program's death (it then kills "known" and
+	// exits, a zombie nobody reaps).
+	go func() { _, _ = known.Wait() }()
 	plain := roleCmd("hold", dir)
 	if err := plain.Start(); err != nil {
 		return err
