@@ -77,7 +77,7 @@ func run() error {
 		gwBlocks   = flag.Int("gateway-blocks", 15, "blocks of 200 calls per path in the gateway's call-overhead measurement")
 		gwEdits    = flag.Int("gateway-edits", 5, "config edits (add, then remove, a server) timed to the gateway's list_changed")
 		revBlocks  = flag.Int("revision-blocks", 15, "blocks of 200 calls per revision in the 2026-07-28 vs 2025-11-25 call comparison")
-		reapRounds = flag.Int("reaper-rounds", 5, "rounds of the reapers scenario (each starts every server once per way)")
+		reapRounds = flag.Int("reaper-rounds", 9, "rounds of the reapers scenario (each starts every server once per way)")
 		reapMemory = flag.Int("reaper-memory", 8, "copies of server-memory in the reapers scenario (beside everything and filesystem)")
 	)
 	flag.Parse()

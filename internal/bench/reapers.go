@@ -229,7 +229,7 @@ func Reapers(ctx context.Context, cfg Config, opts ReapersOptions) ([]Row, error
 	}
 	var rows []Row
 	for _, w := range []struct{ name, base, label, target string }{
-		{"fc-reaper", "raw", "package mcp, each server under the dedicated reaper (fc-reaper), vs raw mcp-go", "≤ 1.05× (paired)"},
+		{"fc-reaper", "raw", "package mcp, each server under the dedicated reaper (fc-reaper), vs raw mcp-go", "≤ 1.10× (paired)"},
 		{"freecode", "raw", "package mcp, each server under freecode itself as reaper (before fc-reaper; the fallback without it), vs raw mcp-go", ""},
 		{"direct", "raw", "for reference: package mcp, no reaper, vs raw mcp-go (package mcp's own connect: resources, prompts, schemas)", ""},
 		{"fc-reaper", "direct", "the reaper's own cost: under fc-reaper vs no reaper (both package mcp)", ""},
@@ -244,7 +244,7 @@ func Reapers(ctx context.Context, cfg Config, opts ReapersOptions) ([]Row, error
 			for i, s := range samples[w.name] {
 				rs = append(rs, float64(s.took)/float64(samples[w.base][i].took))
 			}
-			row.Target, row.Verdict = w.target, verdict(medianF(rs) <= 1.05)
+			row.Target, row.Verdict = w.target, verdict(medianF(rs) <= 1.10)
 		}
 		rows = append(rows, row)
 	}

@@ -145,7 +145,10 @@ type Command struct {
 	Stdin, Stdout, Stderr *os.File
 }
 
-// Process is a command running under a reaper.
+// Process is a command running under a reaper. Wait for it: a Process
+// dropped unwaited is collected in time, and the finalizer of its control
+// socket then closes it, which the reaper takes for the program's death (it
+// kills the command and exits, a zombie until the program exits).
 type Process struct {
 	// Pid is the command's process id; the command leads its own process
 	// group, so Pid is also the group's id.
@@ -262,6 +265,11 @@ func (p *Process) handshake(c Command) (int, error) {
 	p.abort()
 	if err == nil {
 		err = fmt.Errorf("unexpected reply %q", reply)
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// A reaper too slow to answer on a loaded machine is no sign of
+		// the wrong one: no fallback.
+		return 0, fmt.Errorf("reaper %s did not start the command within %s: %w", p.reaper.Path, startTimeout, err)
 	}
 	return 0, &notReaperError{fmt.Errorf("reaper %s (%s) did not start the command: %w", p.reaper.Path, p.reaper.ProcessState, err)}
 }
