@@ -115,4 +115,34 @@ func TestOrphansWithHelper(t *testing.T) {
 		require.NoError(t, p.err)
 		requireAllGone(t, tree, "after serve stopped")
 	})
+
+	// A one-shot command SIGKILLed while its server starts under the
+	// helper: the helper kills the server's whole tree.
+	t.Run("status probe SIGKILLed", func(t *testing.T) {
+		home := shortHome(t)
+		hang := treeServer(ts, home, "hang", "--hang-init")
+		hang["timeout"] = 600000
+		config{t, filepath.Join(home, "config.json")}.write(cfg(hang), false)
+		cmd := exec.Command("freecode", "mcp", "status", "--probe")
+		cmd.Env = append(os.Environ(), "FREECODE_HOME="+home)
+		cmd.Dir = home
+		require.NoError(t, cmd.Start())
+		done := make(chan struct{})
+		go func() {
+			_ = cmd.Wait()
+			close(done)
+		}()
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			<-done
+		})
+		tree := treeProcs(t, home, "hang")
+		st, ok := testutil.ProcStat(tree[0].PID)
+		require.True(t, ok)
+		assert.Equal(t, helper, exeOf(st.PPID), "the server's reaper")
+		all := append(descendants(t, cmd.Process.Pid), tree...)
+		require.NoError(t, cmd.Process.Kill())
+		<-done
+		requireAllGone(t, all, "after SIGKILL of `freecode mcp status --probe`")
+	})
 }
