@@ -14,7 +14,7 @@ STATICCHECK_VERSION := v0.8.2
 
 all: build
 
-build: bin/freecode bin/mcp-testserver
+build: bin/freecode bin/fc-reaper bin/mcp-testserver
 
 # VERSION is what `freecode --version` says: git describe of the checkout when
 # there is one; without it the binary reports Go's build information.
@@ -23,13 +23,20 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 bin/freecode: FORCE
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/freecode
 
-## install: bin/freecode, built as above, into $(PREFIX)/bin (default
-## ~/.local/bin; `make install PREFIX=/usr/local` as root). DESTDIR stages it.
+# The reaper each local server runs under: freecode runs it from beside its own
+# executable (and runs itself as the reaper when it is missing, at a higher cost).
+bin/fc-reaper: FORCE
+	$(GO) build -trimpath -o $@ ./cmd/fc-reaper
+
+## install: bin/freecode and its reaper helper bin/fc-reaper, built as above, into
+## $(PREFIX)/bin (default ~/.local/bin; `make install PREFIX=/usr/local` as root).
+## DESTDIR stages them.
 PREFIX ?= $(HOME)/.local
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 
-install: bin/freecode
+install: bin/freecode bin/fc-reaper
 	install -d '$(BINDIR)'
+	install -m 0755 bin/fc-reaper '$(BINDIR)/fc-reaper'
 	install -m 0755 bin/freecode '$(BINDIR)/freecode'
 	@echo "installed $(BINDIR)/freecode: $$('$(BINDIR)/freecode' --version)"
 	@case ":$$PATH:" in \
@@ -39,7 +46,7 @@ install: bin/freecode
 	esac
 
 uninstall:
-	rm -f '$(BINDIR)/freecode'
+	rm -f '$(BINDIR)/freecode' '$(BINDIR)/fc-reaper'
 
 bin/mcp-testserver: FORCE
 	$(GO) build -o $@ ./cmd/mcp-testserver
@@ -117,8 +124,8 @@ demo:
 ## table and rewrites BENCHMARKS.md. Shorter: make bench BENCH_FLAGS='-idle 10s'
 ## Only some scenarios, printed: make bench BENCH_FLAGS='-only reconnect,auth -out ""'
 BENCH_FLAGS ?=
-bench: bin/freecode bin/mcp-testserver
-	$(GO) run ./cmd/freecode-bench -go '$(GO)' -testserver bin/mcp-testserver -freecode bin/freecode -out BENCHMARKS.md $(BENCH_FLAGS)
+bench: bin/freecode bin/fc-reaper bin/mcp-testserver
+	$(GO) run ./cmd/freecode-bench -go '$(GO)' -testserver bin/mcp-testserver -freecode bin/freecode -reaper bin/fc-reaper -out BENCHMARKS.md $(BENCH_FLAGS)
 
 clean:
 	rm -rf bin .cache

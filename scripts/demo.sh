@@ -40,10 +40,10 @@ run() {
 	"$@"
 }
 
-step "Building bin/freecode and bin/mcp-testserver"
+step "Building bin/freecode, bin/fc-reaper and bin/mcp-testserver"
 # The version `freecode --version` reports, as `make install` builds it.
 VERSION=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || true)}
-if ! "$GO" build -ldflags "-X main.version=$VERSION" -o bin/freecode ./cmd/freecode || ! "$GO" build -o bin/mcp-testserver ./cmd/mcp-testserver; then
+if ! "$GO" build -ldflags "-X main.version=$VERSION" -o bin/freecode ./cmd/freecode || ! "$GO" build -trimpath -o bin/fc-reaper ./cmd/fc-reaper || ! "$GO" build -o bin/mcp-testserver ./cmd/mcp-testserver; then
 	echo "The build needs the Go modules of go.mod in the module cache; fetch them once with network (\`go mod download\`), then the demo runs offline." >&2
 	exit 1
 fi

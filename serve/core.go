@@ -99,7 +99,8 @@ func NewCore(opts Options) (_ *Core, err error) {
 			c.Close()
 		}
 	}()
-	g, gerr := procguard.StartGuard(procguard.GuardOptions{Path: procguard.SelfExe, Sub: sub, Logger: log.WithName("guard"), Stderr: stderr})
+	guardPath, guardFallback := procguard.Helper()
+	g, gerr := procguard.StartGuard(procguard.GuardOptions{Path: guardPath, Fallback: guardFallback, Sub: sub, Logger: log.WithName("guard"), Stderr: stderr})
 	if gerr != nil {
 		log.Error(gerr, "no guard process: if this process and a server's reaper are killed together, what the server started may outlive them")
 	} else {

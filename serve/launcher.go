@@ -27,7 +27,7 @@ func (l reaperLauncher) Launch(c mcp.LaunchSpec) (mcp.LaunchedProcess, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.log.V(1).Info("started reaper", "pid", p.ReaperPid(), "server", p.Pid)
+	l.log.V(1).Info("started reaper", "pid", p.ReaperPid(), "server", p.Pid, "reaper", l.reaper.Path())
 	return reapedProcess{p}, nil
 }
 

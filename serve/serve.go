@@ -112,7 +112,7 @@ func processes(log logr.Logger) (*procguard.Reaper, *procguard.Subreaper, func()
 	sub, err := procguard.NewSubreaper(log)
 	if err != nil {
 		log.Error(err, "what a killed reaper leaves behind will not be cleaned up")
-		return procguard.NewReaper(procguard.SelfExe, nil), nil, func() {}
+		return procguard.NewHelperReaper(nil), nil, func() {}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -120,7 +120,7 @@ func processes(log logr.Logger) (*procguard.Reaper, *procguard.Subreaper, func()
 		defer close(done)
 		sub.Run(ctx)
 	}()
-	return procguard.NewReaper(procguard.SelfExe, sub), sub, func() {
+	return procguard.NewHelperReaper(sub), sub, func() {
 		cancel()
 		<-done
 	}

@@ -42,12 +42,13 @@ func main() {
 	}
 }
 
-var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol", "budget", "gateway", "revisions"}
+var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol", "budget", "gateway", "revisions", "reapers"}
 
 func run() error {
 	var (
 		testServer = flag.String("testserver", "bin/mcp-testserver", "mcp-testserver binary")
-		freecode   = flag.String("freecode", "bin/freecode", "freecode binary (idle scenario)")
+		freecode   = flag.String("freecode", "bin/freecode", "freecode binary (idle, gateway and reapers scenarios)")
+		reaper     = flag.String("reaper", "bin/fc-reaper", "fc-reaper binary (reapers scenario)")
 		repo       = flag.String("repo", ".", "module root (calls scenario runs go test there)")
 		goCmd      = flag.String("go", "go", "go command")
 		out        = flag.String("out", "BENCHMARKS.md", `Markdown file to rewrite ("" to only print)`)
@@ -76,6 +77,8 @@ func run() error {
 		gwBlocks   = flag.Int("gateway-blocks", 15, "blocks of 200 calls per path in the gateway's call-overhead measurement")
 		gwEdits    = flag.Int("gateway-edits", 5, "config edits (add, then remove, a server) timed to the gateway's list_changed")
 		revBlocks  = flag.Int("revision-blocks", 15, "blocks of 200 calls per revision in the 2026-07-28 vs 2025-11-25 call comparison")
+		reapRounds = flag.Int("reaper-rounds", 9, "rounds of the reapers scenario (each starts every server once per way)")
+		reapMemory = flag.Int("reaper-memory", 8, "copies of server-memory in the reapers scenario (beside everything and filesystem)")
 	)
 	flag.Parse()
 	want := map[string]bool{}
@@ -94,20 +97,20 @@ func run() error {
 		*p = a
 		return err
 	}
-	for _, p := range []*string{testServer, freecode, repo} {
+	for _, p := range []*string{testServer, freecode, reaper, repo} {
 		if err := abs(p); err != nil {
 			return err
 		}
 	}
 	for _, b := range []string{*testServer, *freecode} {
-		if _, err := os.Stat(b); err != nil && (b == *testServer || want["idle"] || want["gateway"]) {
+		if _, err := os.Stat(b); err != nil && (b == *testServer || want["idle"] || want["gateway"] || want["reapers"]) {
 			return fmt.Errorf("%w (build it first: make build)", err)
 		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg := bench.Config{TestServer: *testServer, Freecode: *freecode, Repo: *repo, Go: *goCmd, Log: os.Stderr}
+	cfg := bench.Config{TestServer: *testServer, Freecode: *freecode, Reaper: *reaper, Repo: *repo, Go: *goCmd, Log: os.Stderr}
 	began := time.Now()
 	var rows []bench.Row
 	step := func(name, title string, fn func() ([]bench.Row, error)) error {
@@ -175,6 +178,9 @@ func run() error {
 		}},
 		{"revisions", "12. revision call cost", func() ([]bench.Row, error) {
 			return bench.ModernCalls(ctx, cfg, bench.ModernCallsOptions{Blocks: *revBlocks, Calls: 200})
+		}},
+		{"reapers", "13. reapers", func() ([]bench.Row, error) {
+			return bench.Reapers(ctx, cfg, bench.ReapersOptions{Rounds: *reapRounds, Memory: *reapMemory})
 		}},
 	}
 	for _, s := range steps {
@@ -377,6 +383,13 @@ const methodologyText = `
    2026-07-28: every request carries its ` + "`_meta`" + `) and without (pinned to 2025-11-25), an ` + "`echo`" + ` through
    ` + "`mcp.Session.CallTool`" + ` on each. Blocks of 200 calls take turns, which goes first alternating; the ratio is the median
    of the rounds' ratios: a 2026-07-28 call must cost no more than a 2025-11-25 one.
+13. **Reapers.** The real npm servers — ` + "`server-everything`" + `, ` + "`server-filesystem`" + ` and ` + "`-reaper-memory`" + ` copies of
+   ` + "`server-memory`" + ` — started all at once, four ways taking turns each round: raw mcp-go clients spawning them
+   (the baseline), ` + "`mcp.Connect`" + ` with no launcher, and ` + "`mcp.Connect`" + ` under procguard's reapers as serve and the
+   one-shot commands run them, once with the dedicated reaper ` + "`bin/fc-reaper`" + ` and once with ` + "`bin/freecode`" + ` itself as
+   the reaper (every reaper before fc-reaper, and what freecode still runs without one beside it). Each way is timed
+   until every server has listed its tools (sessions pinned to the revision raw mcp-go speaks); the reapers'
+   memory (` + "`/proc/<pid>/smaps_rollup`" + `) and CPU time (` + "`/proc/<pid>/task/*/schedstat`" + `) are read once all are ready.
 
 ## Reading the results
 
@@ -415,6 +428,12 @@ const methodologyText = `
 - **Context budget:** the deferred list is the built-ins and ` + "`tool_search`" + `, whatever the number of servers; what
   the model pays for deferral is a search round trip per tool it needs. The held-out recall row is the honest
   expectation for tasks nobody tuned the ranking for.
+- **Reapers:** the wall times of ten node servers starting on a shared machine vary by tens of per cent from one
+  round to the next, more than a reaper costs, so the ratios are the medians of each round's own ratio. What a
+  reaper costs is better read in its CPU time and memory: the reaper code is the same either way, and the
+  difference is the executable it runs in — freecode's initialisation of every package (CUE, schemas, protobuf) and
+  its data, against a program that holds procguard alone. There is still one reaper per server: only a subreaper
+  of its own records, in the kernel, which server an orphaned daemon came from.
 - **Gateway:** an echo is nearly all transport, so the second stdio hop alone (the bare relay row) roughly doubles
   it; the 1.3× target is out of reach of any stdio gateway for an echo, and the row FreeCode controls is the
   gateway against the relay: rules, validation and the registry. A tool that does real work hides both.

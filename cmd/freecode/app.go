@@ -126,7 +126,7 @@ func (a *app) processes(log logr.Logger) *procguard.Reaper {
 			<-done
 		}
 	}
-	a.reaper = procguard.NewReaper(procguard.SelfExe, sub)
+	a.reaper = procguard.NewHelperReaper(sub)
 	return a.reaper
 }
 

@@ -30,6 +30,9 @@
 //   - Gateway: `freecode mcp serve` under a plain mcp-go host: an echo
 //     call through it vs straight to the server, and the time from a
 //     config edit to the host's list_changed.
+//   - Reapers: real npm servers started at once under procguard's
+//     reapers (fc-reaper, and freecode itself as before) vs raw mcp-go,
+//     and the reapers' memory from /proc.
 package bench
 
 import (
@@ -61,8 +64,9 @@ type Row struct {
 // Config is what every scenario needs.
 type Config struct {
 	// TestServer is the mcp-testserver binary; Freecode the freecode binary
-	// (Idle only); Repo the module root (Calls runs `go test` there).
-	TestServer, Freecode, Repo string
+	// (Idle, Gateway, Reapers); Reaper the fc-reaper binary (Reapers);
+	// Repo the module root (Calls runs `go test` there).
+	TestServer, Freecode, Reaper, Repo string
 	// Go is the go command (Calls).
 	Go string
 	// Log receives progress lines; nil discards them.

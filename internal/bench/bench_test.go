@@ -64,3 +64,19 @@ func TestParseMetrics(t *testing.T) {
 		"iterations": {5}, "ns/op": {441234567}, "pinned-ms": {210.5}, "negotiated-ms": {214}, "probe-ms": {3.1},
 	}}, got)
 }
+
+func TestSchedCPUAndSmapsOfSelf(t *testing.T) {
+	_, err := schedCPU(1 << 30)
+	require.Error(t, err)
+	_, err = smapsRollup(1 << 30)
+	require.Error(t, err)
+	self := os.Getpid()
+	cpu, err := schedCPU(self)
+	require.NoError(t, err)
+	require.Positive(t, cpu)
+	m, err := smapsRollup(self)
+	require.NoError(t, err)
+	require.Greater(t, m["Rss"], uint64(1<<20))
+	require.Greater(t, m["Anonymous"], uint64(0))
+	require.LessOrEqual(t, m["Pss"], m["Rss"])
+}

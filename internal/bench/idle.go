@@ -260,7 +260,7 @@ func Idle(ctx context.Context, cfg Config, opts IdleOptions) (rows []Row, err er
 		{Group: group, Name: fmt.Sprintf("serve's own CPU per %s window", window.Round(time.Second)),
 			Value: fmt.Sprintf("%.3f%% of one core", medianF(pcts)), Runs: len(pcts)},
 		{Group: group, Name: "serve's RSS (VmRSS)", Value: fmt.Sprintf("%.1f MiB", medianF(rsss)), Runs: len(rsss)},
-		{Group: group, Name: "one server's reaper (fc-reaper): RSS (VmRSS; mostly file pages shared with serve)", Value: fmt.Sprintf("%.1f MiB", medianF(reaperRSS)), Runs: len(reaperRSS)},
+		{Group: group, Name: "one server's reaper (fc-reaper): RSS (VmRSS; mostly its executable's pages, shared between reapers)", Value: fmt.Sprintf("%.1f MiB", medianF(reaperRSS)), Runs: len(reaperRSS)},
 		{Group: group, Name: "one server's reaper (fc-reaper): private memory (RssAnon)", Value: fmt.Sprintf("%.1f MiB", medianF(reaperAnon)), Runs: len(reaperAnon)},
 		{Group: group, Name: fmt.Sprintf("the %d reapers' CPU, together", len(reapers)),
 			Value: fmt.Sprintf("%.3f%% of one core (%s)", 100*float64(reaperCPU)/float64(total), ms(reaperCPU)), Runs: 1},

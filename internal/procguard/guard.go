@@ -2,8 +2,10 @@ package procguard
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"os/signal"
 	"strconv"
@@ -22,8 +24,13 @@ const guardRetry = time.Second
 // GuardOptions configure a [Guard].
 type GuardOptions struct {
 	// Path is the executable run as the guard; its main must call
-	// [Dispatch] first ([SelfExe] for this program).
+	// [Dispatch] first ([SelfExe] for this program, or the dedicated
+	// helper: see [Helper]).
 	Path string
+	// Fallback, if set, is run as the guard from the moment one run from
+	// Path could not be started or exited by itself (not by a signal): a
+	// helper that is not one, or speaks another protocol version.
+	Fallback string
 	// Sub, if set, gets every guard as a known child.
 	Sub *Subreaper
 	// Logger hears of a guard that exited and of the new one.
@@ -46,10 +53,11 @@ type GuardOptions struct {
 type Guard struct {
 	opts GuardOptions
 
-	mu     sync.Mutex // guards groups, w, pid and closed
+	mu     sync.Mutex // guards groups, w, pid, path and closed
 	groups map[int]bool
 	w      io.WriteCloser // the running guard's stdin; nil between guards
 	pid    int
+	path   string // what the next guard runs: opts.Path, then opts.Fallback
 	closed bool
 
 	stop chan struct{} // closed by Close
@@ -59,8 +67,17 @@ type Guard struct {
 // StartGuard starts a guard process and the goroutine that watches it; end
 // both with Close.
 func StartGuard(opts GuardOptions) (*Guard, error) {
-	g := &Guard{opts: opts, groups: map[int]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
-	cmd, w, err := g.spawn()
+	g := &Guard{opts: opts, groups: map[int]bool{}, path: opts.Path, stop: make(chan struct{}), done: make(chan struct{})}
+	cmd, w, err := g.spawn(g.path)
+	if err != nil && opts.Fallback != "" {
+		g.path = opts.Fallback
+		var ferr error
+		if cmd, w, ferr = g.spawn(g.path); ferr != nil {
+			err = errors.Join(ferr, err)
+		} else {
+			err = nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -69,8 +86,9 @@ func StartGuard(opts GuardOptions) (*Guard, error) {
 	return g, nil
 }
 
-func (g *Guard) spawn() (*exec.Cmd, io.WriteCloser, error) {
-	cmd := exec.Command(g.opts.Path)
+// spawn starts a guard from path and tells it the protocol version.
+func (g *Guard) spawn(path string) (*exec.Cmd, io.WriteCloser, error) {
+	cmd := exec.Command(path)
 	cmd.Args = []string{GuardName}
 	cmd.Env = helperEnv()
 	cmd.Stderr = g.opts.Stderr
@@ -83,8 +101,11 @@ func (g *Guard) spawn() (*exec.Cmd, io.WriteCloser, error) {
 	}
 	if err := g.opts.Sub.startKnown(cmd); err != nil {
 		w.Close()
-		return nil, nil, fmt.Errorf("start guard %s: %w", g.opts.Path, err)
+		return nil, nil, fmt.Errorf("start guard %s: %w", path, err)
 	}
+	// Into the pipe's buffer: it does not wait for the guard. A failure
+	// means the guard died already, which watch sees.
+	_, _ = fmt.Fprintf(w, "v%d\n", guardProtocol)
 	return cmd, w, nil
 }
 
@@ -111,10 +132,17 @@ func (g *Guard) watch(cmd *exec.Cmd) {
 			g.w.Close()
 		}
 		g.w, g.pid = nil, 0
+		if st := cmd.ProcessState.Sys().(syscall.WaitStatus); g.opts.Fallback != "" && g.path != g.opts.Fallback && st.Exited() {
+			// A guard exits by itself only when it is not one of
+			// ours, or of another version.
+			g.opts.Logger.Info("guard helper exited by itself; running the fallback as the guard", "helper", g.path, "fallback", g.opts.Fallback)
+			g.path = g.opts.Fallback
+		}
+		path := g.path
 		g.mu.Unlock()
 		g.opts.Logger.Info("guard process exited; starting a new one", "pid", cmd.Process.Pid, "state", cmd.ProcessState.String())
 		for {
-			next, w, err := g.spawn()
+			next, w, err := g.spawn(path)
 			if err == nil {
 				cmd = next
 				g.mu.Lock()
@@ -130,6 +158,14 @@ func (g *Guard) watch(cmd *exec.Cmd) {
 				g.mu.Unlock()
 				g.opts.Logger.Info("started a new guard process", "pid", cmd.Process.Pid, "groups", n)
 				break
+			}
+			if g.opts.Fallback != "" && path != g.opts.Fallback {
+				g.opts.Logger.Info("cannot start the guard helper; running the fallback as the guard", "helper", path, "fallback", g.opts.Fallback, "err", err.Error())
+				g.mu.Lock()
+				g.path = g.opts.Fallback
+				path = g.path
+				g.mu.Unlock()
+				continue
 			}
 			g.opts.Logger.Error(err, "no guard process: if this process is killed, what its servers started may outlive it", "retryIn", guardRetry)
 			t := time.NewTimer(guardRetry)
@@ -193,6 +229,11 @@ func (g *Guard) Close() {
 	<-g.done
 }
 
+// guardProtocol is the version of the guard's protocol, the first line
+// the Guard sends ("v1"); a guard of another version exits with exitUsage
+// at once. Change it with any change to the protocol.
+const guardProtocol = 1
+
 // runGuard is the guard process's main: it keeps the listed process groups
 // until stdin ends, then kills them.
 func runGuard(stdin io.Reader) int {
@@ -202,6 +243,13 @@ func runGuard(stdin io.Reader) int {
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	groups := map[int]bool{}
 	sc := bufio.NewScanner(stdin)
+	if !sc.Scan() {
+		return 0 // the program ended before it said anything
+	}
+	if v := strings.TrimSpace(sc.Text()); v != "v"+strconv.Itoa(guardProtocol) {
+		fmt.Fprintf(os.Stderr, "%s: protocol %q, this guard speaks v%d\n", GuardName, v, guardProtocol)
+		return exitUsage
+	}
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if len(line) < 2 {

@@ -26,6 +26,12 @@ const (
 	roleEnv = "PROCGUARD_TEST_ROLE"
 	dirEnv  = "PROCGUARD_TEST_DIR"
 	exitEnv = "PROCGUARD_TEST_EXIT" // role tree: exit with this status at once
+	// reaperEnv, if set, is the reaper executable of role parent (else
+	// this test binary, procguard.SelfExe).
+	reaperEnv = "PROCGUARD_TEST_REAPER"
+	// guardEnv, if set, is the guard executable of role guardparent, with
+	// this test binary as its fallback.
+	guardEnv = "PROCGUARD_TEST_GUARD"
 )
 
 func TestMain(m *testing.M) {
@@ -76,7 +82,7 @@ func roleCmd(role, dir string) *exec.Cmd {
 	// Each variable once: a command started through a reaper gets its
 	// environment as it is, and Go's getenv takes the first of duplicates.
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, roleEnv+"=") && !strings.HasPrefix(kv, dirEnv+"=") && !strings.HasPrefix(kv, exitEnv+"=") {
+		if !strings.HasPrefix(kv, roleEnv+"=") && !strings.HasPrefix(kv, dirEnv+"=") && !strings.HasPrefix(kv, exitEnv+"=") && !strings.HasPrefix(kv, reaperEnv+"=") && !strings.HasPrefix(kv, guardEnv+"=") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
@@ -146,7 +152,11 @@ func roleParent(dir string) error {
 		return err
 	}
 	go sub.Run(context.Background())
-	r := procguard.NewReaper(procguard.SelfExe, sub)
+	reaper := procguard.SelfExe
+	if p := os.Getenv(reaperEnv); p != "" {
+		reaper = p
+	}
+	r := procguard.NewReaper(reaper, sub)
 	self, _ := os.Executable()
 	inR, _, err := os.Pipe() // the write end stays open: the tree runs on
 	if err != nil {
@@ -161,6 +171,11 @@ func roleParent(dir string) error {
 	if err != nil {
 		return err
 	}
+	// Waited for, as every Process must be: one dropped unwaited is
+	// collected, and the finalizer of its control socket closes it, which
+	// its reaper takes for this program's death (it then kills "known" and
+	// exits, a zombie nobody reaps).
+	go func() { _, _ = known.Wait() }()
 	plain := roleCmd("hold", dir)
 	if err := plain.Start(); err != nil {
 		return err
@@ -178,7 +193,11 @@ func roleParent(dir string) error {
 // started directly ("leader"), and writes the guard's pid to "guard" each
 // time it changes.
 func roleGuardParent(dir string) error {
-	g, err := procguard.StartGuard(procguard.GuardOptions{Path: procguard.SelfExe, Stderr: os.Stderr})
+	opts := procguard.GuardOptions{Path: procguard.SelfExe, Stderr: os.Stderr}
+	if p := os.Getenv(guardEnv); p != "" {
+		opts.Path, opts.Fallback = p, procguard.SelfExe
+	}
+	g, err := procguard.StartGuard(opts)
 	if err != nil {
 		return err
 	}

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -69,7 +71,11 @@ func helperEnv() []string {
 // package documentation).
 type Reaper struct {
 	path string
-	sub  *Subreaper
+	// fallback, if not "", is run as the reaper once path could not be
+	// (see [NewHelperReaper]); usingFallback is set from then on.
+	fallback      string
+	usingFallback atomic.Bool
+	sub           *Subreaper
 }
 
 // NewReaper returns a Reaper that runs the executable at path as the
@@ -78,6 +84,56 @@ type Reaper struct {
 // sub, which then never takes it for an orphan.
 func NewReaper(path string, sub *Subreaper) *Reaper {
 	return &Reaper{path: path, sub: sub}
+}
+
+// NewHelperReaper returns a Reaper that runs the dedicated reaper
+// executable installed beside this program's own, named [ReaperName]
+// (cmd/fc-reaper: a small program whose main is [Dispatch] and nothing
+// else, so a reaper costs a fraction of what this program would, in
+// memory and in start time). Where there is none it runs [SelfExe], as
+// NewReaper(SelfExe, sub) does. If the helper cannot be run as a reaper
+// (not executable, not a reaper, a version that speaks another protocol)
+// the first Start that finds out runs SelfExe instead, and so does every
+// later one: the orphan guarantees are the same either way, only the cost
+// differs.
+func NewHelperReaper(sub *Subreaper) *Reaper {
+	path, fallback := Helper()
+	return &Reaper{path: path, fallback: fallback, sub: sub}
+}
+
+// Helper returns the executable to run the helpers (reapers, the guard)
+// as: the dedicated helper [ReaperName] installed beside this program's
+// executable, with [SelfExe] as the fallback, or [SelfExe] and no fallback
+// ("") where there is none.
+func Helper() (path, fallback string) {
+	if exe, err := os.Executable(); err == nil {
+		if helper, ok := helperBeside(exe); ok {
+			return helper, SelfExe
+		}
+	}
+	return SelfExe, ""
+}
+
+// helperBeside returns the path of a regular, executable file named
+// [ReaperName] in the directory of the executable exe.
+func helperBeside(exe string) (string, bool) {
+	helper := filepath.Join(filepath.Dir(exe), ReaperName)
+	if helper == exe {
+		return "", false // this program is the helper
+	}
+	fi, err := os.Stat(helper)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return "", false
+	}
+	return helper, true
+}
+
+// Path is the executable the next Start runs as the reaper.
+func (r *Reaper) Path() string {
+	if r.fallback != "" && r.usingFallback.Load() {
+		return r.fallback
+	}
+	return r.path
 }
 
 // Command is a command for [Reaper.Start]: what os/exec would run.
@@ -89,7 +145,10 @@ type Command struct {
 	Stdin, Stdout, Stderr *os.File
 }
 
-// Process is a command running under a reaper.
+// Process is a command running under a reaper. Wait for it: a Process
+// dropped unwaited is collected in time, and the finalizer of its control
+// socket then closes it, which the reaper takes for the program's death (it
+// kills the command and exits, a zombie until the program exits).
 type Process struct {
 	// Pid is the command's process id; the command leads its own process
 	// group, so Pid is also the group's id.
@@ -107,6 +166,31 @@ type Process struct {
 // once c runs; if c cannot be started, the error is the one os/exec would
 // have returned (an *os.PathError with Op "fork/exec").
 func (r *Reaper) Start(c Command) (*Process, error) {
+	path := r.Path()
+	p, err := r.start(path, c)
+	var ne *notReaperError
+	if err == nil || r.fallback == "" || path == r.fallback || !errors.As(err, &ne) {
+		return p, err
+	}
+	// The helper did not start the command (nothing of c runs): the
+	// fallback from now on.
+	r.usingFallback.Store(true)
+	p, ferr := r.start(r.fallback, c)
+	if ferr != nil {
+		return nil, errors.Join(ferr, err)
+	}
+	return p, nil
+}
+
+// notReaperError is a reaper executable that did not start the command: it
+// could not be run, did not speak the protocol, or died first.
+type notReaperError struct{ err error }
+
+func (e *notReaperError) Error() string { return e.err.Error() }
+func (e *notReaperError) Unwrap() error { return e.err }
+
+// start is Start with path as the reaper.
+func (r *Reaper) start(path string, c Command) (*Process, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("start reaper: control socket: %w", err)
@@ -121,7 +205,7 @@ func (r *Reaper) Start(c Command) (*Process, error) {
 	child := os.NewFile(uintptr(fds[1]), "reaper control")
 	defer child.Close()
 
-	cmd := exec.Command(r.path)
+	cmd := exec.Command(path)
 	cmd.Args = []string{ReaperName}
 	cmd.Env = helperEnv()
 	// A nil *os.File must stay a nil io.Reader/io.Writer.
@@ -139,7 +223,7 @@ func (r *Reaper) Start(c Command) (*Process, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := r.sub.startKnown(cmd); err != nil {
 		ctl.Close()
-		return nil, fmt.Errorf("start reaper %s: %w", r.path, err)
+		return nil, &notReaperError{fmt.Errorf("start reaper %s: %w", path, err)}
 	}
 	child.Close()
 
@@ -155,7 +239,7 @@ func (r *Reaper) Start(c Command) (*Process, error) {
 // handshake sends c to the reaper and reads back the command's pid. On
 // failure the reaper has been waited for.
 func (p *Process) handshake(c Command) (int, error) {
-	spec, err := json.Marshal(startSpec{Path: c.Path, Args: c.Args, Env: c.Env})
+	spec, err := json.Marshal(startSpec{Protocol: reaperProtocol, Path: c.Path, Args: c.Args, Env: c.Env})
 	if err != nil {
 		p.abort()
 		return 0, fmt.Errorf("start reaper: %w", err)
@@ -176,12 +260,18 @@ func (p *Process) handshake(c Command) (int, error) {
 		p.wait()
 		return 0, &os.PathError{Op: "fork/exec", Path: c.Path, Err: syscall.Errno(n)}
 	}
-	// Not a reaper (its main does not call Dispatch), or it died.
+	// Not a reaper (its main does not call Dispatch), one of another
+	// protocol version ("version N"), or it died.
 	p.abort()
 	if err == nil {
 		err = fmt.Errorf("unexpected reply %q", reply)
 	}
-	return 0, fmt.Errorf("reaper %s (%s) did not start the command: %w", p.reaper.Path, p.reaper.ProcessState, err)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// A reaper too slow to answer on a loaded machine is no sign of
+		// the wrong one: no fallback.
+		return 0, fmt.Errorf("reaper %s did not start the command within %s: %w", p.reaper.Path, startTimeout, err)
+	}
+	return 0, &notReaperError{fmt.Errorf("reaper %s (%s) did not start the command: %w", p.reaper.Path, p.reaper.ProcessState, err)}
 }
 
 // abort kills the reaper and waits for it.

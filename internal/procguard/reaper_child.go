@@ -21,12 +21,21 @@ import (
 //	parent → reaper  one JSON line, a startSpec
 //	reaper → parent  "pid <PID>\n" once the command runs, or
 //	                 "error <ERRNO>\n" if it could not be started (then the
-//	                 reaper exits with exitStartFailed)
+//	                 reaper exits with exitStartFailed), or
+//	                 "version <N>\n" if the spec's protocol is not this
+//	                 reaper's N (then it exits with exitUsage, having
+//	                 started nothing)
 //	parent → reaper  single bytes: cmdTerm, cmdKill
 //
 // End of file from the parent means the parent has died (its end is close-
 // on-exec and held by no other process): the reaper kills everything.
 const (
+	// reaperProtocol is the version of this protocol, which a startSpec
+	// names: the reaper may be a separate executable (cmd/fc-reaper) of
+	// another version than the program that runs it. Change it with any
+	// change to the protocol or to what a reaper does.
+	reaperProtocol = 1
+
 	ctlFD   = 3
 	cmdTerm = 'T' // SIGTERM to the command's process group
 	cmdKill = 'K' // SIGKILL to the command's process group and every descendant
@@ -47,9 +56,10 @@ const (
 // hold secrets, is not shown in the reaper's /proc/<pid>/cmdline, and so
 // that it does not configure the reaper's own Go runtime (GODEBUG, GOGC).
 type startSpec struct {
-	Path string   `json:"path"`
-	Args []string `json:"args"`
-	Env  []string `json:"env"`
+	Protocol int      `json:"protocol"`
+	Path     string   `json:"path"`
+	Args     []string `json:"args"`
+	Env      []string `json:"env"`
 }
 
 // runReaper is the reaper process's main. It does not return.
@@ -70,6 +80,10 @@ func runReaper() {
 	var spec startSpec
 	if err := json.Unmarshal(line, &spec); err != nil || spec.Path == "" || len(spec.Args) == 0 {
 		fmt.Fprintf(os.Stderr, "%s: bad start request\n", ReaperName)
+		os.Exit(exitUsage)
+	}
+	if spec.Protocol != reaperProtocol {
+		fmt.Fprintf(ctl, "version %d\n", reaperProtocol)
 		os.Exit(exitUsage)
 	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
