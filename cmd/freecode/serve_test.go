@@ -242,6 +242,10 @@ func TestServe(t *testing.T) {
 		require.Eventually(t, func() bool {
 			return strings.Contains(wout.String(), "starting") && strings.Count(fout.String(), "flood line") == 4
 		}, waitFor, 10*time.Millisecond, "watch:\n%s\nfollow:\n%s", wout, fout)
+		// The marker goes to stderr before the new session's lines go to
+		// stdout, but the two pipes are copied into the buffers by
+		// goroutines of their own: wait for it rather than expect it.
+		require.Eventually(t, func() bool { return ferr.String() != "" }, waitFor, 10*time.Millisecond)
 		assert.Equal(t, "--- a restarted\n", ferr.String())
 		for _, cmd := range []*exec.Cmd{watch, follow} {
 			require.NoError(t, cmd.Process.Signal(os.Interrupt))
