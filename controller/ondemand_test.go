@@ -177,6 +177,9 @@ func TestOnDemandWakeFailure(t *testing.T) {
 	m, err := store.Get("od", good.SpecHash())
 	require.NoError(t, err)
 	m.SpecHash = bad.SpecHash()
+	// Dated apart from the good spec's, so that the wait below sees the
+	// bad spec advertised and not the good one still idle.
+	m.Stored = m.Stored.Add(time.Second)
 	require.NoError(t, store.Put(m))
 	h.c.SetDesired([]schema.Server{bad}, 0)
 	require.Eventually(t, func() bool {
