@@ -111,6 +111,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A write deadline set while answering the previous request of this
 	// connection (see writeJSON) must not cut this one's answer.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	if name := r.Header.Get(ClientHeader); name != "" {
+		r = r.WithContext(WithClient(r.Context(), name))
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -217,6 +220,17 @@ func errorStatus(err error) (code int, kind string) {
 		return http.StatusServiceUnavailable, KindCanceled
 	}
 	return http.StatusInternalServerError, KindFailed
+}
+
+// ErrorKind is the kind the API gives a call's failure (KindDenied,
+// KindNotApproved, ...; KindFailed for anything else), as a
+// CallResponse's Kind says it.
+func ErrorKind(err error) string {
+	_, kind := errorStatus(err)
+	if kind == "" {
+		return KindFailed
+	}
+	return kind
 }
 
 // writeErr answers err with its status code (errorStatus) and message.
