@@ -111,9 +111,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A write deadline set while answering the previous request of this
 	// connection (see writeJSON) must not cut this one's answer.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
-	if name := r.Header.Get(ClientHeader); name != "" {
-		r = r.WithContext(WithClient(r.Context(), name))
-	}
+	// A request is its client's, named by its header or unnamed, never
+	// the serving process's (whose ctx the request's derives from).
+	r = r.WithContext(context.WithValue(r.Context(), clientKey{}, cleanClientName(r.Header.Get(ClientHeader))))
 	s.mux.ServeHTTP(w, r)
 }
 
