@@ -35,7 +35,13 @@ type Approvals struct {
 
 type pendingApproval struct {
 	Approval
-	answer chan bool // buffered(1); Answer sends at most once (it deletes the entry first)
+	answer chan approvalAnswer // buffered(1); Answer sends at most once (it deletes the entry first)
+}
+
+// approvalAnswer is an approval's answer and who gave it.
+type approvalAnswer struct {
+	ok bool
+	by string
 }
 
 // NewApprovals returns an Approvals publishing on bus (nil: no events);
@@ -58,7 +64,7 @@ func (a *Approvals) Approve(ctx context.Context, req orchestrator.ApprovalReques
 			ID: "a" + strconv.FormatUint(a.next, 10), CallID: req.CallID, Tool: req.ToolID,
 			Args: req.Args, ReadOnly: req.ReadOnly, Reason: req.Reason, Rule: req.Rule, Sensitive: req.Sensitive, Created: time.Now(),
 		},
-		answer: make(chan bool, 1),
+		answer: make(chan approvalAnswer, 1),
 	}
 	a.pending[p.ID] = p
 	a.mu.Unlock()
@@ -67,9 +73,10 @@ func (a *Approvals) Approve(ctx context.Context, req orchestrator.ApprovalReques
 	timer := time.NewTimer(a.timeout)
 	defer timer.Stop()
 	select {
-	case ok := <-p.answer:
-		a.bus.Publish(ApprovalAnswered{ID: p.ID, Approved: ok})
-		return ok, nil
+	case ans := <-p.answer:
+		orchestrator.AnsweredBy(ctx, ans.by)
+		a.bus.Publish(ApprovalAnswered{ID: p.ID, Approved: ans.ok})
+		return ans.ok, nil
 	case <-timer.C:
 		if a.drop(p.ID) {
 			a.bus.Publish(ApprovalAnswered{ID: p.ID, Reason: "timeout"})
@@ -82,9 +89,10 @@ func (a *Approvals) Approve(ctx context.Context, req orchestrator.ApprovalReques
 		}
 	}
 	// Answer removed the entry first, so its answer is in the channel.
-	ok := <-p.answer
-	a.bus.Publish(ApprovalAnswered{ID: p.ID, Approved: ok})
-	return ok, nil
+	ans := <-p.answer
+	orchestrator.AnsweredBy(ctx, ans.by)
+	a.bus.Publish(ApprovalAnswered{ID: p.ID, Approved: ans.ok})
+	return ans.ok, nil
 }
 
 // drop removes a pending approval; false means Answer got there first.
@@ -101,6 +109,12 @@ func (a *Approvals) drop(id string) bool {
 // Answer approves or refuses the pending approval id. It wraps ErrNotFound
 // when there is no such pending approval (never was, or already answered).
 func (a *Approvals) Answer(id string, approve bool) error {
+	return a.AnswerBy(id, approve, "")
+}
+
+// AnswerBy is Answer saying who answered (ClientOf the request), which
+// the orchestrator's report of the call carries (orchestrator.AnsweredBy).
+func (a *Approvals) AnswerBy(id string, approve bool, by string) error {
 	a.mu.Lock()
 	p, ok := a.pending[id]
 	delete(a.pending, id)
@@ -108,7 +122,7 @@ func (a *Approvals) Answer(id string, approve bool) error {
 	if !ok {
 		return fmt.Errorf("approval %q: %w (it may have been answered or timed out)", id, ErrNotFound)
 	}
-	p.answer <- approve
+	p.answer <- approvalAnswer{ok: approve, by: by}
 	return nil
 }
 

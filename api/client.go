@@ -100,6 +100,9 @@ func (c *Client) do(ctx context.Context, method, path string, body any) (*http.R
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if name := ClientOf(ctx); name != "" {
+		req.Header.Set(ClientHeader, name)
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s on %s: %w", method, path, c.socket, err)

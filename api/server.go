@@ -111,6 +111,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A write deadline set while answering the previous request of this
 	// connection (see writeJSON) must not cut this one's answer.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	// A request is its client's, named by its header or unnamed, never
+	// the serving process's (whose ctx the request's derives from).
+	r = r.WithContext(context.WithValue(r.Context(), clientKey{}, cleanClientName(r.Header.Get(ClientHeader))))
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -217,6 +220,17 @@ func errorStatus(err error) (code int, kind string) {
 		return http.StatusServiceUnavailable, KindCanceled
 	}
 	return http.StatusInternalServerError, KindFailed
+}
+
+// ErrorKind is the kind the API gives a call's failure (KindDenied,
+// KindNotApproved, ...; KindFailed for anything else), as a
+// CallResponse's Kind says it.
+func ErrorKind(err error) string {
+	_, kind := errorStatus(err)
+	if kind == "" {
+		return KindFailed
+	}
+	return kind
 }
 
 // writeErr answers err with its status code (errorStatus) and message.

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -134,6 +135,9 @@ func (g *gateway) run(ctx context.Context, id string, args json.RawMessage, prog
 		return wire.CallResult{}, fmt.Errorf("call %s: %w", id, ctx.Err())
 	}
 	callID := g.ids.next()
+	// The audit log names the host of the call, and of the answer to its
+	// approval, which is asked with this ctx.
+	ctx = api.WithClient(ctx, "gateway "+cmp.Or(mcp.GatewayHost(ctx), "(host unnamed)"))
 	hc := &hostCall{ctx: ctx, progress: progress}
 	if progress != nil {
 		hc.wake = make(chan struct{}, 1) // awaitProgress waits on it
@@ -479,7 +483,13 @@ func (g *gateway) approve(watchCtx, ctx context.Context, hc *hostCall, a api.App
 	case err != nil:
 		g.opts.Logger.Info("could not ask the host; the call is refused", "tool", a.Tool, "error", err.Error())
 	}
-	if err := g.eng.Answer(watchCtx, a.ID, ok); err != nil && !errors.Is(err, api.ErrNotFound) {
+	// The answer is the host's (its user's, through elicitation), or the
+	// gateway's refusal when the host could not be asked.
+	by := api.ClientOf(ctx)
+	if err != nil {
+		by += " (not asked: refused)"
+	}
+	if err := g.eng.Answer(api.WithClient(watchCtx, by), a.ID, ok); err != nil && !errors.Is(err, api.ErrNotFound) {
 		g.opts.Logger.Info("could not answer an approval", "tool", a.Tool, "error", err.Error())
 	}
 }

@@ -892,3 +892,20 @@ func metaMap(raw json.RawMessage) map[string]any {
 	}
 	return m
 }
+
+// GatewayHost names the host of a gateway request's session, from the
+// clientInfo it sent at initialize ("claude-code 2.1.0"); "" when ctx is
+// not a gateway request's or the host sent none. It is what the host says
+// it is, bounded to 64 bytes.
+func GatewayHost(ctx context.Context) string {
+	s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
+	if !ok {
+		return ""
+	}
+	ci := s.GetClientInfo()
+	name := strings.TrimSpace(ci.Name + " " + ci.Version)
+	if len(name) > 64 {
+		name = strings.ToValidUTF8(name[:64], "")
+	}
+	return name
+}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/audit"
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/procguard"
 	"github.com/freecode/freecode/mcp"
@@ -48,6 +49,11 @@ type Core struct {
 	elicitations *api.Elicitations
 	// calls numbers the calls that come without an id (CallWith).
 	calls atomic.Uint64
+	// audit records the calls (nil when the log could not be opened:
+	// auditErr says why); stats counts them per server (audit.go).
+	audit    *audit.Logger
+	auditErr string
+	stats    callStats
 
 	opts      Options
 	validator *schema.Validator
@@ -207,11 +213,13 @@ func (c *Core) finish(ctl controller.Options) {
 	if opts.Approver != nil {
 		approver = opts.Approver
 	}
+	c.openAudit()
 	c.Orchestrator = orchestrator.New(orchestrator.Options{
 		Registry: c.Registry,
 		Rules:    c.rules.get,
 		Limits:   c.rules.limits,
 		Approver: approver,
+		Report:   c.report,
 		Logger:   log.WithName("orchestrator"),
 	})
 }
@@ -318,6 +326,7 @@ func (c *Core) Run(ctx context.Context, parts ...Part) error {
 // Close ends the guard and the sweeping of orphans; call it once Run has
 // returned (every server is gone then).
 func (c *Core) Close() {
+	c.closeAudit()
 	if c.guard != nil {
 		c.guard.Close()
 		c.guard = nil

@@ -25,6 +25,13 @@ func (c *Core) Status(context.Context) (wire.Status, error) {
 	st := c.Controller.Status()
 	st.ServePID, st.ConfigPath, st.Project, st.Root = os.Getpid(), c.opts.Sources.User, c.opts.Sources.Project, c.root
 	st.ProjectError = c.rules.projectError()
+	st.Audit = c.auditStatus()
+	now, names := time.Now(), map[string]bool{}
+	for i := range st.Servers {
+		names[st.Servers[i].Name] = true
+		st.Servers[i].Calls = c.stats.of(st.Servers[i].Name, now)
+	}
+	c.stats.forget(func(name string) bool { return names[name] })
 	return st, nil
 }
 
@@ -87,9 +94,14 @@ func (c *Core) CallWith(ctx context.Context, toolID string, args json.RawMessage
 // Options.Approver answers them).
 func (c *Core) Approvals(context.Context) ([]api.Approval, error) { return c.approvals.Pending(), nil }
 
-// Answer approves or refuses a pending approval.
-func (c *Core) Answer(_ context.Context, id string, approve bool) error {
-	return c.approvals.Answer(id, approve)
+// Answer approves or refuses a pending approval, as the client of ctx
+// (api.ClientOf), which the audit log records.
+func (c *Core) Answer(ctx context.Context, id string, approve bool) error {
+	by := api.ClientOf(ctx)
+	if by == "" {
+		by = UnnamedClient
+	}
+	return c.approvals.AnswerBy(id, approve, by)
 }
 
 // Elicitations lists the servers' elicitations waiting for an answer

@@ -223,6 +223,7 @@ func (o *OneShot) Failed() []*StartError { return o.failed }
 func (o *OneShot) Close() {
 	o.stop()
 	<-o.done
+	o.closeAudit()
 }
 
 // serverList names servers for an error: `"a"`, `"a", "b"`.

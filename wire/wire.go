@@ -40,6 +40,9 @@ type Status struct {
 	// invalid: the reason quotes its positioned errors), "" when it is
 	// not; the user's config applies meanwhile.
 	ProjectError string `json:"projectError,omitempty"`
+
+	// Audit is the audit log's state (nil when it is not kept).
+	Audit *AuditStatus `json:"audit,omitempty"`
 }
 
 // Desired is what the config asks for one server.
@@ -103,6 +106,9 @@ type ServerStatus struct {
 	// Restarts counts starts after the first one (after a crash or failed
 	// start, a changed spec, or a restart request), but not Reconnects.
 	Restarts int `json:"restarts"`
+	// Calls are the server's tool calls through this process (nil before
+	// the first).
+	Calls *CallStats `json:"calls,omitempty"`
 	// Crashes counts the restarts that followed a failure: a start that
 	// failed or a session that ended on its own (a crash, a lost
 	// connection). The rest of Restarts were asked for: a changed spec, a

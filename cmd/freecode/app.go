@@ -19,6 +19,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/api"
 	"github.com/freecode/freecode/internal/procguard"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/schema"
@@ -155,6 +156,9 @@ func (a *app) rootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.configFlag, "config", "", "config `FILE` (default $FREECODE_HOME/config.json, $FREECODE_HOME defaults to ~/.freecode)")
 	root.PersistentFlags().StringVar(&a.projectFlag, "project", "", "project `DIR` whose .freecode/settings.json adds servers (default: found from the working directory up to the repository root)")
 	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		// Serve's API and the audit log know the command by this name:
+		// the host of its calls, who answered an approval.
+		c.SetContext(api.WithClient(c.Context(), fmt.Sprintf("%s (pid %d)", c.CommandPath(), os.Getpid())))
 		return a.checkConfigFlag(c)
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -173,7 +177,7 @@ func (a *app) rootCmd() *cobra.Command {
 	mcp.AddCommand(a.loginCmd(), a.logoutCmd())
 	mcp.AddCommand(a.addJSONCmd(), a.importCmd())
 	mcp.AddCommand(a.approvalsCmd(), a.answerCmd(true), a.answerCmd(false))
-	mcp.AddCommand(a.elicitationsCmd(), a.gatewayCmd())
+	mcp.AddCommand(a.elicitationsCmd(), a.gatewayCmd(), a.auditCmd())
 	root.AddCommand(mcp, a.serveCmd())
 	return root
 }

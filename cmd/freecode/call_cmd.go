@@ -329,7 +329,9 @@ type outcomeView struct {
 // anything else refuses with what to do instead.
 func (a *app) approver(yes bool) orchestrator.Approver {
 	return orchestrator.ApproverFunc(func(ctx context.Context, req orchestrator.ApprovalRequest) (bool, error) {
+		who := api.ClientOf(ctx)
 		if yes {
+			orchestrator.AnsweredBy(ctx, who+" --yes")
 			return true, nil
 		}
 		if a.stdinTerminal() == nil {
@@ -346,6 +348,7 @@ func (a *app) approver(yes bool) orchestrator.Approver {
 		case <-ctx.Done():
 			return false, ctx.Err()
 		case ok := <-answer:
+			orchestrator.AnsweredBy(ctx, who+" on its terminal")
 			return ok, nil
 		}
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/audit"
 	"github.com/freecode/freecode/controller"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
@@ -123,6 +124,7 @@ A server with oauth.grant "client_credentials" signs in without a browser.`,
 				}
 				return err
 			}
+			a.audit(c.Context(), audit.Record{Kind: audit.KindSignIn, Server: name, Issuer: res.Issuer, Status: audit.StatusOK})
 			fmt.Fprintln(a.stdout, signedInLine(res))
 			if a.serveRunning() {
 				fmt.Fprintf(a.stdout, "freecode serve connects %q now; see `freecode mcp status`.\n", name)
@@ -173,6 +175,9 @@ func (a *app) logoutCmd() *cobra.Command {
 			res, err := si.Logout(ctx)
 			if err != nil {
 				return err
+			}
+			if res.Removed {
+				a.audit(c.Context(), audit.Record{Kind: audit.KindSignOut, Server: name, Status: audit.StatusOK})
 			}
 			switch {
 			case !res.Removed:

@@ -255,6 +255,17 @@ func TestOAuthRealServer(t *testing.T) {
 		outputs.add("GET /v1/events ("+format+")", events.String())
 	}
 
+	// The audit log has every sign-in and sign-out and the calls, and no
+	// token (the outputs and the home are scanned for them below).
+	out = run("mcp", "audit", "--json")
+	assert.Equal(t, 3, strings.Count(out, `"kind":"signin"`), "three sign-ins:\n%s", out)
+	assert.Equal(t, 3, strings.Count(out, `"kind":"signout"`), "three sign-outs:\n%s", out)
+	assert.Contains(t, out, `"server":"demo","status":"ok","issuer":"`+issuer+`"`)
+	assert.Regexp(t, `"host":"api \(unnamed client\)".*"tool":"mcp__demo__greet","server":"demo","args":"hmac-sha256:[0-9a-f]{32}","decision":"allow","rule":"mcp__demo","status":"ok"`, out)
+	assert.NotContains(t, out, "FreeCode\"")
+	out = run("mcp", "audit", "--verify")
+	assert.Contains(t, out, "The audit log is whole")
+
 	require.NotEmpty(t, tokens)
 	// The tokens looked for are the ones that went over the wire: the
 	// example server logs those it accepted.

@@ -88,7 +88,7 @@ func writeDefinitions(w io.Writer, d *definitions) {
 }
 
 func (a *app) statusCmd() *cobra.Command {
-	var asJSON, watch, probe bool
+	var asJSON, watch, probe, verbose bool
 	c := &cobra.Command{
 		Use:   "status",
 		Short: "Show every server: configured (desired) next to running (actual)",
@@ -152,12 +152,16 @@ enabled server failed to start.`,
 				if err := a.renderStatus(out, asJSON); err != nil {
 					return err
 				}
+				if verbose && !asJSON {
+					a.printCallNumbers(st)
+				}
 				return statusExit(out)
 			}
 			return a.watchStatus(ctx, client, home, asJSON)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "add each server's calls through serve (count, errors, p50/p95 duration) and the audit log's state")
 	c.Flags().BoolVar(&watch, "watch", false, "print the status again on every change until interrupted")
 	c.Flags().BoolVar(&probe, "probe", false, "connect every enabled server now to report its actual state; with serve running, wait for the servers it is starting instead")
 	return c

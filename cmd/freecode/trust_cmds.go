@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/audit"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/schema"
 )
@@ -108,6 +109,7 @@ later change to the definition needs a new trust.`,
 				fmt.Fprintf(a.stdout, "Trust this project definition (%s)? [y/N] ", trustCounts(cfg))
 				line, _ := bufio.NewReader(f).ReadString('\n')
 				if s := strings.ToLower(strings.TrimSpace(line)); s != "y" && s != "yes" {
+					a.audit(c.Context(), audit.Record{Kind: audit.KindTrust, Project: path, Definition: hash, Status: "refused"})
 					return fmt.Errorf("not trusted")
 				}
 			}
@@ -118,6 +120,7 @@ later change to the definition needs a new trust.`,
 			if err := store.Trust(c.Context(), path, schema.TrustRecord{Hash: hash, TrustedAt: time.Now().UTC(), Servers: names}); err != nil {
 				return err
 			}
+			a.audit(c.Context(), audit.Record{Kind: audit.KindTrust, Project: path, Definition: hash, Status: audit.StatusOK})
 			fmt.Fprintf(a.stdout, "Trusted %s (definition %s) in %s.\nAny change to its servers or rules makes it untrusted again.\n", termtext.Neutralize(path), hash[:12], store.Path)
 			return nil
 		},
@@ -148,6 +151,7 @@ func (a *app) untrustCmd() *cobra.Command {
 				fmt.Fprintf(a.stdout, "%s was not trusted.\n", termtext.Neutralize(path))
 				return nil
 			}
+			a.audit(c.Context(), audit.Record{Kind: audit.KindUntrust, Project: path, Status: audit.StatusOK})
 			fmt.Fprintf(a.stdout, "Untrusted %s; its servers no longer run.\n", termtext.Neutralize(path))
 			return nil
 		},

@@ -183,7 +183,48 @@ type Options struct {
 	// for a turn included (default DefaultValidateTimeout).
 	MaxValidations  int
 	ValidateTimeout time.Duration
-	Logger          logr.Logger
+	// Report, when not nil, is told of every call of a Run once all of
+	// them ended, in order, on Run's goroutine and with Run's ctx (which
+	// carries who asked for the calls). It must not block: serve queues
+	// an audit record and counts the call.
+	Report func(ctx context.Context, r Report)
+	Logger logr.Logger
+}
+
+// Report is what Options.Report is told of one call.
+type Report struct {
+	Call Call
+	// Server is the tool's Source ("" when the tool is unknown).
+	Server string
+	// Decided says the rules were applied (not for arguments over the
+	// size limit or an unknown tool); Decision is what they said.
+	Decided  bool
+	Decision Decision
+	// Sensitive says the tool asked for approval whatever the rules say.
+	Sensitive bool
+	// Asked says the call was put to the Approver (or would have been,
+	// with Approver nil: NoApprover); Approved that it said yes;
+	// ApprovalErr is the Approver's error; AnsweredBy who answered, as the
+	// Approver said with AnsweredBy.
+	Asked       bool
+	NoApprover  bool
+	Approved    bool
+	ApprovalErr error
+	AnsweredBy  string
+	Outcome     Outcome
+}
+
+// answererKey keys the *string an Approver's AnsweredBy fills.
+type answererKey struct{}
+
+// AnsweredBy lets an Approver say who answered the approval it was asked
+// with ctx ("cli mcp approvals answer (pid 42)", "terminal"). It must be
+// called before Approve returns, on its goroutine or one Approve waits
+// for; with any other ctx it does nothing.
+func AnsweredBy(ctx context.Context, who string) {
+	if p, ok := ctx.Value(answererKey{}).(*string); ok {
+		*p = who
+	}
 }
 
 // Orchestrator runs batches of tool calls under the permission rules.
@@ -301,11 +342,21 @@ func (p prepared) reason() string {
 // ends, calls that have not started get ctx's error.
 func (o *Orchestrator) Run(ctx context.Context, calls []Call) []Outcome {
 	out := make([]Outcome, len(calls))
+	var reports []Report // nil: nobody is told
+	if o.opts.Report != nil {
+		reports = make([]Report, len(calls))
+		defer func() {
+			for i := range reports {
+				reports[i].Call, reports[i].Outcome = calls[i], out[i]
+				o.opts.Report(ctx, reports[i])
+			}
+		}()
+	}
 	policy, limits := NewPolicy(o.opts.Rules()), o.opts.Limits()
 	var ready []prepared
 	for i, c := range calls {
 		out[i] = Outcome{ID: c.ID, Tool: c.Tool}
-		p, err := o.check(ctx, policy, limits, i, c)
+		p, err := o.check(ctx, policy, limits, i, c, reportOf(reports, i))
 		if err != nil {
 			out[i].fail(err)
 			o.opts.Logger.V(1).Info("tool call rejected", "call", c.ID, "tool", c.Tool, "reason", err.Error())
@@ -329,15 +380,24 @@ func (o *Orchestrator) Run(ctx context.Context, calls []Call) []Outcome {
 			}
 			continue
 		}
-		group = o.approve(ctx, group, out)
+		group = o.approve(ctx, group, out, reports)
 		o.runGroup(ctx, group, out)
 	}
 	return out
 }
 
+// reportOf is reports[i], or a Report nobody reads when reports is nil.
+func reportOf(reports []Report, i int) *Report {
+	if reports == nil {
+		return &Report{}
+	}
+	return &reports[i]
+}
+
 // check bounds the arguments' size, looks the tool up, applies the rules,
-// validates the arguments and asks the tool whether the call is sensitive.
-func (o *Orchestrator) check(ctx context.Context, policy Policy, limits Limits, i int, c Call) (prepared, error) {
+// validates the arguments and asks the tool whether the call is sensitive;
+// rep gets the server and the decision as they are known.
+func (o *Orchestrator) check(ctx context.Context, policy Policy, limits Limits, i int, c Call, rep *Report) (prepared, error) {
 	if limit := limits.maxArgumentBytes(); len(c.Args) > limit {
 		return prepared{}, callErr(ErrInvalidArgs, nil,
 			"invalid arguments for %s: arguments of %s exceed the limit of %s (mcp.maxArgumentBytes); send less per call",
@@ -348,6 +408,7 @@ func (o *Orchestrator) check(ctx context.Context, policy Policy, limits Limits, 
 		return prepared{}, callErr(ErrUnknownTool, nil, "tool %q is not available", c.Tool)
 	}
 	d := policy.Decide(t)
+	rep.Server, rep.Decided, rep.Decision = t.Source, true, d
 	if d.Action == Deny {
 		return prepared{}, callErr(ErrDenied, nil, "tool %q is %s", c.Tool, d.Reason())
 	}
@@ -373,6 +434,7 @@ func (o *Orchestrator) check(ctx context.Context, policy Policy, limits Limits, 
 	if t.Sensitive != nil {
 		p.sensitive = t.Sensitive(args)
 	}
+	rep.Sensitive = p.sensitive != ""
 	return p, nil
 }
 
@@ -417,19 +479,24 @@ func byteSize(n int) string {
 }
 
 // approve asks the Approver about every "ask" call of group, in order, and
-// returns the calls that may run.
-func (o *Orchestrator) approve(ctx context.Context, group []prepared, out []Outcome) []prepared {
+// returns the calls that may run; reports (when not nil) get the answers.
+func (o *Orchestrator) approve(ctx context.Context, group []prepared, out []Outcome, reports []Report) []prepared {
 	kept := group[:0:0]
 	for _, p := range group {
 		if !p.asks() {
 			kept = append(kept, p)
 			continue
 		}
+		rep := reportOf(reports, p.idx)
+		rep.Asked = true
 		if o.opts.Approver == nil {
+			rep.NoApprover = true
 			out[p.idx].fail(callErr(ErrNotApproved, nil, "tool %q needs approval (%s) but no approver is available", p.call.Tool, p.reason()))
 			continue
 		}
-		ok, err := o.opts.Approver.Approve(ctx, ApprovalRequest{
+		var by string
+		actx := context.WithValue(ctx, answererKey{}, &by)
+		ok, err := o.opts.Approver.Approve(actx, ApprovalRequest{
 			CallID:    p.call.ID,
 			ToolID:    p.call.Tool,
 			Args:      p.call.Args,
@@ -438,6 +505,7 @@ func (o *Orchestrator) approve(ctx context.Context, group []prepared, out []Outc
 			Rule:      p.decision.Rule,
 			Sensitive: p.sensitive != "",
 		})
+		rep.Approved, rep.ApprovalErr, rep.AnsweredBy = ok && err == nil, err, by
 		switch {
 		case err != nil:
 			out[p.idx].fail(callErr(ErrNotApproved, err, "approval for %q failed: %v", p.call.Tool, err))
