@@ -42,7 +42,7 @@ func main() {
 	}
 }
 
-var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol", "budget", "gateway", "revisions"}
+var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol", "budget", "gateway", "revisions", "ondemand"}
 
 func run() error {
 	var (
@@ -76,6 +76,10 @@ func run() error {
 		gwBlocks   = flag.Int("gateway-blocks", 15, "blocks of 200 calls per path in the gateway's call-overhead measurement")
 		gwEdits    = flag.Int("gateway-edits", 5, "config edits (add, then remove, a server) timed to the gateway's list_changed")
 		revBlocks  = flag.Int("revision-blocks", 15, "blocks of 200 calls per revision in the 2026-07-28 vs 2025-11-25 call comparison")
+		odMemory   = flag.Int("ondemand-memory", 8, "server-memory instances beside server-everything and server-filesystem in the on-demand scenario")
+		odIdle     = flag.Duration("ondemand-idle-timeout", 2*time.Second, "the on-demand servers' idleTimeout in the on-demand scenario")
+		odCycles   = flag.Int("ondemand-cycles", 20, "sleep/wake cycles in the on-demand scenario")
+		odSettle   = flag.Duration("ondemand-settle", 3*time.Second, "wait before the on-demand scenario reads the process tree's memory")
 	)
 	flag.Parse()
 	want := map[string]bool{}
@@ -100,7 +104,7 @@ func run() error {
 		}
 	}
 	for _, b := range []string{*testServer, *freecode} {
-		if _, err := os.Stat(b); err != nil && (b == *testServer || want["idle"] || want["gateway"]) {
+		if _, err := os.Stat(b); err != nil && (b == *testServer || want["idle"] || want["gateway"] || want["ondemand"]) {
 			return fmt.Errorf("%w (build it first: make build)", err)
 		}
 	}
@@ -175,6 +179,9 @@ func run() error {
 		}},
 		{"revisions", "12. revision call cost", func() ([]bench.Row, error) {
 			return bench.ModernCalls(ctx, cfg, bench.ModernCallsOptions{Blocks: *revBlocks, Calls: 200})
+		}},
+		{"ondemand", "13. on-demand servers", func() ([]bench.Row, error) {
+			return bench.OnDemand(ctx, cfg, bench.OnDemandOptions{Memory: *odMemory, IdleTimeout: *odIdle, Cycles: *odCycles, Settle: *odSettle})
 		}},
 	}
 	for _, s := range steps {
@@ -285,6 +292,8 @@ func methodology() string {
 		"{toolBudget}", strconv.Itoa(schema.DefaultToolBudget),
 		"{recallTarget}", fmt.Sprintf("%.1f", bench.RecallTarget),
 		"{queries}", bench.QueriesFile,
+		"{onDemandTarget}", bench.OnDemandTarget.String(),
+		"{onDemandRSS}", fmt.Sprintf("%.0f %%", 100*bench.OnDemandRSSTarget),
 	)
 	return r.Replace(methodologyText)
 }
@@ -377,6 +386,18 @@ const methodologyText = `
    2026-07-28: every request carries its ` + "`_meta`" + `) and without (pinned to 2025-11-25), an ` + "`echo`" + ` through
    ` + "`mcp.Session.CallTool`" + ` on each. Blocks of 200 calls take turns, which goes first alternating; the ratio is the median
    of the rounds' ratios: a 2026-07-28 call must cost no more than a 2025-11-25 one.
+13. **On-demand servers.** The issue's ten real npm servers (server-everything, server-filesystem and 8 ×
+   server-memory, from ` + "`testdata/npm`" + `) under a real ` + "`freecode serve`" + ` subprocess, twice in the same throwaway home:
+   first with ` + "`lifecycle: \"always\"`" + ` (every server ready; its run stores their manifests), then with
+   ` + "`lifecycle: \"on-demand\"`" + ` and a short ` + "`idleTimeout`" + ` (` + "`-ondemand-idle-timeout`" + `; every server idle, advertised from
+   its manifest). After ` + "`-ondemand-settle`" + `, the memory of serve's whole process tree (serve, its helpers, the reapers
+   and the servers, from ` + "`/proc`" + `) is read: VmRSS summed, as the issue counts it (a page shared by two processes
+   counts twice), and Pss (shared pages split) for reference; target: on-demand ≤ {onDemandRSS} of always. Then
+   ` + "`-ondemand-cycles`" + ` sleep/wake cycles over the memory servers in turn: ` + "`read_graph`" + ` through serve's API on the
+   sleeping server (its first-call latency: the wake, the start and the call), the same call on it running, its idle
+   stop waited for (the ` + "`phase_changed`" + ` event), and, as the baseline, the same server's own cold start: a raw mcp-go
+   client spawning it, initializing and listing tools. Target: the first call within {onDemandTarget} of the cold
+   start. ` + "`tools_changed`" + ` events are counted over every cycle and the advertised tools compared with always's.
 
 ## Reading the results
 

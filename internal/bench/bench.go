@@ -30,6 +30,10 @@
 //   - Gateway: `freecode mcp serve` under a plain mcp-go host: an echo
 //     call through it vs straight to the server, and the time from a
 //     config edit to the host's list_changed.
+//   - OnDemand: ten real npm servers under a real `freecode serve`, always
+//     running vs on demand: the memory of serve's process tree while idle,
+//     the tools advertised, tools_changed over sleep/wake cycles, and a
+//     sleeping server's first-call latency against its own cold start.
 package bench
 
 import (

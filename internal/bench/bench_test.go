@@ -64,3 +64,12 @@ func TestParseMetrics(t *testing.T) {
 		"iterations": {5}, "ns/op": {441234567}, "pinned-ms": {210.5}, "negotiated-ms": {214}, "probe-ms": {3.1},
 	}}, got)
 }
+
+func TestMemOfTreeOfSelf(t *testing.T) {
+	m, err := memOfTree(os.Getpid())
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, m.procs, 1)
+	require.Greater(t, m.rss, uint64(1<<20))
+	_, err = memOfTree(1 << 30)
+	require.Error(t, err)
+}
