@@ -178,6 +178,9 @@ func TestOnDemandWakeFailure(t *testing.T) {
 	m, err := store.Get("od", good.SpecHash())
 	require.NoError(t, err)
 	m.SpecHash = bad.SpecHash()
+	// A Stored of its own: the wait below must see the bad spec's
+	// manifest advertised, not the good one's still in place.
+	m.Stored = m.Stored.Add(time.Second)
 	require.NoError(t, store.Put(m))
 	h.c.SetDesired([]schema.Server{bad}, 0)
 	require.Eventually(t, func() bool {
