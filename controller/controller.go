@@ -283,20 +283,6 @@ type Controller struct {
 	// manifests and schemas are Options.Manifests and Schemas; read-only.
 	manifests *mcp.ManifestStore
 	schemas   *mcp.SchemaCache
-
-	// lifeMu orders SetDesired's choices of the default lifecycle and
-	// guards defaultLife; it is taken before mu, never under it.
-	lifeMu sync.Mutex
-	// defaultLife is, by server name, the lifecycle chosen for a desired
-	// server with none written (see SetDesired): the spec hash it was
-	// chosen for and whether it is on demand.
-	defaultLife map[string]defaultChoice
-}
-
-// defaultChoice is the default lifecycle chosen for one server.
-type defaultChoice struct {
-	hash     string
-	onDemand bool
 }
 
 // serverState is everything known about one server's actual state. All
@@ -462,7 +448,6 @@ func New(opts Options) *Controller {
 		probeInterval: opts.ProbeInterval,
 		manifests:     opts.Manifests,
 		schemas:       opts.Schemas,
-		defaultLife:   map[string]defaultChoice{},
 	}
 	c.mu.Lock()
 	c.unlock() // the first snapshot: nothing desired yet
@@ -734,17 +719,12 @@ func (c *Controller) shutdown(cancelOwners context.CancelFunc) {
 // triggers a reconcile. pollInterval is how often the loop looks again
 // without a trigger (default schema.DefaultPollInterval). Passing the same
 // set again changes nothing: servers whose SpecHash is unchanged are left
-// running. A server with no lifecycle written (schema.Server.
-// LifecycleDefault) is desired on demand when Options.Manifests holds a
-// manifest of it, else always (chooseLifecycles).
+// running.
 func (c *Controller) SetDesired(servers []schema.Server, pollInterval time.Duration) {
 	if pollInterval <= 0 {
 		pollInterval = schema.DefaultPollInterval
 	}
 	servers = slices.Clone(servers)
-	c.lifeMu.Lock()
-	defer c.lifeMu.Unlock()
-	c.chooseLifecycles(servers)
 	hashes := make(map[string]string, len(servers))
 	for _, s := range servers {
 		if _, dup := hashes[s.Name]; !dup {
@@ -767,39 +747,6 @@ func (c *Controller) SetDesired(servers []schema.Server, pollInterval time.Durat
 	}
 	c.unlockPublish(evs)
 	c.trigger()
-}
-
-// chooseLifecycles sets the lifecycle of each of servers with none
-// written (schema.Server.LifecycleDefault): on demand when a manifest of
-// its spec is stored the first time this controller is given that spec
-// (or when it is on demand already under an earlier spec: a changed one
-// is learned once and sleeps), always otherwise. The choice holds for as
-// long as the spec does, so a server learned while running always keeps
-// running until the next controller (the next serve): an edit of another
-// server does not put it to sleep. c.lifeMu held; reads a file per new
-// choice.
-func (c *Controller) chooseLifecycles(servers []schema.Server) {
-	seen := make(map[string]bool, len(servers))
-	for i, s := range servers {
-		if !s.LifecycleDefault || s.Lifecycle == schema.LifecycleOnDemand || seen[s.Name] {
-			continue
-		}
-		seen[s.Name] = true
-		hash := s.SpecHash()
-		ch, ok := c.defaultLife[s.Name]
-		if !ok || ch.hash != hash {
-			ch = defaultChoice{hash: hash, onDemand: ch.onDemand || c.manifests.Has(s.Name, hash)}
-			c.defaultLife[s.Name] = ch
-		}
-		if ch.onDemand {
-			servers[i].Lifecycle = schema.LifecycleOnDemand
-		}
-	}
-	for name := range c.defaultLife {
-		if !seen[name] {
-			delete(c.defaultLife, name) // no longer desired: chosen afresh if it returns
-		}
-	}
 }
 
 // SetConfigError records that the configuration on disk is invalid (err

@@ -201,48 +201,6 @@ func TestOnDemandWakeFailure(t *testing.T) {
 	require.ErrorIs(t, err, ErrWakeFailed)
 }
 
-// The default lifecycle (none written): a server FreeCode has no manifest
-// of runs always, and its connect stores one; under the next controller
-// (the next serve) it is on demand: advertised from the manifest, not
-// started. "always" written keeps it running whatever is stored.
-func TestDefaultLifecycleOnDemandWithManifest(t *testing.T) {
-	dir := t.TempDir()
-	store := mcp.OpenManifestStore(filepath.Join(dir, "manifests"), testLogger(t))
-	logDef, logAlways := filepath.Join(dir, "def.starts"), filepath.Join(dir, "always.starts")
-	def := testServer("def", "--start-log", logDef)
-	require.True(t, def.LifecycleDefault)
-	always := testServer("always", "--start-log", logAlways)
-	always.Lifecycle, always.LifecycleDefault = schema.LifecycleAlways, false
-
-	h := newHarness(t, withManifests(store))
-	h.c.SetDesired([]schema.Server{def, always}, 0)
-	st := h.waitPhase("def", wire.PhaseReady)
-	require.Empty(t, st.Desired.Lifecycle, "nothing stored of it yet: it runs always")
-	h.waitPhase("always", wire.PhaseReady)
-	require.Eventually(t, func() bool { return store.Has("def", def.SpecHash()) && store.Has("always", always.SpecHash()) },
-		10*time.Second, 10*time.Millisecond)
-	ids := h.toolIDs("def")
-	// A config edit (another server added) does not put it to sleep: the
-	// choice holds for this controller.
-	h.c.SetDesired([]schema.Server{def, always, testServer("other")}, 0)
-	h.waitPhase("other", wire.PhaseReady)
-	require.Equal(t, wire.PhaseReady, h.server("def").Phase)
-	require.Empty(t, h.server("def").Desired.Lifecycle)
-	require.Len(t, startPIDs(t, logDef), 1)
-	h.stop()
-
-	h2 := newHarness(t, withManifests(store))
-	h2.c.SetDesired([]schema.Server{def, always}, 0)
-	st = h2.waitPhase("def", wire.PhaseIdle)
-	require.Equal(t, "on-demand", st.Desired.Lifecycle)
-	require.Zero(t, st.PID)
-	require.Equal(t, ids, h2.toolIDs("def"))
-	require.Len(t, startPIDs(t, logDef), 1, "advertised from its manifest without starting")
-	h2.waitPhase("always", wire.PhaseReady)
-	require.Len(t, startPIDs(t, logAlways), 2, "always written: started again")
-	require.Empty(t, h2.server("always").Desired.Lifecycle)
-}
-
 // An on-demand server that crashes while awake goes to backoff as any
 // server does, keeps its tools advertised, and is idle again once the
 // backoff is over — not started again, since nobody uses it; the next

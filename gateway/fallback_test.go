@@ -89,10 +89,7 @@ func TestAttachedGatewayOutlivesServe(t *testing.T) {
 	require.NoError(t, <-done)
 	stopped = true
 	h.waitLog("freecode serve went away; running the servers in this process")
-	// serve stored t's manifest, and no lifecycle is written: the gateway
-	// advertises t from it (the default, on demand for a known server),
-	// and the call starts it in the gateway's process.
-	h.waitLog(`msg="on-demand server advertised from its manifest" logger=controller server=t`)
+	h.waitLog(`msg="server ready" server=t`)
 	assert.Equal(t, "here now", text(h.call("t__echo", map[string]any{"text": "here now"}, false)))
 	own := false
 	for _, p := range testutil.Descendants(h.cmd.Process.Pid) {

@@ -49,13 +49,13 @@ func TestResolve(t *testing.T) {
 		srv  Server
 		want Server
 	}{
-		{"neither", MCP{}, Server{}, Server{Timeout: DefaultTimeout, Limits: Limits{}.WithDefaults(), Lifecycle: LifecycleAlways, IdleTimeout: DefaultIdleTimeout, LifecycleDefault: true,
+		{"neither", MCP{}, Server{}, Server{Timeout: DefaultTimeout, Limits: Limits{}.WithDefaults(), Lifecycle: LifecycleAlways, IdleTimeout: DefaultIdleTimeout,
 			Settings: Settings{CallTimeout: DefaultCallTimeout, MaxOutputTokens: DefaultMaxOutputTokens}}},
-		{"mcp only", top, Server{}, Server{Timeout: DefaultTimeout, Limits: Limits{}.WithDefaults(), Lifecycle: LifecycleAlways, IdleTimeout: DefaultIdleTimeout, LifecycleDefault: true,
+		{"mcp only", top, Server{}, Server{Timeout: DefaultTimeout, Limits: Limits{}.WithDefaults(), Lifecycle: LifecycleAlways, IdleTimeout: DefaultIdleTimeout,
 			Settings: Settings{CallTimeout: time.Minute, MaxOutputTokens: 5000}}},
-		{"server only", MCP{}, own, Server{Timeout: time.Second, Limits: ownLimits, written: own.written, Lifecycle: LifecycleAlways, IdleTimeout: DefaultIdleTimeout, LifecycleDefault: true,
+		{"server only", MCP{}, own, Server{Timeout: time.Second, Limits: ownLimits, written: own.written, Lifecycle: LifecycleAlways, IdleTimeout: DefaultIdleTimeout,
 			Settings: Settings{CallTimeout: 2 * time.Second, MaxOutputTokens: 100000, OwnCallTimeout: true, OwnOutputCap: true}}},
-		{"both", top, own, Server{Timeout: time.Second, Limits: ownLimits, written: own.written, Lifecycle: LifecycleAlways, IdleTimeout: DefaultIdleTimeout, LifecycleDefault: true,
+		{"both", top, own, Server{Timeout: time.Second, Limits: ownLimits, written: own.written, Lifecycle: LifecycleAlways, IdleTimeout: DefaultIdleTimeout,
 			Settings: Settings{CallTimeout: 2 * time.Second, MaxOutputTokens: 100000, OwnCallTimeout: true, OwnOutputCap: true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -26,7 +26,6 @@ func TestLifecycle(t *testing.T) {
 	require.Equal(t, 1500*time.Millisecond, b.IdleTimeout)
 	require.True(t, c.OnDemand())
 	require.Equal(t, time.Minute, c.IdleTimeout)
-	require.False(t, a.LifecycleDefault || b.LifecycleDefault || c.LifecycleDefault, "written: the server's or the mcp section's")
 	other := a
 	other.Lifecycle, other.IdleTimeout = LifecycleOnDemand, time.Hour
 	require.Equal(t, a.SpecHash(), other.SpecHash(), "when a server runs is not what runs")
@@ -34,7 +33,6 @@ func TestLifecycle(t *testing.T) {
 	cfg, err = v.Parse("c.json", []byte(`{"mcp": {"servers": [{"name": "a", "type": "local", "command": ["x"]}]}}`), LoadOptions{})
 	require.NoError(t, err)
 	require.Equal(t, LifecycleAlways, cfg.MCP.Servers[0].Lifecycle)
-	require.True(t, cfg.MCP.Servers[0].LifecycleDefault, "none written: the controller decides by the manifest")
 	require.Equal(t, DefaultIdleTimeout, cfg.MCP.Servers[0].IdleTimeout)
 }
 

@@ -59,7 +59,6 @@ func (m MCP) Resolve(s Server) Server {
 		OwnOutputCap:    s.written.maxOutputTokens > 0,
 	}
 	s.Lifecycle = cmp.Or(s.written.lifecycle, m.written.lifecycle, LifecycleAlways)
-	s.LifecycleDefault = s.written.lifecycle == "" && m.written.lifecycle == ""
 	s.IdleTimeout = cmp.Or(s.written.idleTimeout, m.written.idleTimeout, DefaultIdleTimeout)
 	return s
 }

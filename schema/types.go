@@ -63,10 +63,7 @@ type Lifecycle string
 
 const (
 	// LifecycleAlways: the server runs as long as it is configured and
-	// enabled. It is what a server resolves to when no lifecycle is
-	// written (Server.LifecycleDefault), and the controller makes such a
-	// server on-demand when its manifest is stored (see
-	// Server.LifecycleDefault).
+	// enabled (the default).
 	LifecycleAlways Lifecycle = "always"
 	// LifecycleOnDemand: the server is advertised from its stored
 	// manifest without running, started by its first use, and stopped
@@ -138,15 +135,6 @@ type Server struct {
 	// a restart.
 	Lifecycle   Lifecycle     `json:"-"`
 	IdleTimeout time.Duration `json:"-"`
-	// LifecycleDefault: no lifecycle is written for the server, neither
-	// its own nor the mcp section's (Lifecycle is then LifecycleAlways).
-	// The controller runs such a server on demand when a manifest of its
-	// spec hash is stored, and always otherwise: the default is
-	// "on-demand for a server FreeCode already knows" (measured: ten idle
-	// npm servers hold 981 MiB of RSS running and 48 MiB on demand, and a
-	// first call on a sleeping one costs its own cold start; BENCHMARKS.md
-	// scenario 13).
-	LifecycleDefault bool `json:"-"`
 	// AlwaysLoad keeps the server's tools advertised when the definitions
 	// are over mcp.toolBudget and the others are deferred. Not part of the
 	// spec: it changes what is advertised, not what runs.

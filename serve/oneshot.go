@@ -121,7 +121,7 @@ func NewOneShot(ctx context.Context, opts OneShotOptions) (_ *OneShot, err error
 		s.Enabled = true
 		// A command starts what it needs once and stops it when done:
 		// there is no idle time to wait for.
-		s.Lifecycle, s.LifecycleDefault = schema.LifecycleAlways, false
+		s.Lifecycle = schema.LifecycleAlways
 		servers[i] = s
 		c.first = append(c.first, s.Name)
 	}
