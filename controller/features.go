@@ -331,6 +331,16 @@ func (c *Controller) Subscribe(ctx context.Context, name, uri string, on bool) e
 // declare completions (else mcp.ErrNotOffered); errors wrap
 // ErrUnknownServer, or are the session's own.
 func (c *Controller) Complete(ctx context.Context, name string, req wire.CompletionRequest) (wire.Completion, error) {
+	if c.onDemand(name) {
+		// A use like a call: an idle server is woken for it, and kept
+		// awake until it is answered.
+		conn, release, err := c.acquire(ctx, name, "complete an argument")
+		if err != nil {
+			return wire.Completion{}, err
+		}
+		defer release()
+		return complete(ctx, name, conn, req)
+	}
 	phase, conn, err := c.serverFeatures(name)
 	if err != nil {
 		return wire.Completion{}, err
@@ -338,6 +348,11 @@ func (c *Controller) Complete(ctx context.Context, name string, req wire.Complet
 	if conn == nil {
 		return wire.Completion{}, fmt.Errorf("server %q: %w (phase %s), so it cannot complete arguments; see `freecode mcp status`", name, ErrNotReady, phase)
 	}
+	return complete(ctx, name, conn, req)
+}
+
+// complete asks conn, name's session, for req's completion.
+func complete(ctx context.Context, name string, conn Conn, req wire.CompletionRequest) (wire.Completion, error) {
 	cc, ok := conn.(completionConn)
 	if !ok {
 		return wire.Completion{}, notOfferedError(fmt.Sprintf("server %q offers no completions", name))

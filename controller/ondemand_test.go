@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -198,4 +199,38 @@ func TestOnDemandWakeFailure(t *testing.T) {
 	// While in backoff a call fails at once with the same reason.
 	_, err = h.echo(t.Context(), "od", "hi")
 	require.ErrorIs(t, err, ErrWakeFailed)
+}
+
+// An on-demand server that crashes while awake goes to backoff as any
+// server does, keeps its tools advertised, and is idle again once the
+// backoff is over — not started again, since nobody uses it; the next
+// call wakes it.
+func TestOnDemandCrashReturnsToIdle(t *testing.T) {
+	dir := t.TempDir()
+	startLog := filepath.Join(dir, "starts")
+	store := mcp.OpenManifestStore(filepath.Join(dir, "manifests"), testLogger(t))
+	srv := onDemandServer("od", startLog, time.Minute)
+
+	h := newHarness(t, withManifests(store))
+	h.c.SetDesired([]schema.Server{srv}, 0)
+	h.waitPhase("od", wire.PhaseIdle)
+	ids := h.toolIDs("od")
+	changes := h.toolsChanged("od")
+	_, err := h.echo(t.Context(), "od", "wake")
+	require.NoError(t, err)
+	pids := startPIDs(t, startLog)
+	require.Len(t, pids, 2)
+	require.NoError(t, syscall.Kill(pids[1], syscall.SIGKILL))
+	h.waitPhase("od", wire.PhaseBackoff)
+	require.Equal(t, ids, h.toolIDs("od"), "advertised through the backoff")
+	st := h.waitPhase("od", wire.PhaseIdle)
+	require.Zero(t, st.PID)
+	require.Len(t, startPIDs(t, startLog), 2, "not started again without a use")
+	require.Equal(t, ids, h.toolIDs("od"))
+	require.Equal(t, changes, h.toolsChanged("od"))
+
+	res, err := h.echo(t.Context(), "od", "again")
+	require.NoError(t, err)
+	require.Equal(t, "again", res.Text())
+	require.Len(t, startPIDs(t, startLog), 3)
 }

@@ -157,6 +157,10 @@ func (c *Controller) viewLocked(name string, want map[string]schema.Server) serv
 			if in.Cut {
 				ss.InstructionsBytes = in.Bytes
 			}
+		} else if st.conn == nil && st.onDemandTools && st.manifest != nil {
+			// An on-demand server not running says what its manifest
+			// does, so sleep and wake change nothing a host is given.
+			ss.Completions, ss.Instructions = st.manifest.Offers.Completions, st.manifest.Instructions
 		}
 		// st.warnings and st.stderrTail are replaced, never modified:
 		// shared.

@@ -26,6 +26,12 @@ import (
 // name is ready.
 func startServe(t *testing.T, home, name string) servetest.API {
 	t.Helper()
+	return startServeIn(t, home, name, "ready")
+}
+
+// startServeIn is startServe waiting for server name to be in phase.
+func startServeIn(t *testing.T, home, name, phase string) servetest.API {
+	t.Helper()
 	log := &servetest.SyncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -46,7 +52,7 @@ func startServe(t *testing.T, home, name string) servetest.API {
 		}
 	})
 	a.Client = dialServe(t, home, log)
-	a.WaitPhase(name, "ready")
+	a.WaitPhase(name, phase)
 	return a
 }
 

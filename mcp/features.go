@@ -99,6 +99,24 @@ type Instructions struct {
 	Cut   bool
 }
 
+// ServerInfo is who a server says it is (the initialize result's
+// serverInfo), each field cut to MaxServerInfoBytes: it came from the
+// server and is only shown.
+type ServerInfo struct {
+	Name    string `json:"name,omitempty"`
+	Version string `json:"version,omitempty"`
+	Title   string `json:"title,omitempty"`
+}
+
+// MaxServerInfoBytes bounds each field of ServerInfo.
+const MaxServerInfoBytes = 256
+
+// serverInfoOf is the ServerInfo of what an initialize result says.
+func serverInfoOf(impl mcpgo.Implementation) ServerInfo {
+	return ServerInfo{Name: cutText(impl.Name, MaxServerInfoBytes), Version: cutText(impl.Version, MaxServerInfoBytes),
+		Title: cutText(impl.Title, MaxServerInfoBytes)}
+}
+
 // Which lists a re-list covers (featureState.pending).
 const (
 	relistResources uint32 = 1 << iota
@@ -125,6 +143,7 @@ type featureState struct {
 	// running Connect writes them before then.
 	offers       Offers
 	instructions Instructions
+	info         ServerInfo
 
 	relist  chan struct{} // cap 1: coalesced "list again"; pending says what
 	pending atomic.Uint32 // relistResources | relistPrompts
@@ -171,6 +190,7 @@ func (f *featureState) noteInitialize(res *mcpgo.InitializeResult, modern bool) 
 	}
 	f.offers.Completions = res.Capabilities.Completions != nil
 	f.instructions = cutInstructions(res.Instructions)
+	f.info = serverInfoOf(res.ServerInfo)
 	if f.instructions.Cut {
 		f.log.Info("server instructions cut", "bytes", f.instructions.Bytes, "kept", len(f.instructions.Text), "limit", MaxInstructionsBytes)
 	}
@@ -179,16 +199,21 @@ func (f *featureState) noteInitialize(res *mcpgo.InitializeResult, modern bool) 
 // cutInstructions keeps at most MaxInstructionsBytes of text, ending at a
 // character boundary.
 func cutInstructions(text string) Instructions {
-	in := Instructions{Text: text, Bytes: len(text)}
-	if len(text) <= MaxInstructionsBytes {
-		return in
+	in := Instructions{Text: cutText(text, MaxInstructionsBytes), Bytes: len(text)}
+	in.Cut = len(in.Text) < len(text)
+	return in
+}
+
+// cutText is text cut to at most max bytes, at a character boundary.
+func cutText(text string, max int) string {
+	if len(text) <= max {
+		return text
 	}
-	n := MaxInstructionsBytes
+	n := max
 	for n > 0 && !utf8.RuneStart(text[n]) {
 		n--
 	}
-	in.Text, in.Cut = text[:n], true
-	return in
+	return text[:n]
 }
 
 // featureSteps are the list steps, in the order they run and their
@@ -524,3 +549,7 @@ func (s *Session) FeaturesChanged() <-chan struct{} { return s.feat.changed }
 // Instructions returns the server instructions of the initialize result,
 // cut to MaxInstructionsBytes.
 func (s *Session) Instructions() Instructions { return s.feat.instructions }
+
+// ServerInfo returns who the server said it is in the initialize result
+// (set by Connect, read-only after).
+func (s *Session) ServerInfo() ServerInfo { return s.feat.info }

@@ -41,6 +41,7 @@ type Manifest struct {
 	Stored time.Time `json:"stored"`
 	// Protocol is the revision the session spoke.
 	Protocol     string            `json:"protocol,omitempty"`
+	ServerInfo   ServerInfo        `json:"serverInfo,omitzero"`
 	Instructions string            `json:"instructions,omitempty"`
 	Offers       Offers            `json:"offers"`
 	Tools        []json.RawMessage `json:"tools"`
@@ -76,6 +77,7 @@ type Lister interface {
 	Name() string
 	Protocol() string
 	Instructions() Instructions
+	ServerInfo() ServerInfo
 	Features() Features
 	RawTools() []json.RawMessage
 }
@@ -85,7 +87,7 @@ type Lister interface {
 func ManifestOf(s Lister, hash string) Manifest {
 	f := s.Features()
 	m := Manifest{Format: ManifestFormat, Server: s.Name(), SpecHash: hash, Stored: time.Now().UTC(),
-		Protocol: s.Protocol(), Instructions: s.Instructions().Text, Offers: f.Offers, Tools: s.RawTools()}
+		Protocol: s.Protocol(), ServerInfo: s.ServerInfo(), Instructions: s.Instructions().Text, Offers: f.Offers, Tools: s.RawTools()}
 	for _, r := range f.Resources {
 		m.Resources = append(m.Resources, r.Raw)
 	}
@@ -143,9 +145,43 @@ type ManifestStore struct {
 }
 
 // OpenManifestStore returns the store kept in dir; nothing is created
-// until the first Put.
+// until the first Put. Temporary files of writes that a crash left
+// behind (".<hash>.json.*" older than staleTempAge: a write takes
+// milliseconds, so none of another process's writes in progress) are
+// removed.
 func OpenManifestStore(dir string, log logr.Logger) *ManifestStore {
-	return &ManifestStore{dir: dir, log: log}
+	s := &ManifestStore{dir: dir, log: log}
+	s.removeStaleTemps(time.Now())
+	return s
+}
+
+// staleTempAge is how old a temporary file of a write must be to be taken
+// as left by a crash.
+const staleTempAge = time.Minute
+
+// tempPattern is the name of a temporary file of writePrivateFile's for a
+// manifest.
+var tempPattern = regexp.MustCompile(`^\.[0-9a-f]{16}\.json\..+$`)
+
+// removeStaleTemps removes the temporary files of dir modified before
+// now - staleTempAge.
+func (s *ManifestStore) removeStaleTemps(now time.Time) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return // none yet, or unreadable: Get and Put say so
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !tempPattern.MatchString(e.Name()) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || now.Sub(info.ModTime()) < staleTempAge {
+			continue
+		}
+		if err := os.Remove(filepath.Join(s.dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Info("stale manifest temporary file not removed", "file", e.Name(), "err", err.Error())
+		}
+	}
 }
 
 // Get returns the manifest stored for hash, of server name, or an error
@@ -186,6 +222,13 @@ func (s *ManifestStore) Get(name, hash string) (Manifest, error) {
 		return Manifest{}, fmt.Errorf("%w: %s: %w", ErrNoManifest, path, err)
 	}
 	return m, nil
+}
+
+// Has reports whether a usable manifest of server name is stored for
+// hash (Get would return one).
+func (s *ManifestStore) Has(name, hash string) bool {
+	_, err := s.Get(name, hash)
+	return err == nil
 }
 
 // Put stores m under m.SpecHash, replacing what was there, and drops the

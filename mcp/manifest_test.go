@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -88,4 +89,40 @@ func TestManifestStoreBounded(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, entries, maxManifests)
+}
+
+// A temporary file a crash left in the store is removed when the store
+// opens; a recent one (another process's write in progress) and the
+// manifests are left alone.
+func TestManifestStoreRemovesStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, ".0123456789abcdef.json.123456")
+	recent := filepath.Join(dir, ".0123456789abcdef.json.654321")
+	kept := filepath.Join(dir, "0123456789abcdef.json")
+	other := filepath.Join(dir, ".notes")
+	for _, p := range []string{old, recent, kept, other} {
+		require.NoError(t, os.WriteFile(p, []byte("{}"), 0o600))
+	}
+	long := time.Now().Add(-2 * staleTempAge)
+	require.NoError(t, os.Chtimes(old, long, long))
+	require.NoError(t, os.Chtimes(kept, long, long))
+	OpenManifestStore(dir, testLogger(t))
+	require.NoFileExists(t, old)
+	for _, p := range []string{recent, kept, other} {
+		require.FileExists(t, p)
+	}
+}
+
+// The manifest keeps who the server said it is.
+func TestManifestKeepsServerInfo(t *testing.T) {
+	s := connect(t, localServer("mi"))
+	info := s.ServerInfo()
+	require.NotEmpty(t, info.Name)
+	m := ManifestOf(s, "0123456789abcdef")
+	require.Equal(t, info, m.ServerInfo)
+	store := OpenManifestStore(t.TempDir(), testLogger(t))
+	require.NoError(t, store.Put(m))
+	got, err := store.Get("mi", "0123456789abcdef")
+	require.NoError(t, err)
+	require.Equal(t, info, got.ServerInfo)
 }

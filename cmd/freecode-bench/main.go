@@ -42,7 +42,7 @@ func main() {
 	}
 }
 
-var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol", "budget", "gateway", "revisions", "reapers"}
+var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol", "budget", "gateway", "revisions", "reapers", "ondemand"}
 
 func run() error {
 	var (
@@ -79,6 +79,10 @@ func run() error {
 		revBlocks  = flag.Int("revision-blocks", 15, "blocks of 200 calls per revision in the 2026-07-28 vs 2025-11-25 call comparison")
 		reapRounds = flag.Int("reaper-rounds", 9, "rounds of the reapers scenario (each starts every server once per way)")
 		reapMemory = flag.Int("reaper-memory", 8, "copies of server-memory in the reapers scenario (beside everything and filesystem)")
+		odMemory   = flag.Int("ondemand-memory", 8, "server-memory instances beside server-everything and server-filesystem in the on-demand scenario")
+		odIdle     = flag.Duration("ondemand-idle-timeout", 2*time.Second, "the on-demand servers' idleTimeout in the on-demand scenario")
+		odCycles   = flag.Int("ondemand-cycles", 20, "sleep/wake cycles in the on-demand scenario")
+		odSettle   = flag.Duration("ondemand-settle", 3*time.Second, "wait before the on-demand scenario reads the process tree's memory")
 	)
 	flag.Parse()
 	want := map[string]bool{}
@@ -103,7 +107,7 @@ func run() error {
 		}
 	}
 	for _, b := range []string{*testServer, *freecode} {
-		if _, err := os.Stat(b); err != nil && (b == *testServer || want["idle"] || want["gateway"] || want["reapers"]) {
+		if _, err := os.Stat(b); err != nil && (b == *testServer || want["idle"] || want["gateway"] || want["reapers"] || want["ondemand"]) {
 			return fmt.Errorf("%w (build it first: make build)", err)
 		}
 	}
@@ -181,6 +185,9 @@ func run() error {
 		}},
 		{"reapers", "13. reapers", func() ([]bench.Row, error) {
 			return bench.Reapers(ctx, cfg, bench.ReapersOptions{Rounds: *reapRounds, Memory: *reapMemory})
+		}},
+		{"ondemand", "14. on-demand servers", func() ([]bench.Row, error) {
+			return bench.OnDemand(ctx, cfg, bench.OnDemandOptions{Memory: *odMemory, IdleTimeout: *odIdle, Cycles: *odCycles, Settle: *odSettle})
 		}},
 	}
 	for _, s := range steps {
@@ -291,6 +298,8 @@ func methodology() string {
 		"{toolBudget}", strconv.Itoa(schema.DefaultToolBudget),
 		"{recallTarget}", fmt.Sprintf("%.1f", bench.RecallTarget),
 		"{queries}", bench.QueriesFile,
+		"{onDemandTarget}", bench.OnDemandTarget.String(),
+		"{onDemandRSS}", fmt.Sprintf("%.0f %%", 100*bench.OnDemandRSSTarget),
 	)
 	return r.Replace(methodologyText)
 }
@@ -390,6 +399,18 @@ const methodologyText = `
    the reaper (every reaper before fc-reaper, and what freecode still runs without one beside it). Each way is timed
    until every server has listed its tools (sessions pinned to the revision raw mcp-go speaks); the reapers'
    memory (` + "`/proc/<pid>/smaps_rollup`" + `) and CPU time (` + "`/proc/<pid>/task/*/schedstat`" + `) are read once all are ready.
+14. **On-demand servers.** The issue's ten real npm servers (server-everything, server-filesystem and 8 ×
+   server-memory, from ` + "`testdata/npm`" + `) under a real ` + "`freecode serve`" + ` subprocess, twice in the same throwaway home:
+   first with ` + "`lifecycle: \"always\"`" + ` (every server ready; its run stores their manifests), then with
+   ` + "`lifecycle: \"on-demand\"`" + ` and a short ` + "`idleTimeout`" + ` (` + "`-ondemand-idle-timeout`" + `; every server idle, advertised from
+   its manifest). After ` + "`-ondemand-settle`" + `, the memory of serve's whole process tree (serve, its helpers, the reapers
+   and the servers, from ` + "`/proc`" + `) is read: VmRSS summed, as the issue counts it (a page shared by two processes
+   counts twice), and Pss (shared pages split) for reference; target: on-demand ≤ {onDemandRSS} of always. Then
+   ` + "`-ondemand-cycles`" + ` sleep/wake cycles over the memory servers in turn: ` + "`read_graph`" + ` through serve's API on the
+   sleeping server (its first-call latency: the wake, the start and the call), the same call on it running, its idle
+   stop waited for (the ` + "`phase_changed`" + ` event), and, as the baseline, the same server's own cold start: a raw mcp-go
+   client spawning it, initializing and listing tools. Target: the first call within {onDemandTarget} of the cold
+   start. ` + "`tools_changed`" + ` events are counted over every cycle and the advertised tools compared with always's.
 
 ## Reading the results
 

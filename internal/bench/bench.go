@@ -33,6 +33,10 @@
 //   - Reapers: real npm servers started at once under procguard's
 //     reapers (fc-reaper, and freecode itself as before) vs raw mcp-go,
 //     and the reapers' memory from /proc.
+//   - OnDemand: ten real npm servers under a real `freecode serve`, always
+//     running vs on demand: the memory of serve's process tree while idle,
+//     the tools advertised, tools_changed over sleep/wake cycles, and a
+//     sleeping server's first-call latency against its own cold start.
 package bench
 
 import (

@@ -80,3 +80,12 @@ func TestSchedCPUAndSmapsOfSelf(t *testing.T) {
 	require.Greater(t, m["Anonymous"], uint64(0))
 	require.LessOrEqual(t, m["Pss"], m["Rss"])
 }
+
+func TestMemOfTreeOfSelf(t *testing.T) {
+	m, err := memOfTree(os.Getpid())
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, m.procs, 1)
+	require.Greater(t, m.rss, uint64(1<<20))
+	_, err = memOfTree(1 << 30)
+	require.Error(t, err)
+}
