@@ -18,6 +18,7 @@ import (
 
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/orchestrator"
+	"github.com/freecode/freecode/telemetry"
 	"github.com/freecode/freecode/wire"
 )
 
@@ -111,6 +112,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A write deadline set while answering the previous request of this
 	// connection (see writeJSON) must not cut this one's answer.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	// A client's trace context (traceparent) is the parent of what the
+	// request does: a gateway's call goes on in the same trace.
+	if ctx := telemetry.ExtractHTTP(r.Context(), r.Header); ctx != r.Context() {
+		r = r.WithContext(ctx)
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
