@@ -24,6 +24,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,6 +57,8 @@ const DefaultServiceName = "freecode"
 // own retries stop then too.
 const (
 	exportTimeout = 10 * time.Second
+	// defaultEndpoint is OTLP/HTTP's standard default.
+	defaultEndpoint = "http://localhost:4318"
 )
 
 // Config is what turns telemetry on and points it somewhere, beside the
@@ -146,17 +149,12 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 	if err != nil {
 		return nil, err
 	}
-	var topts []otlptracehttp.Option
-	var mopts []otlpmetrichttp.Option
-	if cfg.Endpoint != "" && getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" {
-		base := strings.TrimSuffix(cfg.Endpoint, "/")
-		if getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
-			topts = append(topts, otlptracehttp.WithEndpointURL(base+"/v1/traces"))
-		}
-		if getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") == "" {
-			mopts = append(mopts, otlpmetrichttp.WithEndpointURL(base+"/v1/metrics"))
-		}
-	}
+	// The endpoints are passed explicitly, read through getenv as the
+	// rest: the signal's own variable, else the base one with the
+	// signal's path, else the config's, else the standard default.
+	base := strings.TrimSuffix(cmp.Or(getenv("OTEL_EXPORTER_OTLP_ENDPOINT"), cfg.Endpoint, defaultEndpoint), "/")
+	topts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(cmp.Or(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), base+"/v1/traces"))}
+	mopts := []otlpmetrichttp.Option{otlpmetrichttp.WithEndpointURL(cmp.Or(getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"), base+"/v1/metrics"))}
 	if getenv("OTEL_EXPORTER_OTLP_TIMEOUT") == "" && getenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") == "" {
 		topts = append(topts, otlptracehttp.WithTimeout(exportTimeout))
 	}

@@ -215,5 +215,3 @@ func TestTraceRunsHostToServer(t *testing.T) {
 		})
 	}
 }
-
-
