@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/freecode/freecode/telemetry"
 	"github.com/freecode/freecode/wire"
 )
 
@@ -103,6 +104,9 @@ func (c *Client) do(ctx context.Context, method, path string, body any) (*http.R
 	if name := ClientOf(ctx); name != "" {
 		req.Header.Set(ClientHeader, name)
 	}
+	// ctx's trace context (a gateway host's, or the gateway's span) goes
+	// to serve, whose spans of the request are then its children.
+	telemetry.InjectHTTP(ctx, req.Header)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s on %s: %w", method, path, c.socket, err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/freecode/freecode/registry"
 	"github.com/freecode/freecode/registry/orchestrator"
+	"github.com/freecode/freecode/telemetry"
 	"github.com/freecode/freecode/wire"
 )
 
@@ -114,6 +115,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A request is its client's, named by its header or unnamed, never
 	// the serving process's (whose ctx the request's derives from).
 	r = r.WithContext(context.WithValue(r.Context(), clientKey{}, cleanClientName(r.Header.Get(ClientHeader))))
+	// A client's trace context (traceparent) is the parent of what the
+	// request does: a gateway's call goes on in the same trace.
+	if ctx := telemetry.ExtractHTTP(r.Context(), r.Header); ctx != r.Context() {
+		r = r.WithContext(ctx)
+	}
 	s.mux.ServeHTTP(w, r)
 }
 

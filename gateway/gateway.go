@@ -34,6 +34,7 @@ import (
 
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry/defs"
+	"github.com/freecode/freecode/telemetry"
 	"github.com/freecode/freecode/wire"
 )
 
@@ -75,6 +76,10 @@ type Options struct {
 	// ConfigPath names the config file in the remedies of refused calls.
 	ConfigPath string
 	Logger     logr.Logger
+	// Telemetry gives each host's tools/call a SERVER span under the
+	// host's trace context (nil: off); the context goes on to the engine
+	// either way, in process or over serve's socket.
+	Telemetry *telemetry.Telemetry
 
 	// What a host may send. MaxMessageBytes bounds one message, a stdio
 	// line or an HTTP request body: the config's mcp.limits.maxMessageBytes
@@ -182,7 +187,7 @@ func newGateway(eng engine, alone func() bool, opts Options) *gateway {
 	g.current <- exposed{}
 	g.instructions <- ""
 	g.srv = mcp.NewGateway(mcp.GatewayOptions{Name: "freecode", Version: opts.Version, Call: g.call, Logger: opts.Logger.WithName("mcp"),
-		MaxMessageBytes: opts.MaxMessageBytes, MaxRequests: opts.MaxRequests,
+		MaxMessageBytes: opts.MaxMessageBytes, MaxRequests: opts.MaxRequests, Telemetry: opts.Telemetry,
 		Read: g.read, GetPrompt: g.getPrompt, Complete: g.complete, ServerOf: g.serverOf, PromptServerOf: g.promptServerOf, Instructions: func() string {
 			s := <-g.instructions
 			g.instructions <- s

@@ -133,7 +133,7 @@ func (o *outbound) call(ctx context.Context, name string, args json.RawMessage, 
 // result, or the call's error.
 func (o *outbound) callOnce(ctx context.Context, name string, req transport.JSONRPCRequest) (json.RawMessage, error) {
 	id := req.ID
-	resp, err := o.client.GetTransport().SendRequest(ctx, req)
+	resp, err := o.send(ctx, req)
 	switch {
 	case err != nil:
 		if ctx.Err() != nil {
@@ -188,7 +188,7 @@ func (o *outbound) request(ctx context.Context, method, what string, params map[
 // the request's error.
 func (o *outbound) requestOnce(ctx context.Context, what string, req transport.JSONRPCRequest) (json.RawMessage, error) {
 	id := req.ID
-	resp, err := o.client.GetTransport().SendRequest(ctx, req)
+	resp, err := o.send(ctx, req)
 	switch {
 	case err != nil:
 		if ctx.Err() != nil {

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/freecode/freecode/telemetry"
 	"github.com/freecode/freecode/wire"
 	"github.com/go-logr/logr"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -89,6 +90,10 @@ type GatewayOptions struct {
 	MaxMessageBytes int64
 	MaxRequests     int
 	Logger          logr.Logger
+	// Telemetry, if set and on, gives each host's tools/call a SERVER
+	// span under the host's trace context (nil: off; the host's context
+	// is carried on to the Engine either way).
+	Telemetry *telemetry.Telemetry
 }
 
 // DefaultHTTPSessionIdleTTL is how long an HTTP host's session lives with
@@ -285,17 +290,32 @@ func mcpTool(t wire.Tool) mcpgo.Tool {
 	return out
 }
 
+// handler answers the host's tools/call of name. The host's trace context
+// in the request's _meta (traceparent, tracestate) is the parent of the
+// call's SERVER span, and goes on with ctx to the Engine and the server.
 func (g *Gateway) handler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		if req.Params.Meta != nil {
+			ctx = telemetry.ExtractMeta(ctx, req.Params.Meta.AdditionalFields)
+		}
+		ctx, span := g.opts.Telemetry.StartServer(ctx, telemetry.Request{Method: string(mcpgo.MethodToolsCall), Tool: name})
 		res, ir, err := g.bridged(ctx, string(mcpgo.MethodToolsCall), name, req.Params.MultiRoundTripParams,
 			func(ctx context.Context) (any, error) { return g.callTool(ctx, name, req) })
 		if err != nil {
+			span.End(telemetry.ErrorType(ctx, err), 0)
 			return nil, err
 		}
 		if ir != nil {
+			span.End("", 0)
 			return &mcpgo.CallToolResult{Result: mcpgo.Result{ResultType: mcpgo.ResultTypeInputRequired}, MultiRoundTripResult: *ir}, nil
 		}
-		return res.(*mcpgo.CallToolResult), nil
+		out := res.(*mcpgo.CallToolResult)
+		if out.IsError {
+			span.End(telemetry.ErrorTool, 0)
+		} else {
+			span.End("", 0)
+		}
+		return out, nil
 	}
 }
 

@@ -46,7 +46,7 @@ func (o *outbound) listPages(ctx context.Context, step, key string, prog *listPr
 		if cursor != "" {
 			params["cursor"] = cursor
 		}
-		resp, err := o.client.GetTransport().SendRequest(ctx, o.newRequest(idPrefix, step, params, nil))
+		resp, err := o.send(ctx, o.newRequest(idPrefix, step, params, nil))
 		if err != nil {
 			return nil, transport.NewError(err)
 		}

@@ -14,6 +14,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/freecode/freecode/mcp/auth"
+	"github.com/freecode/freecode/telemetry"
 )
 
 const (
@@ -122,6 +123,12 @@ type Options struct {
 	// (see ProtocolCache; OpenProtocolCache keeps it across processes);
 	// nil probes every connect of a server whose Spec.Protocol is not set.
 	Protocols *ProtocolCache
+	// Telemetry, if set and on, gives each request the session sends a
+	// CLIENT span (telemetry.StartClient) and its duration metric. Set or
+	// not, a request carries the trace context of its ctx, if any, in its
+	// _meta (traceparent, tracestate), so a host's trace goes on to the
+	// server.
+	Telemetry *telemetry.Telemetry
 }
 
 // DefaultElicitTimeout is Options.ElicitTimeout's default: a person may
@@ -383,7 +390,14 @@ func (s *Session) handshake(cctx context.Context, c *client.Client, neg negotiat
 	}
 	req.Params.ProtocolVersion = version
 	req.Params.ClientInfo = s.out.clientInfo
-	res, err := s.out.client.Initialize(cctx, req)
+	ictx, span := s.out.tel.StartClient(cctx, telemetry.Request{Method: string(mcpgo.MethodInitialize), Server: s.srv.Name,
+		Transport: s.out.transportName(), Protocol: version})
+	res, err := s.out.client.Initialize(ictx, req)
+	if err != nil {
+		span.End(requestErrorType(ictx, err), 0)
+	} else {
+		span.End("", 0)
+	}
 	if err != nil {
 		// A server that answers the revision it spoke last time with an
 		// error (a 2026-07-28-only server refusing initialize) may have

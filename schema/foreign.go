@@ -8,7 +8,7 @@ import (
 )
 
 // ourMCPKeys are the members "mcp" may hold (config.cue #MCP).
-var ourMCPKeys = []string{"servers", "pollInterval", "callTimeout", "maxArgumentBytes", "maxOutputTokens", "toolBudget", "limits", "lifecycle", "idleTimeout"}
+var ourMCPKeys = []string{"servers", "pollInterval", "callTimeout", "maxArgumentBytes", "maxOutputTokens", "toolBudget", "limits", "lifecycle", "idleTimeout", "telemetry"}
 
 // foreignFormat reports a file that lists servers the way another host
 // does — Claude Desktop's, Claude Code's, Cursor's and Gemini CLI's

@@ -147,6 +147,7 @@ func (v *Validator) parse(file string, data []byte, opts LoadOptions) (*Config, 
 			ToolBudget       *json.Number `json:"toolBudget"`
 			Lifecycle        Lifecycle    `json:"lifecycle"`
 			IdleTimeout      *json.Number `json:"idleTimeout"`
+			Telemetry        *Telemetry   `json:"telemetry"`
 		}
 		Permission Permission
 	}
@@ -209,6 +210,9 @@ func (v *Validator) parse(file string, data []byte, opts LoadOptions) (*Config, 
 	}
 	if raw.MCP.MaxOutputTokens != nil {
 		cfg.MCP.written.maxOutputTokens = outputTokens(raw.MCP.MaxOutputTokens, "mcp", "maxOutputTokens")
+	}
+	if raw.MCP.Telemetry != nil {
+		cfg.MCP.Telemetry = *raw.MCP.Telemetry // validated by config.cue
 	}
 	if raw.MCP.ToolBudget != nil {
 		n, ok := wholeNumber(*raw.MCP.ToolBudget, 0, MaxToolBudget)

@@ -227,6 +227,10 @@ type MCP struct {
 	// (`freecode mcp serve`) may send (MaxMessageBytes). Validator.Desired
 	// takes them from the user config.
 	Limits Limits `json:"-"`
+	// Telemetry is the file's mcp.telemetry (zero: none). Validator.Desired
+	// takes it from the user config: a project cannot send the spans
+	// elsewhere.
+	Telemetry Telemetry `json:"-"`
 
 	// written are the section's settings as written, which Resolve reads.
 	written written
@@ -242,6 +246,15 @@ func (m MCP) AlwaysLoaded() []string {
 		}
 	}
 	return out
+}
+
+// Telemetry is the "mcp.telemetry" block: whether to export
+// OpenTelemetry traces and metrics, and where (package telemetry; the
+// OTEL_* variables win over it).
+type Telemetry struct {
+	Enabled     bool   `json:"enabled,omitempty"`
+	Endpoint    string `json:"endpoint,omitempty"`
+	ServiceName string `json:"serviceName,omitempty"`
 }
 
 // Config is a validated configuration file.

@@ -22,6 +22,7 @@ import (
 	"github.com/freecode/freecode/registry/event"
 	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/telemetry"
 	"github.com/freecode/freecode/wire"
 )
 
@@ -139,7 +140,7 @@ func NewCore(opts Options) (_ *Core, err error) {
 	mcpOpts := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", OnProcess: c.guard.Track,
 		Schemas: mcp.NewSchemaCache(schemaCacheSize), Launcher: ReaperLauncher(reaper, log.WithName("procguard")),
 		Tokens: c.tokens, Protocols: protocolCache(opts.Home, log),
-		Elicit: elicit, ElicitTimeout: elicitTimeout}
+		Elicit: elicit, ElicitTimeout: elicitTimeout, Telemetry: opts.Telemetry}
 	// Every connect stores the server's manifest, which advertises an
 	// on-demand server without starting it (one store per home, shared
 	// with the gateway and the one-shot commands).
@@ -215,12 +216,13 @@ func (c *Core) finish(ctl controller.Options) {
 	}
 	c.openAudit()
 	c.Orchestrator = orchestrator.New(orchestrator.Options{
-		Registry: c.Registry,
-		Rules:    c.rules.get,
-		Limits:   c.rules.limits,
-		Approver: approver,
-		Report:   c.report,
-		Logger:   log.WithName("orchestrator"),
+		Registry:  c.Registry,
+		Rules:     c.rules.get,
+		Limits:    c.rules.limits,
+		Approver:  approver,
+		Report:    c.report,
+		Logger:    log.WithName("orchestrator"),
+		Telemetry: opts.Telemetry,
 	})
 }
 
@@ -312,6 +314,12 @@ func (c *Core) Run(ctx context.Context, parts ...Part) error {
 	for _, p := range parts {
 		run(p.Name, func() error { return p.Run(ctx) })
 	}
+	stopObserving, obsErr := c.opts.Telemetry.Observe(c.observed)
+	if obsErr != nil {
+		log.Error(obsErr, "the servers' metrics are not observed")
+	} else {
+		defer stopObserving()
+	}
 	eg.Go(func() error {
 		watchTokens(ctx, c.tokens, c.Controller, log.WithName("tokens"))
 		return nil
@@ -321,6 +329,23 @@ func (c *Core) Run(ctx context.Context, parts ...Part) error {
 	err := eg.Wait()
 	log.Info("stopped")
 	return err
+}
+
+// observed is what the telemetry's observed metrics report: each server's
+// phase, starts, crashes and tools, the advertised definitions' tokens
+// and the calls waiting for an approval.
+func (c *Core) observed() telemetry.Snapshot {
+	st := c.Controller.Status()
+	s := telemetry.Snapshot{Servers: make([]telemetry.ServerState, 0, len(st.Servers))}
+	for _, srv := range st.Servers {
+		s.Servers = append(s.Servers, telemetry.ServerState{Name: srv.Name, Phase: string(srv.Phase),
+			Starts: srv.Generation, Crashes: int64(srv.Crashes), Tools: int64(srv.Tools)})
+	}
+	s.DefinitionTokens = int64(c.Defs.Defs(defs.DialectJSONSchema).EstimatedTokens)
+	if c.approvals != nil {
+		s.ApprovalsWaiting = int64(len(c.approvals.Pending()))
+	}
+	return s
 }
 
 // Close ends the guard and the sweeping of orphans; call it once Run has

@@ -17,6 +17,7 @@ import (
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry/orchestrator"
 	"github.com/freecode/freecode/schema"
+	"github.com/freecode/freecode/telemetry"
 )
 
 // Options configure Run. Home and Sources are required.
@@ -61,6 +62,10 @@ type Options struct {
 	// os.Stderr).
 	Logger logr.Logger
 	Stderr io.Writer
+	// Telemetry records the servers' requests, the tool calls and the
+	// metrics (telemetry.New; nil: off). The caller owns it and shuts it
+	// down after Run returned.
+	Telemetry *telemetry.Telemetry
 }
 
 // schemaCacheSize bounds the shared schema cache: room for the distinct

@@ -89,8 +89,11 @@ func (a *app) gateway(ctx context.Context, f gatewayFlags) error {
 		return err
 	}
 	home, src := so.Home, so.Sources
+	tel, shutdown := a.telemetry(ctx, log.WithName("telemetry"))
+	defer shutdown()
+	so.Telemetry = tel
 	opts := gateway.Options{Builtins: f.builtins, Version: buildVersion(), Stdin: a.stdin, Stdout: a.stdout,
-		ConfigPath: src.User, Logger: log.WithName("gateway")}
+		ConfigPath: src.User, Logger: log.WithName("gateway"), Telemetry: tel}
 	// What a host may send is bounded as what a server may: by the
 	// file's mcp.limits, as the gateway starts. An invalid file is the
 	// servers' to report; the defaults hold meanwhile.

@@ -58,6 +58,9 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	tel, shutdown := a.telemetry(ctx, so.Logger.WithName("telemetry"))
+	defer shutdown()
+	so.Telemetry = tel
 	return serve.Run(ctx, so)
 }
 

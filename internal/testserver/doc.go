@@ -231,6 +231,8 @@
 //	{"seq":1,"phase":"start","tool":"echo","args":{"text":"hi"},"start":"<RFC3339Nano>","pid":123}
 //	{"seq":1,"phase":"end","tool":"echo","args":{"text":"hi"},"start":"<RFC3339Nano>","end":"<RFC3339Nano>","pid":123,"isError":false}
 //
+// The start line also has "meta": the request's _meta other than its
+// progressToken (a client's traceparent and tracestate), when there is one.
 // A call that makes the process exit (crash, --crash-after) leaves only its
 // start line. A call that never reached the server leaves no line. seq counts
 // from 1 per server process.

@@ -237,7 +237,7 @@ func (s *Server) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc 
 		s.mu.Unlock()
 
 		if s.log != nil {
-			s.log.write(CallRecord{Seq: seq, Phase: "start", Tool: req.Params.Name, Args: args, Start: start, PID: os.Getpid()})
+			s.log.write(CallRecord{Seq: seq, Phase: "start", Tool: req.Params.Name, Args: args, Start: start, PID: os.Getpid(), Meta: requestMeta(req)})
 		}
 		if req.Params.Name == "crash" || (s.cfg.CrashAfter > 0 && calls == s.cfg.CrashAfter) {
 			fmt.Fprintf(s.cfg.Stderr, "crashing on tools/call %d (%s)\n", calls, req.Params.Name)
@@ -571,6 +571,18 @@ type CallRecord struct {
 	End     time.Time       `json:"end,omitzero"`
 	PID     int             `json:"pid"`
 	IsError *bool           `json:"isError,omitempty"`
+	// Meta is the request's _meta other than its progressToken (the
+	// trace context a client sent: traceparent, tracestate), on the start
+	// line; nil when there is none.
+	Meta map[string]any `json:"meta,omitempty"`
+}
+
+// requestMeta is what CallRecord.Meta keeps of req's _meta.
+func requestMeta(req mcp.CallToolRequest) map[string]any {
+	if req.Params.Meta == nil || len(req.Params.Meta.AdditionalFields) == 0 {
+		return nil
+	}
+	return req.Params.Meta.AdditionalFields
 }
 
 // ReadCallLog returns every record of the call log at path, in file order;

@@ -20,6 +20,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/freecode/freecode/registry"
+	"github.com/freecode/freecode/telemetry"
 	"github.com/freecode/freecode/wire"
 )
 
@@ -189,6 +190,12 @@ type Options struct {
 	// an audit record and counts the call.
 	Report func(ctx context.Context, r Report)
 	Logger logr.Logger
+	// Telemetry, if set and on, gives each call a span "execute_tool
+	// {tool}" from its checks to its outcome, with child spans for the
+	// validation, the approval's wait and the output cap, the server
+	// request's span under it, and counts it (telemetry.ToolSpan). nil:
+	// off.
+	Telemetry *telemetry.Telemetry
 }
 
 // Report is what Options.Report is told of one call.
@@ -308,6 +315,10 @@ type prepared struct {
 	outputDir string
 	outputCap int
 	capSource string
+	// ctx is Run's ctx with the call's span, which the call's steps and
+	// its Call run under; span is that span.
+	ctx  context.Context
+	span telemetry.ToolSpan
 }
 
 // asks reports whether the call must be put to the Approver.
@@ -356,12 +367,15 @@ func (o *Orchestrator) Run(ctx context.Context, calls []Call) []Outcome {
 	var ready []prepared
 	for i, c := range calls {
 		out[i] = Outcome{ID: c.ID, Tool: c.Tool}
-		p, err := o.check(ctx, policy, limits, i, c, reportOf(reports, i))
+		cctx, span := o.startSpan(ctx, c)
+		p, err := o.check(cctx, span, policy, limits, i, c, reportOf(reports, i))
 		if err != nil {
 			out[i].fail(err)
+			span.End(errorType(ctx, err, nil), 0)
 			o.opts.Logger.V(1).Info("tool call rejected", "call", c.ID, "tool", c.Tool, "reason", err.Error())
 			continue
 		}
+		p.ctx, p.span = cctx, span
 		ready = append(ready, p)
 	}
 
@@ -377,6 +391,7 @@ func (o *Orchestrator) Run(ctx context.Context, calls []Call) []Outcome {
 		if err := ctx.Err(); err != nil {
 			for _, p := range group {
 				out[p.idx].fail(callErr(ErrNotStarted, err, "call to %q was not started: %v", p.call.Tool, err))
+				p.span.End(errorType(ctx, out[p.idx].Err, nil), 0)
 			}
 			continue
 		}
@@ -397,7 +412,7 @@ func reportOf(reports []Report, i int) *Report {
 // check bounds the arguments' size, looks the tool up, applies the rules,
 // validates the arguments and asks the tool whether the call is sensitive;
 // rep gets the server and the decision as they are known.
-func (o *Orchestrator) check(ctx context.Context, policy Policy, limits Limits, i int, c Call, rep *Report) (prepared, error) {
+func (o *Orchestrator) check(ctx context.Context, span telemetry.ToolSpan, policy Policy, limits Limits, i int, c Call, rep *Report) (prepared, error) {
 	if limit := limits.maxArgumentBytes(); len(c.Args) > limit {
 		return prepared{}, callErr(ErrInvalidArgs, nil,
 			"invalid arguments for %s: arguments of %s exceed the limit of %s (mcp.maxArgumentBytes); send less per call",
@@ -409,6 +424,7 @@ func (o *Orchestrator) check(ctx context.Context, policy Policy, limits Limits, 
 	}
 	d := policy.Decide(t)
 	rep.Server, rep.Decided, rep.Decision = t.Source, true, d
+	span.Decision(d.Action.String(), d.Rule)
 	if d.Action == Deny {
 		return prepared{}, callErr(ErrDenied, nil, "tool %q is %s", c.Tool, d.Reason())
 	}
@@ -420,7 +436,10 @@ func (o *Orchestrator) check(ctx context.Context, policy Policy, limits Limits, 
 		return prepared{}, callErr(ErrInvalidArgs, nil, "invalid arguments for %s: arguments must be a JSON object", c.Tool)
 	}
 	if t.Validate != nil {
-		if err := o.validate(ctx, t, c.Tool, args); err != nil {
+		step := span.Step(ctx, "validate")
+		err := o.validate(ctx, t, c.Tool, args)
+		step.End(errorType(ctx, err, nil))
+		if err != nil {
 			return prepared{}, err
 		}
 	}
@@ -492,10 +511,12 @@ func (o *Orchestrator) approve(ctx context.Context, group []prepared, out []Outc
 		if o.opts.Approver == nil {
 			rep.NoApprover = true
 			out[p.idx].fail(callErr(ErrNotApproved, nil, "tool %q needs approval (%s) but no approver is available", p.call.Tool, p.reason()))
+			p.span.End(errorType(ctx, out[p.idx].Err, nil), 0)
 			continue
 		}
 		var by string
-		actx := context.WithValue(ctx, answererKey{}, &by)
+		actx := context.WithValue(p.ctx, answererKey{}, &by)
+		step := p.span.Step(p.ctx, "approval")
 		ok, err := o.opts.Approver.Approve(actx, ApprovalRequest{
 			CallID:    p.call.ID,
 			ToolID:    p.call.Tool,
@@ -506,6 +527,7 @@ func (o *Orchestrator) approve(ctx context.Context, group []prepared, out []Outc
 			Sensitive: p.sensitive != "",
 		})
 		rep.Approved, rep.ApprovalErr, rep.AnsweredBy = ok && err == nil, err, by
+		step.End(errorType(ctx, err, nil), telemetry.KeyApproved.Bool(ok && err == nil))
 		switch {
 		case err != nil:
 			out[p.idx].fail(callErr(ErrNotApproved, err, "approval for %q failed: %v", p.call.Tool, err))
@@ -514,6 +536,9 @@ func (o *Orchestrator) approve(ctx context.Context, group []prepared, out []Outc
 		default:
 			p.approved = true
 			kept = append(kept, p)
+		}
+		if !p.approved {
+			p.span.End(errorType(ctx, out[p.idx].Err, nil), 0)
 		}
 	}
 	return kept
@@ -541,6 +566,10 @@ func (o *Orchestrator) runGroup(ctx context.Context, group []prepared, out []Out
 // execute runs one call with its timeout and the read-only retry rule.
 func (o *Orchestrator) execute(ctx context.Context, p prepared, oc *Outcome) {
 	start := time.Now()
+	outer := ctx
+	if p.ctx != nil {
+		ctx = p.ctx // Run's, with the call's span
+	}
 	var (
 		res wire.CallResult
 		err error
@@ -563,16 +592,20 @@ func (o *Orchestrator) execute(ctx context.Context, p prepared, oc *Outcome) {
 	oc.Duration = time.Since(start)
 	if err != nil {
 		oc.fail(err)
+		p.span.End(errorType(outer, err, nil), oc.Attempts)
 		return
 	}
 	if p.outputCap > 0 {
+		step := p.span.Step(ctx, "output cap")
 		var pruneErr error
 		res, pruneErr = capOutput(p.outputDir, p.outputCap, p.capSource, p.call.Tool, res, time.Now())
 		if pruneErr != nil {
 			o.opts.Logger.Error(pruneErr, "pruning capped outputs", "dir", p.outputDir)
 		}
+		step.End("")
 	}
 	oc.Result = res
+	p.span.End(errorType(outer, nil, &res), oc.Attempts)
 	o.opts.Logger.V(1).Info("tool call done", "call", p.call.ID, "tool", p.call.Tool,
 		"attempts", oc.Attempts, "duration", oc.Duration, "isError", res.IsError)
 }
@@ -610,4 +643,46 @@ func (o *Orchestrator) attempt(ctx context.Context, p prepared) (res wire.CallRe
 func (oc *Outcome) fail(err error) {
 	oc.Err = err
 	oc.Result = wire.ErrorResult(err.Error())
+}
+
+// startSpan starts the span of call c under ctx (telemetry.StartTool),
+// naming the server its tool comes from.
+func (o *Orchestrator) startSpan(ctx context.Context, c Call) (context.Context, telemetry.ToolSpan) {
+	tel := o.opts.Telemetry
+	if !tel.On() {
+		return ctx, telemetry.ToolSpan{}
+	}
+	tc := telemetry.ToolCall{Tool: c.Tool, CallID: c.ID}
+	if t, ok := o.opts.Registry.Get(c.Tool); ok && t.Source != registry.SourceBuiltin {
+		tc.Server = t.Source
+	}
+	return tel.StartTool(ctx, tc)
+}
+
+// errorType is error.type of a call's outcome: its error's kind, or
+// telemetry.ErrorTool when its result says isError; "" when it went well.
+func errorType(ctx context.Context, err error, res *wire.CallResult) string {
+	switch {
+	case err == nil && res != nil && res.IsError:
+		return telemetry.ErrorTool
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrUnknownTool):
+		return "unknown_tool"
+	case errors.Is(err, ErrDenied):
+		return "denied"
+	case errors.Is(err, ErrNotApproved):
+		return "not_approved"
+	case errors.Is(err, ErrInvalidArgs):
+		return "invalid_arguments"
+	case errors.Is(err, ErrCallTimeout):
+		return telemetry.ErrorTimeout
+	case errors.Is(err, ErrToolPanicked):
+		return "panic"
+	case errors.Is(err, ErrNotStarted):
+		return "not_started"
+	case errors.Is(err, registry.ErrTransport):
+		return telemetry.ErrorTransport
+	}
+	return telemetry.ErrorType(ctx, err)
 }
