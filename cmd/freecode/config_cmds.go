@@ -26,6 +26,8 @@ func (a *app) addCmd() *cobra.Command {
 		envs, headers    []string
 		include, exclude []string
 		timeout          time.Duration
+		idleTimeout      time.Duration
+		lifecycle        string
 		disabled         bool
 		transport        string
 	)
@@ -128,6 +130,23 @@ For a remote server give its URL:
 				}
 				fields = append(fields, schema.Field{Key: "timeout", Value: ms})
 			}
+			switch schema.Lifecycle(lifecycle) {
+			case "":
+			case schema.LifecycleAlways, schema.LifecycleOnDemand:
+				fields = append(fields, schema.Field{Key: "lifecycle", Value: lifecycle})
+			default:
+				return usageError{fmt.Errorf("--lifecycle %q: want always or on-demand", lifecycle)}
+			}
+			if c.Flags().Changed("idle-timeout") {
+				if schema.Lifecycle(lifecycle) != schema.LifecycleOnDemand {
+					return usageError{errors.New("--idle-timeout goes with --lifecycle on-demand")}
+				}
+				ms, err := wholeMillis("--idle-timeout", idleTimeout)
+				if err != nil {
+					return err
+				}
+				fields = append(fields, schema.Field{Key: "idleTimeout", Value: ms})
+			}
 			path, err := a.edit(c, "", func(d *schema.Doc) error { return d.AddServer(fields) })
 			if err != nil {
 				return err
@@ -152,6 +171,8 @@ For a remote server give its URL:
 	c.Flags().StringArrayVar(&headers, "header", nil, "HTTP header `K=V` for a remote server (repeatable; ${VAR} allowed)")
 	durationVar(c.Flags(), &timeout, "timeout", schema.DefaultTimeout, "time to connect, initialize and list tools: a duration (5s, 1m) or milliseconds")
 	c.Flags().BoolVar(&disabled, "disabled", false, "add the server disabled")
+	c.Flags().StringVar(&lifecycle, "lifecycle", "", "when the server runs: always (the default) or on-demand (started by its first use, stopped when unused)")
+	durationVar(c.Flags(), &idleTimeout, "idle-timeout", schema.DefaultIdleTimeout, "with --lifecycle on-demand: how long it stays running after its last use: a duration (10m) or milliseconds")
 	c.Flags().StringArrayVar(&include, "include", nil, "register only the server's tools whose names match this `glob` (path.Match syntax; repeatable)")
 	c.Flags().StringArrayVar(&exclude, "exclude", nil, "never register the server's tools whose names match this `glob` (wins over --include; repeatable)")
 	c.Flags().StringVar(&transport, "transport", "", "remote transport: auto, streamable-http or sse (default auto)")
@@ -386,6 +407,11 @@ type serverView struct {
 	// CallTimeoutMS is the server's own callTimeout; 0 when mcp.callTimeout
 	// applies.
 	CallTimeoutMS int64 `json:"callTimeout,omitempty"`
+	// Lifecycle is "on-demand" for a server started by its first use, and
+	// IdleTimeoutMS how long it stays running after its last use, both
+	// resolved (its own, else the mcp section's); left out for "always".
+	Lifecycle     schema.Lifecycle `json:"lifecycle,omitempty"`
+	IdleTimeoutMS int64            `json:"idleTimeout,omitempty"`
 	// Roots are the directories offered as the server's roots, resolved;
 	// Protocol and LogLevel as configured ("" when not).
 	Roots    []string `json:"roots,omitempty"`
@@ -448,6 +474,9 @@ func view(s schema.Server, showSecrets bool) serverView {
 		Roots:     s.Roots, Protocol: s.Protocol, LogLevel: s.LogLevel, Tools: s.Tools}
 	if s.Settings.OwnCallTimeout {
 		v.CallTimeoutMS = s.Settings.CallTimeout.Milliseconds()
+	}
+	if s.OnDemand() {
+		v.Lifecycle, v.IdleTimeoutMS = schema.LifecycleOnDemand, s.IdleTimeout.Milliseconds()
 	}
 	if s.Hold != nil {
 		v.Held, v.heldKind = holdReason(s.Hold), s.Hold.Kind
@@ -679,6 +708,9 @@ func (a *app) getCmd() *cobra.Command {
 			fmt.Fprintf(tw, "timeout:\t%dms\n", v.TimeoutMS)
 			if v.CallTimeoutMS > 0 {
 				fmt.Fprintf(tw, "callTimeout:\t%dms\n", v.CallTimeoutMS)
+			}
+			if v.Lifecycle == schema.LifecycleOnDemand {
+				fmt.Fprintf(tw, "lifecycle:\ton-demand, stopped after %dms unused (idleTimeout)\n", v.IdleTimeoutMS)
 			}
 			for i, r := range v.Roots {
 				label := ""
