@@ -2,8 +2,10 @@ package defs_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -19,9 +21,9 @@ import (
 // that loses held-out tasks fails here. Raise them with the ranking;
 // never tune on the held-out tasks to reach them.
 const (
-	floorHeldOutRecall5 = 0.82
-	floorHeldOutTop1    = 0.68
-	floorHeldOutMRR     = 0.74
+	floorHeldOutRecall5 = 0.83
+	floorHeldOutTop1    = 0.70
+	floorHeldOutMRR     = 0.77
 	// floorOldRecall5 is the old 57-task set's recall@5 (the share of a
 	// task's tools in the first five, as internal/bench measures it) over
 	// the recorded everything, filesystem and memory catalogs.
@@ -110,4 +112,57 @@ func oldRecall5(t *testing.T, cs []toolcatalog.Catalog) float64 {
 		sum += float64(hit) / float64(min(len(q.Want), 5))
 	}
 	return sum / float64(len(f.Queries))
+}
+
+// With FC_TUNE_MISSES set, TestTuneMisses logs the tune tasks whose first
+// match is not acceptable, with the first three: what tuning looks at.
+// The held-out tasks are never shown.
+func TestTuneMisses(t *testing.T) {
+	if os.Getenv("FC_TUNE_MISSES") == "" {
+		t.Skip("FC_TUNE_MISSES not set")
+	}
+	_, _, ix := catalogIndex(t)
+	tasks, err := toolcatalog.LoadTasks(filepath.Join(testutil.RepoRoot(), toolcatalog.Dir, toolcatalog.TasksFile))
+	require.NoError(t, err)
+	for _, task := range tasks {
+		if task.HeldOut {
+			continue
+		}
+		ms := ix.Search(task.Task, 3)
+		if len(ms) > 0 && slices.Contains(task.Want, ms[0].ID) {
+			continue
+		}
+		var got []string
+		for _, m := range ms {
+			got = append(got, fmt.Sprintf("%s %.2f", m.ID, m.Score))
+		}
+		t.Logf("%q want %v got %v", task.Task, task.Want, got)
+	}
+}
+
+// The cost of the index: building it over 10k tools (the recorded
+// catalogs repeated under 31 server names) and one query over them.
+func BenchmarkSearchIndex10k(b *testing.B) {
+	cs, err := toolcatalog.LoadCatalogs(filepath.Join(testutil.RepoRoot(), toolcatalog.Dir))
+	require.NoError(b, err)
+	var many []toolcatalog.Catalog
+	for i := range 31 {
+		for _, c := range cs {
+			c.Server = fmt.Sprintf("%s%02d", c.Server, i)
+			many = append(many, c)
+		}
+	}
+	entries, err := toolcatalog.Entries(many)
+	require.NoError(b, err)
+	b.Run(fmt.Sprintf("build-%d", len(entries)), func(b *testing.B) {
+		for b.Loop() {
+			defs.NewIndex(entries)
+		}
+	})
+	ix := defs.NewIndex(entries)
+	b.Run("query", func(b *testing.B) {
+		for b.Loop() {
+			ix.Search("take a screenshot of the page", 5)
+		}
+	})
 }
