@@ -15,6 +15,7 @@ import (
 
 	"github.com/freecode/freecode/bridge"
 	"github.com/freecode/freecode/controller"
+	"github.com/freecode/freecode/internal/toolcatalog"
 	"github.com/freecode/freecode/jsonschema"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/registry"
@@ -223,6 +224,14 @@ func Budget(ctx context.Context, cfg Config, opts BudgetOptions) ([]Row, error) 
 			Value: fmt.Sprintf("%.3f", recallAt5(ix, heldOut, true)), Runs: 1})
 	}
 
+	// The real-catalog benchmark: recorded tool lists of real npm servers
+	// and everyday tasks, split before the ranking was tuned.
+	catRows, err := catalogRows(group, filepath.Join(cfg.Repo, toolcatalog.Dir))
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, catRows...)
+
 	// Loading tools one by one: each changes the version and only appends.
 	cache.SetPolicy(defs.Policy{Budget: schema.DefaultToolBudget})
 	prev := cache.Defs(defs.DialectJSONSchema)
@@ -323,4 +332,43 @@ func generatedTools(r *registry.Registry, n int) error {
 		}
 	}
 	return nil
+}
+
+// catalogRows measures tool_search on the recorded catalogs in dir and
+// their tasks: held-out figures (the ones that count), tune figures beside
+// them, and the held-out figures of each server family.
+func catalogRows(group, dir string) ([]Row, error) {
+	cs, err := toolcatalog.LoadCatalogs(dir)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := toolcatalog.Entries(cs)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := toolcatalog.LoadTasks(filepath.Join(dir, toolcatalog.TasksFile))
+	if err != nil {
+		return nil, err
+	}
+	ix := defs.NewIndex(entries)
+	r := toolcatalog.MeasureSplit(func(q string, limit int) []string {
+		var ids []string
+		for _, m := range ix.Search(q, limit) {
+			ids = append(ids, m.ID)
+		}
+		return ids
+	}, cs, tasks)
+	name := fmt.Sprintf("tool_search on %d real npm servers' %d recorded tools (%s)", len(cs), len(entries), toolcatalog.Dir)
+	rows := []Row{
+		{Group: group, Name: name + ": held-out tasks, recall@5 / top-1 / MRR", Value: figures(r.HeldOut), Runs: 1},
+		{Group: group, Name: name + ": tune tasks (reference)", Value: figures(r.Tune), Runs: 1},
+	}
+	for _, f := range r.Families {
+		rows = append(rows, Row{Group: group, Name: fmt.Sprintf("%s: held-out tasks of the %s family (reference)", name, f.Family), Value: figures(f.Figures), Runs: 1})
+	}
+	return rows, nil
+}
+
+func figures(f toolcatalog.Figures) string {
+	return fmt.Sprintf("%.3f / %.3f / %.3f of %d", f.RecallAt5, f.Top1, f.MRR, f.Tasks)
 }

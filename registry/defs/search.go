@@ -31,7 +31,9 @@ const (
 	fieldTitle
 	fieldDescription
 	fieldParams // parameter names, nested ones included
-	fieldServer // the source's name
+	fieldServer // the source's name and its tools' common name prefix
+	fieldObject // the words of the name after its prefix and action: what it acts on
+	fieldAction // the action class of the name's verb (actionClasses), as "@class"
 	numFields
 )
 
@@ -117,6 +119,7 @@ func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 	var total [numFields]float64
 	memo := make(stems)
 	params := make(map[string][]string) // by schema bytes: tools share schemas
+	ctx := sourceContexts(entries, memo)
 	for i, e := range entries {
 		t := e.Tool
 		name := t.Name
@@ -156,7 +159,19 @@ func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 		ft[fieldDescription] = distinct(memo.terms(t.Description))
 		ft[fieldParams] = memo.terms(strings.Join(ps, " "))
 		if t.Source != registry.SourceBuiltin {
-			ft[fieldServer] = memo.terms(t.Source)
+			sc := ctx[t.Source]
+			ft[fieldServer] = append(memo.terms(t.Source), sc.terms...)
+			action, object := splitName(name, sc.prefixes)
+			for _, c := range actionClasses(action) {
+				ft[fieldAction] = append(ft[fieldAction], "@"+c)
+			}
+			ft[fieldObject] = memo.terms(strings.Join(object, " "))
+		} else {
+			action, object := splitName(name, nil)
+			for _, c := range actionClasses(action) {
+				ft[fieldAction] = append(ft[fieldAction], "@"+c)
+			}
+			ft[fieldObject] = memo.terms(strings.Join(object, " "))
 		}
 		for f := range numFields {
 			total[f] += float64(len(ft[f]))
@@ -286,6 +301,17 @@ func queryTerms(query string, expand bool) map[string]float64 {
 	}
 	if !expand {
 		return out
+	}
+	// The query's action: its first word that names one. A word of
+	// several classes ("open": a pull request, a page, a file) brings each
+	// at a share of the weight.
+	for _, w := range words(query) {
+		if cs := actionClasses(strings.ToLower(w)); len(cs) > 0 {
+			for _, c := range cs {
+				out["@"+c] = 1 / float64(len(cs))
+			}
+			break
+		}
 	}
 	for _, w := range words(query) {
 		for _, syn := range synonyms(strings.ToLower(w)) {
@@ -478,4 +504,119 @@ func paramNames(schema []byte) []string {
 	}
 	walk(v, 1)
 	return out
+}
+
+// sourceContext is what a source's tools share: the words most of its
+// tool names start with (a prefix such as "browser_", "slack_", "API-").
+// They are the server's identity, indexed with its name: a query that
+// names them favours its tools, and they are not taken for the action.
+type sourceContext struct {
+	prefixes map[string]bool // lower-cased words
+	terms    []string        // stemmed
+}
+
+// minContextTools is how many tools a source needs for its shared words
+// to say something; contextShare the share of its tools that must have a
+// word for it to be the source's.
+const (
+	minContextTools = 3
+	contextShare    = 0.5
+)
+
+// sourceContexts returns each source's context.
+func sourceContexts(entries []registry.Entry, memo stems) map[string]sourceContext {
+	type counts struct {
+		n     int
+		first map[string]int
+	}
+	by := map[string]*counts{}
+	for _, e := range entries {
+		t := e.Tool
+		if t.Source == "" || t.Source == registry.SourceBuiltin {
+			continue
+		}
+		c := by[t.Source]
+		if c == nil {
+			c = &counts{first: map[string]int{}}
+			by[t.Source] = c
+		}
+		c.n++
+		name := t.Name
+		if name == "" {
+			name = t.ID
+		}
+		if ws := words(name); len(ws) > 0 {
+			c.first[strings.ToLower(ws[0])]++
+		}
+	}
+	out := make(map[string]sourceContext, len(by))
+	for src, c := range by {
+		sc := sourceContext{prefixes: map[string]bool{}}
+		if c.n >= minContextTools {
+			for w, k := range c.first {
+				if float64(k) >= contextShare*float64(c.n) && actionClasses(w) == nil {
+					sc.prefixes[w] = true
+					sc.terms = append(sc.terms, memo.terms(w)...)
+				}
+			}
+			slices.Sort(sc.terms)
+			sc.terms = slices.Compact(sc.terms)
+		}
+		out[src] = sc
+	}
+	return out
+}
+
+// splitName splits a tool name into its action and its object: the words
+// after the source's prefixes ("browser_take_screenshot": "take",
+// "screenshot"; "API-post-page": "post", "page"). The action is the first
+// of them when it names one (actionClasses), else "" and every word is the
+// object.
+func splitName(name string, prefixes map[string]bool) (action string, object []string) {
+	ws := words(name)
+	for len(ws) > 1 && prefixes[strings.ToLower(ws[0])] {
+		ws = ws[1:]
+	}
+	if len(ws) > 0 && actionClasses(strings.ToLower(ws[0])) != nil {
+		return strings.ToLower(ws[0]), ws[1:]
+	}
+	return "", ws
+}
+
+// actionClasses returns the classes of actions a verb names, as users and
+// tool names say them: "open", "file", "add" and "new" create; "kill" and
+// "terminate" stop; "capture" and "screenshot" capture. A word of no class
+// returns nil.
+func actionClasses(word string) []string {
+	switch word {
+	case "create", "add", "new", "make", "file", "post", "insert", "init", "initialize", "generate", "submit", "register":
+		return []string{"create"}
+	case "open":
+		return []string{"create", "navigate", "read"}
+	case "get", "read", "retrieve", "show", "view", "see", "fetch", "describe", "display", "print", "inspect", "check", "explain":
+		return []string{"read"}
+	case "list", "ls", "enumerate":
+		return []string{"list"}
+	case "update", "edit", "patch", "modify", "change", "set", "rename", "replace", "upgrade":
+		return []string{"update"}
+	case "delete", "remove", "drop", "forget", "erase", "uninstall", "clean", "cleanup", "clear", "destroy", "purge":
+		return []string{"delete"}
+	case "stop", "kill", "terminate", "halt", "cancel", "abort", "end", "close":
+		return []string{"stop"}
+	case "capture", "screenshot", "snapshot", "take", "heapsnapshot", "screencast", "record":
+		return []string{"capture"}
+	case "search", "find", "lookup", "look", "query", "locate", "grep", "seek":
+		return []string{"search"}
+	case "go", "navigate", "visit", "browse", "goto":
+		return []string{"navigate"}
+	case "run", "execute", "exec", "evaluate", "eval", "invoke":
+		return []string{"run"}
+	case "start", "begin", "launch":
+		return []string{"start"}
+	case "send", "reply", "message", "notify", "tell":
+		return []string{"send"}
+	case "install", "deploy", "apply":
+		return []string{"install"}
+	}
+	return nil
 }
