@@ -29,24 +29,39 @@ func starts(t *testing.T, path string) int {
 	return len(strings.Fields(string(b)))
 }
 
-// The issue's end to end: serve with three on-demand servers whose
+// The issue's end to end: serve with three on-demand real servers (the
+// npm server-memory, server-filesystem and server-everything) whose
 // manifests are stored starts no child process until a call; a call wakes
 // exactly one; idle stops it; concurrent first calls start it once; a
 // config change while asleep invalidates the manifest; the tool list
 // (its version: what the gateway and a model are given) stays the same
-// throughout, with no tools_changed.
+// throughout, with no tools_changed. Each server runs under a shell that
+// appends its pid to a file and then becomes the server (exec): the file
+// counts the starts ($$$$ is the config's escape of the shell's $$).
 func TestRunOnDemand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real npm servers")
+	}
+	node := npmFile(t, ".bin/node")
 	home := servetest.ShortHome(t)
 	names := []string{"a", "b", "c"}
+	scripts := map[string][]string{
+		"a": {npmFile(t, "@modelcontextprotocol/server-memory/dist/index.js")},
+		"b": {npmFile(t, "@modelcontextprotocol/server-filesystem/dist/index.js"), home},
+		"c": {npmFile(t, "@modelcontextprotocol/server-everything/dist/index.js")},
+	}
 	logs := map[string]string{}
 	config := func(extra map[string]string) map[string]any {
 		var servers []map[string]any
 		for _, n := range names {
 			logs[n] = filepath.Join(home, n+".starts")
-			s := servetest.Local(n, testServerBin, "--start-log", logs[n])
+			argv := append([]string{"sh", "-c", `echo $$$$ >> "$0"; exec "$@"`, logs[n], node}, scripts[n]...)
+			s := servetest.Local(n, argv...)
+			env := map[string]string{"MEMORY_FILE_PATH": filepath.Join(home, "memory.jsonl")}
 			if v, ok := extra[n]; ok {
-				s["env"] = map[string]string{"VERSION": v}
+				env["VERSION"] = v
 			}
+			s["env"] = env
 			servers = append(servers, s)
 		}
 		conf := servetest.Config(servers...)
@@ -91,7 +106,7 @@ func TestRunOnDemand(t *testing.T) {
 	errs := make([]error, 4)
 	for i := range errs {
 		wg.Go(func() {
-			_, errs[i] = d.Client.Call(ctx, "mcp__a__echo", json.RawMessage(`{"text":"hi"}`))
+			_, errs[i] = d.Client.Call(ctx, "mcp__a__read_graph", json.RawMessage(`{}`))
 		})
 	}
 	wg.Wait()
