@@ -234,3 +234,41 @@ func TestOnDemandCrashReturnsToIdle(t *testing.T) {
 	require.Equal(t, "again", res.Text())
 	require.Len(t, startPIDs(t, startLog), 3)
 }
+
+// A remote on-demand server needs no process: it is learned over one
+// session and then idle with no session; a call opens one, and its idle
+// timeout closes it again, the tools advertised throughout.
+func TestOnDemandRemote(t *testing.T) {
+	dir := t.TempDir()
+	requests := filepath.Join(dir, "requests")
+	// The harness first: its check that no child is left runs after the
+	// test server's kill (cleanups run last first).
+	h := newHarness(t, withManifests(mcp.OpenManifestStore(filepath.Join(dir, "manifests"), testLogger(t))))
+	url, _ := startHTTPTestServer(t, "127.0.0.1:0", "--request-log", requests)
+	srv := schema.MCP{}.Resolve(schema.Server{Name: "r", Type: schema.Remote, URL: url, Enabled: true, Timeout: 10 * time.Second})
+	srv.Lifecycle, srv.IdleTimeout = schema.LifecycleOnDemand, 300*time.Millisecond
+	count := func(method string) int {
+		b, err := os.ReadFile(requests)
+		if os.IsNotExist(err) {
+			return 0
+		}
+		require.NoError(t, err)
+		return strings.Count(string(b), method+"\n")
+	}
+	h.c.SetDesired([]schema.Server{srv}, 0)
+	st := h.waitPhase("r", wire.PhaseIdle)
+	require.Zero(t, st.PID, "no process")
+	require.NotEmpty(t, h.toolIDs("r"))
+	require.Equal(t, 1, count("initialize"), "learned over one session")
+	changes := h.toolsChanged("r")
+
+	res, err := h.echo(t.Context(), "r", "over http")
+	require.NoError(t, err)
+	require.Equal(t, "over http", res.Text())
+	require.Equal(t, 2, count("initialize"), "the call opened a session")
+	require.Equal(t, 1, h.wakings("r"))
+	h.waitPhase("r", wire.PhaseIdle)
+	require.NotEmpty(t, h.toolIDs("r"), "advertised while idle")
+	require.Equal(t, changes, h.toolsChanged("r"))
+	require.Equal(t, 1, count("tools/call"))
+}
