@@ -262,6 +262,10 @@ func (m *mapper) resolve(in Input, given string, ok bool, flag, secretVar, what 
 			return "${" + secretVar + "}", true
 		}
 	}
+	if ok && !strings.Contains(given, "${") && hasSecret(in.Variables) {
+		m.fail(fmt.Errorf("%s: %w: it holds a secret; give it with a '${VAR}' reference", what, ErrSecretInClear))
+		return "", false
+	}
 	switch {
 	case ok:
 		val = given
@@ -303,6 +307,15 @@ func (m *mapper) fill(tmpl string, vars map[string]Input, what string) string {
 	}
 	b.WriteString(literal(tmpl[last:]))
 	return b.String()
+}
+
+func hasSecret(vars map[string]Input) bool {
+	for _, v := range vars {
+		if v.IsSecret {
+			return true
+		}
+	}
+	return false
 }
 
 func (in Input) withoutVars() Input { in.Variables = nil; return in }

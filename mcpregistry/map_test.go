@@ -128,6 +128,16 @@ func TestMap(t *testing.T) {
 			Headers: map[string]string{"X-API-Key": "${X_API_KEY}", "Authorization": "Bearer ${TOKEN}", "X-Mode": "ro"},
 			Secrets: []Secret{{Var: "X_API_KEY", For: "header X-API-Key"}, {Var: "TOKEN", For: "header Authorization {token}"}}},
 	}, {
+		name:  "a header holding a secret variable given in clear is refused",
+		json:  `{"name":"a.b/c","version":"1","remotes":[{"type":"sse","url":"https://r.example.com/sse","headers":[{"name":"Authorization","value":"Bearer {token}","variables":{"token":{"isSecret":true}}}]}]}`,
+		opt:   Options{Values: Values{Header: map[string]string{"Authorization": "Bearer sk-live"}}},
+		errIs: ErrSecretInClear,
+	}, {
+		name: "a header holding a secret variable given as a reference",
+		json: `{"name":"a.b/c","version":"1","remotes":[{"type":"sse","url":"https://r.example.com/sse","headers":[{"name":"Authorization","value":"Bearer {token}","variables":{"token":{"isSecret":true}}}]}]}`,
+		opt:  Options{Values: Values{Header: map[string]string{"Authorization": "Bearer ${MY_TOKEN}"}}},
+		want: Plan{Kind: "remote", Type: "remote", Transport: "sse", URL: "https://r.example.com/sse", Headers: map[string]string{"Authorization": "Bearer ${MY_TOKEN}"}},
+	}, {
 		name:   "remote variable missing",
 		json:   `{"name":"a.b/c","version":"1","remotes":[{"type":"sse","url":"https://{tenant}.example.com/sse","variables":{"tenant":{"isRequired":true}}}]}`,
 		errIs:  ErrMissing,

@@ -197,14 +197,23 @@ func (a *app) findServer(ctx context.Context, regs []*mcpregistry.Client, name, 
 			return mcpregistry.Entry{}, fmt.Errorf("%s: no such version of %s in the registry; `freecode mcp search %s` shows its latest", termtext.Quote(what), termtext.Quote(name), termtext.ShellWord(name))
 		}
 	}
-	// Names close to it: search for its last part.
+	// Names close to it: the registry searches by substring, so each
+	// word of the name's last part is searched for (bounded by the
+	// client's limits) and the results ranked by edit distance.
 	word := name[strings.LastIndex(name, "/")+1:]
 	var names []string
-	if len(word) >= 3 {
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(word, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		if len(w) < 3 || seen[w] {
+			continue
+		}
+		seen[w] = true
 		for _, r := range regs {
-			es, _ := r.Search(ctx, word, mcpregistry.SearchOptions{})
+			es, _ := r.Search(ctx, w, mcpregistry.SearchOptions{})
 			for _, e := range es {
-				names = append(names, e.Server.Name)
+				if !slices.Contains(names, e.Server.Name) {
+					names = append(names, e.Server.Name)
+				}
 			}
 		}
 	}
@@ -214,7 +223,7 @@ func (a *app) findServer(ctx context.Context, regs []*mcpregistry.Client, name, 
 			near = append(near, n)
 		}
 	}
-	return mcpregistry.Entry{}, fmt.Errorf("%s is not in the registry%s", termtext.Quote(what), didYouMean(near))
+	return mcpregistry.Entry{}, fmt.Errorf("%s is not in the registry.%s", termtext.Quote(what), didYouMean(near))
 }
 
 var nameCharRE = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
@@ -238,6 +247,20 @@ func localName(name string) string {
 	return n
 }
 
+var versionCharRE = regexp.MustCompile(`[^A-Za-z0-9._+-]+`)
+
+// versionDir is version as one path element ("1.0.0" stays).
+func versionDir(version string) string {
+	v := versionCharRE.ReplaceAllString(version, "-")
+	if len(v) > 64 {
+		v = v[:64]
+	}
+	if v == "" || strings.HasPrefix(v, ".") {
+		v = "v" + v
+	}
+	return v
+}
+
 // planEntry maps e and, for a bundle not dry, downloads and unpacks it.
 func (a *app) planEntry(ctx context.Context, e mcpregistry.Entry, local string, f *installFlags, dry bool) (mcpregistry.Plan, error) {
 	vals, err := f.values()
@@ -255,7 +278,7 @@ func (a *app) planEntry(ctx context.Context, e mcpregistry.Entry, local string, 
 	if err != nil {
 		return plan, err
 	}
-	dir := filepath.Join(home, "mcpb", local, localName(e.Server.Version)+"-"+plan.Bundle.SHA256[:12])
+	dir := filepath.Join(home, "mcpb", local, versionDir(e.Server.Version)+"-"+plan.Bundle.SHA256[:12])
 	if err := os.RemoveAll(dir); err != nil {
 		return plan, err
 	}
