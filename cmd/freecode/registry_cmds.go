@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -268,6 +270,19 @@ func (a *app) planEntry(ctx context.Context, e mcpregistry.Entry, local string, 
 		return mcpregistry.Plan{}, err
 	}
 	plan, err := mcpregistry.Map(e.Server, mcpregistry.Options{Values: vals, LookPath: exec.LookPath, Prefer: f.prefer})
+	var me *mcpregistry.MissingError
+	if errors.As(err, &me) && !dry {
+		// Required values not given: asked on a terminal, once each.
+		if term := a.stdinTerminal(); term != nil {
+			if perr := promptMissing(bufio.NewReader(term), a.stderr, me, f); perr != nil {
+				return plan, perr
+			}
+			if vals, err = f.values(); err != nil {
+				return plan, err
+			}
+			plan, err = mcpregistry.Map(e.Server, mcpregistry.Options{Values: vals, LookPath: exec.LookPath, Prefer: f.prefer})
+		}
+	}
 	if err != nil {
 		return plan, err
 	}
@@ -295,6 +310,37 @@ func (a *app) planEntry(ctx context.Context, e mcpregistry.Entry, local string, 
 	}
 	plan.Secrets = append(plan.Secrets, res.Secrets...)
 	return plan, nil
+}
+
+// promptMissing asks for each value me names ("--env NAME=…") on r,
+// adding the answers to f. An empty answer ends it with me. (Secrets are
+// never asked: they are ${VAR} references.)
+func promptMissing(r *bufio.Reader, w io.Writer, me *mcpregistry.MissingError, f *installFlags) error {
+	for _, fl := range me.Flags {
+		flag, rest, _ := strings.Cut(fl, " ")
+		name, _, _ := strings.Cut(rest, "=")
+		fmt.Fprintf(w, "%s needs %s (%s): ", termtext.Neutralize(me.Server), termtext.Neutralize(name), flag)
+		line, err := r.ReadString('\n')
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			if err != nil && !errors.Is(err, io.EOF) {
+				return err
+			}
+			return me
+		}
+		kv := name + "=" + line
+		switch flag {
+		case "--env":
+			f.envs = append(f.envs, kv)
+		case "--header":
+			f.headers = append(f.headers, kv)
+		case "--var":
+			f.vars = append(f.vars, kv)
+		case "--arg":
+			f.args = append(f.args, kv)
+		}
+	}
+	return nil
 }
 
 // entryFields is the config entry of plan, named local, from e.
@@ -470,7 +516,11 @@ func (a *app) printPlan(p mcpregistry.Plan) {
 			if i == 0 {
 				label = "  " + m.label + ":"
 			}
-			fmt.Fprintf(tw, "%s\t%s\n", label, termtext.Quote(k+"="+m.kv[k]))
+			val := m.kv[k]
+			if !strings.Contains(val, "${") && m.label == "headers" {
+				val = "***" // as get shows a header: a value may be a token
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", label, termtext.Quote(k+"="+val))
 		}
 	}
 	tw.Flush()
