@@ -9,8 +9,12 @@ NPM_DIR     := testdata/npm
 NPM_STAMP   := $(NPM_DIR)/node_modules/.installed
 CUE_VERSION := v0.17.1
 STATICCHECK_VERSION := v0.8.2
+# The MCP registry server the registry e2e test runs. v1.5.0 is the newest
+# whose dependencies the Go module proxy serves (v1.7+ need huma v2.37.3+).
+MCP_REGISTRY_VERSION := v1.5.0
+MCP_REGISTRY := $(CURDIR)/.cache/mcpreg/registry
 
-.PHONY: all build install uninstall test deps haproxy lint fmt-check vet staticcheck cue-vet go-test conformance conformance-server demo bench clean FORCE
+.PHONY: all build install uninstall test deps haproxy postgresql lint fmt-check vet staticcheck cue-vet go-test conformance conformance-server demo bench clean FORCE
 
 all: build
 
@@ -52,8 +56,9 @@ bin/mcp-testserver: FORCE
 	$(GO) build -o $@ ./cmd/mcp-testserver
 
 ## deps: pinned tools, the real MCP servers from npm (testdata/npm/package-lock.json)
-## and haproxy (the system's package) for the gateway's load balancer test
-deps: $(NPM_STAMP) $(CUE) $(STATICCHECK) haproxy
+## haproxy (the system's package) for the gateway's load balancer test, and
+## the MCP registry server with PostgreSQL (the system's) for the registry e2e test
+deps: $(NPM_STAMP) $(CUE) $(STATICCHECK) haproxy postgresql $(MCP_REGISTRY)
 
 $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 	cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error
@@ -69,6 +74,14 @@ $(STATICCHECK):
 ## or with sudo -n); fails naming the package when it cannot
 haproxy:
 	@scripts/install-haproxy.sh
+
+## postgresql: installs the package postgresql with apt-get when it is missing,
+## as haproxy does
+postgresql:
+	@scripts/install-postgresql.sh
+
+$(MCP_REGISTRY):
+	GOBIN=$(dir $(MCP_REGISTRY)) $(GO) install github.com/modelcontextprotocol/registry/cmd/registry@$(MCP_REGISTRY_VERSION)
 
 ## test: every check CI runs
 test: deps lint cue-vet go-test conformance conformance-server

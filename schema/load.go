@@ -148,6 +148,7 @@ func (v *Validator) parse(file string, data []byte, opts LoadOptions) (*Config, 
 			Lifecycle        Lifecycle    `json:"lifecycle"`
 			IdleTimeout      *json.Number `json:"idleTimeout"`
 			Telemetry        *Telemetry   `json:"telemetry"`
+			Registries       []string     `json:"registries"`
 		}
 		Permission Permission
 	}
@@ -196,6 +197,7 @@ func (v *Validator) parse(file string, data []byte, opts LoadOptions) (*Config, 
 		cfg.MCP.written.callTimeout = duration(raw.MCP.CallTimeout, time.Millisecond, MaxCallTimeout, callTimeoutRule(), "mcp", "callTimeout")
 	}
 	cfg.MCP.written.lifecycle = raw.MCP.Lifecycle // validated by config.cue
+	cfg.MCP.Registries = raw.MCP.Registries       // validated by config.cue
 	if raw.MCP.IdleTimeout != nil {
 		cfg.MCP.written.idleTimeout = duration(raw.MCP.IdleTimeout, time.Millisecond, MaxIdleTimeout, idleTimeoutRule(), "mcp", "idleTimeout")
 	}
@@ -263,7 +265,7 @@ func (v *Validator) parse(file string, data []byte, opts LoadOptions) (*Config, 
 			Headers: rs.Headers, Env: rs.Env, Transport: rs.Transport, OAuth: rs.OAuth.resolve(),
 			Enabled: true, Source: source,
 			Limits: rs.Limits.resolve(limits), Protocol: rs.Protocol, LogLevel: rs.LogLevel,
-			Tools: rs.Tools, AlwaysLoad: rs.AlwaysLoad,
+			Tools: rs.Tools, AlwaysLoad: rs.AlwaysLoad, Registry: rs.Registry,
 		}
 		if rs.Enabled != nil {
 			s.Enabled = *rs.Enabled
@@ -386,6 +388,7 @@ type rawServer struct {
 	AlwaysLoad      bool         `json:"alwaysLoad"`
 	Lifecycle       Lifecycle    `json:"lifecycle"`
 	IdleTimeout     *json.Number `json:"idleTimeout"`
+	Registry        *Provenance  `json:"registry"`
 }
 
 // decodeMember decodes member n of the document data into into; with

@@ -129,6 +129,10 @@ type Server struct {
 	// Tools filters the server's tools (zero: all of them). It is not
 	// part of the spec: a change re-registers without a restart.
 	Tools ToolFilter `json:"tools,omitzero"`
+	// Registry is where `freecode mcp install` took the entry from (nil:
+	// written by hand). Not part of the spec: it changes nothing of how
+	// the server runs.
+	Registry *Provenance `json:"registry,omitempty"`
 	// Lifecycle and IdleTimeout are resolved (MCP.Resolve): the server's
 	// own, else the mcp section's, else LifecycleAlways and
 	// DefaultIdleTimeout. Not part of the spec: a change applies without
@@ -207,7 +211,10 @@ type Permission struct {
 
 // MCP is the "mcp" section of the config.
 type MCP struct {
-	Servers      []Server      `json:"servers"`
+	Servers []Server `json:"servers"`
+	// Registries are the file's mcp.registries as written (none: the
+	// official registry).
+	Registries   []string      `json:"-"`
 	PollInterval time.Duration `json:"-"`
 	// Defaults are the settings of a tool source that sets none of its
 	// own, FreeCode's built-ins: mcp.callTimeout and mcp.maxOutputTokens,
@@ -285,4 +292,15 @@ func (c *Config) Server(name string) (Server, bool) {
 		}
 	}
 	return Server{}, false
+}
+
+// Provenance is a server entry's registry object: the registry, server
+// name, version and server.json digest it was installed from.
+type Provenance struct {
+	URL          string `json:"url"`
+	Name         string `json:"name"`
+	Version      string `json:"version"`
+	Digest       string `json:"digest"`
+	Kind         string `json:"kind,omitempty"`
+	BundleSHA256 string `json:"bundleSha256,omitempty"`
 }

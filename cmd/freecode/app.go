@@ -176,6 +176,7 @@ func (a *app) rootCmd() *cobra.Command {
 	mcp.AddCommand(a.trustCmd(), a.untrustCmd())
 	mcp.AddCommand(a.loginCmd(), a.logoutCmd())
 	mcp.AddCommand(a.addJSONCmd(), a.importCmd())
+	mcp.AddCommand(a.searchRegistryCmd(), a.installCmd(), a.outdatedCmd(), a.updateCmd())
 	mcp.AddCommand(a.approvalsCmd(), a.answerCmd(true), a.answerCmd(false))
 	mcp.AddCommand(a.elicitationsCmd(), a.gatewayCmd(), a.auditCmd())
 	root.AddCommand(mcp, a.serveCmd())
@@ -198,7 +199,7 @@ func (a *app) configPath() (string, error) {
 // when it does not exist yet.
 func createsConfig(verb string) bool {
 	switch verb {
-	case "add", "add-json", "import":
+	case "add", "add-json", "import", "install":
 		return true
 	}
 	return false

@@ -429,9 +429,12 @@ type serverView struct {
 	// Instructions are the server's instructions as a running freecode
 	// serve holds them for its session (get only); "" when serve does
 	// not run, the server is not connected, or it sent none.
-	Instructions string          `json:"instructions,omitempty"`
-	heldKind     schema.HoldKind // of the hold Held phrases
-	shown        string          // command line or URL as written (schema.Server.Shown)
+	Instructions string `json:"instructions,omitempty"`
+	// Registry is where `mcp install` took the entry from (nil: written
+	// by hand).
+	Registry *schema.Provenance `json:"registry,omitempty"`
+	heldKind schema.HoldKind    // of the hold Held phrases
+	shown    string             // command line or URL as written (schema.Server.Shown)
 }
 
 // oauthView is an oauth object as list and get show it.
@@ -471,7 +474,7 @@ func view(s schema.Server, showSecrets bool) serverView {
 		Transport: s.Transport, Headers: mask(s.Headers), Env: mask(s.Env), OAuth: viewOAuth(s.OAuth, showSecrets),
 		TimeoutMS: s.Timeout.Milliseconds(),
 		Source:    s.Source,
-		Roots:     s.Roots, Protocol: s.Protocol, LogLevel: s.LogLevel, Tools: s.Tools}
+		Roots:     s.Roots, Protocol: s.Protocol, LogLevel: s.LogLevel, Tools: s.Tools, Registry: s.Registry}
 	if s.Settings.OwnCallTimeout {
 		v.CallTimeoutMS = s.Settings.CallTimeout.Milliseconds()
 	}
@@ -740,6 +743,9 @@ func (a *app) getCmd() *cobra.Command {
 			file := cfg.Path
 			if cfg.Project != nil && strings.HasPrefix(v.Source, schema.SourceProjectPrefix) {
 				file = cfg.Project.Path
+			}
+			if v.Registry != nil {
+				fmt.Fprintf(tw, "registry:\t%s\n", provenanceText(v.Registry))
 			}
 			fmt.Fprintf(tw, "source:\t%s (%s)\n", v.sourceText(), cell(file))
 			if v.Held != "" {
