@@ -546,6 +546,64 @@ func (d *Doc) RemoveServer(name string) error {
 	}
 }
 
+// SetServerFields sets each of fields in the named server's entry (a
+// member's value replaced where it is, a missing one added last) and
+// removes the members named in drop, leaving every other member — and
+// the rest of the file — as it was: what a user wrote by hand in the
+// entry survives an update of the fields FreeCode owns.
+func (d *Doc) SetServerFields(name string, fields []Field, drop []string) error {
+	el := func() (*node, error) {
+		i := d.serverIndex(name)
+		if i < 0 {
+			return nil, fmt.Errorf("server %q: %w in %s", name, ErrNoServer, d.file)
+		}
+		return d.servers().elems[i], nil
+	}
+	if _, err := el(); err != nil {
+		return err
+	}
+	for _, key := range drop {
+		e, err := el()
+		if err != nil {
+			return err
+		}
+		j := slices.IndexFunc(e.members, func(m member) bool { return m.key == key })
+		switch {
+		case j < 0:
+			continue
+		case len(e.members) == 1:
+			err = d.splice(e.start, e.end, "{}")
+		case j < len(e.members)-1:
+			err = d.splice(e.members[j].keyStart, e.members[j+1].keyStart, "")
+		default:
+			err = d.splice(e.members[j-1].val.end, e.members[j].val.end, "")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	style := detectIndent(d.data)
+	for _, f := range fields {
+		e, err := el()
+		if err != nil {
+			return err
+		}
+		val := renderValue(f.Value)
+		if cur := e.member(f.Key); cur != nil {
+			if string(d.data[cur.start:cur.end]) == val {
+				continue
+			}
+			err = d.splice(cur.start, cur.end, val)
+		} else {
+			err = d.insertMember(e, f.Key, func(string) string { return val }, style)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // SetEnabled sets the named server's "enabled" field. It reports whether
 // the file changed. Enabling a server with no "enabled" field (default true)
 // changes nothing.

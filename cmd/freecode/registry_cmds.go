@@ -684,11 +684,17 @@ give other values with --env, --header, --var and --arg.`,
 				a.printSecrets(plan.Secrets)
 				return nil
 			}
+			// Only what the registry decides is written: a timeout, a
+			// tools filter, roots or a lifecycle set by hand stay.
+			drop := []string{"url", "transport", "headers"}
+			if plan.Type == "remote" {
+				drop = []string{"command"}
+			}
+			if len(plan.Env) == 0 {
+				drop = append(drop, "env")
+			}
 			path, err := a.edit(c, local, func(d *schema.Doc) error {
-				if err := d.RemoveServer(local); err != nil {
-					return err
-				}
-				return d.AddServer(fields)
+				return d.SetServerFields(local, slices.DeleteFunc(fields, func(f schema.Field) bool { return f.Key == "name" }), drop)
 			})
 			if err != nil {
 				return err
