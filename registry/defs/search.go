@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
 
@@ -121,7 +122,8 @@ func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 	terms := make([]fieldTerms, len(entries))
 	var total [numFields]float64
 	memo := make(stems)
-	params := make(map[string][]string) // by schema bytes: tools share schemas
+	type paramTerms struct{ names, terms []string }
+	params := make(map[string]paramTerms) // by schema bytes: tools share schemas
 	ctx := sourceContexts(entries, memo)
 	for i, e := range entries {
 		t := e.Tool
@@ -129,11 +131,13 @@ func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 		if name == "" {
 			name = t.ID
 		}
-		ps, ok := params[string(e.Schema)]
+		pt, ok := params[string(e.Schema)]
 		if !ok {
-			ps = paramNames(e.Schema)
-			params[string(e.Schema)] = ps
+			pt.names = paramNames(e.Schema)
+			pt.terms = memo.terms(strings.Join(pt.names, " "))
+			params[string(e.Schema)] = pt
 		}
+		ps := pt.names
 		doc := indexDoc{id: t.ID, description: describe(t), params: ps, server: t.Source, scope: ScopeUser, weight: 1}
 		switch {
 		case t.Source == registry.SourceBuiltin || t.Source == "":
@@ -167,7 +171,7 @@ func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 		}
 		ft[fieldTitle] = memo.terms(t.Title)
 		ft[fieldDescription] = distinct(memo.terms(t.Description))
-		ft[fieldParams] = memo.terms(strings.Join(ps, " "))
+		ft[fieldParams] = pt.terms
 		if t.Source != registry.SourceBuiltin {
 			sc := ctx[t.Source]
 			ft[fieldServer] = append(memo.terms(t.Source), sc.terms...)
@@ -198,8 +202,9 @@ func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 	for f := range numFields {
 		avg[f] = max(total[f]/float64(max(len(entries), 1)), 1)
 	}
+	weighted := make(map[string]float64)
 	for i := range terms {
-		weighted := make(map[string]float64)
+		clear(weighted)
 		for f := range numFields {
 			n := len(terms[i][f])
 			if n == 0 {
@@ -492,35 +497,44 @@ func (m stems) terms(s string) []string {
 // "HTTP", "Server").
 func words(s string) []string {
 	var out []string
-	rs := []rune(s)
-	start := -1
-	flush := func(end int) {
-		if start >= 0 && end > start {
-			out = append(out, string(rs[start:end]))
+	start := -1 // byte offset of the current word
+	var prev rune
+	for i := 0; i < len(s); {
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
 		}
-		start = -1
-	}
-	for i, r := range rs {
 		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			flush(i)
+			if start >= 0 {
+				out = append(out, s[start:i])
+				start = -1
+			}
+			i += size
 			continue
 		}
-		if start < 0 {
-			start = i
-			continue
-		}
-		prev := rs[i-1]
 		switch {
-		case unicode.IsUpper(r) && unicode.IsLower(prev):
-			flush(i)
+		case start < 0:
 			start = i
-		case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
-			flush(i)
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			out = append(out, s[start:i])
+			start = i
+		case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+size < len(s) && nextIsLower(s[i+size:]):
+			out = append(out, s[start:i])
 			start = i
 		}
+		prev = r
+		i += size
 	}
-	flush(len(rs))
+	if start >= 0 {
+		out = append(out, s[start:])
+	}
 	return out
+}
+
+// nextIsLower says whether s starts with a lower-case letter.
+func nextIsLower(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsLower(r)
 }
 
 // paramNames returns the parameter names of a canonical input schema:
