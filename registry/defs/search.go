@@ -285,6 +285,13 @@ func (ix *Index) Rank(query string, limit int, expand bool) []Match {
 		if c := cmp.Compare(scores[b], scores[a]); c != 0 {
 			return c
 		}
+		// On a tie the user's tools and the built-ins before a project's.
+		if pa, pb := ix.docs[a].scope == ScopeProject, ix.docs[b].scope == ScopeProject; pa != pb {
+			if pa {
+				return 1
+			}
+			return -1
+		}
 		return strings.Compare(ix.docs[a].id, ix.docs[b].id)
 	}
 	// The best limit of them: a bounded selection, then a sort of those.
