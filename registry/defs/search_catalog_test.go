@@ -21,13 +21,13 @@ import (
 // that loses held-out tasks fails here. Raise them with the ranking;
 // never tune on the held-out tasks to reach them.
 const (
-	floorHeldOutRecall5 = 0.83
-	floorHeldOutTop1    = 0.70
-	floorHeldOutMRR     = 0.77
+	floorHeldOutRecall5 = 0.86
+	floorHeldOutTop1    = 0.72
+	floorHeldOutMRR     = 0.79
 	// floorOldRecall5 is the old 57-task set's recall@5 (the share of a
 	// task's tools in the first five, as internal/bench measures it) over
 	// the recorded everything, filesystem and memory catalogs.
-	floorOldRecall5 = 0.88
+	floorOldRecall5 = 0.90
 )
 
 func catalogIndex(t testing.TB) ([]toolcatalog.Catalog, []registry.Entry, *defs.Index) {
