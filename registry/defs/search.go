@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
 
@@ -87,6 +88,9 @@ type Index struct {
 	docs     []indexDoc
 	postings map[string][]posting
 	exact    map[string][]int // lower-cased id and name → docs (a name can repeat across servers)
+	// named maps a term of a source's name to the sources it names: a
+	// query that names a server favours its tools (serverNamedWeight).
+	named map[string][]string
 }
 
 type indexDoc struct {
@@ -112,13 +116,14 @@ func NewIndex(entries []registry.Entry) *Index { return NewScopedIndex(entries, 
 // A description counts each of its terms once: repeating a word does not
 // make a tool match it better.
 func NewScopedIndex(entries []registry.Entry, project []string) *Index {
-	ix := &Index{postings: make(map[string][]posting), exact: make(map[string][]int, 2*len(entries))}
+	ix := &Index{postings: make(map[string][]posting), exact: make(map[string][]int, 2*len(entries)), named: make(map[string][]string)}
 	// Field lengths first: BM25 normalizes by the average.
 	type fieldTerms [numFields][]string
 	terms := make([]fieldTerms, len(entries))
 	var total [numFields]float64
 	memo := make(stems)
-	params := make(map[string][]string) // by schema bytes: tools share schemas
+	type paramTerms struct{ names, terms []string }
+	params := make(map[string]paramTerms) // by schema bytes: tools share schemas
 	ctx := sourceContexts(entries, memo)
 	for i, e := range entries {
 		t := e.Tool
@@ -126,11 +131,13 @@ func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 		if name == "" {
 			name = t.ID
 		}
-		ps, ok := params[string(e.Schema)]
+		pt, ok := params[string(e.Schema)]
 		if !ok {
-			ps = paramNames(e.Schema)
-			params[string(e.Schema)] = ps
+			pt.names = paramNames(e.Schema)
+			pt.terms = memo.terms(strings.Join(pt.names, " "))
+			params[string(e.Schema)] = pt
 		}
+		ps := pt.names
 		doc := indexDoc{id: t.ID, description: describe(t), params: ps, server: t.Source, scope: ScopeUser, weight: 1}
 		switch {
 		case t.Source == registry.SourceBuiltin || t.Source == "":
@@ -139,6 +146,13 @@ func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 			doc.scope, doc.weight = ScopeProject, projectWeight
 		}
 		ix.docs = append(ix.docs, doc)
+		if doc.scope != ScopeBuiltin {
+			for _, term := range memo.terms(t.Source) {
+				if !slices.Contains(ix.named[term], t.Source) {
+					ix.named[term] = append(ix.named[term], t.Source)
+				}
+			}
+		}
 		ix.exact[strings.ToLower(t.ID)] = append(ix.exact[strings.ToLower(t.ID)], i)
 		if lower := strings.ToLower(name); lower != strings.ToLower(t.ID) {
 			ix.exact[lower] = append(ix.exact[lower], i)
@@ -157,7 +171,7 @@ func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 		}
 		ft[fieldTitle] = memo.terms(t.Title)
 		ft[fieldDescription] = distinct(memo.terms(t.Description))
-		ft[fieldParams] = memo.terms(strings.Join(ps, " "))
+		ft[fieldParams] = pt.terms
 		if t.Source != registry.SourceBuiltin {
 			sc := ctx[t.Source]
 			ft[fieldServer] = append(memo.terms(t.Source), sc.terms...)
@@ -166,6 +180,13 @@ func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 				ft[fieldAction] = append(ft[fieldAction], "@"+c)
 			}
 			ft[fieldObject] = memo.terms(strings.Join(object, " "))
+			if action != "" {
+				// The name's verb counts as its action class, not as a
+				// word of the name: "find_projects" is not the answer to
+				// every "find …", what it finds decides.
+				a := memo.terms(action)
+				ft[fieldName] = slices.DeleteFunc(ft[fieldName], func(x string) bool { return slices.Contains(a, x) })
+			}
 		} else {
 			action, object := splitName(name, nil)
 			for _, c := range actionClasses(action) {
@@ -181,8 +202,9 @@ func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 	for f := range numFields {
 		avg[f] = max(total[f]/float64(max(len(entries), 1)), 1)
 	}
+	weighted := make(map[string]float64)
 	for i := range terms {
-		weighted := make(map[string]float64)
+		clear(weighted)
 		for f := range numFields {
 			n := len(terms[i][f])
 			if n == 0 {
@@ -220,7 +242,7 @@ func (ix *Index) Rank(query string, limit int, expand bool) []Match {
 	scores := make([]float64, len(ix.docs))
 	var ranked []int32
 	n := float64(len(ix.docs))
-	for term, weight := range queryTerms(query, expand) {
+	for term, weight := range queryTerms(query, expand, ix.postings) {
 		ps := ix.postings[term]
 		if len(ps) == 0 {
 			continue
@@ -235,8 +257,17 @@ func (ix *Index) Rank(query string, limit int, expand bool) []Match {
 			scores[p.doc] += weight * idf * tf * (bm25K1 + 1) / (tf + bm25K1)
 		}
 	}
+	var named []string
+	if expand {
+		for _, t := range Terms(query) {
+			named = append(named, ix.named[t]...)
+		}
+	}
 	for _, d := range ranked {
 		scores[d] *= ix.docs[d].weight
+		if len(named) > 0 && slices.Contains(named, ix.docs[d].server) {
+			scores[d] *= serverNamedWeight
+		}
 	}
 	if exact := ix.exact[strings.ToLower(strings.TrimSpace(query))]; len(exact) > 0 {
 		top := 0.0
@@ -253,6 +284,13 @@ func (ix *Index) Rank(query string, limit int, expand bool) []Match {
 	better := func(a, b int32) int {
 		if c := cmp.Compare(scores[b], scores[a]); c != 0 {
 			return c
+		}
+		// On a tie the user's tools and the built-ins before a project's.
+		if pa, pb := ix.docs[a].scope == ScopeProject, ix.docs[b].scope == ScopeProject; pa != pb {
+			if pa {
+				return 1
+			}
+			return -1
 		}
 		return strings.Compare(ix.docs[a].id, ix.docs[b].id)
 	}
@@ -287,10 +325,25 @@ func (ix *Index) Rank(query string, limit int, expand bool) []Match {
 // brought in counts, against 1 for the query's own.
 const synonymWeight = 0.5
 
+// wordnetSynonymWeight and wordnetHypernymWeight are what a term counts
+// that WordNet (wordnet.go) relates to a query's word no tool uses: a
+// word sharing one of its senses, and one naming what it is a kind of.
+// Words some tool uses are not expanded: on the tune tasks, expanding
+// them brought more confusable tools than right ones.
+const (
+	wordnetSynonymWeight  = 0.3
+	wordnetHypernymWeight = 0.15
+)
+
+// serverNamedWeight scales the score of a tool whose server the query
+// names ("close an issue on github", "create a database in notion").
+const serverNamedWeight = 2
+
 // queryTerms returns the terms of query with their weights: its own terms
 // 1 and, when expand is set, the terms of their synonyms synonymWeight
-// (unless the query has them itself).
-func queryTerms(query string, expand bool) map[string]float64 {
+// (unless the query has them itself) and WordNet's terms for its own terms
+// that known (the index's postings) does not hold.
+func queryTerms(query string, expand bool, known map[string][]posting) map[string]float64 {
 	out := make(map[string]float64)
 	for _, w := range words(query) {
 		w = strings.ToLower(w)
@@ -319,6 +372,30 @@ func queryTerms(query string, expand bool) map[string]float64 {
 				if _, own := out[t]; !own {
 					out[t] = synonymWeight
 				}
+			}
+		}
+	}
+	// WordNet's words for the query's own terms that no tool uses.
+	own := make([]string, 0, len(out))
+	for t := range out {
+		if !strings.HasPrefix(t, "@") {
+			own = append(own, t)
+		}
+	}
+	wn := wordnet()
+	for _, t := range own {
+		if len(known[t]) > 0 {
+			continue
+		}
+		e := wn[t]
+		for _, s := range e.synonyms {
+			if _, ok := out[s]; !ok {
+				out[s] = wordnetSynonymWeight
+			}
+		}
+		for _, h := range e.hypernyms {
+			if _, ok := out[h]; !ok {
+				out[h] = wordnetHypernymWeight
 			}
 		}
 	}
@@ -427,35 +504,44 @@ func (m stems) terms(s string) []string {
 // "HTTP", "Server").
 func words(s string) []string {
 	var out []string
-	rs := []rune(s)
-	start := -1
-	flush := func(end int) {
-		if start >= 0 && end > start {
-			out = append(out, string(rs[start:end]))
+	start := -1 // byte offset of the current word
+	var prev rune
+	for i := 0; i < len(s); {
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
 		}
-		start = -1
-	}
-	for i, r := range rs {
 		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			flush(i)
+			if start >= 0 {
+				out = append(out, s[start:i])
+				start = -1
+			}
+			i += size
 			continue
 		}
-		if start < 0 {
-			start = i
-			continue
-		}
-		prev := rs[i-1]
 		switch {
-		case unicode.IsUpper(r) && unicode.IsLower(prev):
-			flush(i)
+		case start < 0:
 			start = i
-		case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
-			flush(i)
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			out = append(out, s[start:i])
+			start = i
+		case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+size < len(s) && nextIsLower(s[i+size:]):
+			out = append(out, s[start:i])
 			start = i
 		}
+		prev = r
+		i += size
 	}
-	flush(len(rs))
+	if start >= 0 {
+		out = append(out, s[start:])
+	}
 	return out
+}
+
+// nextIsLower says whether s starts with a lower-case letter.
+func nextIsLower(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsLower(r)
 }
 
 // paramNames returns the parameter names of a canonical input schema:

@@ -21,13 +21,13 @@ import (
 // that loses held-out tasks fails here. Raise them with the ranking;
 // never tune on the held-out tasks to reach them.
 const (
-	floorHeldOutRecall5 = 0.83
-	floorHeldOutTop1    = 0.70
-	floorHeldOutMRR     = 0.77
+	floorHeldOutRecall5 = 0.86
+	floorHeldOutTop1    = 0.72
+	floorHeldOutMRR     = 0.79
 	// floorOldRecall5 is the old 57-task set's recall@5 (the share of a
 	// task's tools in the first five, as internal/bench measures it) over
 	// the recorded everything, filesystem and memory catalogs.
-	floorOldRecall5 = 0.88
+	floorOldRecall5 = 0.90
 )
 
 func catalogIndex(t testing.TB) ([]toolcatalog.Catalog, []registry.Entry, *defs.Index) {
@@ -51,7 +51,9 @@ func ranker(ix *defs.Index) toolcatalog.Ranker {
 
 // tool_search over the recorded tool lists of real npm servers, on
 // everyday tasks: the held-out figures stay at their floors, and the old
-// query set over three of those servers does not regress.
+// query set over three of those servers does not regress. It logs the tune
+// figures; the held-out ones only with FC_HELD_OUT set, so that tuning
+// runs do not see them.
 func TestSearchRealCatalogs(t *testing.T) {
 	cs, entries, ix := catalogIndex(t)
 	require.GreaterOrEqual(t, len(cs), 20, "servers")
@@ -60,10 +62,14 @@ func TestSearchRealCatalogs(t *testing.T) {
 	require.GreaterOrEqual(t, len(tasks), 120)
 	r := toolcatalog.MeasureSplit(ranker(ix), cs, tasks)
 	t.Logf("%d servers, %d tools", len(cs), len(entries))
-	t.Logf("held-out: %s", r.HeldOut)
 	t.Logf("tune:     %s", r.Tune)
-	for _, f := range r.Families {
-		t.Logf("  held-out %-12s %s", f.Family, f.Figures)
+	// The held-out figures only when asked for (FC_HELD_OUT=1): a tuning
+	// run sees the tune figures alone, and the floors below still hold.
+	if os.Getenv("FC_HELD_OUT") != "" {
+		t.Logf("held-out: %s", r.HeldOut)
+		for _, f := range r.Families {
+			t.Logf("  held-out %-12s %s", f.Family, f.Figures)
+		}
 	}
 	require.GreaterOrEqual(t, r.HeldOut.RecallAt5, floorHeldOutRecall5)
 	require.GreaterOrEqual(t, r.HeldOut.Top1, floorHeldOutTop1)

@@ -102,3 +102,28 @@ func TestToolSearchNearTiesGoToTheUser(t *testing.T) {
 		require.Equal(t, []string{"mcp__fs__read_text_file", "mcp__a-fs__read_text_file"}, []string{got[0].ID, got[1].ID}, q)
 	}
 }
+
+// TestSearchTiesPreferTheUsersServer: the same tool from a project's
+// server and from the user's scores the same less projectWeight; with the
+// project's weight cancelled out by a better match it still ties, and the
+// user's comes first, whatever the ids' order. Each match says its server.
+func TestSearchTiesPreferTheUsersServer(t *testing.T) {
+	tool := func(src string) registry.Entry {
+		return registry.Entry{Tool: registry.Tool{ID: "mcp__" + src + "__list_widgets", Source: src, Name: "list_widgets",
+			Description: "List the widgets."}}
+	}
+	// Without a project: a tie, broken by id.
+	ix := NewScopedIndex([]registry.Entry{tool("aaa"), tool("zzz")}, nil)
+	got := ix.Search("list widgets", 5)
+	require.Len(t, got, 2)
+	require.Equal(t, got[0].Score, got[1].Score)
+	require.Equal(t, "aaa", got[0].Server)
+	// A project's source sorts after the user's on equal scores.
+	ix = NewScopedIndex([]registry.Entry{tool("aaa"), tool("zzz")}, []string{"aaa"})
+	ix.docs[0].weight = 1 // the same score: only the tie-break orders them
+	got = ix.Search("list widgets", 5)
+	require.Len(t, got, 2)
+	require.Equal(t, got[0].Score, got[1].Score)
+	require.Equal(t, []string{"zzz", "aaa"}, []string{got[0].Server, got[1].Server})
+	require.Equal(t, []string{ScopeUser, ScopeProject}, []string{got[0].Scope, got[1].Scope})
+}
