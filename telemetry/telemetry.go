@@ -103,6 +103,15 @@ func Off() *Telemetry {
 	return t
 }
 
+// FromProviders returns a Telemetry that records through tp and mp, which
+// the caller owns and shuts down (Shutdown of the result does nothing):
+// for a test's in-memory exporter, or an embedder's own providers.
+func FromProviders(tp trace.TracerProvider, mp metric.MeterProvider) *Telemetry {
+	t := &Telemetry{on: true, tracer: tp.Tracer(scope), meter: mp.Meter(scope)}
+	t.inst = newInstruments(t.meter)
+	return t
+}
+
 // ErrUnsupportedProtocol is New's error for an OTEL_EXPORTER_OTLP_PROTOCOL
 // other than http/protobuf: FreeCode ships the OTLP/HTTP exporters only.
 var ErrUnsupportedProtocol = errors.New("unsupported OTLP protocol")
