@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/freecode/freecode/telemetry"
 	"github.com/freecode/freecode/wire"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -164,12 +165,20 @@ func resourceTemplate(t wire.ResourceTemplate) (tmpl mcpgo.ResourceTemplate, ok 
 	return tmpl, true
 }
 
+// readHandler answers the host's resources/read. As for tools/call, the
+// host's trace context in the request's _meta is the parent of its SERVER
+// span and goes on with ctx to the server; the URI is not recorded.
 func (g *Gateway) readHandler() server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
 		if g.opts.Read == nil {
 			return nil, fmt.Errorf("read %s: %w", req.Params.URI, ErrNotOffered)
 		}
+		if req.Params.Meta != nil {
+			ctx = telemetry.ExtractMeta(ctx, req.Params.Meta.AdditionalFields)
+		}
+		ctx, span := g.opts.Telemetry.StartServer(ctx, telemetry.Request{Method: string(mcpgo.MethodResourcesRead)})
 		cs, err := g.opts.Read(ctx, req.Params.URI)
+		span.End(telemetry.ErrorType(ctx, err), 0)
 		if err != nil {
 			return nil, err
 		}
@@ -186,11 +195,19 @@ func (g *Gateway) readHandler() server.ResourceHandlerFunc {
 	}
 }
 
+// promptHandler answers the host's prompts/get of name, under a SERVER
+// span whose parent is the host's trace context in the request's _meta
+// (see readHandler); the arguments are not recorded.
 func (g *Gateway) promptHandler(name string) server.PromptHandlerFunc {
-	return func(ctx context.Context, req mcpgo.GetPromptRequest) (*mcpgo.GetPromptResult, error) {
+	return func(ctx context.Context, req mcpgo.GetPromptRequest) (_ *mcpgo.GetPromptResult, err error) {
 		if g.opts.GetPrompt == nil {
 			return nil, fmt.Errorf("prompt %s: %w", name, ErrNotOffered)
 		}
+		if req.Params.Meta != nil {
+			ctx = telemetry.ExtractMeta(ctx, req.Params.Meta.AdditionalFields)
+		}
+		ctx, span := g.opts.Telemetry.StartServer(ctx, telemetry.Request{Method: string(mcpgo.MethodPromptsGet), Prompt: name})
+		defer func() { span.End(telemetry.ErrorType(ctx, err), 0) }()
 		res, ir, err := g.bridged(ctx, string(mcpgo.MethodPromptsGet), name, req.Params.MultiRoundTripParams,
 			func(ctx context.Context) (any, error) {
 				if g.opts.PromptServerOf != nil {

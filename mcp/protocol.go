@@ -10,12 +10,15 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/freecode/freecode/telemetry"
 )
 
 // The protocol revisions a session speaks.
@@ -200,8 +203,20 @@ var errProbeExit = errors.New("the server exited when asked server/discover")
 // the latest, with ProtocolVersion: the handshake then fails on time as
 // it would have. A discover result is returned with the verdict, for
 // mcp-go (see discoverPrimer).
-func (s *Session) discover(ctx context.Context, tr transport.Interface, read func() bool) probe {
-	req := s.discoverRequest(tr)
+func (s *Session) discover(ctx context.Context, tr transport.Interface, read func() bool) (p probe) {
+	ctx, span := s.discoverSpan(ctx)
+	req := s.discoverRequest(ctx, tr)
+	// The span ends with the probe: an answer's error, the wait given up
+	// (timeout), the connect's end; an exit on the probe is a transport
+	// error.
+	var errType string
+	var code int
+	defer func() {
+		if p.exited {
+			errType = telemetry.ErrorTransport
+		}
+		span.End(errType, code)
+	}()
 	pctx, cancel := context.WithCancel(ctx)
 	type answer struct {
 		resp *transport.JSONRPCResponse
@@ -232,6 +247,13 @@ func (s *Session) discover(ctx context.Context, tr transport.Interface, read fun
 			if a.err != nil && read != nil && (wasRead || read()) && errors.Is(a.err, transport.ErrTransportClosed) {
 				return probe{version: ProtocolVersion, exited: true}
 			}
+			switch {
+			case a.err != nil:
+				errType = requestErrorType(pctx, a.err)
+			case a.resp.Error != nil:
+				code = a.resp.Error.Code
+				errType = strconv.Itoa(code)
+			}
 			v := discoverVerdict(a.resp, a.err)
 			s.log.V(1).Info("server/discover answered", "speaking", v)
 			p := probe{version: v}
@@ -247,10 +269,12 @@ func (s *Session) discover(ctx context.Context, tr transport.Interface, read fun
 				grace = t.C
 			}
 		case <-grace:
+			errType = telemetry.ErrorTimeout
 			stop()
 			s.log.V(1).Info("no answer to server/discover after the server read it", "speaking", ProtocolVersion, "waited", discoverGrace)
 			return probe{version: ProtocolVersion}
 		case <-ctx.Done():
+			errType = telemetry.ErrorType(ctx, ctx.Err())
 			stop()
 			// The process may end before its transport says so: the
 			// handshake's context ends with errProcessExited first.
@@ -262,11 +286,18 @@ func (s *Session) discover(ctx context.Context, tr transport.Interface, read fun
 	}
 }
 
+// discoverSpan starts the CLIENT span of a server/discover request.
+func (s *Session) discoverSpan(ctx context.Context) (context.Context, telemetry.RequestSpan) {
+	return s.out.tel.StartClient(ctx, telemetry.Request{Method: string(mcpgo.MethodServerDiscover), Server: s.srv.Name,
+		Transport: s.out.transportName(), Protocol: ModernProtocolVersion})
+}
+
 // discoverRequest is a server/discover request at ModernProtocolVersion,
 // under a fresh id, with the transport's version header set to match its
-// _meta.
-func (s *Session) discoverRequest(tr transport.Interface) transport.JSONRPCRequest {
+// _meta, which carries ctx's trace context.
+func (s *Session) discoverRequest(ctx context.Context, tr transport.Interface) transport.JSONRPCRequest {
 	params := map[string]any{"_meta": s.out.requestMeta(ModernProtocolVersion)}
+	telemetry.InjectMeta(ctx, params)
 	if hc, ok := tr.(transport.HTTPConnection); ok {
 		// The MCP-Protocol-Version header must match the _meta.
 		hc.SetProtocolVersion(ModernProtocolVersion)
@@ -291,13 +322,17 @@ func (s *Session) discoverRequest(tr transport.Interface) transport.JSONRPCReque
 // to initialize.
 func (s *Session) discoverModern(ctx context.Context, tr transport.Interface) (*transport.JSONRPCResponse, error) {
 	for attempt := 0; ; attempt++ {
-		resp, err := tr.SendRequest(ctx, s.discoverRequest(tr))
+		sctx, span := s.discoverSpan(ctx)
+		resp, err := tr.SendRequest(sctx, s.discoverRequest(sctx, tr))
 		if err != nil {
+			span.End(requestErrorType(sctx, err), 0)
 			return nil, fmt.Errorf("server/discover: %w", err)
 		}
 		if resp.Error == nil {
+			span.End("", 0)
 			return resp, nil
 		}
+		span.End(strconv.Itoa(resp.Error.Code), resp.Error.Code)
 		var unsupported mcpgo.UnsupportedProtocolVersionError
 		if attempt == 0 && errors.As(resp.Error.AsError(), &unsupported) && slices.Contains(unsupported.Supported, ModernProtocolVersion) {
 			s.log.V(1).Info("server/discover refused the protocol version; asking again at one it supports",

@@ -308,12 +308,20 @@ func connectReasking(ctx context.Context, srv Spec, opts Options, reask bool) (*
 	// being opened, for one).
 	stopAfter := context.AfterFunc(cctx, s.cancel)
 
-	err = s.link.open(cctx, s)
+	// The connect's INTERNAL span is the parent of the handshake's
+	// requests (server/discover, initialize, the lists).
+	octx, span := s.out.tel.StartConnect(cctx, telemetry.Request{Server: srv.Name, Transport: s.out.transportName()})
+	err = s.link.open(octx, s)
 	if err == nil && !stopAfter() {
 		// Out of time (or over a limit) right after the last answer.
 		err = s.connectError(cctx, s.conn.step, context.Cause(cctx))
 	}
 	stopAfter()
+	if err != nil {
+		span.End(requestErrorType(cctx, err), 0)
+	} else {
+		span.End("", 0)
+	}
 	if err != nil {
 		s.opts.Protocols.forget(s.protoKey)
 		s.finish(err)

@@ -156,6 +156,26 @@ func (t *Telemetry) StartClient(ctx context.Context, r Request) (context.Context
 	return ctx, RequestSpan{t: t, span: span, req: r, start: time.Now(), hist: t.inst.clientDuration}
 }
 
+// MethodConnect names the INTERNAL span of a server's connect (see
+// StartConnect); it is no MCP method and has no duration histogram.
+const MethodConnect = "connect"
+
+// StartConnect starts the INTERNAL span of connecting to a server (start
+// or dial, initialize, the lists that follow), the parent of the
+// handshake's CLIENT spans so that a connect is one trace rather than a
+// root span per request. r names the server and its transport; its
+// Method is MethodConnect whatever it says. It records no metric: the
+// servers' starts are counted from the status.
+func (t *Telemetry) StartConnect(ctx context.Context, r Request) (context.Context, RequestSpan) {
+	if !t.On() {
+		return ctx, RequestSpan{}
+	}
+	r.Method, r.Tool, r.Prompt = MethodConnect, "", ""
+	attrs := r.attrs()[1:] // not mcp.method.name: connect is no MCP method
+	ctx, span := t.tracer.Start(ctx, MethodConnect+" "+r.Server, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	return ctx, RequestSpan{t: t, span: span, req: r, start: time.Now()}
+}
+
 // StartServer starts the SERVER span of a request a host sent the gateway,
 // under ctx (ExtractMeta of its _meta: the host's span is its parent).
 func (t *Telemetry) StartServer(ctx context.Context, r Request) (context.Context, RequestSpan) {
@@ -186,6 +206,9 @@ func (s RequestSpan) End(errType string, code int) {
 		s.span.SetStatus(codes.Error, errType)
 	}
 	s.span.End()
+	if s.hist == nil {
+		return
+	}
 	s.hist.Record(context.Background(), time.Since(s.start).Seconds(), metric.WithAttributes(s.req.metricAttrs(errType)...))
 }
 

@@ -77,6 +77,12 @@ type Config struct {
 	ServiceName string
 	// ServiceVersion is service.version ("": none).
 	ServiceVersion string
+	// OnError, when set, is told of failed exports (a collector that is
+	// gone or hung): the first of a run of failures, then one a minute
+	// with their count, and the recovery (nil error, Recovered set). It
+	// is called from the SDK's export goroutines and must not block. Nil:
+	// the SDK's global handler (otel.Handle), which writes to stderr.
+	OnError func(error, ExportState)
 	// Getenv reads the OTEL_* variables (nil: os.Getenv). The SDK's
 	// exporters read the rest of them (headers, timeouts, TLS) from the
 	// process's environment themselves.
@@ -99,6 +105,15 @@ type Telemetry struct {
 // the servers even with telemetry off.
 func Off() *Telemetry {
 	t := &Telemetry{tracer: tracenoop.NewTracerProvider().Tracer(scope), meter: metricnoop.NewMeterProvider().Meter(scope)}
+	t.inst = newInstruments(t.meter)
+	return t
+}
+
+// FromProviders returns a Telemetry that records through tp and mp, which
+// the caller owns and shuts down (Shutdown of the result does nothing):
+// for a test's in-memory exporter, or an embedder's own providers.
+func FromProviders(tp trace.TracerProvider, mp metric.MeterProvider) *Telemetry {
+	t := &Telemetry{on: true, tracer: tp.Tracer(scope), meter: mp.Meter(scope)}
 	t.inst = newInstruments(t.meter)
 	return t
 }
@@ -174,6 +189,14 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 		_ = texp.Shutdown(ctx)
 		return nil, fmt.Errorf("telemetry: metric exporter: %w", err)
 	}
+	var (
+		spanExp   sdktrace.SpanExporter = texp
+		metricExp sdkmetric.Exporter    = mexp
+	)
+	if cfg.OnError != nil {
+		errs := &exportErrors{report: cfg.OnError, now: time.Now}
+		spanExp, metricExp = reportingSpanExporter{texp, errs}, reportingMetricExporter{mexp, errs}
+	}
 	// The batch processor's queue is bounded (OTEL_BSP_MAX_QUEUE_SIZE) and
 	// drops when full: never WithBlocking. The sampler is the SDK's
 	// default, read from OTEL_TRACES_SAMPLER and its argument.
@@ -181,8 +204,8 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 	if getenv("OTEL_BSP_EXPORT_TIMEOUT") == "" {
 		bspOpts = append(bspOpts, sdktrace.WithExportTimeout(exportTimeout))
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(texp, bspOpts...))
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp)))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(spanExp, bspOpts...))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExp)))
 	t := &Telemetry{on: true, tracer: tp.Tracer(scope), meter: mp.Meter(scope)}
 	t.inst = newInstruments(t.meter)
 	t.shutdown = func(ctx context.Context) error {

@@ -42,7 +42,7 @@ func main() {
 	}
 }
 
-var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol", "budget", "gateway", "revisions", "reapers", "ondemand"}
+var scenarios = []string{"edit", "converge", "calls", "idle", "scale", "restart", "reconnect", "auth", "protocol", "budget", "gateway", "revisions", "reapers", "ondemand", "telemetry"}
 
 func run() error {
 	var (
@@ -82,6 +82,8 @@ func run() error {
 		odMemory   = flag.Int("ondemand-memory", 8, "server-memory instances beside server-everything and server-filesystem in the on-demand scenario")
 		odIdle     = flag.Duration("ondemand-idle-timeout", 2*time.Second, "the on-demand servers' idleTimeout in the on-demand scenario")
 		odCycles   = flag.Int("ondemand-cycles", 20, "sleep/wake cycles in the on-demand scenario")
+		telBlocks  = flag.Int("telemetry-blocks", 15, "blocks per serve in the telemetry scenario")
+		telCalls   = flag.Int("telemetry-calls", 400, "echo calls per block in the telemetry scenario")
 		odSettle   = flag.Duration("ondemand-settle", 3*time.Second, "wait before the on-demand scenario reads the process tree's memory")
 	)
 	flag.Parse()
@@ -107,7 +109,7 @@ func run() error {
 		}
 	}
 	for _, b := range []string{*testServer, *freecode} {
-		if _, err := os.Stat(b); err != nil && (b == *testServer || want["idle"] || want["gateway"] || want["reapers"] || want["ondemand"]) {
+		if _, err := os.Stat(b); err != nil && (b == *testServer || want["idle"] || want["gateway"] || want["reapers"] || want["ondemand"] || want["telemetry"]) {
 			return fmt.Errorf("%w (build it first: make build)", err)
 		}
 	}
@@ -188,6 +190,9 @@ func run() error {
 		}},
 		{"ondemand", "14. on-demand servers", func() ([]bench.Row, error) {
 			return bench.OnDemand(ctx, cfg, bench.OnDemandOptions{Memory: *odMemory, IdleTimeout: *odIdle, Cycles: *odCycles, Settle: *odSettle})
+		}},
+		{"telemetry", "15. telemetry with no collector", func() ([]bench.Row, error) {
+			return bench.Telemetry(ctx, cfg, bench.TelemetryOptions{Blocks: *telBlocks, Calls: *telCalls})
 		}},
 	}
 	for _, s := range steps {
@@ -411,6 +416,13 @@ const methodologyText = `
    stop waited for (the ` + "`phase_changed`" + ` event), and, as the baseline, the same server's own cold start: a raw mcp-go
    client spawning it, initializing and listing tools. Target: the first call within {onDemandTarget} of the cold
    start. ` + "`tools_changed`" + ` events are counted over every cycle and the advertised tools compared with always's.
+15. **Telemetry with no collector.** Three real ` + "`freecode serve`" + ` subprocesses, each with one test server, take
+   echo calls over the local API in blocks (` + "`-telemetry-blocks`" + ` × ` + "`-telemetry-calls`" + `, the order rotating block
+   by block, one warm-up block each): telemetry off; on, with ` + "`OTEL_EXPORTER_OTLP_ENDPOINT`" + ` at a port that
+   refuses connections (collector absent); on, pointed at a listener that accepts and never answers (collector
+   black-holed: each export waits out its timeout while spans queue and drop). ` + "`OTEL_METRIC_EXPORT_INTERVAL`" + ` is 1 s
+   so metric exports fail during the run too. Per-call medians against off (target ≤ 1.05×), and serve's VmRSS
+   after every call, on against off (bounded: target ≤ +16 MiB) and its growth from the first block to the last.
 
 ## Reading the results
 

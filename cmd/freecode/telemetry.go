@@ -19,9 +19,20 @@ const telemetryShutdownWait = 5 * time.Second
 // mcp.telemetry say, else off. A config that does not load leaves the
 // variables alone to decide; a setting that cannot work (an unsupported
 // protocol) is logged and telemetry stays off. The returned function
-// flushes and ends it, within telemetryShutdownWait.
+// flushes and ends it, within telemetryShutdownWait. Export failures are
+// logged to log.
 func (a *app) telemetry(ctx context.Context, log logr.Logger) (*telemetry.Telemetry, func()) {
-	cfg := telemetry.Config{Getenv: a.getenv, ServiceVersion: buildVersion()}
+	cfg := telemetry.Config{Getenv: a.getenv, ServiceVersion: buildVersion(),
+		// Export failures go to the command's log, at most one a minute
+		// while the collector stays away, not to the SDK's stderr
+		// handler (no global is set).
+		OnError: func(err error, st telemetry.ExportState) {
+			if st.Recovered {
+				log.Info("telemetry export works again", "signal", st.Signal)
+				return
+			}
+			log.Error(err, "telemetry export failed; what could not be sent is dropped", "signal", st.Signal, "failures", st.Failures)
+		}}
 	if c, err := a.load(false); err == nil {
 		t := c.MCP.Telemetry
 		cfg.Enabled, cfg.Endpoint, cfg.ServiceName = t.Enabled, t.Endpoint, t.ServiceName

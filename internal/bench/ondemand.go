@@ -113,6 +113,11 @@ type serveProc struct {
 
 // startServe starts `freecode serve` for home and waits for its API.
 func startServe(ctx context.Context, cfg Config, home string) (*serveProc, error) {
+	return startServeEnv(ctx, cfg, home, append(os.Environ(), "FREECODE_HOME="+home))
+}
+
+// startServeEnv is startServe with serve's whole environment given.
+func startServeEnv(ctx context.Context, cfg Config, home string, env []string) (*serveProc, error) {
 	work := filepath.Join(home, "work")
 	if err := os.MkdirAll(work, 0o700); err != nil {
 		return nil, err
@@ -125,7 +130,7 @@ func startServe(ctx context.Context, cfg Config, home string) (*serveProc, error
 	defer logf.Close() // the child has its own descriptor
 	cmd := exec.Command(cfg.Freecode, "serve")
 	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "FREECODE_HOME="+home)
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
