@@ -141,7 +141,28 @@ func (m Manifest) Features() Features {
 type ManifestStore struct {
 	dir string
 	log logr.Logger
-	mu  sync.Mutex // orders this process's writes and evictions
+	mu  sync.Mutex // orders this process's writes and evictions; guards key
+	// key names the files (storeKey: a spec hash covers expanded secrets);
+	// loaded from dir/.key on first use, nil until then.
+	key *storeKey
+}
+
+// fileKey is what the manifest of spec hash hash is stored under (its
+// file name and its stored SpecHash), and false when no key exists yet
+// and create is false: then nothing is stored either. s.mu held.
+func (s *ManifestStore) fileKeyLocked(hash string, create bool) (string, bool) {
+	if s.key == nil {
+		path := filepath.Join(s.dir, ".key")
+		if _, err := os.Stat(path); err != nil && !create {
+			return "", false
+		}
+		k, err := loadStoreKey(path)
+		if err != nil {
+			s.log.Info("manifest store key: manifests of this process are not found by others", "err", err.Error())
+		}
+		s.key = &k
+	}
+	return s.key.name(hash, 16), true
 }
 
 // OpenManifestStore returns the store kept in dir; nothing is created
@@ -191,7 +212,13 @@ func (s *ManifestStore) Get(name, hash string) (Manifest, error) {
 	if s == nil || !manifestKeyPattern.MatchString(hash) {
 		return Manifest{}, ErrNoManifest
 	}
-	path := filepath.Join(s.dir, hash+".json")
+	s.mu.Lock()
+	stored, ok := s.fileKeyLocked(hash, false)
+	s.mu.Unlock()
+	if !ok {
+		return Manifest{}, ErrNoManifest
+	}
+	path := filepath.Join(s.dir, stored+".json")
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Manifest{}, ErrNoManifest
@@ -213,14 +240,15 @@ func (s *ManifestStore) Get(name, hash string) (Manifest, error) {
 		switch {
 		case m.Format != ManifestFormat:
 			err = fmt.Errorf("format %d, not %d", m.Format, ManifestFormat)
-		case m.Server != name || m.SpecHash != hash:
-			err = fmt.Errorf("it is of server %q (%s), not %q (%s)", m.Server, m.SpecHash, name, hash)
+		case m.Server != name || m.SpecHash != stored:
+			err = fmt.Errorf("it is of server %q, not %q, or of another spec", m.Server, name)
 		}
 	}
 	if err != nil {
 		s.log.Info("manifest is unusable: ignored, and replaced by the server's next listing", "path", path, "err", err.Error())
 		return Manifest{}, fmt.Errorf("%w: %s: %w", ErrNoManifest, path, err)
 	}
+	m.SpecHash = hash
 	return m, nil
 }
 
@@ -242,13 +270,15 @@ func (s *ManifestStore) Put(m Manifest) error {
 		return fmt.Errorf("store manifest of %q: %q is not a spec hash", m.Server, m.SpecHash)
 	}
 	m.Format = ManifestFormat
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	stored, _ := s.fileKeyLocked(m.SpecHash, true)
+	m.SpecHash = stored
 	b, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("encode manifest of %q: %w", m.Server, err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	path := filepath.Join(s.dir, m.SpecHash+".json")
+	path := filepath.Join(s.dir, stored+".json")
 	if len(b) > MaxManifestBytes {
 		_ = os.Remove(path)
 		return fmt.Errorf("manifest of %q is %d bytes, over %d: not stored", m.Server, len(b), MaxManifestBytes)
@@ -267,7 +297,11 @@ func (s *ManifestStore) Forget(hash string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := os.Remove(filepath.Join(s.dir, hash+".json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	stored, ok := s.fileKeyLocked(hash, false)
+	if !ok {
+		return
+	}
+	if err := os.Remove(filepath.Join(s.dir, stored+".json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.log.Info("manifest not removed", "hash", hash, "err", err.Error())
 	}
 }

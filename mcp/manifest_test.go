@@ -46,9 +46,23 @@ func TestManifestStoreRoundTrip(t *testing.T) {
 	require.Equal(t, sf.Prompts, gf.Prompts)
 	require.Equal(t, sf.Offers, gf.Offers)
 
-	fi, err := os.Stat(filepath.Join(dir, hash+".json"))
+	// Stored under a keyed name, the spec hash (which covers expanded
+	// secrets) nowhere in the file or its name.
+	path := storedPath(t, store, hash)
+	require.NotContains(t, path, hash)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NotContains(t, string(b), hash)
+	fi, err := os.Stat(path)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	ki, err := os.Stat(filepath.Join(dir, ".key"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), ki.Mode().Perm())
+	// Another process of the home finds it: the key is the store's.
+	again, err := OpenManifestStore(dir, testLogger(t)).Get("mf", hash)
+	require.NoError(t, err)
+	require.True(t, again.Same(m))
 	di, err := os.Stat(dir)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o700), di.Mode().Perm())
@@ -62,13 +76,13 @@ func TestManifestStoreRoundTrip(t *testing.T) {
 		"another format": fmt.Sprintf(`{"format": 99, "server": "mf", "specHash": %q}`, hash),
 		"too large":      `{"format": 1, "server": "mf", "specHash": "` + hash + `", "x": "` + string(make([]byte, MaxManifestBytes)) + `"}`,
 	} {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, hash+".json"), []byte(content), 0o600), name)
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o600), name)
 		_, err = store.Get("mf", hash)
 		require.ErrorIs(t, err, ErrNoManifest, name)
 	}
 
 	store.Forget(hash)
-	_, err = os.Stat(filepath.Join(dir, hash+".json"))
+	_, err = os.Stat(path)
 	require.ErrorIs(t, err, os.ErrNotExist)
 
 	// A nil store stores nothing and finds nothing.
@@ -86,9 +100,19 @@ func TestManifestStoreBounded(t *testing.T) {
 		m := Manifest{Server: "s", SpecHash: fmt.Sprintf("%016x", i), Tools: []json.RawMessage{}}
 		require.NoError(t, store.Put(m))
 	}
-	entries, err := os.ReadDir(dir)
+	manifests, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	require.NoError(t, err)
-	require.Len(t, entries, maxManifests)
+	require.Len(t, manifests, maxManifests)
+}
+
+// storedPath is the file the manifest of hash is kept in.
+func storedPath(t *testing.T, s *ManifestStore, hash string) string {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	name, ok := s.fileKeyLocked(hash, false)
+	require.True(t, ok, "no key yet")
+	return filepath.Join(s.dir, name+".json")
 }
 
 // A temporary file a crash left in the store is removed when the store

@@ -43,8 +43,21 @@ type ProtocolCache struct {
 	path string      // the file; "" keeps it in memory only
 	log  logr.Logger // says why the file was not read or written
 
-	mu sync.Mutex // guards m and the file's writes
-	m  map[string]protocolEntry
+	mu sync.Mutex // guards m, key and the file's writes
+	// m is keyed by the stored names of keys (key.name): a protocolKey
+	// covers expanded secrets, and is not written (see storeKey).
+	m   map[string]protocolEntry
+	key lazyStoreKey
+}
+
+// storedLocked is what key is kept under, false when nothing can be kept
+// under it yet (no key file and create false). c.mu held.
+func (c *ProtocolCache) storedLocked(key string, create bool) (string, bool) {
+	name, ok, err := c.key.name(key, 64, create)
+	if err != nil {
+		c.log.Info("protocol cache key: what this process learns is not found by others", "err", err.Error())
+	}
+	return name, ok
 }
 
 // protocolEntry is what the cache knows of one server.
@@ -82,6 +95,9 @@ func NewProtocolCache() *ProtocolCache {
 // log and costs nothing but probes.
 func OpenProtocolCache(path string, log logr.Logger) *ProtocolCache {
 	c := &ProtocolCache{path: path, log: log, m: map[string]protocolEntry{}}
+	if path != "" {
+		c.key.path = filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".key")
+	}
 	c.m = c.read()
 	return c
 }
@@ -155,6 +171,10 @@ func (c *ProtocolCache) lookup(key string) string {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	key, ok := c.storedLocked(key, false)
+	if !ok {
+		return ""
+	}
 	if e, ok := c.m[key]; ok {
 		return e.Protocol
 	}
@@ -176,6 +196,10 @@ func (c *ProtocolCache) store(key, version string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	key, ok := c.storedLocked(key, true)
+	if !ok {
+		return
+	}
 	if e, ok := c.m[key]; ok && e.Protocol == version {
 		return
 	}
@@ -192,6 +216,10 @@ func (c *ProtocolCache) forget(key string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	key, ok := c.storedLocked(key, false)
+	if !ok {
+		return
+	}
 	if _, ok := c.m[key]; !ok {
 		return
 	}

@@ -157,7 +157,16 @@ func TestProtocolCacheBounded(t *testing.T) {
 	var back protocolFile
 	require.NoError(t, json.Unmarshal(b, &back))
 	require.Len(t, back.Servers, maxProtocolEntries)
-	require.Equal(t, ModernProtocolVersion, back.Servers[protocolKey(localServer("new"))].Protocol)
+	c.mu.Lock()
+	stored, ok := c.storedLocked(protocolKey(localServer("new")), false)
+	c.mu.Unlock()
+	require.True(t, ok)
+	require.Equal(t, ModernProtocolVersion, back.Servers[stored].Protocol)
+	_, raw := back.Servers[protocolKey(localServer("new"))]
+	require.False(t, raw, "a key covers expanded secrets: it is not written as it is")
+	ki, err := os.Stat(filepath.Join(filepath.Dir(path), ".protocols.json.key"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), ki.Mode().Perm())
 }
 
 // Ping checks something real on a 2026-07-28 session: it asks
