@@ -786,7 +786,7 @@ func (g *Gateway) Elicit(ctx context.Context, e *Elicitation) (ElicitResult, err
 		if e.InputKey != "" && e.InputKey != "approval" {
 			key = e.InputKey
 		}
-		return askExchange(ctx, x, key, params)
+		return elicitExchange(ctx, x, key, params, g.opts.Logger.WithValues("server", e.Server))
 	}
 	ctx = g.srv.WithContext(ctx, host)
 	if e.Mode == ElicitURL {

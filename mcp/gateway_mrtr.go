@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
+
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -529,6 +531,19 @@ func hostInputRequired(a *hostAsk, state string) *mcpgo.MultiRoundTripResult {
 // askExchange puts q to the host of x as an input request under key, and
 // decodes its answer. A host that did not answer in time (or went away)
 // is taken to have cancelled.
+// elicitExchange is askExchange for a server's elicitation: when the host
+// has as many questions waiting as it may (ErrTooManyExchanges) this one
+// is declined at once, as for a host that cannot be asked, rather than
+// left waiting for an answer nobody was asked for.
+func elicitExchange(ctx context.Context, x *exchange, key string, params mcpgo.ElicitationParams, log logr.Logger) (ElicitResult, error) {
+	res, err := askExchange(ctx, x, key, params)
+	if errors.Is(err, ErrTooManyExchanges) {
+		log.Info("declined a server's question: its host has too many waiting", "err", err.Error())
+		return ElicitResult{Action: ElicitDecline}, nil
+	}
+	return res, err
+}
+
 func askExchange(ctx context.Context, x *exchange, key string, params mcpgo.ElicitationParams) (ElicitResult, error) {
 	raw, err := x.ask(ctx, key, mcpgo.NewElicitationInputRequest(params))
 	if errors.Is(err, ErrExchangeEnded) {

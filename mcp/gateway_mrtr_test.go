@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -124,6 +125,17 @@ func TestExchangesPerHostAreBounded(t *testing.T) {
 	assert.Nil(t, a)
 	assert.Nil(t, res)
 	assert.ErrorIs(t, err, ErrTooManyExchanges)
+
+	// A server's elicitation then is declined at once, not left waiting.
+	x, err = xs.start(t.Context(), host, "tools/call", "t", func(ctx context.Context) (any, error) {
+		return elicitExchange(ctx, exchangeOf(ctx), "q", mcpgo.ElicitationParams{Message: "ok?"}, logr.Discard())
+	})
+	require.NoError(t, err)
+	res, a, _, err = xs.await(t.Context(), x)
+	require.NoError(t, err)
+	assert.Nil(t, a, "the host is asked nothing")
+	assert.Equal(t, ElicitResult{Action: ElicitDecline}, res)
+
 	// Another host is not held back by this one.
 	firstRound(t, xs, sha256.Sum256([]byte("other")))
 }
