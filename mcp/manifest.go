@@ -145,6 +145,11 @@ type ManifestStore struct {
 	// key names the files (storeKey: a spec hash covers expanded secrets);
 	// loaded from dir/.key on first use, nil until then.
 	key *storeKey
+	// where is this process's working directory and PATH, which a local
+	// server inherits and a spec does not say: a command resolved in one
+	// project (its node_modules/.bin, its venv) may list other tools than
+	// in another, so each is a manifest of its own.
+	where string
 }
 
 // fileKey is what the manifest of spec hash hash is stored under (its
@@ -162,7 +167,7 @@ func (s *ManifestStore) fileKeyLocked(hash string, create bool) (string, bool) {
 		}
 		s.key = &k
 	}
-	return s.key.name(hash, 16), true
+	return s.key.name(hash+"\x00"+s.where, 16), true
 }
 
 // OpenManifestStore returns the store kept in dir; nothing is created
@@ -171,7 +176,8 @@ func (s *ManifestStore) fileKeyLocked(hash string, create bool) (string, bool) {
 // milliseconds, so none of another process's writes in progress) are
 // removed.
 func OpenManifestStore(dir string, log logr.Logger) *ManifestStore {
-	s := &ManifestStore{dir: dir, log: log}
+	wd, _ := os.Getwd()
+	s := &ManifestStore{dir: dir, log: log, where: wd + "\x00" + os.Getenv("PATH")}
 	s.removeStaleTemps(time.Now())
 	return s
 }

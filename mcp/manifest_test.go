@@ -150,3 +150,17 @@ func TestManifestKeepsServerInfo(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, info, got.ServerInfo)
 }
+
+// A manifest learned in one working directory is not another's: a local
+// server inherits the directory (and PATH), which may change what its
+// command runs and lists.
+func TestManifestStoreIsPerWorkingDirectory(t *testing.T) {
+	dir := t.TempDir()
+	m := Manifest{Server: "s", SpecHash: "0123456789abcdef", Tools: []json.RawMessage{}}
+	require.NoError(t, OpenManifestStore(dir, testLogger(t)).Put(m))
+	_, err := OpenManifestStore(dir, testLogger(t)).Get("s", m.SpecHash)
+	require.NoError(t, err, "the same directory finds it")
+	t.Chdir(t.TempDir())
+	_, err = OpenManifestStore(dir, testLogger(t)).Get("s", m.SpecHash)
+	require.ErrorIs(t, err, ErrNoManifest, "another directory does not")
+}
