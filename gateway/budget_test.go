@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,4 +46,23 @@ func TestHostLoadsDeferredToolsWithToolSearch(t *testing.T) {
 		return all && !search
 	})
 	assert.Contains(t, tools, "t__tool_039")
+}
+
+// A gateway fronting one server (--server) lists all that server's tools,
+// over the budget too: it offers no tool_search to load deferred ones.
+func TestFrontOneServerListsItsDeferredTools(t *testing.T) {
+	home := servetest.ShortHome(t)
+	cfg := servetest.Config(testServer("t", "--tools", "40"), testServer("u", "--tools", "40"))
+	cfg["mcp"].(map[string]any)["toolBudget"] = 1000
+	cfg["permission"] = map[string]any{"allow": []string{"mcp__t"}}
+	writeConfig(t, home, cfg)
+	h := startHost(t, home, hostOptions{env: []string{childServer + "=t"}})
+	tools := h.tools()
+	assert.NotContains(t, tools, ToolSearch)
+	for i := range 40 {
+		assert.Contains(t, tools, fmt.Sprintf("tool_%03d", i), "deferred over the budget, listed all the same")
+	}
+	assert.NotContains(t, tools, "u__tool_000")
+	res := h.call("tool_039", map[string]any{"query": "x"}, false)
+	assert.NotEqual(t, true, res["isError"], "%v", res)
 }

@@ -92,9 +92,13 @@ func (g *gateway) list(ctx context.Context) ([]defs.Def, map[string]wire.Tool, f
 	// none) until it is back, and they must keep their metadata
 	// meanwhile.
 	fresh := map[string]wire.Tool{}
+	var own []wire.Tool // the fronted server's, with --server
 	for _, ts := range ls.Tools {
 		for _, t := range ts.Tools {
 			fresh[t.ID] = t
+			if g.opts.Server != "" && ts.Server == g.opts.Server {
+				own = append(own, t)
+			}
 		}
 	}
 	tools := make(map[string]wire.Tool, len(tl.Tools))
@@ -116,6 +120,16 @@ func (g *gateway) list(ctx context.Context) ([]defs.Def, map[string]wire.Tool, f
 			continue
 		}
 		listed = append(listed, d)
+	}
+	// A gateway fronting one server lists all its tools: deferral over the
+	// tool budget, whose tool_search this gateway does not offer, would
+	// hide them from its host for good. A deferred tool's definition is
+	// its converted schema and description as the server's list has them.
+	for _, t := range own {
+		if _, ok := tools[t.ID]; !ok {
+			listed = append(listed, defs.Def{Name: t.ID, Description: t.Description, InputSchema: t.InputSchema})
+			tools[t.ID] = t
+		}
 	}
 	g.meta = tools
 	f := features{resources: ls.Resources, prompts: ls.Prompts, instructions: ls.Instructions, completions: ls.Completions}
