@@ -155,7 +155,10 @@ func requireToken(token string, next http.Handler) http.Handler {
 // cross-origin fetch): on a connection to a loopback address, a Host
 // header that names no loopback host; on any connection, an Origin header
 // whose host is neither a loopback host nor the Host header's. A host
-// application sends no Origin, or its own.
+// application sends no Origin, or its own. On a listener other hosts can
+// reach (--allow-remote) a rebound name comes as both the Origin and the
+// Host, and passes: there the bearer token, which no web page can read,
+// is what keeps a page out.
 func guardOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
