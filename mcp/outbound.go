@@ -92,6 +92,16 @@ func (o *outbound) send(ctx context.Context, req transport.JSONRPCRequest) (*tra
 	ctx, span := o.tel.StartClient(ctx, r)
 	telemetry.InjectMeta(ctx, params)
 	resp, err := o.client.GetTransport().SendRequest(ctx, req)
+	if r.Tool != "" && span.Recording() && o.tel.RecordsArguments(o.srv.Name) {
+		// The user asked for this server's calls in full (its
+		// arguments and result), and nothing else: no header, no env.
+		args, _ := json.Marshal(params["arguments"])
+		var result []byte
+		if err == nil && resp.Error == nil {
+			result = resp.Result
+		}
+		span.RecordCall(args, result)
+	}
 	switch {
 	case err != nil:
 		span.End(requestErrorType(ctx, err), 0)

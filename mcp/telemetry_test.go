@@ -2,11 +2,13 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/go-logr/logr"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -104,5 +106,41 @@ func TestGatewayReadAndPromptCarryTheHostsTrace(t *testing.T) {
 		for _, a := range sp.Attributes() {
 			require.NotContains(t, a.Value.String(), "secret", "the URI is not recorded")
 		}
+	}
+}
+
+// A tool call's arguments and result are span attributes for a server the
+// user named in mcp.telemetry.recordArguments, and for no other.
+func TestRecordArgumentsIsPerServer(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		record []string
+		want   bool
+	}{{"named", []string{"rec"}, true}, {"another named", []string{"other"}, false}, {"none", nil, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+			tel := telemetry.FromProviders(tp, metricnoop.NewMeterProvider(), tc.record...)
+			s, err := Connect(context.Background(), localServer("rec"), Options{Logger: testLogger(t), Telemetry: tel})
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, s.Close()) })
+			_, err = s.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"the words"}`), nil)
+			require.NoError(t, err)
+			calls := spansNamed(rec, "tools/call echo")
+			require.Len(t, calls, 1)
+			attrs := map[attribute.Key]string{}
+			for _, kv := range calls[0].Attributes() {
+				attrs[kv.Key] = kv.Value.Emit()
+			}
+			args, hasArgs := attrs[telemetry.KeyToolCallArguments]
+			result, hasResult := attrs[telemetry.KeyToolCallResult]
+			require.Equal(t, tc.want, hasArgs)
+			require.Equal(t, tc.want, hasResult)
+			if tc.want {
+				require.JSONEq(t, `{"text":"the words"}`, args)
+				require.Contains(t, result, "the words")
+			}
+		})
 	}
 }

@@ -262,6 +262,10 @@ type Telemetry struct {
 	Enabled     bool   `json:"enabled,omitempty"`
 	Endpoint    string `json:"endpoint,omitempty"`
 	ServiceName string `json:"serviceName,omitempty"`
+	// RecordArguments names the servers whose tool calls' arguments and
+	// results go into their spans (cut to telemetry.MaxRecordedBytes):
+	// none unless named, as the user's config alone can.
+	RecordArguments []string `json:"recordArguments,omitempty"`
 }
 
 // Config is a validated configuration file.

@@ -429,7 +429,8 @@ var knownFields = []string{"name", "type", "command", "url", "headers", "env", "
 	"maxOutputTokens", "toolBudget", "alwaysLoad", "lifecycle", "idleTimeout",
 	"limits", "maxMessageBytes", "maxListItems", "maxListPages", "maxListBytes",
 	"oauth", "clientId", "clientSecret", "scopes", "grant", "callbackPort", "clientMetadataUrl",
-	"roots", "protocol", "logLevel", "tools", "include", "exclude", "telemetry", "endpoint", "serviceName"}
+	"roots", "protocol", "logLevel", "tools", "include", "exclude", "telemetry", "endpoint", "serviceName",
+	"recordArguments", "registries", "registry"}
 
 // timeoutRule and pollIntervalRule say the allowed ranges of the duration
 // fields (config.cue has the same bounds: MaxTimeout, MinPollInterval,

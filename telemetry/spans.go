@@ -2,8 +2,11 @@ package telemetry
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -25,9 +28,14 @@ const (
 	KeyOperation       = attribute.Key("gen_ai.operation.name")
 	KeyToolName        = attribute.Key("gen_ai.tool.name")
 	KeyToolCallID      = attribute.Key("gen_ai.tool.call.id")
-	KeyToolType        = attribute.Key("gen_ai.tool.type")
-	KeyPromptName      = attribute.Key("gen_ai.prompt.name")
-	KeyErrorType       = semconv.ErrorTypeKey
+	// KeyToolCallArguments and KeyToolCallResult are a tool call's
+	// arguments and result, only for a server the user named in
+	// mcp.telemetry.recordArguments (RequestSpan.RecordCall).
+	KeyToolCallArguments = attribute.Key("gen_ai.tool.call.arguments")
+	KeyToolCallResult    = attribute.Key("gen_ai.tool.call.result")
+	KeyToolType          = attribute.Key("gen_ai.tool.type")
+	KeyPromptName        = attribute.Key("gen_ai.prompt.name")
+	KeyErrorType         = semconv.ErrorTypeKey
 	// KeyServer is the configured name of the MCP server a request goes
 	// to (no convention names it).
 	KeyServer = attribute.Key("freecode.mcp.server")
@@ -189,6 +197,39 @@ func (t *Telemetry) StartServer(ctx context.Context, r Request) (context.Context
 // Recording reports whether the span records: what is worth computing
 // only for it (decoding a result's isError) is skipped otherwise.
 func (s RequestSpan) Recording() bool { return s.span != nil && s.span.IsRecording() }
+
+// MaxRecordedBytes bounds a recorded argument or result attribute; the
+// rest is cut, and the cut says how large the whole was.
+const MaxRecordedBytes = 4 << 10
+
+// RecordCall puts a tool call's arguments and result (the JSON as sent
+// and answered; nil: left out) on the span as attributes, each cut to
+// MaxRecordedBytes at a character boundary. Callers record only for a
+// server the user opted in (Telemetry.RecordsArguments).
+func (s RequestSpan) RecordCall(args, result []byte) {
+	if !s.Recording() {
+		return
+	}
+	if args != nil {
+		s.span.SetAttributes(KeyToolCallArguments.String(cutRecorded(args)))
+	}
+	if result != nil {
+		s.span.SetAttributes(KeyToolCallResult.String(cutRecorded(result)))
+	}
+}
+
+// cutRecorded is b as text, cut to MaxRecordedBytes at a character
+// boundary with a note of the whole size when longer.
+func cutRecorded(b []byte) string {
+	if len(b) <= MaxRecordedBytes {
+		return strings.ToValidUTF8(string(b), "\uFFFD")
+	}
+	cut := MaxRecordedBytes
+	for cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return strings.ToValidUTF8(string(b[:cut]), "\uFFFD") + fmt.Sprintf("…(cut: %d bytes in all)", len(b))
+}
 
 // End ends the span and records its duration. errType is error.type, ""
 // when the request succeeded; code, when not 0, is the JSON-RPC error

@@ -77,6 +77,9 @@ type Config struct {
 	ServiceName string
 	// ServiceVersion is service.version ("": none).
 	ServiceVersion string
+	// RecordArguments names the servers whose tool calls' arguments and
+	// results are span attributes (RequestSpan.RecordCall); none else.
+	RecordArguments []string
 	// OnError, when set, is told of failed exports (a collector that is
 	// gone or hung): the first of a run of failures, then one a minute
 	// with their count, and the recovery (nil error, Recovered set). It
@@ -93,6 +96,8 @@ type Config struct {
 // methods are safe for concurrent use, and a nil *Telemetry is off.
 type Telemetry struct {
 	on     bool
+	// record is Config.RecordArguments as a set; read-only.
+	record map[string]bool
 	tracer trace.Tracer
 	meter  metric.Meter
 	inst   instruments
@@ -112,10 +117,28 @@ func Off() *Telemetry {
 // FromProviders returns a Telemetry that records through tp and mp, which
 // the caller owns and shuts down (Shutdown of the result does nothing):
 // for a test's in-memory exporter, or an embedder's own providers.
-func FromProviders(tp trace.TracerProvider, mp metric.MeterProvider) *Telemetry {
-	t := &Telemetry{on: true, tracer: tp.Tracer(scope), meter: mp.Meter(scope)}
+func FromProviders(tp trace.TracerProvider, mp metric.MeterProvider, recordArguments ...string) *Telemetry {
+	t := &Telemetry{on: true, tracer: tp.Tracer(scope), meter: mp.Meter(scope), record: recordSet(recordArguments)}
 	t.inst = newInstruments(t.meter)
 	return t
+}
+
+// recordSet is servers as a set; nil for none.
+func recordSet(servers []string) map[string]bool {
+	var m map[string]bool
+	for _, s := range servers {
+		if m == nil {
+			m = map[string]bool{}
+		}
+		m[s] = true
+	}
+	return m
+}
+
+// RecordsArguments reports whether server's tool calls' arguments and
+// results are span attributes (Config.RecordArguments); false when off.
+func (t *Telemetry) RecordsArguments(server string) bool {
+	return t.On() && t.record[server]
 }
 
 // ErrUnsupportedProtocol is New's error for an OTEL_EXPORTER_OTLP_PROTOCOL
@@ -206,7 +229,7 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(spanExp, bspOpts...))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExp)))
-	t := &Telemetry{on: true, tracer: tp.Tracer(scope), meter: mp.Meter(scope)}
+	t := &Telemetry{on: true, tracer: tp.Tracer(scope), meter: mp.Meter(scope), record: recordSet(cfg.RecordArguments)}
 	t.inst = newInstruments(t.meter)
 	t.shutdown = func(ctx context.Context) error {
 		return errors.Join(tp.Shutdown(ctx), mp.Shutdown(ctx))

@@ -36,6 +36,7 @@ func (a *app) telemetry(ctx context.Context, log logr.Logger) (*telemetry.Teleme
 	if c, err := a.load(false); err == nil {
 		t := c.MCP.Telemetry
 		cfg.Enabled, cfg.Endpoint, cfg.ServiceName = t.Enabled, t.Endpoint, t.ServiceName
+		cfg.RecordArguments = t.RecordArguments
 	}
 	tel, err := telemetry.New(ctx, cfg)
 	if err != nil {
