@@ -95,7 +95,7 @@ type Config struct {
 // Telemetry holds the providers and instruments of one process. Its
 // methods are safe for concurrent use, and a nil *Telemetry is off.
 type Telemetry struct {
-	on     bool
+	on bool
 	// record is Config.RecordArguments as a set; read-only.
 	record map[string]bool
 	tracer trace.Tracer
