@@ -111,6 +111,12 @@ func (l *Logger) Close(ctx context.Context) error {
 // maxBatch bounds the records written under one hold of the lock.
 const maxBatch = 256
 
+// batchWindow is how long the writer gathers records after the first of a
+// batch before it writes them: one append (a lock, a write and the head's
+// rewrite) for every call of a busy stretch would cost the machine more
+// than the calls themselves; a record reaches the file this much later.
+const batchWindow = 50 * time.Millisecond
+
 func (l *Logger) run() {
 	defer close(l.done)
 	for {
@@ -128,8 +134,28 @@ func (l *Logger) run() {
 				}
 			}
 		}
-		l.write(l.batch(first))
+		l.write(l.gather(first))
 	}
+}
+
+// gather is first and the records queued within batchWindow of it, up to
+// maxBatch; a Close meanwhile ends the wait (what is queued is written by
+// run's drain).
+func (l *Logger) gather(first Record) []Record {
+	b := []Record{first}
+	t := time.NewTimer(batchWindow)
+	defer t.Stop()
+	for len(b) < maxBatch {
+		select {
+		case r := <-l.queue:
+			b = append(b, r)
+		case <-t.C:
+			return b
+		case <-l.stop:
+			return b
+		}
+	}
+	return b
 }
 
 // batch is first and what else is queued, up to maxBatch.
