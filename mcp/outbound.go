@@ -63,6 +63,9 @@ type outbound struct {
 type encodedMeta struct {
 	version    string
 	caps, info json.RawMessage
+	// all is the whole _meta of a request with no key of its own
+	// (requestMeta's, encoded): what most requests send.
+	all json.RawMessage
 }
 
 func newOutbound(ctx context.Context, srv Spec, opts Options, log logr.Logger, mask *urlMask, limits *limitTrip, life *lifetime,

@@ -407,6 +407,19 @@ func (o *outbound) requestMeta(version string) map[string]any {
 	return meta
 }
 
+// sessionMeta is requestMeta(o.proto) encoded, for a request with no _meta
+// key of its own.
+func (o *outbound) sessionMeta() json.RawMessage {
+	enc := o.meta.Load()
+	if enc == nil || enc.version != o.proto {
+		enc = o.encodeMeta(o.proto)
+		if o.client != nil {
+			o.meta.Store(enc)
+		}
+	}
+	return enc.all
+}
+
 // encodeMeta encodes the client capabilities and info of requestMeta.
 func (o *outbound) encodeMeta(version string) *encodedMeta {
 	var caps mcpgo.ClientCapabilities
@@ -431,6 +444,11 @@ func (o *outbound) encodeMeta(version string) *encodedMeta {
 	// Both are plain structs of strings and maps: they always encode.
 	enc.caps, _ = json.Marshal(caps)
 	enc.info, _ = json.Marshal(o.clientInfo)
+	all := map[string]any{mcpgo.MetaKeyProtocolVersion: version, mcpgo.MetaKeyClientCapabilities: enc.caps, mcpgo.MetaKeyClientInfo: enc.info}
+	if o.srv.LogLevel != "" {
+		all[mcpgo.MetaKeyLogLevel] = o.srv.LogLevel
+	}
+	enc.all, _ = json.Marshal(all)
 	return enc
 }
 
@@ -458,13 +476,16 @@ func standardHeaders(version, method string, params map[string]any) http.Header 
 // with the protocol's own _meta and headers (and, for a tools/call over
 // HTTP, the tool's x-mcp-header parameters).
 func (o *outbound) newRequest(prefix, method string, params map[string]any, meta map[string]any) transport.JSONRPCRequest {
-	if o.modern() {
-		if meta == nil {
-			meta = map[string]any{}
-		}
+	switch {
+	case o.modern() && meta == nil:
+		// The session's _meta as it was encoded once: no map to build
+		// and encode on every call. A trace context, when there is one,
+		// is added to it as a map (telemetry.InjectMeta).
+		params["_meta"] = o.sessionMeta()
+	case o.modern():
 		maps.Copy(meta, o.requestMeta(o.proto))
-	}
-	if len(meta) > 0 {
+		params["_meta"] = meta
+	case len(meta) > 0:
 		params["_meta"] = meta
 	}
 	req := transport.JSONRPCRequest{

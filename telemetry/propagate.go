@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -36,6 +37,15 @@ func (m metaCarrier) Keys() []string { return []string{KeyTraceparent, KeyTraces
 func InjectMeta(ctx context.Context, params map[string]any) {
 	if params == nil || !trace.SpanContextFromContext(ctx).IsValid() {
 		return
+	}
+	if raw, ok := params["_meta"].(json.RawMessage); ok {
+		// An encoded _meta (a session's, the same on every request): as
+		// a map of its own for this request, with the trace context.
+		var m map[string]any
+		if json.Unmarshal(raw, &m) != nil || m == nil {
+			return
+		}
+		params["_meta"] = m
 	}
 	meta, ok := params["_meta"].(map[string]any)
 	if !ok {

@@ -454,7 +454,7 @@ func OnDemand(ctx context.Context, cfg Config, opts OnDemandOptions) (rows []Row
 	}
 	servers := odServers(cfg.Repo, scratch, opts.Memory)
 	n := len(servers)
-	group := fmt.Sprintf("13. on-demand servers (`freecode serve`, %d real npm servers: everything, filesystem, %d × memory)", n, opts.Memory)
+	group := fmt.Sprintf("14. on-demand servers (`freecode serve`, %d real npm servers: everything, filesystem, %d × memory)", n, opts.Memory)
 
 	// always
 	if err := writeODConfig(home, servers, "always", 0); err != nil {
