@@ -131,7 +131,7 @@ func TestRecordArgumentsIsPerServer(t *testing.T) {
 			require.Len(t, calls, 1)
 			attrs := map[attribute.Key]string{}
 			for _, kv := range calls[0].Attributes() {
-				attrs[kv.Key] = kv.Value.Emit()
+				attrs[kv.Key] = kv.Value.String()
 			}
 			args, hasArgs := attrs[telemetry.KeyToolCallArguments]
 			result, hasResult := attrs[telemetry.KeyToolCallResult]
