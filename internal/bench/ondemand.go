@@ -15,12 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/freecode/freecode/api"
-	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/wire"
 )
 
@@ -376,57 +371,6 @@ func (e *eventCounter) waitPhase(ctx context.Context, server string, ph wire.Pha
 	}
 }
 
-// rawColdStart is a server's own cold start: a raw mcp-go client spawning
-// argv with env, initializing and listing tools (the time from just before
-// the spawn until the list is in hand); then it closes and reaps it.
-func rawColdStart(ctx context.Context, argv []string, env map[string]string) (time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	start := time.Now()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = os.Environ()
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return 0, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return 0, err
-	}
-	if err := cmd.Start(); err != nil {
-		return 0, fmt.Errorf("start %s: %w", argv[0], err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	c := client.NewClient(transport.NewIO(stdout, stdin, nil), client.WithProtocolVersion(mcp.ProtocolVersion))
-	defer func() {
-		_ = c.Close() // closes stdin: the server exits
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
-	}()
-	if err := c.Start(ctx); err != nil {
-		return 0, fmt.Errorf("raw client start: %w", err)
-	}
-	req := mcpgo.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.ProtocolVersion
-	req.Params.ClientInfo = mcpgo.Implementation{Name: "bench", Version: "0"}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		return 0, fmt.Errorf("raw initialize: %w", err)
-	}
-	if _, err := c.ListTools(ctx, mcpgo.ListToolsRequest{}); err != nil {
-		return 0, fmt.Errorf("raw tools/list: %w", err)
-	}
-	return time.Since(start), nil
-}
-
 // OnDemand measures what on-demand servers save and cost, with the issue's
 // ten real npm servers under a real `freecode serve` (one home, so the
 // second serve finds the manifests the first stored):
@@ -440,7 +384,7 @@ func rawColdStart(ctx context.Context, argv []string, env map[string]string) (ti
 //   - Cycles sleep/wake cycles over the memory servers in turn: a call on
 //     the sleeping server (timed: its first-call latency), a call on it
 //     running (timed), its idle stop waited for, and a raw cold start of
-//     the same server (rawColdStart) as the baseline; tools_changed are
+//     the same server (rawConnectEnv) as the baseline; tools_changed are
 //     counted over all of it, and the tools' version compared after.
 func OnDemand(ctx context.Context, cfg Config, opts OnDemandOptions) (rows []Row, err error) {
 	home, err := os.MkdirTemp("", "fcod")
@@ -549,7 +493,7 @@ func OnDemand(ctx context.Context, cfg Config, opts OnDemandOptions) (rows []Row
 		if err := events.waitPhase(ctx, s.name, wire.PhaseIdle, opts.IdleTimeout+30*time.Second); err != nil {
 			return nil, fmt.Errorf("cycle %d: %w", i, err)
 		}
-		if d, err = rawColdStart(ctx, s.argv, s.env); err != nil {
+		if d, err = rawConnectEnv(ctx, s.argv, s.env); err != nil {
 			return nil, fmt.Errorf("cycle %d: raw cold start of %s: %w", i, s.name, err)
 		}
 		cold = append(cold, d)

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -20,10 +21,22 @@ import (
 // spawn until the list is in hand, then closes the client and reaps the
 // process (not timed).
 func rawConnect(ctx context.Context, argv []string) (time.Duration, error) {
+	return rawConnectEnv(ctx, argv, nil)
+}
+
+// rawConnectEnv is rawConnect with env added to the process's environment
+// (nil: the process's own, as exec.Cmd gives it).
+func rawConnectEnv(ctx context.Context, argv []string, env map[string]string) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	start := time.Now()
 	cmd := exec.Command(argv[0], argv[1:]...)
+	if env != nil {
+		cmd.Env = os.Environ()
+		for k, v := range env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
