@@ -86,8 +86,8 @@ func TestAttachedGatewayOutlivesServe(t *testing.T) {
 	}
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, <-done)
-	stopped = true
+	stopped = true // the cleanup must not wait for done a second time
+	require.NoError(t, <-done, "serve's exit on SIGTERM")
 	h.waitLog("freecode serve went away; running the servers in this process")
 	h.waitLog(`msg="server ready" server=t`)
 	assert.Equal(t, "here now", text(h.call("t__echo", map[string]any{"text": "here now"}, false)))
