@@ -684,6 +684,38 @@ func TestStreamsEndWhenServerStops(t *testing.T) {
 	require.Equal(t, 0, bus.Subscribers())
 }
 
+// A connection that never sent a request (a client's spare dial) does not
+// hold the shutdown: net/http would count it as busy for 5 s, the whole
+// grace, and Serve would end with an error.
+func TestShutdownClosesConnectionsWithoutARequest(t *testing.T) {
+	bus := event.NewBus()
+	reg := registry.NewRegistry(bus)
+	srv := NewServer(newTestEngine(bus, reg, orchestrator.Rules{}, 0), ServerOptions{})
+	dir, err := os.MkdirTemp("", "fcapi")
+	require.NoError(t, err)
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "s.sock")
+	ln, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	idle, err := net.Dial("unix", sock)
+	require.NoError(t, err)
+	defer idle.Close()
+	// Connections are accepted in order, each marked new before the next
+	// is accepted: once a later one is answered, idle is the server's.
+	c, err := Dial(sock)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Status(t.Context())
+	require.NoError(t, err)
+	cancel()
+	require.NoError(t, <-done)
+	_, err = idle.Read(make([]byte, 1))
+	require.ErrorIs(t, err, io.EOF, "the server closed the connection")
+}
+
 // specEvents reads n events from an event stream the way the HTML
 // standard's parser does: a line ends at CRLF, a lone CR or a lone LF.
 func specEvents(t *testing.T, r io.Reader, n int) []Event {

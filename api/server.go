@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -140,6 +141,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       s.opts.IdleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return hctx },
 	}
+	// A connection that has not sent its first request counts as busy
+	// for Shutdown until it is 5 s old (net/http, golang/go#22682): a
+	// client that dialled one it then did not need (an HTTP transport
+	// racing a dial against a connection coming free does) would hold
+	// the shutdown for the whole grace. No handler runs on one, so once
+	// the listener is closed they are closed too.
+	fresh := newFreshConns()
+	srv.ConnState = fresh.track
+	srv.RegisterOnShutdown(fresh.closeAll)
 	ln = netutil.LimitListener(ln, s.opts.MaxConns)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -162,6 +172,37 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("api shutdown: %w", err)
 	}
 	return nil
+}
+
+// freshConns are the server's connections that have not begun a request
+// (http.StateNew).
+type freshConns struct {
+	mu    sync.Mutex // guards conns
+	conns map[net.Conn]struct{}
+}
+
+func newFreshConns() *freshConns { return &freshConns{conns: map[net.Conn]struct{}{}} }
+
+// track is an http.Server's ConnState.
+func (f *freshConns) track(c net.Conn, st http.ConnState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if st == http.StateNew {
+		f.conns[c] = struct{}{}
+	} else {
+		delete(f.conns, c)
+	}
+}
+
+// closeAll closes every connection that has not begun a request. A request
+// whose first bytes are on their way is cut: its client finds serve gone,
+// as it would a moment later.
+func (f *freshConns) closeAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for c := range f.conns {
+		_ = c.Close()
+	}
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
