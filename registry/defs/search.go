@@ -25,9 +25,10 @@ const (
 )
 
 // Fields of a tool that the search ranks on, and their weights: a word of
-// the tool's name counts most, one of its description least. The server's
-// name is a field of its own, so "memory" finds the memory server's tools
-// without outweighing what they do.
+// the tool's name counts most, one of its description less, one that only
+// its parameters' descriptions say least. The server's name is a field of
+// its own, so "memory" finds the memory server's tools without outweighing
+// what they do.
 const (
 	fieldName = iota // the tool's own name and the tool part of its id
 	fieldTitle
@@ -36,6 +37,10 @@ const (
 	fieldServer // the source's name and its tools' common name prefix
 	fieldObject // the words of the name after its prefix and action: what it acts on
 	fieldAction // the action class of the name's verb (actionClasses), as "@class"
+	// fieldParamText is the parameters' descriptions and enum strings:
+	// what a tool can do often shows there alone (a "state" of "open" or
+	// "closed", a "subCommand" of "undo", a "resourceType" such as "pods").
+	fieldParamText
 	numFields
 )
 
@@ -47,7 +52,9 @@ func fieldWeight(f int) float64 {
 		return 2
 	case fieldParams:
 		return 1.5
-	default: // fieldDescription, fieldServer
+	case fieldParamText:
+		return 0.5
+	default: // fieldDescription, fieldServer, fieldObject, fieldAction
 		return 1
 	}
 }
@@ -124,8 +131,8 @@ func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 	var total [numFields]float64
 	v := newVocab()
 	type paramTerms struct {
-		names []string
-		terms []int32
+		names       []string
+		terms, text []int32
 	}
 	params := make(map[string]paramTerms) // by schema bytes: tools share schemas
 	ctx := sourceContexts(entries, v)
@@ -138,10 +145,16 @@ func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 		}
 		pt, ok := params[string(e.Schema)]
 		if !ok {
-			pt.names = paramNames(e.Schema)
+			var text []string
+			pt.names, text = schemaWords(e.Schema)
 			for _, n := range pt.names {
 				pt.terms = v.add(pt.terms, n)
 			}
+			for _, s := range text {
+				pt.text = v.add(pt.text, s)
+			}
+			slices.Sort(pt.text)
+			pt.text = slices.Compact(pt.text)
 			params[string(e.Schema)] = pt
 		}
 		ps := pt.names
@@ -187,6 +200,7 @@ func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 			return dup
 		})
 		ft[fieldParams] = pt.terms
+		ft[fieldParamText] = pt.text
 		var prefixes map[string]bool
 		if t.Source != registry.SourceBuiltin {
 			sc := ctx[t.Source]
@@ -596,19 +610,27 @@ func nextIsLower(s string) bool {
 	return unicode.IsLower(r)
 }
 
-// paramNames returns the parameter names of a canonical input schema:
-// its properties and, to maxParamDepth, theirs (through items and the
-// branches of anyOf/oneOf/allOf), in order of first appearance.
-func paramNames(schema []byte) []string {
+// schemaWords returns the parameter names of a canonical input schema
+// (its properties and, to maxParamDepth, theirs, through items and the
+// branches of anyOf/oneOf/allOf) and what it says of those parameters:
+// their descriptions and the strings of their enums. Each comes once, in
+// order of first appearance.
+func schemaWords(schema []byte) (names, text []string) {
 	if len(schema) == 0 {
-		return nil
+		return nil, nil
 	}
 	v, err := jsonschema.Decode(schema)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	var out []string
 	seen := make(map[string]bool)
+	seenText := make(map[string]bool)
+	addText := func(s string) {
+		if s != "" && !seenText[s] {
+			seenText[s] = true
+			text = append(text, s)
+		}
+	}
 	var walk func(node any, depth int)
 	walk = func(node any, depth int) {
 		m, ok := node.(map[string]any)
@@ -616,19 +638,33 @@ func paramNames(schema []byte) []string {
 			return
 		}
 		if props, ok := m["properties"].(map[string]any); ok {
-			names := make([]string, 0, len(props))
+			keys := make([]string, 0, len(props))
 			for k := range props {
-				names = append(names, k)
+				keys = append(keys, k)
 			}
-			slices.Sort(names)
-			for _, k := range names {
+			slices.Sort(keys)
+			for _, k := range keys {
 				if !seen[k] {
 					seen[k] = true
-					out = append(out, k)
+					names = append(names, k)
 				}
 			}
-			for _, k := range names {
+			for _, k := range keys {
 				walk(props[k], depth+1)
+			}
+		}
+		if depth > 1 {
+			// A parameter's own words; the schema's top level
+			// describes the tool, which its description already does.
+			if d, ok := m["description"].(string); ok {
+				addText(d)
+			}
+			if e, ok := m["enum"].([]any); ok {
+				for _, x := range e {
+					if s, ok := x.(string); ok {
+						addText(s)
+					}
+				}
 			}
 		}
 		walk(m["items"], depth)
@@ -641,7 +677,7 @@ func paramNames(schema []byte) []string {
 		}
 	}
 	walk(v, 1)
-	return out
+	return names, text
 }
 
 // sourceContext is what a source's tools share: the words most of its
