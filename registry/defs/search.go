@@ -362,8 +362,11 @@ func (ix *Index) Rank(query string, limit int, expand bool) []Match {
 }
 
 // synonymWeight is what a term that only a synonym of the query's words
-// brought in counts, against 1 for the query's own.
-const synonymWeight = 0.5
+// brought in counts, against 1 for the query's own. The synonyms are
+// written for what tools call the thing a request names ("folder":
+// "directory"), so they count nearly as the word itself; on the tune
+// tasks top-1 and MRR are flat from 0.7 to 1 and lower below.
+const synonymWeight = 0.8
 
 // wordnetSynonymWeight and wordnetHypernymWeight are what a term counts
 // that WordNet (wordnet.go) relates to a query's word no tool uses: a
