@@ -2,6 +2,7 @@ package defs
 
 import (
 	"cmp"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -24,9 +25,10 @@ const (
 )
 
 // Fields of a tool that the search ranks on, and their weights: a word of
-// the tool's name counts most, one of its description least. The server's
-// name is a field of its own, so "memory" finds the memory server's tools
-// without outweighing what they do.
+// the tool's name counts most, one of its description less, one that only
+// its parameters' descriptions say least. The server's name is a field of
+// its own, so "memory" finds the memory server's tools without outweighing
+// what they do.
 const (
 	fieldName = iota // the tool's own name and the tool part of its id
 	fieldTitle
@@ -35,6 +37,10 @@ const (
 	fieldServer // the source's name and its tools' common name prefix
 	fieldObject // the words of the name after its prefix and action: what it acts on
 	fieldAction // the action class of the name's verb (actionClasses), as "@class"
+	// fieldParamText is the parameters' descriptions and enum strings:
+	// what a tool can do often shows there alone (a "state" of "open" or
+	// "closed", a "subCommand" of "undo", a "resourceType" such as "pods").
+	fieldParamText
 	numFields
 )
 
@@ -46,7 +52,9 @@ func fieldWeight(f int) float64 {
 		return 2
 	case fieldParams:
 		return 1.5
-	default: // fieldDescription, fieldServer
+	case fieldParamText:
+		return 0.5
+	default: // fieldDescription, fieldServer, fieldObject, fieldAction
 		return 1
 	}
 }
@@ -116,15 +124,19 @@ func NewIndex(entries []registry.Entry) *Index { return NewScopedIndex(entries, 
 // A description counts each of its terms once: repeating a word does not
 // make a tool match it better.
 func NewScopedIndex(entries []registry.Entry, project []string) *Index {
-	ix := &Index{postings: make(map[string][]posting), exact: make(map[string][]int, 2*len(entries)), named: make(map[string][]string)}
+	ix := &Index{exact: make(map[string][]int, 2*len(entries)), named: make(map[string][]string)}
 	// Field lengths first: BM25 normalizes by the average.
-	type fieldTerms [numFields][]string
+	type fieldTerms [numFields][]int32
 	terms := make([]fieldTerms, len(entries))
 	var total [numFields]float64
-	memo := make(stems)
-	type paramTerms struct{ names, terms []string }
+	v := newVocab()
+	type paramTerms struct {
+		names       []string
+		terms, text []int32
+	}
 	params := make(map[string]paramTerms) // by schema bytes: tools share schemas
-	ctx := sourceContexts(entries, memo)
+	ctx := sourceContexts(entries, v)
+	var seen []int32 // by term: the last doc (+1) whose description had it
 	for i, e := range entries {
 		t := e.Tool
 		name := t.Name
@@ -133,8 +145,16 @@ func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 		}
 		pt, ok := params[string(e.Schema)]
 		if !ok {
-			pt.names = paramNames(e.Schema)
-			pt.terms = memo.terms(strings.Join(pt.names, " "))
+			var text []string
+			pt.names, text = schemaWords(e.Schema)
+			for _, n := range pt.names {
+				pt.terms = v.add(pt.terms, n)
+			}
+			for _, s := range text {
+				pt.text = v.add(pt.text, s)
+			}
+			slices.Sort(pt.text)
+			pt.text = slices.Compact(pt.text)
 			params[string(e.Schema)] = pt
 		}
 		ps := pt.names
@@ -146,15 +166,16 @@ func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 			doc.scope, doc.weight = ScopeProject, projectWeight
 		}
 		ix.docs = append(ix.docs, doc)
-		if doc.scope != ScopeBuiltin {
-			for _, term := range memo.terms(t.Source) {
+		if doc.scope != ScopeBuiltin && (i == 0 || entries[i-1].Tool.Source != t.Source) {
+			for _, term := range Terms(t.Source) {
 				if !slices.Contains(ix.named[term], t.Source) {
 					ix.named[term] = append(ix.named[term], t.Source)
 				}
 			}
 		}
-		ix.exact[strings.ToLower(t.ID)] = append(ix.exact[strings.ToLower(t.ID)], i)
-		if lower := strings.ToLower(name); lower != strings.ToLower(t.ID) {
+		lowerID := strings.ToLower(t.ID)
+		ix.exact[lowerID] = append(ix.exact[lowerID], i)
+		if lower := strings.ToLower(name); lower != lowerID {
 			ix.exact[lower] = append(ix.exact[lower], i)
 		}
 		toolPart := t.ID
@@ -164,35 +185,41 @@ func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 			}
 		}
 		ft := &terms[i]
-		ft[fieldName] = memo.terms(name)
+		ft[fieldName] = v.add(nil, name)
 		if toolPart != name {
 			// A name the id had to change (sanitized): both spellings.
-			ft[fieldName] = append(ft[fieldName], memo.terms(toolPart)...)
+			ft[fieldName] = v.add(ft[fieldName], toolPart)
 		}
-		ft[fieldTitle] = memo.terms(t.Title)
-		ft[fieldDescription] = distinct(memo.terms(t.Description))
+		ft[fieldTitle] = v.add(nil, t.Title)
+		// A description counts each of its terms once.
+		ft[fieldDescription] = v.add(nil, t.Description)
+		seen = slices.Grow(seen, len(v.terms)-len(seen))[:len(v.terms)]
+		ft[fieldDescription] = slices.DeleteFunc(ft[fieldDescription], func(id int32) bool {
+			dup := seen[id] == int32(i+1)
+			seen[id] = int32(i + 1)
+			return dup
+		})
 		ft[fieldParams] = pt.terms
+		ft[fieldParamText] = pt.text
+		var prefixes map[string]bool
 		if t.Source != registry.SourceBuiltin {
 			sc := ctx[t.Source]
-			ft[fieldServer] = append(memo.terms(t.Source), sc.terms...)
-			action, object := splitName(name, sc.prefixes)
-			for _, c := range actionClasses(action) {
-				ft[fieldAction] = append(ft[fieldAction], "@"+c)
-			}
-			ft[fieldObject] = memo.terms(strings.Join(object, " "))
-			if action != "" {
-				// The name's verb counts as its action class, not as a
-				// word of the name: "find_projects" is not the answer to
-				// every "find …", what it finds decides.
-				a := memo.terms(action)
-				ft[fieldName] = slices.DeleteFunc(ft[fieldName], func(x string) bool { return slices.Contains(a, x) })
-			}
-		} else {
-			action, object := splitName(name, nil)
-			for _, c := range actionClasses(action) {
-				ft[fieldAction] = append(ft[fieldAction], "@"+c)
-			}
-			ft[fieldObject] = memo.terms(strings.Join(object, " "))
+			prefixes = sc.prefixes
+			ft[fieldServer] = append(v.add(nil, t.Source), sc.terms...)
+		}
+		action, object := splitName(name, prefixes)
+		for _, c := range actionClasses(action) {
+			ft[fieldAction] = append(ft[fieldAction], v.id("@"+c))
+		}
+		for _, w := range object {
+			ft[fieldObject] = v.add(ft[fieldObject], w)
+		}
+		if action != "" && t.Source != registry.SourceBuiltin {
+			// The name's verb counts as its action class, not as a
+			// word of the name: "find_projects" is not the answer to
+			// every "find …", what it finds decides.
+			a := v.add(nil, action)
+			ft[fieldName] = slices.DeleteFunc(ft[fieldName], func(x int32) bool { return slices.Contains(a, x) })
 		}
 		for f := range numFields {
 			total[f] += float64(len(ft[f]))
@@ -202,21 +229,34 @@ func NewScopedIndex(entries []registry.Entry, project []string) *Index {
 	for f := range numFields {
 		avg[f] = max(total[f]/float64(max(len(entries), 1)), 1)
 	}
-	weighted := make(map[string]float64)
+	// Each doc's weighted frequencies, densely by term, then its postings.
+	postings := make([][]posting, len(v.terms))
+	weighted := make([]float64, len(v.terms))
+	var touched []int32
 	for i := range terms {
-		clear(weighted)
 		for f := range numFields {
 			n := len(terms[i][f])
 			if n == 0 {
 				continue
 			}
 			norm := fieldWeight(f) / (1 - bm25B + bm25B*float64(n)/avg[f])
-			for _, term := range terms[i][f] {
-				weighted[term] += norm
+			for _, id := range terms[i][f] {
+				if weighted[id] == 0 {
+					touched = append(touched, id)
+				}
+				weighted[id] += norm
 			}
 		}
-		for term, tf := range weighted {
-			ix.postings[term] = append(ix.postings[term], posting{doc: int32(i), tf: float32(tf)})
+		for _, id := range touched {
+			postings[id] = append(postings[id], posting{doc: int32(i), tf: float32(weighted[id])})
+			weighted[id] = 0
+		}
+		touched = touched[:0]
+	}
+	ix.postings = make(map[string][]posting, len(v.terms))
+	for id, ps := range postings {
+		if len(ps) > 0 {
+			ix.postings[v.terms[id]] = ps
 		}
 	}
 	return ix
@@ -322,8 +362,11 @@ func (ix *Index) Rank(query string, limit int, expand bool) []Match {
 }
 
 // synonymWeight is what a term that only a synonym of the query's words
-// brought in counts, against 1 for the query's own.
-const synonymWeight = 0.5
+// brought in counts, against 1 for the query's own. The synonyms are
+// written for what tools call the thing a request names ("folder":
+// "directory"), so they count nearly as the word itself; on the tune
+// tasks top-1 and MRR are flat from 0.7 to 1 and lower below.
+const synonymWeight = 0.8
 
 // wordnetSynonymWeight and wordnetHypernymWeight are what a term counts
 // that WordNet (wordnet.go) relates to a query's word no tool uses: a
@@ -440,19 +483,6 @@ func synonyms(word string) []string {
 	return nil
 }
 
-// distinct returns terms with each term kept once, at its first place.
-func distinct(terms []string) []string {
-	seen := make(map[string]bool, len(terms))
-	out := terms[:0]
-	for _, t := range terms {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // describe is what a tool's definition says it does: its description, or
 // its title when it has none (as buildDefs does).
 func describe(t registry.Tool) string {
@@ -466,76 +496,115 @@ func describe(t registry.Tool) string {
 // punctuation, underscores, dashes and camelCase humps, lower-cased,
 // without English stop words, stemmed (Snowball English), so "listing",
 // "lists" and "list_directory" share "list".
-func Terms(s string) []string { return stems(nil).terms(s) }
-
-// stems memoizes stemming: the words of a set of tools repeat, and the
-// stemmer is most of what indexing costs. A nil stems stems every word.
-type stems map[string]string
-
-// terms is Terms, through the memo.
-func (m stems) terms(s string) []string {
+func Terms(s string) []string {
 	var out []string
-	for _, w := range words(s) {
-		if t, ok := m[w]; ok {
-			if t != "" {
-				out = append(out, t)
-			}
-			continue
-		}
-		t := strings.ToLower(w)
-		if english.IsStopWord(t) {
-			t = ""
-		} else {
-			t = english.Stem(t, false)
-		}
-		if m != nil {
-			m[w] = t
-		}
-		if t != "" {
+	for w := range eachWord(s) {
+		if t := term(w); t != "" {
 			out = append(out, t)
 		}
 	}
 	return out
 }
 
+// term is a word's term: lower-cased and stemmed, or "" for a stop word.
+func term(w string) string {
+	t := strings.ToLower(w)
+	if english.IsStopWord(t) {
+		return ""
+	}
+	return english.Stem(t, false)
+}
+
+// vocab interns the terms of an index being built. It maps each word as
+// written to its term's id, so that a word the tools repeat is stemmed
+// once (the stemmer would be most of what indexing costs), and the build
+// counts terms in slices by id rather than in maps by string.
+type vocab struct {
+	words map[string]int32 // a word as written → its term's id, or -1 for a stop word
+	ids   map[string]int32 // a term → its id
+	terms []string         // id → term
+}
+
+func newVocab() *vocab {
+	return &vocab{words: make(map[string]int32, 4096), ids: make(map[string]int32, 4096)}
+}
+
+// id returns term's id, giving it one if it has none.
+func (v *vocab) id(term string) int32 {
+	if id, ok := v.ids[term]; ok {
+		return id
+	}
+	id := int32(len(v.terms))
+	v.ids[term] = id
+	v.terms = append(v.terms, term)
+	return id
+}
+
+// add appends the ids of the terms of s (Terms) to dst.
+func (v *vocab) add(dst []int32, s string) []int32 {
+	for w := range eachWord(s) {
+		id, ok := v.words[w]
+		if !ok {
+			id = -1
+			if t := term(w); t != "" {
+				id = v.id(t)
+			}
+			v.words[w] = id
+		}
+		if id >= 0 {
+			dst = append(dst, id)
+		}
+	}
+	return dst
+}
+
 // words splits s at every rune that is neither a letter nor a digit, and
 // inside a word at a lower-to-upper case change ("readFile") and before
 // the last capital of a run followed by a lower-case letter ("HTTPServer":
 // "HTTP", "Server").
-func words(s string) []string {
-	var out []string
-	start := -1 // byte offset of the current word
-	var prev rune
-	for i := 0; i < len(s); {
-		r, size := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(s[i:])
-		}
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			if start >= 0 {
-				out = append(out, s[start:i])
-				start = -1
+func words(s string) []string { return slices.Collect(eachWord(s)) }
+
+// eachWord yields the words of s (words) without collecting them.
+func eachWord(s string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		start := -1 // byte offset of the current word
+		var prev rune
+		for i := 0; i < len(s); {
+			r, size := rune(s[i]), 1
+			if r >= utf8.RuneSelf {
+				r, size = utf8.DecodeRuneInString(s[i:])
 			}
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				if start >= 0 {
+					if !yield(s[start:i]) {
+						return
+					}
+					start = -1
+				}
+				i += size
+				continue
+			}
+			switch {
+			case start < 0:
+				start = i
+			case unicode.IsUpper(r) && unicode.IsLower(prev):
+				if !yield(s[start:i]) {
+					return
+				}
+				start = i
+			case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+size < len(s) && nextIsLower(s[i+size:]):
+				if !yield(s[start:i]) {
+					return
+				}
+				start = i
+			}
+			prev = r
 			i += size
-			continue
 		}
-		switch {
-		case start < 0:
-			start = i
-		case unicode.IsUpper(r) && unicode.IsLower(prev):
-			out = append(out, s[start:i])
-			start = i
-		case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+size < len(s) && nextIsLower(s[i+size:]):
-			out = append(out, s[start:i])
-			start = i
+		if start >= 0 {
+			yield(s[start:])
 		}
-		prev = r
-		i += size
 	}
-	if start >= 0 {
-		out = append(out, s[start:])
-	}
-	return out
 }
 
 // nextIsLower says whether s starts with a lower-case letter.
@@ -544,19 +613,27 @@ func nextIsLower(s string) bool {
 	return unicode.IsLower(r)
 }
 
-// paramNames returns the parameter names of a canonical input schema:
-// its properties and, to maxParamDepth, theirs (through items and the
-// branches of anyOf/oneOf/allOf), in order of first appearance.
-func paramNames(schema []byte) []string {
+// schemaWords returns the parameter names of a canonical input schema
+// (its properties and, to maxParamDepth, theirs, through items and the
+// branches of anyOf/oneOf/allOf) and what it says of those parameters:
+// their descriptions and the strings of their enums. Each comes once, in
+// order of first appearance.
+func schemaWords(schema []byte) (names, text []string) {
 	if len(schema) == 0 {
-		return nil
+		return nil, nil
 	}
 	v, err := jsonschema.Decode(schema)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	var out []string
 	seen := make(map[string]bool)
+	seenText := make(map[string]bool)
+	addText := func(s string) {
+		if s != "" && !seenText[s] {
+			seenText[s] = true
+			text = append(text, s)
+		}
+	}
 	var walk func(node any, depth int)
 	walk = func(node any, depth int) {
 		m, ok := node.(map[string]any)
@@ -564,19 +641,33 @@ func paramNames(schema []byte) []string {
 			return
 		}
 		if props, ok := m["properties"].(map[string]any); ok {
-			names := make([]string, 0, len(props))
+			keys := make([]string, 0, len(props))
 			for k := range props {
-				names = append(names, k)
+				keys = append(keys, k)
 			}
-			slices.Sort(names)
-			for _, k := range names {
+			slices.Sort(keys)
+			for _, k := range keys {
 				if !seen[k] {
 					seen[k] = true
-					out = append(out, k)
+					names = append(names, k)
 				}
 			}
-			for _, k := range names {
+			for _, k := range keys {
 				walk(props[k], depth+1)
+			}
+		}
+		if depth > 1 {
+			// A parameter's own words; the schema's top level
+			// describes the tool, which its description already does.
+			if d, ok := m["description"].(string); ok {
+				addText(d)
+			}
+			if e, ok := m["enum"].([]any); ok {
+				for _, x := range e {
+					if s, ok := x.(string); ok {
+						addText(s)
+					}
+				}
 			}
 		}
 		walk(m["items"], depth)
@@ -589,7 +680,7 @@ func paramNames(schema []byte) []string {
 		}
 	}
 	walk(v, 1)
-	return out
+	return names, text
 }
 
 // sourceContext is what a source's tools share: the words most of its
@@ -598,7 +689,7 @@ func paramNames(schema []byte) []string {
 // names them favours its tools, and they are not taken for the action.
 type sourceContext struct {
 	prefixes map[string]bool // lower-cased words
-	terms    []string        // stemmed
+	terms    []int32         // their terms' ids
 }
 
 // minContextTools is how many tools a source needs for its shared words
@@ -610,7 +701,7 @@ const (
 )
 
 // sourceContexts returns each source's context.
-func sourceContexts(entries []registry.Entry, memo stems) map[string]sourceContext {
+func sourceContexts(entries []registry.Entry, v *vocab) map[string]sourceContext {
 	type counts struct {
 		n     int
 		first map[string]int
@@ -631,8 +722,9 @@ func sourceContexts(entries []registry.Entry, memo stems) map[string]sourceConte
 		if name == "" {
 			name = t.ID
 		}
-		if ws := words(name); len(ws) > 0 {
-			c.first[strings.ToLower(ws[0])]++
+		for w := range eachWord(name) {
+			c.first[strings.ToLower(w)]++
+			break
 		}
 	}
 	out := make(map[string]sourceContext, len(by))
@@ -642,7 +734,7 @@ func sourceContexts(entries []registry.Entry, memo stems) map[string]sourceConte
 			for w, k := range c.first {
 				if float64(k) >= contextShare*float64(c.n) && actionClasses(w) == nil {
 					sc.prefixes[w] = true
-					sc.terms = append(sc.terms, memo.terms(w)...)
+					sc.terms = v.add(sc.terms, w)
 				}
 			}
 			slices.Sort(sc.terms)

@@ -21,7 +21,7 @@ import (
 // that loses held-out tasks fails here. Raise them with the ranking;
 // never tune on the held-out tasks to reach them.
 const (
-	floorHeldOutRecall5 = 0.86
+	floorHeldOutRecall5 = 0.91
 	floorHeldOutTop1    = 0.72
 	floorHeldOutMRR     = 0.79
 	// floorOldRecall5 is the old 57-task set's recall@5 (the share of a
