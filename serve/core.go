@@ -272,12 +272,21 @@ func (c *Core) Rules() orchestrator.Rules { return c.rules.get() }
 
 // Run runs the controller, the config watcher, the token watcher and
 // parts on one errgroup until ctx ends or one of them fails, then stops
-// every server and returns once all of them are gone: nil after ctx
-// ended, else the first failure, named by the part that failed.
+// the parts, then every server, and returns once all of them are gone:
+// nil after ctx ended, else the first failure, named by the part that
+// failed.
+//
+// The servers stop after the parts (the API, a gateway) have returned, so
+// that no client sees the tools go away on the way out: a gateway attached
+// to this serve would take the empty list for a real change, tell its host,
+// and answer its next calls "tool not found" until it ran the servers
+// itself.
 func (c *Core) Run(ctx context.Context, parts ...Part) error {
 	log := c.opts.Logger
 	// The first part to fail stops the others; each one's error is named.
 	eg, ctx := errgroup.WithContext(ctx)
+	serversCtx, stopServers := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServers()
 	run := func(name string, fn func() error) {
 		eg.Go(func() error {
 			if err := fn(); err != nil {
@@ -286,9 +295,9 @@ func (c *Core) Run(ctx context.Context, parts ...Part) error {
 			return nil
 		})
 	}
-	run("controller", func() error { return c.Controller.Start(ctx) })
+	run("controller", func() error { return c.Controller.Start(serversCtx) })
 	run("config watcher", func() error {
-		return controller.Watch(ctx, controller.WatchOptions{
+		return controller.Watch(serversCtx, controller.WatchOptions{
 			Sources: c.opts.Sources,
 			Load: func(src schema.Sources, contents schema.Contents) (*schema.Config, error) {
 				cfg, err := c.validator.Desired(src, contents, schema.LoadOptions{LookupEnv: c.lookupEnv})
@@ -311,8 +320,13 @@ func (c *Core) Run(ctx context.Context, parts ...Part) error {
 			Logger:     log.WithName("config"),
 		})
 	})
+	var running sync.WaitGroup // the parts
 	for _, p := range parts {
-		run(p.Name, func() error { return p.Run(ctx) })
+		running.Add(1)
+		run(p.Name, func() error {
+			defer running.Done()
+			return p.Run(ctx)
+		})
 	}
 	stopObserving, obsErr := c.opts.Telemetry.Observe(c.observed)
 	if obsErr != nil {
@@ -325,7 +339,9 @@ func (c *Core) Run(ctx context.Context, parts ...Part) error {
 		return nil
 	})
 	<-ctx.Done()
+	running.Wait()
 	log.Info("stopping every server")
+	stopServers()
 	err := eg.Wait()
 	log.Info("stopped")
 	return err
