@@ -360,7 +360,8 @@ func catalogRows(group, dir string) ([]Row, error) {
 	}, cs, tasks)
 	name := fmt.Sprintf("tool_search on %d real npm servers' %d recorded tools (%s)", len(cs), len(entries), toolcatalog.Dir)
 	rows := []Row{
-		{Group: group, Name: name + ": held-out tasks, recall@5 / top-1 / MRR", Value: figures(r.HeldOut), Runs: 1},
+		{Group: group, Name: name + ": held-out tasks, recall@5 / top-1 / MRR", Value: figures(r.HeldOut), Runs: 1,
+			Target: "recall@5 ≥ 0.9, top-1 ≥ 0.6", Verdict: verdict(r.HeldOut.RecallAt5 >= 0.9 && r.HeldOut.Top1 >= 0.6)},
 		{Group: group, Name: name + ": tune tasks (reference)", Value: figures(r.Tune), Runs: 1},
 	}
 	for _, f := range r.Families {
