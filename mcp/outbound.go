@@ -64,8 +64,10 @@ type encodedMeta struct {
 	version    string
 	caps, info json.RawMessage
 	// all is the whole _meta of a request with no key of its own
-	// (requestMeta's, encoded): what most requests send.
-	all json.RawMessage
+	// (requestMeta's, encoded): what most requests send. It is a
+	// json.RawMessage held in an interface once, so that putting it in a
+	// request's params allocates nothing.
+	all any
 }
 
 func newOutbound(ctx context.Context, srv Spec, opts Options, log logr.Logger, mask *urlMask, limits *limitTrip, life *lifetime,

@@ -407,9 +407,9 @@ func (o *outbound) requestMeta(version string) map[string]any {
 	return meta
 }
 
-// sessionMeta is requestMeta(o.proto) encoded, for a request with no _meta
-// key of its own.
-func (o *outbound) sessionMeta() json.RawMessage {
+// sessionMeta is requestMeta(o.proto) encoded, a json.RawMessage, for a
+// request with no _meta key of its own.
+func (o *outbound) sessionMeta() any {
 	enc := o.meta.Load()
 	if enc == nil || enc.version != o.proto {
 		enc = o.encodeMeta(o.proto)
@@ -448,7 +448,8 @@ func (o *outbound) encodeMeta(version string) *encodedMeta {
 	if o.srv.LogLevel != "" {
 		all[mcpgo.MetaKeyLogLevel] = o.srv.LogLevel
 	}
-	enc.all, _ = json.Marshal(all)
+	b, _ := json.Marshal(all)
+	enc.all = json.RawMessage(b)
 	return enc
 }
 

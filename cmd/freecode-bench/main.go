@@ -76,7 +76,7 @@ func run() error {
 		protoTime  = flag.String("protocol-benchtime", "8x", "go test -benchtime (pairs of connects per run) for the protocol-negotiation benchmark")
 		gwBlocks   = flag.Int("gateway-blocks", 15, "blocks of 200 calls per path in the gateway's call-overhead measurement")
 		gwEdits    = flag.Int("gateway-edits", 5, "config edits (add, then remove, a server) timed to the gateway's list_changed")
-		revBlocks  = flag.Int("revision-blocks", 15, "blocks of 200 calls per revision in the 2026-07-28 vs 2025-11-25 call comparison")
+		revBlocks  = flag.Int("revision-blocks", 31, "blocks of 200 calls per revision in the 2026-07-28 vs 2025-11-25 call comparison")
 		reapRounds = flag.Int("reaper-rounds", 9, "rounds of the reapers scenario (each starts every server once per way)")
 		reapMemory = flag.Int("reaper-memory", 8, "copies of server-memory in the reapers scenario (beside everything and filesystem)")
 		odMemory   = flag.Int("ondemand-memory", 8, "server-memory instances beside server-everything and server-filesystem in the on-demand scenario")
@@ -393,10 +393,15 @@ const methodologyText = `
    and back, nothing else) — the floor of any stdio gateway, since the extra process hop is most of an echo's cost.
    Then config edits add and remove a second server, timed from the rename of the file to the host's
    ` + "`notifications/tools/list_changed`" + ` (the watcher's debounce, {debounce}, included).
-12. **Revision call cost.** The same ` + "`mcp-testserver`" + ` binary twice over stdio, with ` + "`--modern`" + ` (the session pinned to
-   2026-07-28: every request carries its ` + "`_meta`" + `) and without (pinned to 2025-11-25), an ` + "`echo`" + ` through
-   ` + "`mcp.Session.CallTool`" + ` on each. Blocks of 200 calls take turns, which goes first alternating; the ratio is the median
-   of the rounds' ratios: a 2026-07-28 call must cost no more than a 2025-11-25 one.
+12. **Revision call cost.** Two servers, each twice over stdio, one process pinned to each revision: ` + "`mcp-testserver`" + `
+   with ` + "`--modern`" + ` (2026-07-28: every request carries its ` + "`_meta`" + `) and without (2025-11-25), and the TypeScript
+   SDK 2.x server ` + "`testdata/npm/mrtr-server.mjs`" + `, which speaks both; an ` + "`echo`" + ` through ` + "`mcp.Session.CallTool`" + ` on
+   each. Blocks of 200 calls take turns, which goes first alternating; ratios are the medians of the rounds' ratios.
+   FreeCode's CPU time with the real server includes the server's speed on each revision (a server slower to answer
+   makes FreeCode's runtime park and wake its threads more), so the row with the target replays each server's
+   recorded answers of each revision from one program (` + "`mcp-testserver --replay`" + `), answering both at the same speed:
+   what is left is what FreeCode does with each revision's messages. Target: a 2026-07-28 call costs no more than
+   a 2025-11-25 one (ratio ≤ 1.05).
 13. **Reapers.** The real npm servers — ` + "`server-everything`" + `, ` + "`server-filesystem`" + ` and ` + "`-reaper-memory`" + ` copies of
    ` + "`server-memory`" + ` — started all at once, four ways taking turns each round: raw mcp-go clients spawning them
    (the baseline), ` + "`mcp.Connect`" + ` with no launcher, and ` + "`mcp.Connect`" + ` under procguard's reapers as serve and the

@@ -1,16 +1,23 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
 
 	"github.com/freecode/freecode/controller"
+	"github.com/freecode/freecode/internal/testserver"
 	"github.com/freecode/freecode/mcp"
 )
 
@@ -27,12 +34,20 @@ type ModernCallsOptions struct {
 // server runs twice, one process pinned to each revision, and the two take
 // turns in blocks. Two servers: mcp-testserver (with --modern for
 // 2026-07-28, as mcp-go serves it) and a real TypeScript SDK 2.x server
-// that speaks both (testdata/npm/mrtr-server.mjs). Each gets two rows: the
-// wall time of a call, which is mostly the server's and the pipe's, and
-// FreeCode's own CPU time per call (this process's user and system time;
-// the servers are other processes), the part a revision changes in
-// FreeCode. Ratios are the medians of the rounds' ratios (a round: one
-// block of each).
+// that speaks both (testdata/npm/mrtr-server.mjs).
+//
+// Each server gets three rows. The wall time of a call and FreeCode's CPU
+// time per call (this process's user and system time; the servers are
+// other processes) with the real server are for reference: a server that
+// takes longer to answer on one revision (mcp-go's 2026-07-28 serving
+// does) makes FreeCode's runtime park and wake its threads more, which
+// shows as FreeCode's CPU although FreeCode did nothing more. The row with
+// the target is FreeCode's CPU per call when both revisions answer at the
+// same speed: the real server's answers on each revision are recorded
+// (recordAnswers) and replayed by one program (mcp-testserver --replay),
+// so the difference is what FreeCode does with each revision's messages.
+// Ratios are the medians of the rounds' ratios (a round: one block of
+// each).
 func ModernCalls(ctx context.Context, cfg Config, opts ModernCallsOptions) ([]Row, error) {
 	node := filepath.Join(cfg.Repo, "testdata/npm/node_modules/.bin/node")
 	script := filepath.Join(cfg.Repo, "testdata/npm/mrtr-server.mjs")
@@ -43,19 +58,152 @@ func ModernCalls(ctx context.Context, cfg Config, opts ModernCallsOptions) ([]Ro
 		{"mcp-testserver (mcp-go) with and without --modern", []string{cfg.TestServer}, []string{cfg.TestServer, "--modern"}},
 		{"TypeScript SDK 2.x server (testdata/npm/mrtr-server.mjs), one per revision", []string{node, script}, []string{node, script}},
 	}
+	dir, err := os.MkdirTemp("", "fc-bench-replay")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
 	var rows []Row
 	for i, p := range pairs {
-		r, err := modernPair(ctx, opts, fmt.Sprintf("12.%d", i+1), p.name, p.legacy, p.modern)
+		number := fmt.Sprintf("12.%d", i+1)
+		real, err := modernPair(ctx, opts, p.name, p.legacy, p.modern)
 		if err != nil {
 			return nil, err
 		}
-		rows = append(rows, r...)
+		var replay [2][]string // legacy, modern
+		for k, modern := range []bool{false, true} {
+			cmd := p.legacy
+			if modern {
+				cmd = p.modern
+			}
+			answers, err := recordAnswers(ctx, cmd, modern)
+			if err != nil {
+				return nil, fmt.Errorf("%s: record its answers: %w", p.name, err)
+			}
+			file := filepath.Join(dir, fmt.Sprintf("%d-%d.json", i, k))
+			b, _ := json.Marshal(answers)
+			if err := os.WriteFile(file, b, 0o600); err != nil {
+				return nil, err
+			}
+			replay[k] = []string{cfg.TestServer, "--replay", file}
+		}
+		same, err := modernPair(ctx, opts, p.name+" replayed", replay[0], replay[1])
+		if err != nil {
+			return nil, err
+		}
+		group := number + ". revision call cost: " + p.name + ", through package mcp"
+		rows = append(rows,
+			real.row(group, "for reference: echo call, wall time (mostly the server's and the pipe's)", real.wall, "", nil),
+			real.row(group, "for reference: FreeCode's CPU per echo call, with the real server (its speed on each revision included)", real.cpu, "", nil),
+			same.row(group, "FreeCode's own CPU per echo call, the server's answers on each revision replayed at the same speed (mcp-testserver --replay)", same.cpu,
+				"ratio ≤ 1.05 (no more than a 2025-11-25 call)", func(r float64) bool { return r <= 1.05 }))
 	}
 	return rows, nil
 }
 
-// modernPair is ModernCalls on one server.
-func modernPair(ctx context.Context, opts ModernCallsOptions, number, name string, legacyCmd, modernCmd []string) ([]Row, error) {
+// pairRun is what modernPair measured: per-call medians of each
+// revision's blocks and the median of the rounds' ratios.
+type pairRun struct {
+	calls, rounds int
+	wall, cpu     pairFigures
+}
+
+type pairFigures struct {
+	modern, legacy time.Duration
+	ratio          float64
+}
+
+// row is a bench row of f; pass decides the verdict against target.
+func (p pairRun) row(group, what string, f pairFigures, target string, pass func(float64) bool) Row {
+	r := Row{Group: group, Name: fmt.Sprintf("%s: 2026-07-28 vs 2025-11-25, interleaved in blocks (%d calls per block)", what, p.calls),
+		Value: us(f.modern), Baseline: us(f.legacy), Delta: fmt.Sprintf("%s (%+.1f%%, median of rounds' ratios %.3f)", us(f.modern-f.legacy), 100*(f.ratio-1), f.ratio),
+		Ratio: fmt.Sprintf("%.2f×", f.ratio), Target: target, Runs: p.rounds}
+	if pass != nil {
+		r.Verdict = verdict(pass(f.ratio))
+	}
+	return r
+}
+
+// recordAnswers starts command and asks it over stdio, as a client of the
+// revision (2026-07-28 when modern, else 2025-11-25) would and as raw
+// JSON-RPC, what a FreeCode session asks: the handshake, the lists and an
+// echo call. It returns the answers by method, as testserver.Replay takes
+// them. The server has 10 s and 1 MiB a line.
+func recordAnswers(ctx context.Context, command []string, modern bool) (testserver.Answers, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
+	meta := map[string]any{}
+	var requests []map[string]any
+	if modern {
+		meta = map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    mcp.ModernProtocolVersion,
+			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "freecode-bench", "version": "1"},
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		}
+		requests = append(requests, map[string]any{"method": "server/discover", "params": map[string]any{"_meta": meta}})
+	} else {
+		requests = append(requests,
+			map[string]any{"method": "initialize", "params": map[string]any{"protocolVersion": mcp.ProtocolVersion, "capabilities": map[string]any{},
+				"clientInfo": map[string]any{"name": "freecode-bench", "version": "1"}}},
+			map[string]any{"method": "notifications/initialized"})
+	}
+	for _, m := range []string{"tools/list", "resources/list", "resources/templates/list", "prompts/list"} {
+		requests = append(requests, map[string]any{"method": m, "params": map[string]any{"_meta": meta}})
+	}
+	requests = append(requests, map[string]any{"method": "tools/call", "params": map[string]any{"name": "echo", "arguments": map[string]any{"text": "hello"}, "_meta": meta}})
+	methods := map[string]string{} // id → method
+	enc := json.NewEncoder(stdin)
+	for i, r := range requests {
+		r["jsonrpc"] = "2.0"
+		if !strings.HasPrefix(r["method"].(string), "notifications/") {
+			id := strconv.Itoa(i + 1)
+			r["id"] = i + 1
+			methods[id] = r["method"].(string)
+		}
+		if err := enc.Encode(r); err != nil {
+			return nil, err
+		}
+	}
+	answers := testserver.Answers{}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for len(answers) < len(methods) && sc.Scan() {
+		var resp struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			testserver.Answer
+		}
+		if json.Unmarshal(sc.Bytes(), &resp) != nil || resp.Method != "" {
+			continue // a notification or a request of the server's
+		}
+		if m, ok := methods[string(resp.ID)]; ok {
+			answers[m] = resp.Answer
+		}
+	}
+	if len(answers) < len(methods) {
+		return nil, fmt.Errorf("it answered %d of %d requests (%v)", len(answers), len(methods), errors.Join(sc.Err(), ctx.Err()))
+	}
+	if a := answers["tools/call"]; a.Result == nil {
+		return nil, fmt.Errorf("echo failed: %s", a.Error)
+	}
+	return answers, nil
+}
+
+// modernPair is ModernCalls on one server, as legacyCmd and modernCmd.
+func modernPair(ctx context.Context, opts ModernCallsOptions, name string, legacyCmd, modernCmd []string) (pairRun, error) {
 	connect := func(label, protocol string, command []string) (*mcp.Session, error) {
 		srv := controller.MCPSpec(localServer(label, command))
 		srv.Protocol = protocol
@@ -71,12 +219,12 @@ func modernPair(ctx context.Context, opts ModernCallsOptions, number, name strin
 	}
 	legacy, err := connect("legacy", mcp.ProtocolVersion, legacyCmd)
 	if err != nil {
-		return nil, err
+		return pairRun{}, err
 	}
 	defer legacy.Close()
 	modern, err := connect("modern", mcp.ModernProtocolVersion, modernCmd)
 	if err != nil {
-		return nil, err
+		return pairRun{}, err
 	}
 	defer modern.Close()
 	args := json.RawMessage(`{"text":"hello"}`)
@@ -99,7 +247,7 @@ func modernPair(ctx context.Context, opts ModernCallsOptions, number, name strin
 	// One block each to warm up.
 	for _, s := range []*mcp.Session{legacy, modern} {
 		if _, _, err := block(s); err != nil {
-			return nil, err
+			return pairRun{}, err
 		}
 	}
 	var ms, ls, mc, lc []time.Duration
@@ -113,7 +261,7 @@ func modernPair(ctx context.Context, opts ModernCallsOptions, number, name strin
 		for _, s := range order {
 			w, c, err := block(s)
 			if err != nil {
-				return nil, err
+				return pairRun{}, err
 			}
 			k := 1
 			if s == modern {
@@ -127,17 +275,9 @@ func modernPair(ctx context.Context, opts ModernCallsOptions, number, name strin
 			cpuRatios = append(cpuRatios, float64(cpu[0])/float64(cpu[1]))
 		}
 	}
-	group := number + ". revision call cost: " + name + ", through package mcp"
-	row := func(what string, m, l time.Duration, r float64, target, verdict string) Row {
-		return Row{Group: group, Name: fmt.Sprintf("%s: 2026-07-28 vs 2025-11-25, interleaved in blocks (%d calls per block)", what, opts.Calls),
-			Value: us(m), Baseline: us(l), Delta: fmt.Sprintf("%s (%+.1f%%, median of rounds' ratios %.3f)", us(m-l), 100*(r-1), r),
-			Ratio: fmt.Sprintf("%.2f×", r), Target: target, Verdict: verdict, Runs: len(ratios)}
-	}
-	rw, rc := medianF(ratios), medianF(cpuRatios)
-	return []Row{
-		row("for reference: echo call, wall time (mostly the server's and the pipe's)", median(ms), median(ls), rw, "", ""),
-		row("FreeCode's own CPU per echo call", median(mc), median(lc), rc, "ratio ≤ 1.05 (no more than a 2025-11-25 call)", verdict(rc <= 1.05)),
-	}, nil
+	return pairRun{calls: opts.Calls, rounds: len(ratios),
+		wall: pairFigures{median(ms), median(ls), medianF(ratios)},
+		cpu:  pairFigures{median(mc), median(lc), medianF(cpuRatios)}}, nil
 }
 
 // processCPU is the user and system time this process has used.

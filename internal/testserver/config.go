@@ -72,6 +72,10 @@ type Config struct {
 	// ModernOnly (with Modern) answers initialize with method-not-found,
 	// as a server of the 2026-07-28 revision only does.
 	ModernOnly bool
+	// Replay is a file of recorded answers (Answers, JSON): the server
+	// answers every request with the one recorded for its method, at
+	// once, and nothing else (see Replay).
+	Replay string
 	// CacheTTLMs and CacheScope, when CacheScope is set, are the caching
 	// hints (ttlMs, cacheScope) of every list result (2026-07-28); any
 	// value is sent as given, hostile ones included.
@@ -188,6 +192,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.StringVar(&c.SetsidHelper, "setsid-helper", "", "start a helper in a new session that blocks, and write its pid to `FILE`")
 	fs.BoolVar(&c.Hold, "hold", false, "internal: block until killed")
 	fs.BoolVar(&c.Modern, "modern", false, "answer server/discover instead of method-not-found")
+	fs.StringVar(&c.Replay, "replay", "", "answer each request over stdio with the answer recorded for its method in `FILE` (JSON: method → {\"result\"} or {\"error\"}), and do nothing else")
 	fs.BoolVar(&c.ModernOnly, "modern-only", false, "with --modern: answer initialize with method-not-found, as a 2026-07-28-only server")
 	fs.Int64Var(&c.CacheTTLMs, "ttl-ms", 0, "with --cache-scope: the ttlMs of every list result (sent as given)")
 	fs.StringVar(&c.CacheScope, "cache-scope", "", "the cacheScope of every list result (sent as given), with --ttl-ms")

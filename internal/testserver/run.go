@@ -29,6 +29,9 @@ func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 		<-ctx.Done()
 		return nil
 	}
+	if cfg.Replay != "" {
+		return Replay(ctx, cfg.Replay, in, out)
+	}
 	if cfg.EvilText {
 		fmt.Fprintf(cfg.Stderr, "%s\n", EvilStderr)
 	}

@@ -1,0 +1,75 @@
+package testserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Answers are a server's recorded answers by method: each the answer's
+// "result" or its "error", as the server sent it.
+type Answers map[string]Answer
+
+// Answer is one recorded answer: exactly one of Result and Error is set.
+type Answer struct {
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
+}
+
+// maxReplayLine bounds a request line Replay reads.
+const maxReplayLine = 1 << 20
+
+// Replay serves the answers recorded in file (Answers, JSON) over stdio
+// until in ends or ctx does: each request (a line with an id) is answered
+// at once with the answer recorded for its method, under its id, or with
+// method-not-found; notifications are read and dropped. It does no other
+// work, so that the same process answers two recordings (two protocol
+// revisions of one server, say) at the same speed: what a client spends on
+// each is then its own.
+func Replay(ctx context.Context, file string, in io.Reader, out io.Writer) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	var answers Answers
+	if err := json.Unmarshal(b, &answers); err != nil {
+		return fmt.Errorf("replay: %s: %w", file, err)
+	}
+	notFound := Answer{Error: json.RawMessage(`{"code":-32601,"message":"Method not found"}`)}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), maxReplayLine)
+	w := bufio.NewWriter(out)
+	for sc.Scan() && ctx.Err() == nil {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(sc.Bytes(), &req) != nil || len(req.ID) == 0 || req.Method == "" {
+			continue // a notification, an answer, or not JSON-RPC
+		}
+		a, ok := answers[req.Method]
+		if !ok {
+			a = notFound
+		}
+		w.WriteString(`{"jsonrpc":"2.0","id":`)
+		w.Write(req.ID)
+		if a.Error != nil {
+			w.WriteString(`,"error":`)
+			w.Write(a.Error)
+		} else {
+			w.WriteString(`,"result":`)
+			w.Write(a.Result)
+		}
+		w.WriteString("}\n")
+		if err := w.Flush(); err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	return nil
+}
