@@ -332,6 +332,11 @@ func (c *Controller) Subscribe(ctx context.Context, name, uri string, on bool) e
 // ErrUnknownServer, or are the session's own.
 func (c *Controller) Complete(ctx context.Context, name string, req wire.CompletionRequest) (wire.Completion, error) {
 	if c.onDemand(name) {
+		if c.idleWithoutCompletions(name) {
+			// Its manifest says it offers none: waking it to be told
+			// so would start a process for nothing.
+			return wire.Completion{}, notOfferedError(fmt.Sprintf("server %q offers no completions (its stored manifest declares none; it was not started to ask)", name))
+		}
 		// A use like a call: an idle server is woken for it, and kept
 		// awake until it is answered.
 		conn, release, err := c.acquire(ctx, name, "complete an argument")
@@ -349,6 +354,16 @@ func (c *Controller) Complete(ctx context.Context, name string, req wire.Complet
 		return wire.Completion{}, fmt.Errorf("server %q: %w (phase %s), so it cannot complete arguments; see `freecode mcp status`", name, ErrNotReady, phase)
 	}
 	return complete(ctx, name, conn, req)
+}
+
+// idleWithoutCompletions reports whether on-demand server name is not
+// running and its manifest, which its lists are advertised from, declares
+// no completions.
+func (c *Controller) idleWithoutCompletions(name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.servers[name]
+	return st != nil && st.conn == nil && st.onDemandTools && st.manifest != nil && !st.manifest.Offers.Completions
 }
 
 // complete asks conn, name's session, for req's completion.

@@ -272,3 +272,31 @@ func TestOnDemandRemote(t *testing.T) {
 	require.Equal(t, changes, h.toolsChanged("r"))
 	require.Equal(t, 1, count("tools/call"))
 }
+
+// An idle on-demand server whose manifest declares no completions is not
+// started to be asked for one: the answer is ErrNotOffered at once. One
+// that declares them is woken for it and answers.
+func TestOnDemandCompletionWakesOnlyAServerThatOffersThem(t *testing.T) {
+	dir := t.TempDir()
+	store := mcp.OpenManifestStore(filepath.Join(dir, "manifests"), testLogger(t))
+	plainLog, offersLog := filepath.Join(dir, "plain"), filepath.Join(dir, "offers")
+	plain := onDemandServer("plain", plainLog, time.Hour, "--prompts")
+	offers := onDemandServer("offers", offersLog, time.Hour, "--prompts", "--completions")
+	h := newHarness(t, withManifests(store))
+	h.c.SetDesired([]schema.Server{plain, offers}, 0)
+	h.waitPhase("plain", wire.PhaseIdle)
+	h.waitPhase("offers", wire.PhaseIdle)
+	require.Len(t, startPIDs(t, plainLog), 1)
+	require.Len(t, startPIDs(t, offersLog), 1)
+	req := wire.CompletionRequest{Ref: wire.CompletionRef{Type: wire.RefPrompt, Name: "greet"}, Argument: wire.CompletionArgument{Name: "name", Value: "A"}}
+
+	_, err := h.c.Complete(t.Context(), "plain", req)
+	require.ErrorIs(t, err, mcp.ErrNotOffered)
+	require.Len(t, startPIDs(t, plainLog), 1, "not started to be asked")
+	require.Zero(t, h.wakings("plain"))
+
+	res, err := h.c.Complete(t.Context(), "offers", req)
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Values)
+	require.Len(t, startPIDs(t, offersLog), 2, "woken for it")
+}
