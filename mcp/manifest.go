@@ -190,23 +190,31 @@ const staleTempAge = time.Minute
 // manifest.
 var tempPattern = regexp.MustCompile(`^\.[0-9a-f]{16}\.json\..+$`)
 
-// removeStaleTemps removes the temporary files of dir modified before
-// now - staleTempAge.
+// removeStaleTemps removes the temporary files of s's directory modified
+// before now - staleTempAge.
 func (s *ManifestStore) removeStaleTemps(now time.Time) {
-	entries, err := os.ReadDir(s.dir)
+	removeStaleTemps(s.dir, tempPattern.MatchString, now, s.log)
+}
+
+// removeStaleTemps removes the regular files of dir whose names match
+// (temporary files of writePrivateFile's) and that were modified before
+// now - staleTempAge: what a write cut short by a kill left. A write in
+// progress is younger.
+func removeStaleTemps(dir string, match func(name string) bool, now time.Time, log logr.Logger) {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return // none yet, or unreadable: Get and Put say so
+		return // none yet, or unreadable: reads and writes say so
 	}
 	for _, e := range entries {
-		if !e.Type().IsRegular() || !tempPattern.MatchString(e.Name()) {
+		if !e.Type().IsRegular() || !match(e.Name()) {
 			continue
 		}
 		info, err := e.Info()
 		if err != nil || now.Sub(info.ModTime()) < staleTempAge {
 			continue
 		}
-		if err := os.Remove(filepath.Join(s.dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			s.log.Info("stale manifest temporary file not removed", "file", e.Name(), "err", err.Error())
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			log.Info("stale temporary file not removed", "file", filepath.Join(dir, e.Name()), "err", err.Error())
 		}
 	}
 }

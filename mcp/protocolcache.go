@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -97,6 +98,13 @@ func OpenProtocolCache(path string, log logr.Logger) *ProtocolCache {
 	c := &ProtocolCache{path: path, log: log, m: map[string]protocolEntry{}}
 	if path != "" {
 		c.key.path = filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".key")
+		// What a write cut short left: ".protocols.json.<digits>" (the
+		// key file beside it is ".protocols.json.key").
+		prefix := "." + filepath.Base(path) + "."
+		removeStaleTemps(filepath.Dir(path), func(name string) bool {
+			rest, ok := strings.CutPrefix(name, prefix)
+			return ok && rest != "" && strings.Trim(rest, "0123456789") == ""
+		}, time.Now(), log)
 	}
 	c.m = c.read()
 	return c

@@ -186,3 +186,27 @@ func TestPingModernAsksDiscover(t *testing.T) {
 func testLoggerTo(lines *[]string) logr.Logger {
 	return funcr.New(func(prefix, args string) { *lines = append(*lines, prefix+args) }, funcr.Options{Verbosity: 1})
 }
+
+// A temporary file a write cut short left beside the protocol cache is
+// removed when the cache opens; a recent one, the cache, its key and other
+// files are left alone.
+func TestProtocolCacheRemovesStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "protocols.json")
+	old := filepath.Join(dir, ".protocols.json.123456")
+	recent := filepath.Join(dir, ".protocols.json.654321")
+	key := filepath.Join(dir, ".protocols.json.key")
+	other := filepath.Join(dir, ".protocols.json.bak")
+	for _, p := range []string{old, recent, path, key, other} {
+		require.NoError(t, os.WriteFile(p, []byte("{}"), 0o600))
+	}
+	long := time.Now().Add(-2 * staleTempAge)
+	for _, p := range []string{old, path, key, other} {
+		require.NoError(t, os.Chtimes(p, long, long))
+	}
+	OpenProtocolCache(path, testLogger(t))
+	require.NoFileExists(t, old)
+	for _, p := range []string{recent, path, key, other} {
+		require.FileExists(t, p)
+	}
+}
