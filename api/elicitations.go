@@ -59,7 +59,13 @@ type Elicitations struct {
 type pendingElicitation struct {
 	wire.Elicitation
 	check  func(map[string]any) (map[string]any, error)
-	answer chan wire.ElicitationAnswer // buffered(1); sent once, by Answer, which deletes the entry first
+	answer chan answerBy // buffered(1); sent once, by AnswerBy, which deletes the entry first
+}
+
+// answerBy is an answer and the client that gave it.
+type answerBy struct {
+	wire.ElicitationAnswer
+	by string
 }
 
 // NewElicitations returns an Elicitations publishing on bus (nil: no
@@ -96,13 +102,13 @@ func (p *Elicitations) Ask(ctx context.Context, e wire.Elicitation, check func(m
 		p.mu.Unlock()
 		return p.ended(wire.ElicitationAnswered{ID: e.ID, Server: e.Server, Action: ActionDecline, Reason: ReasonNobodyListening}), nil
 	}
-	pe := &pendingElicitation{Elicitation: e, check: check, answer: make(chan wire.ElicitationAnswer, 1)}
+	pe := &pendingElicitation{Elicitation: e, check: check, answer: make(chan answerBy, 1)}
 	p.pending[e.ID] = pe
 	p.mu.Unlock()
 	p.bus.Publish(wire.ElicitationRequested{Elicitation: e})
 
-	answered := func(a wire.ElicitationAnswer) wire.ElicitationAnswered {
-		return p.ended(wire.ElicitationAnswered{ID: e.ID, Server: e.Server, Action: a.Action, Content: a.Content})
+	answered := func(a answerBy) wire.ElicitationAnswered {
+		return p.ended(wire.ElicitationAnswered{ID: e.ID, Server: e.Server, Action: a.Action, Content: a.Content, By: a.by})
 	}
 	timer := time.NewTimer(p.timeout)
 	defer timer.Stop()
@@ -152,6 +158,12 @@ func (p *Elicitations) drop(id string) bool {
 // ErrInvalidAnswer when the answer is malformed or does not fit the form;
 // then the elicitation goes on waiting.
 func (p *Elicitations) Answer(id string, a wire.ElicitationAnswer) (wire.ElicitationAnswered, error) {
+	return p.AnswerBy(id, a, "")
+}
+
+// AnswerBy is Answer by the client by (its name, as api.ClientOf has it),
+// which the elicitation's end then names (wire.ElicitationAnswered.By).
+func (p *Elicitations) AnswerBy(id string, a wire.ElicitationAnswer, by string) (wire.ElicitationAnswered, error) {
 	switch a.Action {
 	case ActionAccept, ActionDecline, ActionCancel:
 	default:
@@ -181,8 +193,8 @@ func (p *Elicitations) Answer(id string, a wire.ElicitationAnswer) (wire.Elicita
 	if !p.drop(id) {
 		return wire.ElicitationAnswered{}, fmt.Errorf("elicitation %q: %w (it was answered, cancelled or timed out meanwhile)", id, ErrNotFound)
 	}
-	pe.answer <- a
-	return wire.ElicitationAnswered{ID: id, Server: pe.Server, Action: a.Action, Content: a.Content}, nil
+	pe.answer <- answerBy{a, by}
+	return wire.ElicitationAnswered{ID: id, Server: pe.Server, Action: a.Action, Content: a.Content, By: by}, nil
 }
 
 // Pending lists the elicitations waiting for an answer, oldest first.

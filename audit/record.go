@@ -22,6 +22,11 @@ const (
 	KindSignOut = "signout"
 	KindTrust   = "trust"
 	KindUntrust = "untrust"
+	// KindElicitation is how a server's question to the user ended: its
+	// Mode, the Action sent (accept, decline, cancel; "" when nothing
+	// was), By who answered, or Reason why nobody did. Never the question
+	// or the answer's content.
+	KindElicitation = "elicitation"
 	// KindLost says records were lost (the file could not be written, or
 	// the queue was full); Count says how many. It is written as soon as
 	// writing works again, so a gap in the log is itself on record.
@@ -79,6 +84,10 @@ type Record struct {
 	// Approval is the outcome of asking (Approval*), By who answered.
 	Approval string `json:"approval,omitempty"`
 	By       string `json:"by,omitempty"`
+	// Mode is an elicitation's ("form" or "url") and Action what the
+	// server was sent ("accept", "decline", "cancel").
+	Mode   string `json:"mode,omitempty"`
+	Action string `json:"action,omitempty"`
 	// Status is how the call ended (StatusOK, StatusToolError or the
 	// failure's kind); DurationMS the time in the server, Attempts how
 	// many times it was called (0: never reached).
@@ -92,7 +101,9 @@ type Record struct {
 	// Issuer is a sign-in's authorization server.
 	Issuer string `json:"issuer,omitempty"`
 	// Count is how many records a KindLost record stands for; Reason says
-	// why (an error's text of this process, never a server's).
+	// why (an error's text of this process, never a server's), or why
+	// nobody answered an elicitation ("timeout", "nobody to answer",
+	// "canceled").
 	Count  int    `json:"count,omitempty"`
 	Reason string `json:"reason,omitempty"`
 	// Prev is the hash of the record before ("sha256:" and 64 hex digits
@@ -106,7 +117,7 @@ const maxField = 256
 // clean bounds the record's strings and drops their control characters.
 func (r *Record) clean() {
 	for _, s := range []*string{&r.Kind, &r.Host, &r.CallID, &r.Tool, &r.Server, &r.Args, &r.Decision,
-		&r.Rule, &r.Approval, &r.By, &r.Status, &r.Project, &r.Definition, &r.Issuer, &r.Reason} {
+		&r.Rule, &r.Approval, &r.By, &r.Mode, &r.Action, &r.Status, &r.Project, &r.Definition, &r.Issuer, &r.Reason} {
 		*s = cleanField(*s)
 	}
 }

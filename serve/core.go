@@ -131,9 +131,9 @@ func NewCore(opts Options) (_ *Core, err error) {
 	// is asked it once per definition, not at every restart or process.
 	// The servers' elicitations wait for an answer through the API, unless
 	// the caller answers them itself.
-	elicit, elicitTimeout := opts.Elicit, opts.ElicitationTimeout
+	elicit, elicitTimeout := c.auditedElicit(opts.Elicit), opts.ElicitationTimeout
 	if elicit == nil {
-		elicit = elicitThroughAPI(c.elicitations, log.WithName("elicitation"))
+		elicit = elicitThroughAPI(c.elicitations, log.WithName("elicitation"), c.auditElicitation)
 		// The API's own timeout answers first; the session's is a backstop.
 		elicitTimeout = c.elicitations.Timeout() + time.Minute
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/audit"
 	"github.com/freecode/freecode/internal/servetest"
 	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/wire"
@@ -134,6 +135,40 @@ func TestElicitationThroughServe(t *testing.T) {
 	pending, err = d.Client.Elicitations(t.Context())
 	require.NoError(t, err)
 	assert.Empty(t, pending)
+
+	// Each end is in the audit log, with who answered or why nobody did,
+	// and nothing of the question or the answer.
+	type ended struct{ mode, action, by, reason string }
+	var got5 []ended
+	require.Eventually(t, func() bool {
+		got5 = nil
+		for _, e := range auditRecords(t, home) {
+			if e.Kind == audit.KindElicitation {
+				require.Equal(t, "everything", e.Server)
+				got5 = append(got5, ended{e.Mode, e.Action, e.By, e.Reason})
+			}
+		}
+		return len(got5) >= 5
+	}, 30*time.Second, 20*time.Millisecond)
+	unnamed := UnnamedClient
+	assert.Equal(t, ended{"form", "decline", "", "nobody to answer"}, got5[0])
+	assert.Equal(t, ended{"form", "accept", unnamed, ""}, got5[1])
+	assert.ElementsMatch(t, []ended{{"form", "decline", unnamed, ""}, {"form", "cancel", unnamed, ""}}, got5[2:4])
+	assert.Equal(t, ended{"form", "cancel", "", "timeout"}, got5[4])
+	b, err := os.ReadFile(filepath.Join(audit.Dir(home), audit.FileName))
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "Ada")
+	assert.NotContains(t, string(b), "Please provide")
+}
+
+// auditRecords reads the audit log of home.
+func auditRecords(t *testing.T, home string) []audit.Entry {
+	t.Helper()
+	s, err := audit.Open(t.Context(), home, audit.Options{})
+	require.NoError(t, err)
+	es, err := s.Read(t.Context())
+	require.NoError(t, err)
+	return es
 }
 
 // URL mode through serve: the API shows the URL and its host; serve opens

@@ -111,8 +111,12 @@ func (c *Core) Elicitations(context.Context) ([]wire.Elicitation, error) {
 }
 
 // AnswerElicitation answers a pending elicitation.
-func (c *Core) AnswerElicitation(_ context.Context, id string, a wire.ElicitationAnswer) (wire.ElicitationAnswered, error) {
-	ans, err := c.elicitations.Answer(id, a)
+func (c *Core) AnswerElicitation(ctx context.Context, id string, a wire.ElicitationAnswer) (wire.ElicitationAnswered, error) {
+	by := api.ClientOf(ctx)
+	if by == "" {
+		by = UnnamedClient
+	}
+	ans, err := c.elicitations.AnswerBy(id, a, by)
 	if errors.Is(err, api.ErrInvalidAnswer) {
 		err = api.WithKind(err, api.ErrBadRequest) // a 400 over the socket
 	}

@@ -160,7 +160,7 @@ func (o *OneShot) dialer(opts OneShotOptions) controller.Dialer {
 	log := opts.Logger
 	base := mcp.Options{Logger: log.WithName("mcp"), ClientName: "freecode", Launcher: opts.Launcher, Tokens: o.tokens,
 		Schemas: mcp.NewSchemaCache(schemaCacheSize), Protocols: protocolCache(opts.Home, log),
-		Elicit: opts.Elicit, ElicitTimeout: opts.ElicitationTimeout, Telemetry: opts.Telemetry}
+		Elicit: o.auditedElicit(opts.Elicit), ElicitTimeout: opts.ElicitationTimeout, Telemetry: opts.Telemetry}
 	return func(ctx context.Context, srv schema.Server) (controller.Conn, error) {
 		o.mu.Lock()
 		_, again := o.dialed[srv.Name]

@@ -67,6 +67,9 @@ type ElicitationAnswered struct {
 	// "timeout" (Action is "cancel"), "canceled by the server", "server
 	// gone"; "" when a client answered.
 	Reason string `json:"reason,omitempty"`
+	// By is the client that answered, as it named itself (api.ClientOf);
+	// "" when no client did.
+	By string `json:"by,omitempty"`
 	// Content is the answer as sent, defaults filled in: only in the
 	// answer to the POST, never in the event.
 	Content map[string]any `json:"content,omitempty"`

@@ -150,6 +150,16 @@ func auditRow(r audit.Record) []string {
 		if r.Definition != "" {
 			what += " (definition " + r.Definition[:min(12, len(r.Definition))] + ")"
 		}
+	case audit.KindElicitation:
+		what = "elicitation from " + r.Server
+		if r.Mode != "" {
+			what += " (" + r.Mode + ")"
+		}
+		approval = r.Action
+		if r.By != "" {
+			approval += " by " + r.By
+		}
+		status = r.Reason
 	case audit.KindLost:
 		what = fmt.Sprintf("lost %d records", r.Count)
 		status = r.Reason
