@@ -42,5 +42,5 @@ func TestBudgetScenario(t *testing.T) {
 			t.Logf("recall@5 %s", r.Value)
 		}
 	}
-	require.Equal(t, 5, targets, "three dialects, recall, loads")
+	require.Equal(t, 6, targets, "three dialects, recall, loads, the real catalogs' held-out tasks")
 }
