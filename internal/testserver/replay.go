@@ -2,6 +2,7 @@ package testserver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -43,19 +44,16 @@ func Replay(ctx context.Context, file string, in io.Reader, out io.Writer) error
 	sc.Buffer(make([]byte, 64<<10), maxReplayLine)
 	w := bufio.NewWriter(out)
 	for sc.Scan() && ctx.Err() == nil {
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(sc.Bytes(), &req) != nil || len(req.ID) == 0 || req.Method == "" {
+		id, method := idAndMethod(sc.Bytes())
+		if len(id) == 0 || method == "" {
 			continue // a notification, an answer, or not JSON-RPC
 		}
-		a, ok := answers[req.Method]
+		a, ok := answers[method]
 		if !ok {
 			a = notFound
 		}
 		w.WriteString(`{"jsonrpc":"2.0","id":`)
-		w.Write(req.ID)
+		w.Write(id)
 		if a.Error != nil {
 			w.WriteString(`,"error":`)
 			w.Write(a.Error)
@@ -72,4 +70,34 @@ func Replay(ctx context.Context, file string, in io.Reader, out io.Writer) error
 		return fmt.Errorf("replay: %w", err)
 	}
 	return nil
+}
+
+// idAndMethod reads a request line's "id" and "method" members, token by
+// token, and stops once it has both: the rest of the line (its params) is
+// not read, so that the time to answer does not grow with what a request
+// carries. A line that is not an object gives neither.
+func idAndMethod(line []byte) (id json.RawMessage, method string) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, ""
+	}
+	for dec.More() && (id == nil || method == "") {
+		k, err := dec.Token()
+		if err != nil {
+			return nil, ""
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, ""
+		}
+		switch k {
+		case "id":
+			id = v
+		case "method":
+			if json.Unmarshal(v, &method) != nil {
+				return nil, ""
+			}
+		}
+	}
+	return id, method
 }
