@@ -177,8 +177,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // freshConns are the server's connections that have not begun a request
 // (http.StateNew).
 type freshConns struct {
-	mu    sync.Mutex // guards conns
-	conns map[net.Conn]struct{}
+	mu     sync.Mutex // guards conns and closed
+	conns  map[net.Conn]struct{}
+	closed bool // closeAll ran: a connection accepted since is closed at once
 }
 
 func newFreshConns() *freshConns { return &freshConns{conns: map[net.Conn]struct{}{}} }
@@ -187,9 +188,14 @@ func newFreshConns() *freshConns { return &freshConns{conns: map[net.Conn]struct
 func (f *freshConns) track(c net.Conn, st http.ConnState) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if st == http.StateNew {
+	switch {
+	case st == http.StateNew && f.closed:
+		// Accepted just before the listener closed, marked new after
+		// closeAll ran (Shutdown runs it beside Serve's last Accept).
+		_ = c.Close()
+	case st == http.StateNew:
 		f.conns[c] = struct{}{}
-	} else {
+	default:
 		delete(f.conns, c)
 	}
 }
@@ -200,6 +206,7 @@ func (f *freshConns) track(c net.Conn, st http.ConnState) {
 func (f *freshConns) closeAll() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.closed = true
 	for c := range f.conns {
 		_ = c.Close()
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/freecode/freecode/api"
+	"github.com/freecode/freecode/audit"
 	"github.com/freecode/freecode/internal/servetest"
 	"github.com/freecode/freecode/internal/testutil"
 	"github.com/freecode/freecode/schema"
@@ -142,6 +143,31 @@ func TestAttachAskIsPutToTheHost(t *testing.T) {
 	assert.Equal(t, "t asks: Name?", ev["message"])
 	res = h.answer("call")["result"].(map[string]any)
 	assert.Contains(t, text(res), `"name":"Bo"`)
+
+	// serve's audit log names the host that answered each, as it names
+	// the host of the calls.
+	var approvedBy, answeredBy string
+	require.Eventually(t, func() bool {
+		s, err := audit.Open(t.Context(), home, audit.Options{})
+		if err != nil {
+			return false
+		}
+		es, err := s.Read(t.Context())
+		if err != nil {
+			return false
+		}
+		for _, e := range es {
+			switch {
+			case e.Kind == audit.KindCall && e.Tool == "mcp__t__note":
+				approvedBy = e.By
+			case e.Kind == audit.KindElicitation:
+				answeredBy = e.By
+			}
+		}
+		return approvedBy != "" && answeredBy != ""
+	}, 30*time.Second, 20*time.Millisecond)
+	assert.True(t, strings.HasPrefix(answeredBy, "gateway ") && !strings.Contains(answeredBy, "unnamed"), "elicitation answered by %q", answeredBy)
+	assert.Equal(t, approvedBy, answeredBy)
 }
 
 // TestAttachRestartWithSameToolsSendsNothing: a server of serve that

@@ -458,7 +458,7 @@ func (g *gateway) elicit(watchCtx, ctx context.Context, e wire.Elicitation) {
 	if len(e.RequestedSchema) > 0 {
 		me.Form = &mcp.Form{Schema: e.RequestedSchema}
 	}
-	res, err := g.srv.Elicit(ctx, me)
+	res, host, err := g.srv.ElicitBy(ctx, me)
 	switch {
 	case errors.Is(err, mcp.ErrHostCannotElicit) && g.alone():
 		g.opts.Logger.Info("declined an elicitation: the host declared no elicitation capability", "server", e.Server)
@@ -476,7 +476,13 @@ func (g *gateway) elicit(watchCtx, ctx context.Context, e wire.Elicitation) {
 	if res.Action == mcp.ElicitAccept {
 		a.Content = res.Content
 	}
-	if _, err := g.eng.AnswerElicitation(watchCtx, e.ID, a); err != nil && !errors.Is(err, api.ErrNotFound) {
+	// The answer is the host's (its user's), named as its calls are; the
+	// gateway's own decline when no host could be asked.
+	by := "gateway " + cmp.Or(host, "(host unnamed)")
+	if err != nil {
+		by = "gateway (no host could be asked: declined)"
+	}
+	if _, err := g.eng.AnswerElicitation(api.WithClient(watchCtx, by), e.ID, a); err != nil && !errors.Is(err, api.ErrNotFound) {
 		g.opts.Logger.Info("could not answer an elicitation", "server", e.Server, "error", err.Error())
 	}
 }

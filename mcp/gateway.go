@@ -758,14 +758,22 @@ func AskHost(ctx context.Context, q HostQuestion) (ElicitResult, error) {
 // host is asked. The answer is not checked here: the upstream session
 // checks it against e's form.
 func (g *Gateway) Elicit(ctx context.Context, e *Elicitation) (ElicitResult, error) {
+	res, _, err := g.ElicitBy(ctx, e)
+	return res, err
+}
+
+// ElicitBy is Elicit, and also names the host that was asked (as
+// GatewayHost does; "" when it gave no name or none was asked).
+func (g *Gateway) ElicitBy(ctx context.Context, e *Elicitation) (_ ElicitResult, by string, _ error) {
 	can := canElicitForm
 	if e.Mode == ElicitURL {
 		can = canElicitURL
 	}
 	host, x := g.hostFor(e.Server, can)
 	if host == nil {
-		return ElicitResult{}, ErrHostCannotElicit
+		return ElicitResult{}, "", ErrHostCannotElicit
 	}
+	by = hostName(host)
 	if x != nil {
 		// A 2026-07-28 host: the question goes in the answer to its
 		// request (input_required), under the key the server gave it if
@@ -779,28 +787,30 @@ func (g *Gateway) Elicit(ctx context.Context, e *Elicitation) (ElicitResult, err
 			}
 			var err error
 			if params, err = formParams(q); err != nil {
-				return ElicitResult{}, err
+				return ElicitResult{}, by, err
 			}
 		}
 		key := "elicitation"
 		if e.InputKey != "" && e.InputKey != "approval" {
 			key = e.InputKey
 		}
-		return elicitExchange(ctx, x, key, params, g.opts.Logger.WithValues("server", e.Server))
+		res, err := elicitExchange(ctx, x, key, params, g.opts.Logger.WithValues("server", e.Server))
+		return res, by, err
 	}
 	ctx = g.srv.WithContext(ctx, host)
 	if e.Mode == ElicitURL {
 		res, err := g.srv.RequestURLElicitation(ctx, host, e.ElicitationID, e.URL, fmt.Sprintf("%s asks: %s", e.Server, e.Message))
 		if err != nil {
-			return ElicitResult{}, fmt.Errorf("ask the host: %w", err)
+			return ElicitResult{}, by, fmt.Errorf("ask the host: %w", err)
 		}
-		return ElicitResult{Action: ElicitAction(res.Action)}, nil
+		return ElicitResult{Action: ElicitAction(res.Action)}, by, nil
 	}
 	q := HostQuestion{Message: fmt.Sprintf("%s asks: %s", e.Server, e.Message)}
 	if e.Form != nil {
 		q.Schema = e.Form.Schema
 	}
-	return elicitHost(ctx, g.srv, q)
+	res, err := elicitHost(ctx, g.srv, q)
+	return res, by, err
 }
 
 // hostFor is the host a question of upstream goes to (see Elicit), of
@@ -918,7 +928,12 @@ func metaMap(raw json.RawMessage) map[string]any {
 // not a gateway request's or the host sent none. It is what the host says
 // it is, bounded to 64 bytes.
 func GatewayHost(ctx context.Context) string {
-	s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
+	return hostName(server.ClientSessionFromContext(ctx))
+}
+
+// hostName is GatewayHost of the host session h.
+func hostName(h server.ClientSession) string {
+	s, ok := h.(server.SessionWithClientInfo)
 	if !ok {
 		return ""
 	}

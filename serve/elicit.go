@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 
 	"github.com/go-logr/logr"
 
@@ -60,6 +61,9 @@ func (c *Core) auditedElicit(h mcp.ElicitHandler) mcp.ElicitHandler {
 		res, err := h(ctx, e)
 		a := wire.ElicitationAnswered{Server: e.Server, Action: string(res.Action)}
 		switch {
+		case errors.Is(context.Cause(ctx), mcp.ErrElicitTimeout):
+			// The session sends "cancel" for it, whatever h said.
+			a.Action, a.Reason = api.ActionCancel, api.ReasonTimeout
 		case err != nil:
 			a.Action, a.Reason = "", api.ReasonCanceled
 		default:
@@ -78,6 +82,11 @@ func (c *Core) auditedElicit(h mcp.ElicitHandler) mcp.ElicitHandler {
 func (c *Core) auditElicitation(e *mcp.Elicitation, a wire.ElicitationAnswered) {
 	if c.audit == nil {
 		return
+	}
+	if a.Reason == mcp.ErrElicitTimeout.Error() {
+		// The session's own timeout ended it (the API's comes first
+		// unless that one is longer): the server was sent "cancel".
+		a.Action, a.Reason = api.ActionCancel, api.ReasonTimeout
 	}
 	reason := ""
 	if a.By == "" {

@@ -26,7 +26,9 @@ const maxReplayLine = 1 << 20
 // Replay serves the answers recorded in file (Answers, JSON) over stdio
 // until in ends or ctx does: each request (a line with an id) is answered
 // at once with the answer recorded for its method, under its id, or with
-// method-not-found; notifications are read and dropped. It does no other
+// method-not-found (but subscriptions/listen, which is held open
+// unanswered, as a server holds the stream); notifications are read and
+// dropped. It does no other
 // work, so that the same process answers two recordings (two protocol
 // revisions of one server, say) at the same speed: what a client spends on
 // each is then its own.
@@ -49,7 +51,12 @@ func Replay(ctx context.Context, file string, in io.Reader, out io.Writer) error
 			continue // a notification, an answer, or not JSON-RPC
 		}
 		a, ok := answers[method]
-		if !ok {
+		switch {
+		case !ok && method == "subscriptions/listen":
+			// A 2026-07-28 client's stream of notifications: a server
+			// holds it open, and so does the replay (it never sends one).
+			continue
+		case !ok:
 			a = notFound
 		}
 		w.WriteString(`{"jsonrpc":"2.0","id":`)
@@ -73,9 +80,9 @@ func Replay(ctx context.Context, file string, in io.Reader, out io.Writer) error
 }
 
 // idAndMethod reads a request line's "id" and "method" members, token by
-// token, and stops once it has both: the rest of the line (its params) is
-// not read, so that the time to answer does not grow with what a request
-// carries. A line that is not an object gives neither.
+// token, and stops once it has both: what comes after them (the params of
+// a request as FreeCode, through mcp-go, encodes it) is not read, so that
+// the time to answer does not grow with what a request carries. A line that is not an object gives neither.
 func idAndMethod(line []byte) (id json.RawMessage, method string) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {

@@ -13,7 +13,8 @@ import (
 
 // Replay answers each request with the answer recorded for its method,
 // under the request's own id, method-not-found for a method it has none
-// for, and nothing for a notification or a line that is not a request.
+// for, and nothing for a notification, a line that is not a request, or a
+// subscriptions/listen (held open, as a server holds the stream).
 func TestReplay(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "answers.json")
 	require.NoError(t, os.WriteFile(file, []byte(`{
@@ -27,6 +28,7 @@ func TestReplay(t *testing.T) {
 		`{"jsonrpc":"2.0","id":7,"method":"prompts/list"}`,
 		`{"jsonrpc":"2.0","id":8,"method":"resources/list"}`,
 		`{"jsonrpc":"2.0","id":9,"result":{}}`,
+		`{"jsonrpc":"2.0","id":10,"method":"subscriptions/listen","params":{}}`,
 	}, "\n") + "\n"
 	var out bytes.Buffer
 	require.NoError(t, Replay(context.Background(), file, strings.NewReader(in), &out))
