@@ -632,7 +632,9 @@ func (a *app) updateCmd() *cobra.Command {
 (or @version), through the same editor as every edit: a running freecode
 serve restarts it when its command or URL changed. The entry's env and
 headers as written are given again (a secret stays the reference it is);
-give other values with --env, --header, --var and --arg.`,
+give other values with --env, --header, --var and --arg. A server the
+project installed is updated in the project's settings, which then wait
+to be trusted again.`,
 		Args: exactArgs(1, "<name>[@version]"),
 		RunE: func(c *cobra.Command, args []string) error {
 			local, version := splitNameVersion(args[0])
@@ -647,8 +649,11 @@ give other values with --env, --header, --var and --arg.`,
 			if s.Registry == nil {
 				return fmt.Errorf("server %q was not installed from a registry (it has no registry object): nothing to update from", local)
 			}
-			if strings.HasPrefix(s.Source, schema.SourceProjectPrefix) {
-				return fmt.Errorf("server %q is the project's; update it in %s", local, cfg.Project.Path)
+			// A project's entry is updated in its settings file, which a
+			// change makes the project's to trust again.
+			project := ""
+			if strings.HasPrefix(s.Source, schema.SourceProjectPrefix) && cfg.Project != nil {
+				project = cfg.Project.Path
 			}
 			r, err := mcpregistry.New(s.Registry.URL, nil, mcpregistry.Limits{})
 			if err != nil {
@@ -693,15 +698,28 @@ give other values with --env, --header, --var and --arg.`,
 			if len(plan.Env) == 0 {
 				drop = append(drop, "env")
 			}
-			path, err := a.edit(c, local, func(d *schema.Doc) error {
+			set := func(d *schema.Doc) error {
 				return d.SetServerFields(local, slices.DeleteFunc(fields, func(f schema.Field) bool { return f.Key == "name" }), drop)
-			})
+			}
+			path := project
+			if project != "" {
+				v, verr := a.schema()
+				if verr != nil {
+					return verr
+				}
+				err = v.Edit(c.Context(), project, set)
+			} else {
+				path, err = a.edit(c, local, set)
+			}
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "Updated %q (%s) %s in %s\n", local, termtext.Quote(s.Registry.Name), from, path)
 			a.printSecrets(plan.Secrets)
-			if s.Enabled {
+			switch {
+			case project != "":
+				fmt.Fprintln(a.stdout, "The project's settings changed, so its servers wait until you trust them again: `freecode mcp trust`.")
+			case s.Enabled:
 				a.printApplies([]string{local}, false)
 			}
 			return nil
