@@ -155,15 +155,25 @@ type stdioMessage struct {
 // deliver hands line to the call it answers and reports true, or reports
 // false: line is anything else (a notification, a request of the
 // server's, an answer to a request of mcp-go's, an answer to nobody, not
-// JSON), which mcp-go reads as before. It decodes as mcp-go does, with
-// encoding/json: what mcp-go would drop (not JSON, fields of the wrong
-// type) is not an answer here either.
+// JSON), which mcp-go reads as before.
 func (f *stdioFast) deliver(line []byte) bool {
-	if f.waiting.Load() == 0 {
+	if f.waiting.Load() == 0 || !json.Valid(line) {
+		// Not JSON: mcp-go drops it.
 		return false
 	}
 	var m stdioMessage
-	if json.Unmarshal(line, &m) != nil || m.Method != "" || len(m.ID) < 2 || m.ID[0] != '"' {
+	switch answerFields(line, &m) {
+	case notAnswer:
+		return false
+	case decodeIt:
+		// As mcp-go decodes it; a line encoding/json does not decode is
+		// mcp-go's to drop.
+		m = stdioMessage{}
+		if json.Unmarshal(line, &m) != nil {
+			return false
+		}
+	}
+	if m.Method != "" || len(m.ID) < 2 || m.ID[0] != '"' {
 		return false
 	}
 	id := m.ID[1 : len(m.ID)-1]
@@ -184,8 +194,69 @@ func (f *stdioFast) deliver(line []byte) bool {
 	if !ok {
 		return false
 	}
-	call.answer <- &transport.JSONRPCResponse{JSONRPC: m.JSONRPC, Result: m.Result, Error: m.Error}
+	// A copy: line is lineFilter's buffer.
+	call.answer <- &transport.JSONRPCResponse{JSONRPC: m.JSONRPC, Result: bytes.Clone(m.Result), Error: m.Error}
 	return true
+}
+
+// answerFields' verdicts.
+const (
+	answerRead = iota // read into the stdioMessage
+	notAnswer         // a request or a notification: a method
+	decodeIt          // left to encoding/json
+)
+
+// answerFields reads line, valid JSON, into m as json.Unmarshal would (ID
+// and Result then alias line), reports that it is no answer (it has a
+// method), or leaves it to encoding/json: not an object, an escaped or a
+// case-folded key, a key twice, a jsonrpc other than "2.0", a method or
+// an error that is not null or empty.
+func answerFields(line []byte, m *stdioMessage) int {
+	var seen [5]bool
+	method, odd := false, false
+	walked := objectFields(line, func(key, value []byte) bool {
+		i, exact := fieldOf(key, "jsonrpc", "id", "method", "result", "error")
+		if !exact || (i >= 0 && seen[i]) {
+			odd = true
+			return false
+		}
+		if i < 0 {
+			return true
+		}
+		seen[i] = true
+		null := string(value) == "null"
+		switch i {
+		case 0:
+			if !null {
+				odd = string(value) != `"2.0"`
+				m.JSONRPC = mcpgo.JSONRPC_VERSION
+			}
+		case 1:
+			if !null {
+				m.ID = value
+			}
+		case 2:
+			switch {
+			case null || string(value) == `""`:
+			case value[0] == '"':
+				method = true
+			default:
+				odd = true
+			}
+		case 3:
+			m.Result = value
+		case 4:
+			odd = !null
+		}
+		return !odd
+	})
+	switch {
+	case !walked || odd:
+		return decodeIt
+	case method:
+		return notAnswer
+	}
+	return answerRead
 }
 
 // lineFilter is a local server's stdout as mcp-go reads it: the answers

@@ -483,3 +483,109 @@ func TestFastConcurrentCalls(t *testing.T) {
 		})
 	}
 }
+
+// rawJSONSeeds are answers and results, usual and odd, that the walk of
+// raw JSON must read as encoding/json does, or leave to it.
+var rawJSONSeeds = []string{
+	`{"jsonrpc":"2.0","id":"freecode-tools-call-1","result":{"content":[{"type":"text","text":"hi"}]}}`,
+	`{"jsonrpc":"2.0","id":"freecode-tools-call-1","result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"t","version":"1"}},"content":[{"type":"text","text":"hello"}],"resultType":"complete"}}`,
+	` { "jsonrpc" : "2.0" , "id" : "a\"b" , "result" : { "content" : [ ] , "isError" : true , "structuredContent" : null , "_meta" : 12e3 } } `,
+	`{"jsonrpc":"2.0","id":"x","error":{"code":-32602,"message":"m"}}`,
+	`{"jsonrpc":"2.0","id":"x","error":null,"result":null}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`,
+	`{"jsonrpc":"2.0","method":"","id":"x","result":{}}`,
+	`{"jsonrpc":"2.0","method":null,"id":"x","result":{"content":null}}`,
+	`{"jsonrpc":"2.0","method":1,"id":"x"}`,
+	`{"jsonrpc":"2.0","Method":"x","id":"x"}`,
+	`{"jsonrpc":"2.0","ID":"y","id":"x","result":{}}`,
+	`{"jsonrpc":"2.0","id":"x","id":"y","result":{}}`,
+	`{"jsonrpc":"2.0","i\u0064":"x","result":{}}`,
+	`{"jsonrpc":"1.0","id":"x","result":{}}`,
+	`{"jsonrpc":null,"id":null,"result":{}}`,
+	`{"jsonrpc":2,"id":"x","result":{}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"content":{}}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"content":[1,"a",null,[{}],{"a":"]}"}],"isError":"yes"}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"content":[],"isError":false,"Content":[]}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"content":[],"content":[{}]}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"contEnt":[],"ſtructuredContent":1,"_META":2}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"\u0063ontent":[]}}`,
+	`{"jsonrpc":"2.0","id":"x","result":[]}`,
+	`{"jsonrpc":"2.0","id":"x","result":"s"}`,
+	`{}`, `[]`, `null`, `"x"`, `{"a":{"b":[1,2,{"c":"\\"}]}}`,
+}
+
+// answerFields reads an answer as json.Unmarshal does, or leaves it to it.
+func TestAnswerFieldsAsEncodingJSON(t *testing.T) {
+	for _, line := range rawJSONSeeds {
+		checkAnswerFields(t, []byte(line))
+		var m map[string]json.RawMessage
+		if json.Unmarshal([]byte(line), &m) == nil && m["result"] != nil {
+			checkCallResultFields(t, m["result"])
+		}
+	}
+}
+
+func checkAnswerFields(t *testing.T, line []byte) {
+	t.Helper()
+	if !json.Valid(line) {
+		return
+	}
+	var fast, slow stdioMessage
+	verdict := answerFields(line, &fast)
+	err := json.Unmarshal(line, &slow)
+	switch verdict {
+	case notAnswer:
+		require.True(t, err != nil || slow.Method != "", "%s: taken for no answer", line)
+	case answerRead:
+		require.NoError(t, err, "%s", line)
+		if string(slow.ID) == "null" {
+			slow.ID = nil
+		}
+		require.Equal(t, slow, fast, "%s", line)
+	}
+}
+
+// callResultFields reads a result as json.Unmarshal does, or leaves it to
+// it.
+func TestCallResultFieldsAsEncodingJSON(t *testing.T) {
+	for _, raw := range []string{
+		`{"content":[{"type":"text","text":"a"}, {"type":"x","n":1.0}],"isError":true,"structuredContent":{"a":[1]},"_meta":{"k":"v"}}`,
+		`{"content":null}`, `{"isError":true}`, `{"content":{}}`, `{"content":[],"isError":null,"x":[{"content":1}]}`,
+		`{ "content" : [ 1 , "]" , [ ] ] , "_meta" : null }`,
+	} {
+		checkCallResultFields(t, json.RawMessage(raw))
+	}
+}
+
+func checkCallResultFields(t *testing.T, raw json.RawMessage) {
+	t.Helper()
+	if !json.Valid(raw) {
+		return
+	}
+	fast, ok := callResultFields(raw)
+	if !ok {
+		return
+	}
+	var slow callResultWire
+	require.NoError(t, json.Unmarshal(raw, &slow), "%s", raw)
+	require.Equal(t, slow.Content.present, fast.Content.present, "%s", raw)
+	require.Equal(t, len(slow.Content.blocks), len(fast.Content.blocks), "%s", raw)
+	for i := range slow.Content.blocks {
+		require.Equal(t, string(slow.Content.blocks[i]), string(fast.Content.blocks[i]), "%s", raw)
+	}
+	require.Equal(t, slow.IsError, fast.IsError, "%s", raw)
+	require.Equal(t, string(slow.Structured), string(fast.Structured), "%s", raw)
+	require.Equal(t, slow.Structured == nil, fast.Structured == nil, "%s", raw)
+	require.Equal(t, string(slow.Meta), string(fast.Meta), "%s", raw)
+	require.Equal(t, slow.Meta == nil, fast.Meta == nil, "%s", raw)
+}
+
+func FuzzRawJSONFields(f *testing.F) {
+	for _, s := range rawJSONSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkAnswerFields(t, b)
+		checkCallResultFields(t, b)
+	})
+}
