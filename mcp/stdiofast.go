@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -384,26 +385,29 @@ func encodeRequest(dst []byte, req transport.JSONRPCRequest, own func(json.RawMe
 
 // appendParams appends params, keys sorted, as json.Marshal does.
 func appendParams(dst []byte, params map[string]any, own func(json.RawMessage) bool) ([]byte, error) {
-	var keysArr [8]string
-	keys := keysArr[:0]
-	for k := range params {
-		keys = append(keys, k)
+	type field struct {
+		k string
+		v any
 	}
-	slices.Sort(keys)
+	var arr [8]field
+	fields := arr[:0]
+	for k, v := range params {
+		fields = append(fields, field{k, v})
+	}
+	slices.SortFunc(fields, func(a, b field) int { return strings.Compare(a.k, b.k) })
 	dst = append(dst, '{')
-	for i, k := range keys {
+	for i, f := range fields {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, k)
+		dst = appendJSONString(dst, f.k)
 		dst = append(dst, ':')
-		v := params[k]
-		if raw, ok := v.(json.RawMessage); ok && k == "_meta" && len(raw) > 0 && own != nil && own(raw) {
+		if raw, ok := f.v.(json.RawMessage); ok && f.k == "_meta" && len(raw) > 0 && own != nil && own(raw) {
 			dst = append(dst, raw...)
 			continue
 		}
 		var err error
-		if dst, err = appendJSONValue(dst, v); err != nil {
+		if dst, err = appendJSONValue(dst, f.v); err != nil {
 			return nil, err
 		}
 	}
