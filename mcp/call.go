@@ -44,13 +44,17 @@ func (p *presentBlocks) UnmarshalJSON(b []byte) error {
 }
 
 // decodeCallResult decodes a complete tools/call result (roundTrips has
-// answered those that ask for input): each content block as
-// wire.DecodeContent has it (what FreeCode does not model kept verbatim),
-// the structured content and _meta byte for byte.
+// answered those that ask for input), valid JSON (as every transport
+// hands it on): each content block as wire.DecodeContent has it (what
+// FreeCode does not model kept verbatim), the structured content and
+// _meta byte for byte (sharing raw's bytes).
 func decodeCallResult(raw json.RawMessage) (*wire.CallResult, error) {
-	var w callResultWire
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return nil, fmt.Errorf("decode tools/call result: %w", err)
+	w, ok := callResultFields(raw)
+	if !ok {
+		w = callResultWire{}
+		if err := json.Unmarshal(raw, &w); err != nil {
+			return nil, fmt.Errorf("decode tools/call result: %w", err)
+		}
 	}
 	if !w.Content.present {
 		return nil, errors.New("decode tools/call result: content is missing")
@@ -70,6 +74,48 @@ func decodeCallResult(raw json.RawMessage) (*wire.CallResult, error) {
 		res.Meta = w.Meta
 	}
 	return res, nil
+}
+
+// callResultFields reads raw, a valid JSON result, as json.Unmarshal
+// into a callResultWire would, without checking it again (see
+// objectFields); it reports false for what it leaves to encoding/json:
+// not an object, an escaped, case-folded or repeated key of
+// callResultWire's, content that is not an array or null, isError that is
+// not a boolean or null.
+func callResultFields(raw json.RawMessage) (w callResultWire, ok bool) {
+	var seen [4]bool
+	ok = objectFields(raw, func(key, value []byte) bool {
+		i, exact := fieldOf(key, "content", "isError", "structuredContent", "_meta")
+		if !exact || (i >= 0 && seen[i]) {
+			return false
+		}
+		if i < 0 {
+			return true
+		}
+		seen[i] = true
+		switch i {
+		case 0:
+			w.Content.present = true
+			if string(value) == "null" {
+				return true
+			}
+			return arrayElements(value, func(block []byte) { w.Content.blocks = append(w.Content.blocks, block) })
+		case 1:
+			switch string(value) {
+			case "true":
+				w.IsError = true
+			case "false", "null":
+			default:
+				return false
+			}
+		case 2:
+			w.Structured = value
+		case 3:
+			w.Meta = value
+		}
+		return true
+	})
+	return w, ok
 }
 
 // CallTool calls the server's tool name (the server's own name, Tool.Name)

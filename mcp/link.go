@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -123,6 +124,9 @@ type linkEnv struct {
 	// newClient makes the mcp-go client over a transport (inbound.newClient;
 	// hc: a streamable HTTP transport's client, else nil).
 	newClient func(tr transport.Interface, hc *http.Client) *client.Client
+	// ownMeta reports whether a request's _meta is the session's own
+	// encoding (outbound.ownMeta), which a local link writes unchecked.
+	ownMeta func(json.RawMessage) bool
 }
 
 // newLink returns the link for s's server type; a local server's stderr
@@ -140,5 +144,5 @@ func (s *Session) newLink(ring *lineRing) (link, error) {
 
 func (s *Session) linkEnv() linkEnv {
 	return linkEnv{srv: s.srv, opts: s.opts, timeout: s.timeout, began: s.conn.began, log: s.log, mask: s.mask, over: func(limit string, value int64) error { return s.limits.over("", limit, value) }, lostConn: s.life.reportLost,
-		newClient: s.in.newClient}
+		newClient: s.in.newClient, ownMeta: s.out.ownMeta}
 }

@@ -83,24 +83,38 @@ func (l *localLink) run(cctx context.Context, o opener, neg negotiation) error {
 		}
 	}()
 
-	// mcp-go reads stdout with bufio.Reader.ReadString('\n'), which holds
-	// a whole line however long: stdout fails past the message limit, when
-	// ReadString holds the line's fragments and builds one string of them,
-	// about twice the limit, and then gives up (ending the session).
+	// stdout is read a whole line at a time, however long (by lineFilter,
+	// and by mcp-go's bufio.Reader.ReadString('\n') behind it): it fails
+	// past the message limit, when lineFilter holds about the limit, and
+	// mcp-go gives up (ending the session).
 	limit := srv.Limits.MaxMessageBytes
 	stdout := &limitReader{
 		r:    proc.stdout,
 		c:    newFrameCounter(limit, endAtNewline),
 		over: func() error { return l.env.over(limitMessageBytes, limit) },
 	}
-	l.stdin = &writeWatcher{f: proc.stdin, close: func() error { proc.closeStdin(); return nil }}
-	tr := transport.NewIO(stdout, l.stdin, nil)
+	// The session's calls are sent and answered beside mcp-go (see
+	// stdioFast): their answers are taken out of stdout before mcp-go
+	// reads it, and they end when the transport closes stdin.
+	stdin := &writeWatcher{f: proc.stdin}
+	fast := newStdioFast(stdin, l.env.ownMeta)
+	stdin.close = func() error {
+		fast.end()
+		proc.closeStdin()
+		return nil
+	}
+	l.stdin = stdin
+	fast.Stdio = transport.NewIO(&lineFilter{r: stdout, fast: fast, max: maxLineBuffer(limit)}, stdin, nil)
+	var tr transport.Interface = fast
+	if l.env.opts.mcpgoCalls {
+		tr = fast.Stdio
+	}
 	// NewIO logs to slog.Default (which prints on stderr) and takes no
 	// options: route what it logs, as a remote link's transports do, into
 	// the session's logger. Its errors (a read that failed: a message over
 	// the limit, which the session reports itself) still reach that
 	// logger at any verbosity.
-	transport.WithCommandLogger(slog.New(logr.ToSlogHandler(l.env.log.V(1))))(tr)
+	transport.WithCommandLogger(slog.New(logr.ToSlogHandler(l.env.log.V(1))))(fast.Stdio)
 	return o.handshake(cctx, l.env.newClient(tr, nil), neg)
 }
 

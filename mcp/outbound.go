@@ -66,8 +66,9 @@ type encodedMeta struct {
 	// all is the whole _meta of a request with no key of its own
 	// (requestMeta's, encoded): what most requests send. It is a
 	// json.RawMessage held in an interface once, so that putting it in a
-	// request's params allocates nothing.
+	// request's params allocates nothing. raw is the same bytes.
 	all any
+	raw json.RawMessage
 }
 
 func newOutbound(ctx context.Context, srv Spec, opts Options, log logr.Logger, mask *urlMask, limits *limitTrip, life *lifetime,

@@ -449,8 +449,17 @@ func (o *outbound) encodeMeta(version string) *encodedMeta {
 		all[mcpgo.MetaKeyLogLevel] = o.srv.LogLevel
 	}
 	b, _ := json.Marshal(all)
+	enc.raw = b
 	enc.all = json.RawMessage(b)
 	return enc
+}
+
+// ownMeta reports whether raw is the session's _meta as encodeMeta encoded
+// it (sessionMeta): the very bytes, not a copy, so that a value from
+// anywhere else is never taken for it.
+func (o *outbound) ownMeta(raw json.RawMessage) bool {
+	enc := o.meta.Load()
+	return enc != nil && len(raw) > 0 && len(raw) == len(enc.raw) && &raw[0] == &enc.raw[0]
 }
 
 // standardHeaders are the HTTP headers the 2026-07-28 revision requires of
@@ -608,14 +617,19 @@ func (s *Session) listen() {
 
 // writeWatcher is a local server's stdin as the session writes to it: it
 // knows whether anything was written, so that read can tell an empty pipe
-// from one the server has emptied.
+// from one the server has emptied. Each Write is one whole message, of
+// mcp-go's or of stdioFast's: mu keeps them from interleaving (mcp-go
+// serializes only its own).
 type writeWatcher struct {
 	f     interface{ Write([]byte) (int, error) }
 	close func() error
 	wrote atomic.Bool
+	mu    sync.Mutex // held by Write
 }
 
 func (w *writeWatcher) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	n, err := w.f.Write(b)
 	if n > 0 {
 		w.wrote.Store(true)

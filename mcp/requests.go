@@ -116,6 +116,8 @@ func (in *inbound) newClient(tr transport.Interface, hc *http.Client) *client.Cl
 	var opts []client.ClientOption
 	bidirectional := true
 	switch t := tr.(type) {
+	case *stdioFast:
+		tr = &answeringStdio{Stdio: t.Stdio, in: in, fast: t}
 	case *transport.Stdio:
 		tr = &answeringStdio{Stdio: t, in: in}
 	case *transport.StreamableHTTP:
@@ -300,14 +302,21 @@ func (in *inbound) askParsed(ctx context.Context, e *Elicitation) (*mcpgo.Elicit
 type answeringStdio struct {
 	*transport.Stdio
 	in *inbound
+	// fast sends the session's calls to a local server; nil: mcp-go
+	// sends them.
+	fast *stdioFast
 	primedDiscover
 }
 
 // SendRequest answers a primed server/discover itself (see
-// discoverPrimer) and sends everything else.
+// discoverPrimer), sends a call through fast, and everything else through
+// mcp-go.
 func (t *answeringStdio) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	if resp := t.take(req); resp != nil {
 		return resp, nil
+	}
+	if t.fast != nil && t.fast.handles(req) {
+		return t.fast.call(ctx, req)
 	}
 	return t.Stdio.SendRequest(ctx, req)
 }

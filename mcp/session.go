@@ -129,6 +129,10 @@ type Options struct {
 	// _meta (traceparent, tracestate), so a host's trace goes on to the
 	// server.
 	Telemetry *telemetry.Telemetry
+
+	// mcpgoCalls leaves a local server's calls to mcp-go's transport
+	// (no stdioFast): the tests compare the two.
+	mcpgoCalls bool
 }
 
 // DefaultElicitTimeout is Options.ElicitTimeout's default: a person may
