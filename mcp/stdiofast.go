@@ -48,10 +48,14 @@ type stdioFast struct {
 	waiting atomic.Int32           // len(pending): lineFilter decodes no line while none waits
 	done    chan struct{}          // closed by end
 	endOnce sync.Once
+	// bufs holds the buffers requests are encoded in (*[]byte).
+	bufs sync.Pool
 }
 
 func newStdioFast(w *writeWatcher, own func(json.RawMessage) bool) *stdioFast {
-	return &stdioFast{w: w, own: own, pending: map[string]pendingCall{}, done: make(chan struct{})}
+	f := &stdioFast{w: w, own: own, pending: map[string]pendingCall{}, done: make(chan struct{})}
+	f.bufs.New = func() any { b := make([]byte, 0, 1024); return &b }
+	return f
 }
 
 // pendingCall is a call waiting for its answer: deliver sends it on
@@ -77,9 +81,6 @@ func (f *stdioFast) handles(req transport.JSONRPCRequest) bool {
 	return ok
 }
 
-// encodeBuf holds the bytes of a request being encoded.
-var encodeBuf = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
 // call sends req (handles), as mcp-go's Stdio.SendRequest does, and
 // waits for its answer.
 func (f *stdioFast) call(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
@@ -91,10 +92,10 @@ func (f *stdioFast) call(ctx context.Context, req transport.JSONRPCRequest) (*tr
 	default:
 	}
 	key := req.ID.Value().(string)
-	bp := encodeBuf.Get().(*[]byte)
+	bp := f.bufs.Get().(*[]byte)
 	defer func() {
 		if cap(*bp) <= filterBufKeep { // a large one is let go
-			encodeBuf.Put(bp)
+			f.bufs.Put(bp)
 		}
 	}()
 	b, err := encodeRequest((*bp)[:0], req, f.own)
