@@ -168,12 +168,22 @@ func (f *stdioFast) deliver(line []byte) bool {
 	case notAnswer:
 		return false
 	case decodeIt:
-		// As mcp-go decodes it; a line encoding/json does not decode is
-		// mcp-go's to drop.
-		m = stdioMessage{}
-		if json.Unmarshal(line, &m) != nil {
+		// As mcp-go decodes it, its id too (a RequestId refuses what is
+		// neither a string, a number nor null, and with it the line); a
+		// line encoding/json does not decode is mcp-go's to drop.
+		var w struct {
+			stdioMessage
+			ID *mcpgo.RequestId `json:"id"`
+		}
+		if json.Unmarshal(line, &w) != nil || w.ID == nil {
 			return false
 		}
+		s, ok := w.ID.Value().(string)
+		if !ok {
+			return false
+		}
+		m = w.stdioMessage
+		m.ID, _ = json.Marshal(s) // a string always encodes
 	}
 	if m.Method != "" || len(m.ID) < 2 || m.ID[0] != '"' {
 		return false
@@ -329,6 +339,12 @@ func (l *lineFilter) fill() {
 		l.buf = nil
 	case l.next == len(l.buf):
 		l.buf = l.buf[:0]
+	case cap(l.buf) > filterBufKeep && len(l.buf)-l.next <= cap(l.buf)/4:
+		// After a long line, a short rest: into a small buffer, so that
+		// one long line does not keep its buffer for the session.
+		b := make([]byte, len(l.buf)-l.next, max(filterBufSize, 2*(len(l.buf)-l.next)))
+		copy(b, l.buf[l.next:])
+		l.buf = b
 	case l.next > 0:
 		n := copy(l.buf, l.buf[l.next:])
 		l.buf = l.buf[:n]

@@ -173,6 +173,10 @@ func TestLineFilterPassesOtherLines(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n",
 		`{"jsonrpc":2,"id":"freecode-tools-call-1","result":{}}` + "\n",
 		`{"jsonrpc":"2.0","id":"freecode-tools-call-1","error":42}` + "\n",
+		// An id mcp-go's RequestId refuses makes it drop the line, even
+		// when a later key of the same name is a call's.
+		`{"jsonrpc":"2.0","ID":{},"id":"freecode-tools-call-1","result":{"content":[]}}` + "\n",
+		`{"jsonrpc":"2.0","id":[1],"id":"freecode-tools-call-1","result":{"content":[]}}` + "\n",
 		`{"jsonrpc":"2.0","id":"freecode-tools-call-2","result":{"big":"` + strings.Repeat("x", 3*filterBufSize) + `"}}` + "\n",
 	}
 	after := []string{
@@ -588,4 +592,49 @@ func FuzzRawJSONFields(f *testing.F) {
 		checkAnswerFields(t, b)
 		checkCallResultFields(t, b)
 	})
+}
+
+// pieces reads its strings one Read each.
+type pieces []string
+
+func (p *pieces) Read(b []byte) (int, error) {
+	if len(*p) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b, (*p)[0])
+	if n < len((*p)[0]) {
+		(*p)[0] = (*p)[0][n:]
+	} else {
+		*p = (*p)[1:]
+	}
+	return n, nil
+}
+
+// After a long line, lineFilter goes back to a small buffer even when
+// every read ends inside the next line (its buffer is never empty when
+// it fills it): one long line does not cost its size for the session.
+func TestLineFilterLetsGoOfALongLinesBuffer(t *testing.T) {
+	long := `{"jsonrpc":"2.0","method":"x","params":{"p":"` + strings.Repeat("x", 4*filterBufKeep) + `"}}` + "\n"
+	short := `{"jsonrpc":"2.0","method":"y"}` + "\n"
+	in := pieces{long + short[:1]}
+	for range 20 {
+		in = append(in, short[1:]+short[:1])
+	}
+	in = append(in, short[1:])
+	lf := &lineFilter{r: &in, fast: newStdioFast(&writeWatcher{f: io.Discard}, nil)}
+	r := bufio.NewReader(lf)
+	lines := 0
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			require.ErrorIs(t, err, io.EOF)
+			break
+		}
+		lines++
+		if lines > 1 {
+			require.Equal(t, short, line)
+			require.LessOrEqual(t, cap(lf.buf), filterBufKeep, "line %d: the long line's buffer is kept", lines)
+		}
+	}
+	require.Equal(t, 22, lines)
 }
