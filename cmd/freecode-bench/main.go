@@ -76,7 +76,7 @@ func run() error {
 		protoTime  = flag.String("protocol-benchtime", "8x", "go test -benchtime (pairs of connects per run) for the protocol-negotiation benchmark")
 		gwBlocks   = flag.Int("gateway-blocks", 15, "blocks of 200 calls per path in the gateway's call-overhead measurement")
 		gwEdits    = flag.Int("gateway-edits", 5, "config edits (add, then remove, a server) timed to the gateway's list_changed")
-		revBlocks  = flag.Int("revision-blocks", 31, "blocks of 200 calls per revision in the 2026-07-28 vs 2025-11-25 call comparison")
+		revBlocks  = flag.Int("revision-blocks", 21, "blocks of 1000 calls per revision in the 2026-07-28 vs 2025-11-25 call comparison")
 		reapRounds = flag.Int("reaper-rounds", 9, "rounds of the reapers scenario (each starts every server once per way)")
 		reapMemory = flag.Int("reaper-memory", 8, "copies of server-memory in the reapers scenario (beside everything and filesystem)")
 		odMemory   = flag.Int("ondemand-memory", 8, "server-memory instances beside server-everything and server-filesystem in the on-demand scenario")
@@ -183,7 +183,7 @@ func run() error {
 			return bench.Gateway(ctx, cfg, bench.GatewayOptions{Blocks: *gwBlocks, Calls: 200, Edits: *gwEdits})
 		}},
 		{"revisions", "12. revision call cost", func() ([]bench.Row, error) {
-			return bench.ModernCalls(ctx, cfg, bench.ModernCallsOptions{Blocks: *revBlocks, Calls: 200})
+			return bench.ModernCalls(ctx, cfg, bench.ModernCallsOptions{Blocks: *revBlocks, Calls: 1000})
 		}},
 		{"reapers", "13. reapers", func() ([]bench.Row, error) {
 			return bench.Reapers(ctx, cfg, bench.ReapersOptions{Rounds: *reapRounds, Memory: *reapMemory})
@@ -396,7 +396,7 @@ const methodologyText = `
 12. **Revision call cost.** Two servers, each twice over stdio, one process pinned to each revision: ` + "`mcp-testserver`" + `
    with ` + "`--modern`" + ` (2026-07-28: every request carries its ` + "`_meta`" + `) and without (2025-11-25), and the TypeScript
    SDK 2.x server ` + "`testdata/npm/mrtr-server.mjs`" + `, which speaks both; an ` + "`echo`" + ` through ` + "`mcp.Session.CallTool`" + ` on
-   each. Blocks of 200 calls take turns, which goes first alternating; ratios are the medians of the rounds' ratios.
+   each. Blocks of 1000 calls (enough CPU time per block that a stray GC or wake-up is a small part of it) take turns, which goes first alternating; ratios are the medians of the rounds' ratios.
    FreeCode's CPU time with the real server includes the server's speed on each revision (a server slower to answer
    makes FreeCode's runtime park and wake its threads more), so the row with the target replays each server's
    recorded answers of each revision from one program (` + "`mcp-testserver --replay`" + `), answering both at the same speed:
