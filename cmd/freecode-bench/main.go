@@ -396,7 +396,8 @@ const methodologyText = `
 12. **Revision call cost.** Two servers, each twice over stdio, one process pinned to each revision: ` + "`mcp-testserver`" + `
    with ` + "`--modern`" + ` (2026-07-28: every request carries its ` + "`_meta`" + `) and without (2025-11-25), and the TypeScript
    SDK 2.x server ` + "`testdata/npm/mrtr-server.mjs`" + `, which speaks both; an ` + "`echo`" + ` through ` + "`mcp.Session.CallTool`" + ` on
-   each. Blocks of 1000 calls (enough CPU time per block that a stray GC or wake-up is a small part of it) take turns, which goes first alternating; ratios are the medians of the rounds' ratios.
+   each. Blocks of 1000 calls (enough CPU time per block that a stray GC or wake-up is a small part of it) take
+   turns, which goes first alternating; ratios are the medians of the rounds' ratios.
    FreeCode's CPU time with the real server includes the server's speed on each revision (a server slower to answer
    makes FreeCode's runtime park and wake its threads more), so the row with the target replays each server's
    recorded answers of each revision from one program (` + "`mcp-testserver --replay`" + `), answering both at the same speed:
