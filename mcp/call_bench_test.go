@@ -1,15 +1,10 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -81,7 +76,11 @@ func BenchmarkEchoCallStdio(b *testing.B) {
 // mcp-testserver gave on protocol (modern: 2026-07-28), closed at the end
 // of the benchmark.
 func replaySession(b *testing.B, protocol string, modern bool) *Session {
-	answers, err := recordReplayAnswers(context.Background(), []string{testServerBin}, modern)
+	command := []string{testServerBin}
+	if modern {
+		command = append(command, "--modern")
+	}
+	answers, err := testserver.RecordAnswers(context.Background(), command, modern)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -116,83 +115,4 @@ func cpuTime(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// recordReplayAnswers asks command, a stdio server, over raw JSON-RPC what
-// a FreeCode session asks (the handshake, the lists, an echo call) and
-// returns its answers by method, for mcp-testserver --replay. modern asks
-// as a 2026-07-28 client: server/discover first, no initialize, and the
-// protocol's _meta on every request.
-func recordReplayAnswers(ctx context.Context, command []string, modern bool) (testserver.Answers, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if modern {
-		command = append(command, "--modern")
-	}
-	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
-	meta := map[string]any{}
-	var requests []map[string]any
-	if modern {
-		meta = map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    ModernProtocolVersion,
-			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "freecode-bench", "version": "1"},
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-		}
-		requests = append(requests, map[string]any{"method": "server/discover", "params": map[string]any{"_meta": meta}})
-	} else {
-		requests = append(requests,
-			map[string]any{"method": "initialize", "params": map[string]any{"protocolVersion": ProtocolVersion, "capabilities": map[string]any{},
-				"clientInfo": map[string]any{"name": "freecode-bench", "version": "1"}}},
-			map[string]any{"method": "notifications/initialized"})
-	}
-	requests = append(requests,
-		map[string]any{"method": "tools/list", "params": map[string]any{"_meta": meta}},
-		map[string]any{"method": "tools/call", "params": map[string]any{"name": "echo", "arguments": map[string]any{"text": "hello"}, "_meta": meta}})
-	methods := map[string]string{} // id → method
-	enc := json.NewEncoder(stdin)
-	for i, r := range requests {
-		r["jsonrpc"] = "2.0"
-		if !strings.HasPrefix(r["method"].(string), "notifications/") {
-			r["id"] = i + 1
-			methods[strconv.Itoa(i+1)] = r["method"].(string)
-		}
-		if err := enc.Encode(r); err != nil {
-			return nil, err
-		}
-	}
-	answers := testserver.Answers{}
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for len(answers) < len(methods) && sc.Scan() {
-		var resp struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			testserver.Answer
-		}
-		if json.Unmarshal(sc.Bytes(), &resp) != nil || resp.Method != "" {
-			continue // a notification or a request of the server's
-		}
-		if m, ok := methods[string(resp.ID)]; ok {
-			answers[m] = resp.Answer
-		}
-	}
-	if len(answers) < len(methods) {
-		return nil, fmt.Errorf("it answered %d of %d requests (%v, %v)", len(answers), len(methods), sc.Err(), ctx.Err())
-	}
-	if a := answers["tools/call"]; a.Result == nil {
-		return nil, fmt.Errorf("echo failed: %s", a.Error)
-	}
-	return answers, nil
 }

@@ -1,16 +1,11 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -44,7 +39,7 @@ type ModernCallsOptions struct {
 // shows as FreeCode's CPU although FreeCode did nothing more. The row with
 // the target is FreeCode's CPU per call when both revisions answer at the
 // same speed: the real server's answers on each revision are recorded
-// (recordAnswers) and replayed by one program (mcp-testserver --replay),
+// (testserver.RecordAnswers) and replayed by one program (mcp-testserver --replay),
 // so the difference is what FreeCode does with each revision's messages.
 // Ratios are the medians of the rounds' ratios (a round: one block of
 // each).
@@ -76,7 +71,7 @@ func ModernCalls(ctx context.Context, cfg Config, opts ModernCallsOptions) ([]Ro
 			if modern {
 				cmd = p.modern
 			}
-			answers, err := recordAnswers(ctx, cmd, modern)
+			answers, err := testserver.RecordAnswers(ctx, cmd, modern)
 			if err != nil {
 				return nil, fmt.Errorf("%s: record its answers: %w", p.name, err)
 			}
@@ -122,84 +117,6 @@ func (p pairRun) row(group, what string, f pairFigures, target string, pass func
 		r.Verdict = verdict(pass(f.ratio))
 	}
 	return r
-}
-
-// recordAnswers starts command and asks it over stdio, as a client of the
-// revision (2026-07-28 when modern, else 2025-11-25) would and as raw
-// JSON-RPC, what a FreeCode session asks: the handshake, the lists and an
-// echo call. It returns the answers by method, as testserver.Replay takes
-// them. The server has 10 s and 1 MiB a line.
-func recordAnswers(ctx context.Context, command []string, modern bool) (testserver.Answers, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
-	meta := map[string]any{}
-	var requests []map[string]any
-	if modern {
-		meta = map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    mcp.ModernProtocolVersion,
-			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "freecode-bench", "version": "1"},
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-		}
-		requests = append(requests, map[string]any{"method": "server/discover", "params": map[string]any{"_meta": meta}})
-	} else {
-		requests = append(requests,
-			map[string]any{"method": "initialize", "params": map[string]any{"protocolVersion": mcp.ProtocolVersion, "capabilities": map[string]any{},
-				"clientInfo": map[string]any{"name": "freecode-bench", "version": "1"}}},
-			map[string]any{"method": "notifications/initialized"})
-	}
-	for _, m := range []string{"tools/list", "resources/list", "resources/templates/list", "prompts/list"} {
-		requests = append(requests, map[string]any{"method": m, "params": map[string]any{"_meta": meta}})
-	}
-	requests = append(requests, map[string]any{"method": "tools/call", "params": map[string]any{"name": "echo", "arguments": map[string]any{"text": "hello"}, "_meta": meta}})
-	methods := map[string]string{} // id → method
-	enc := json.NewEncoder(stdin)
-	for i, r := range requests {
-		r["jsonrpc"] = "2.0"
-		if !strings.HasPrefix(r["method"].(string), "notifications/") {
-			id := strconv.Itoa(i + 1)
-			r["id"] = i + 1
-			methods[id] = r["method"].(string)
-		}
-		if err := enc.Encode(r); err != nil {
-			return nil, err
-		}
-	}
-	answers := testserver.Answers{}
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for len(answers) < len(methods) && sc.Scan() {
-		var resp struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			testserver.Answer
-		}
-		if json.Unmarshal(sc.Bytes(), &resp) != nil || resp.Method != "" {
-			continue // a notification or a request of the server's
-		}
-		if m, ok := methods[string(resp.ID)]; ok {
-			answers[m] = resp.Answer
-		}
-	}
-	if len(answers) < len(methods) {
-		return nil, fmt.Errorf("it answered %d of %d requests (%v)", len(answers), len(methods), errors.Join(sc.Err(), ctx.Err()))
-	}
-	if a := answers["tools/call"]; a.Result == nil {
-		return nil, fmt.Errorf("echo failed: %s", a.Error)
-	}
-	return answers, nil
 }
 
 // modernPair is ModernCalls on one server, as legacyCmd and modernCmd.

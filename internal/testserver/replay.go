@@ -5,9 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
 )
 
 // Answers are a server's recorded answers by method: each the answer's
@@ -107,4 +112,88 @@ func idAndMethod(line []byte) (id json.RawMessage, method string) {
 		}
 	}
 	return id, method
+}
+
+// The revisions RecordAnswers speaks.
+const (
+	modernRevision = "2026-07-28"
+	legacyRevision = "2025-11-25"
+)
+
+// RecordAnswers starts command and asks it over stdio, as a client of the
+// revision (2026-07-28 when modern, else 2025-11-25) would and as raw
+// JSON-RPC, what a FreeCode session asks: the handshake, the lists and an
+// echo call. It returns the answers by method, as Replay takes them. The
+// server has 10 s and 1 MiB a line.
+func RecordAnswers(ctx context.Context, command []string, modern bool) (Answers, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
+	meta := map[string]any{}
+	var requests []map[string]any
+	if modern {
+		meta = map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    modernRevision,
+			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "freecode-bench", "version": "1"},
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		}
+		requests = append(requests, map[string]any{"method": "server/discover", "params": map[string]any{"_meta": meta}})
+	} else {
+		requests = append(requests,
+			map[string]any{"method": "initialize", "params": map[string]any{"protocolVersion": legacyRevision, "capabilities": map[string]any{},
+				"clientInfo": map[string]any{"name": "freecode-bench", "version": "1"}}},
+			map[string]any{"method": "notifications/initialized"})
+	}
+	for _, m := range []string{"tools/list", "resources/list", "resources/templates/list", "prompts/list"} {
+		requests = append(requests, map[string]any{"method": m, "params": map[string]any{"_meta": meta}})
+	}
+	requests = append(requests, map[string]any{"method": "tools/call", "params": map[string]any{"name": "echo", "arguments": map[string]any{"text": "hello"}, "_meta": meta}})
+	methods := map[string]string{} // id → method
+	enc := json.NewEncoder(stdin)
+	for i, r := range requests {
+		r["jsonrpc"] = "2.0"
+		if !strings.HasPrefix(r["method"].(string), "notifications/") {
+			id := strconv.Itoa(i + 1)
+			r["id"] = i + 1
+			methods[id] = r["method"].(string)
+		}
+		if err := enc.Encode(r); err != nil {
+			return nil, err
+		}
+	}
+	answers := Answers{}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for len(answers) < len(methods) && sc.Scan() {
+		var resp struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Answer
+		}
+		if json.Unmarshal(sc.Bytes(), &resp) != nil || resp.Method != "" {
+			continue // a notification or a request of the server's
+		}
+		if m, ok := methods[string(resp.ID)]; ok {
+			answers[m] = resp.Answer
+		}
+	}
+	if len(answers) < len(methods) {
+		return nil, fmt.Errorf("it answered %d of %d requests (%v)", len(answers), len(methods), errors.Join(sc.Err(), ctx.Err()))
+	}
+	if a := answers["tools/call"]; a.Result == nil {
+		return nil, fmt.Errorf("echo failed: %s", a.Error)
+	}
+	return answers, nil
 }
